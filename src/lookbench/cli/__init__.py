@@ -1,0 +1,1 @@
+"""The `lookbench` command line."""

@@ -1,0 +1,20 @@
+"""The `lookbench` typer application; each command lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from lookbench.cli import snapshot_cmd
+
+app = typer.Typer(
+    name="lookbench",
+    help="LookBench: a live, holistic benchmark for fashion image retrieval.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+snapshot_cmd.register(app)
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,52 @@
+"""`lookbench snapshot validate|info`: check and summarise a snapshot."""
+
+from __future__ import annotations
+
+import numpy as np
+import typer
+from rich.table import Table
+
+from lookbench.cli.common import console, reports_errors
+from lookbench.snapshot import NOISE, open_snapshot
+
+snapshot_app = typer.Typer(help="Inspect LookBench snapshots.", no_args_is_help=True)
+
+
+@snapshot_app.command("validate")
+@reports_errors
+def validate(
+    path: str = typer.Argument(..., help="Snapshot folder or hf://repo[@rev][/vYYYYMMDD]."),
+    images: bool = typer.Option(False, "--images", help="Also decode every image."),
+) -> None:
+    """Check columns, labels, ids and (with --images) that every image decodes."""
+    snap = open_snapshot(path)
+    for line in snap.validate(check_images=images):
+        console.print(line)
+    console.print(f"[green]ok[/green] {snap.root}")
+
+
+@snapshot_app.command("info")
+@reports_errors
+def info(path: str = typer.Argument(..., help="Snapshot folder or hf:// location.")) -> None:
+    """Summarise a snapshot: subsets, row counts, categories and date range."""
+    snap = open_snapshot(path)
+    table = Table(title=f"snapshot {snap.snapshot_id} ({snap.root})")
+    for col in ("subset", "queries", "gallery", "corpus", "categories", "first seen"):
+        table.add_column(col)
+    noise_rows = snap.num_rows(NOISE, "gallery") if snap.has_noise else 0
+    for subset in snap.subsets:
+        q = snap.labels(subset, "query")
+        g = snap.num_rows(subset, "gallery")
+        span = "-"
+        if q.first_seen_at is not None:
+            valid = q.first_seen_at[~np.isnat(q.first_seen_at)]
+            if len(valid):
+                span = f"{str(valid.min())[:10]} .. {str(valid.max())[:10]}"
+        table.add_row(subset, str(len(q)), str(g), str(g + noise_rows), str(len(set(q.category))), span)
+    console.print(table)
+    console.print(f"noise rows: {noise_rows}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the snapshot command group."""
+    app.add_typer(snapshot_app, name="snapshot")

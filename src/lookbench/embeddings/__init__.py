@@ -1,0 +1,1 @@
+"""Embeddings of snapshot splits: the provider seam between models and search."""

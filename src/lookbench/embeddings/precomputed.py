@@ -1,0 +1,43 @@
+"""Embeddings computed elsewhere: `DIR/<subset>/{query,gallery}.npy` and `DIR/noise/gallery.npy`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lookbench.errors import EmbeddingError
+from lookbench.snapshot.reader import Snapshot
+
+
+class PrecomputedEmbeddings:
+    """An EmbeddingProvider reading `.npy` files row-aligned with the snapshot's parquet rows."""
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        if not self.root.is_dir():
+            raise EmbeddingError(f"embeddings folder not found: {self.root}")
+        self.spec = f"embeddings:{self.root}"
+
+    def path(self, subset: str, split: str) -> Path:
+        """Where the embeddings of one split live."""
+        return self.root / subset / f"{split}.npy"
+
+    def embed_split(self, snapshot: Snapshot, subset: str, split: str) -> np.ndarray:
+        """Load the split's embeddings; row alignment is checked by the caller."""
+        path = self.path(subset, split)
+        if not path.is_file():
+            raise EmbeddingError(f"missing embeddings file {path} for {subset}/{split}")
+        try:
+            return np.load(path, mmap_mode="r", allow_pickle=False)
+        except Exception as exc:
+            raise EmbeddingError(f"{path}: not a readable .npy file ({exc})") from exc
+
+    def describe(self) -> dict[str, Any]:
+        """Metadata for result files."""
+        meta: dict[str, Any] = {"spec": self.spec, "kind": "embeddings"}
+        card = self.root / "model.json"
+        if card.is_file():
+            meta["model_json"] = card.read_text(encoding="utf-8")
+        return meta

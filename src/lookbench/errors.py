@@ -1,0 +1,19 @@
+"""Exceptions that carry the file, row or field at fault."""
+
+from __future__ import annotations
+
+
+class LookBenchError(Exception):
+    """Base class for errors reported to the user without a traceback."""
+
+
+class SnapshotError(LookBenchError):
+    """A snapshot is missing, malformed or inconsistent."""
+
+
+class EmbeddingError(LookBenchError):
+    """Embeddings are missing, misaligned or invalid."""
+
+
+class ResultError(LookBenchError):
+    """A result file is malformed or incompatible."""

@@ -1,0 +1,1 @@
+"""Encoders addressed by spec strings, and their model cards."""

@@ -1,0 +1,48 @@
+"""The snapshot data contract: subsets, splits, columns and their Arrow types."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import pyarrow as pa
+
+SUBSETS: tuple[str, ...] = ("real_studio_flat", "aigen_studio", "real_streetlook", "aigen_streetlook")
+STREETLOOK_SUBSETS: frozenset[str] = frozenset({"real_streetlook", "aigen_streetlook"})
+NOISE = "noise"
+SPLITS: tuple[str, ...] = ("query", "gallery")
+SplitName = Literal["query", "gallery"]
+
+SUBSET_TITLES: dict[str, str] = {
+    "real_studio_flat": "RealStudioFlat",
+    "aigen_studio": "AIGen-Studio",
+    "real_streetlook": "RealStreetLook",
+    "aigen_streetlook": "AIGen-StreetLook",
+}
+
+IMAGE_TYPE = pa.struct([pa.field("bytes", pa.binary()), pa.field("path", pa.string())])
+BBOX_TYPE = pa.list_(pa.float64())
+
+REQUIRED_COLUMNS: dict[str, pa.DataType] = {
+    "image": IMAGE_TYPE,
+    "raw_image": IMAGE_TYPE,
+    "category": pa.string(),
+    "main_attribute": pa.string(),
+    "other_attributes": pa.list_(pa.string()),
+    "bbox": BBOX_TYPE,
+    "item_ID": pa.string(),
+    "task": pa.string(),
+    "difficulty": pa.string(),
+}
+"""Columns every split carries; readers accept compatible types (e.g. int item ids, large strings)."""
+
+OPTIONAL_COLUMNS: dict[str, pa.DataType] = {
+    "outfit_id": pa.string(),
+    "first_seen_at": pa.timestamp("us", tz="UTC"),
+    "source": pa.string(),
+    "source_url": pa.string(),
+    "source_published_at": pa.timestamp("us", tz="UTC"),
+    "image_sha256": pa.string(),
+}
+"""Well-known extra columns; any other extra column is allowed and kept."""
+
+LABEL_COLUMNS: tuple[str, ...] = ("category", "main_attribute", "other_attributes", "item_ID")

@@ -1,0 +1,78 @@
+"""Resolve a snapshot location (a local folder or `hf://repo[@revision][/vYYYYMMDD]`) to a local folder."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from lookbench.errors import SnapshotError
+from lookbench.snapshot.schema import NOISE, SUBSETS
+
+DEFAULT_HUB_REPO = "srpone/look-bench"
+_VERSION_RE = re.compile(r"^v\d{8}$")
+
+
+def parse_hub_uri(uri: str) -> tuple[str, str | None, str | None]:
+    """Split `hf://owner/name[@revision][/vYYYYMMDD]` into (repo, revision, version folder)."""
+    rest = uri.removeprefix("hf://").strip("/")
+    parts = rest.split("/")
+    if len(parts) < 2 or not parts[0] or not parts[1]:
+        raise SnapshotError(f"bad hub snapshot {uri!r}: expected hf://owner/name[@revision][/vYYYYMMDD]")
+    name, _, revision = parts[1].partition("@")
+    version = parts[2] if len(parts) > 2 else None
+    return f"{parts[0]}/{name}", revision or None, version
+
+
+def download_hub_snapshot(uri: str, cache_dir: Path | None = None) -> Path:
+    """Download a snapshot from the Hugging Face Hub and return its local folder."""
+    repo, revision, version = parse_hub_uri(uri)
+    hint = (
+        f"To evaluate offline, download it where a network exists "
+        f"(`huggingface-cli download {repo} --repo-type dataset --local-dir DIR`) "
+        f"and pass --snapshot DIR/{version or 'vYYYYMMDD'}."
+    )
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
+        raise SnapshotError(f"cannot download {uri}: HF_HUB_OFFLINE is set. {hint}")
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError as exc:
+        raise SnapshotError(f"reading {uri} needs huggingface_hub: pip install 'lookbench[hub]'. {hint}") from exc
+    patterns = [f"{version}/**"] if version else ["v*/**", "*.md", "*.json"]
+    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "10")
+    try:
+        local = snapshot_download(
+            repo_id=repo,
+            repo_type="dataset",
+            revision=revision,
+            allow_patterns=patterns,
+            cache_dir=str(cache_dir) if cache_dir else None,
+        )
+    except Exception as exc:  # network, auth and missing-repo errors all end the same way for the user
+        raise SnapshotError(f"cannot download {uri}: {type(exc).__name__}: {exc}. {hint}") from exc
+    path = Path(local)
+    return path / version if version else path
+
+
+def is_snapshot_dir(path: Path) -> bool:
+    """True if `path` directly holds subset folders."""
+    return any((path / name).is_dir() for name in (*SUBSETS, NOISE))
+
+
+def resolve_snapshot_dir(location: str | Path) -> Path:
+    """Return the local snapshot folder for a location; a folder of versions resolves to the newest."""
+    text = str(location)
+    path = download_hub_snapshot(text) if text.startswith("hf://") else Path(text).expanduser()
+    if not path.exists():
+        raise SnapshotError(f"snapshot folder not found: {path}")
+    if not path.is_dir():
+        raise SnapshotError(f"snapshot must be a folder, got a file: {path}")
+    if is_snapshot_dir(path):
+        return path
+    versions = sorted(p for p in path.iterdir() if p.is_dir() and _VERSION_RE.match(p.name) and is_snapshot_dir(p))
+    if not versions:
+        raise SnapshotError(
+            f"{path} is not a LookBench snapshot: expected subset folders ({', '.join(SUBSETS)}, {NOISE}) "
+            "or version folders vYYYYMMDD holding them"
+        )
+    return versions[-1]

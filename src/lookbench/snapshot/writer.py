@@ -1,0 +1,81 @@
+"""Write snapshot splits as parquet in the released layout, loadable by `datasets` as images."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lookbench.atomic import atomic_path
+from lookbench.errors import SnapshotError
+from lookbench.snapshot.schema import IMAGE_TYPE, OPTIONAL_COLUMNS, REQUIRED_COLUMNS
+
+
+def image_value(data: bytes | None, path: str | None = None) -> dict[str, Any] | None:
+    """A Hugging Face Image struct value; None for a missing image."""
+    return None if data is None else {"bytes": data, "path": path}
+
+
+def _feature_of(dtype: pa.DataType) -> dict[str, Any]:
+    if dtype == IMAGE_TYPE:
+        return {"_type": "Image"}
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        return {"feature": _feature_of(dtype.value_type), "_type": "Sequence"}
+    if pa.types.is_timestamp(dtype):
+        tz = f", tz={dtype.tz}" if dtype.tz else ""
+        return {"dtype": f"timestamp[{dtype.unit}{tz}]", "_type": "Value"}
+    names = {pa.string(): "string", pa.large_string(): "large_string", pa.bool_(): "bool"}
+    if dtype in names:
+        return {"dtype": names[dtype], "_type": "Value"}
+    return {"dtype": str(dtype), "_type": "Value"}
+
+
+def huggingface_metadata(schema: pa.Schema) -> bytes:
+    """The `huggingface` schema-metadata value that makes `datasets` decode image columns."""
+    features = {field.name: _feature_of(field.type) for field in schema}
+    return json.dumps({"info": {"features": features}}, sort_keys=True).encode()
+
+
+def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+    """Build a split table from row dicts; known columns get their contract types, extras are inferred."""
+    if not rows:
+        raise SnapshotError("cannot write an empty split")
+    names: list[str] = []
+    for row in rows:
+        names.extend(k for k in row if k not in names)
+    missing = [c for c in REQUIRED_COLUMNS if c not in names]
+    if missing:
+        raise SnapshotError(f"rows lack required column(s): {', '.join(missing)}")
+    known = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}
+    arrays = []
+    fields = []
+    for name in names:
+        values = [row.get(name) for row in rows]
+        dtype = known.get(name)
+        try:
+            array = pa.array(values, type=dtype) if dtype is not None else pa.array(values)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+            raise SnapshotError(f"column {name!r}: {exc}") from exc
+        arrays.append(array)
+        fields.append(pa.field(name, array.type))
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def write_split(table: pa.Table, path: Path | str, row_group_size: int = 512) -> Path:
+    """Atomically write one split's table to `path` with Hugging Face feature metadata."""
+    missing = [c for c in REQUIRED_COLUMNS if c not in table.column_names]
+    if missing:
+        raise SnapshotError(f"{path}: table lacks required column(s): {', '.join(missing)}")
+    if table.num_rows == 0:
+        raise SnapshotError(f"{path}: refusing to write an empty split")
+    metadata = dict(table.schema.metadata or {})
+    metadata[b"huggingface"] = huggingface_metadata(table.schema)
+    table = table.replace_schema_metadata(metadata)
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        pq.write_table(table, tmp, row_group_size=row_group_size, compression="zstd")
+    return target

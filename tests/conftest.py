@@ -1,0 +1,69 @@
+"""Shared fixtures: small snapshots written in the exact released layout."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from lookbench.snapshot.writer import image_value, rows_to_table, write_split
+
+
+def png_bytes(seed: int, size: int = 16) -> bytes:
+    """A small deterministic RGB PNG."""
+    rng = np.random.default_rng(seed)
+    array = rng.integers(0, 256, size=(size, size, 3), dtype=np.uint8)
+    buf = io.BytesIO()
+    Image.fromarray(array).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def make_row(
+    item_id: str,
+    category: str,
+    main: str,
+    others: Sequence[str] = (),
+    seed: int = 0,
+    raw: bytes | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One split row with every required column."""
+    return {
+        "image": image_value(png_bytes(seed), f"{item_id}.png"),
+        "raw_image": image_value(raw, f"{item_id}_raw.png") if raw is not None else None,
+        "category": category,
+        "main_attribute": main,
+        "other_attributes": list(others),
+        "bbox": [0.0, 0.0, 16.0, 16.0],
+        "item_ID": item_id,
+        "task": "retrieval",
+        "difficulty": "easy",
+        **extra,
+    }
+
+
+SnapshotSpec = dict[str, dict[str, list[dict[str, Any]]]]
+
+
+def write_snapshot(root: Path, spec: SnapshotSpec, version: str = "v20260101") -> Path:
+    """Write `{subset: {split: rows}}` as a snapshot folder and return it."""
+    snap = root / version
+    for subset, splits in spec.items():
+        for split, rows in splits.items():
+            write_split(rows_to_table(rows), snap / subset / f"{split}.parquet")
+    return snap
+
+
+@pytest.fixture
+def make_snapshot(tmp_path: Path) -> Callable[..., Path]:
+    """Factory fixture: write a snapshot spec under tmp_path."""
+
+    def factory(spec: SnapshotSpec, version: str = "v20260101") -> Path:
+        return write_snapshot(tmp_path, spec, version)
+
+    return factory
