@@ -11,7 +11,11 @@ from lookbench.snapshot.reader import Snapshot
 
 @runtime_checkable
 class EmbeddingProvider(Protocol):
-    """Supplies one embedding per parquet row of a split, in row order."""
+    """Supplies one embedding per parquet row of a split, in row order.
+
+    A provider that skips undecodable images (``--on-bad-image skip``) also exposes ``skipped``:
+    ``{(subset, split): {row: error message}}``; those rows hold zeros and the evaluator excludes them.
+    """
 
     spec: str
 

@@ -138,9 +138,7 @@ class Snapshot:
         seen: dict[str, int] = {}
         for row, item in enumerate(labels.item_id):
             if item in seen:
-                raise SnapshotError(
-                    f"{subset}/{split}: duplicate item_ID {item!r} at rows {seen[item]} and {row}"
-                )
+                raise SnapshotError(f"{subset}/{split}: duplicate item_ID {item!r} at rows {seen[item]} and {row}")
             seen[item] = row
 
     def _read_labels(self, path: Path) -> SplitLabels:
@@ -179,9 +177,7 @@ class Snapshot:
                     col = col.cast(pa.timestamp("us", tz="UTC"))
                 except pa.ArrowInvalid as exc:
                     raise SnapshotError(f"{path}: first_seen_at is not a timestamp ({exc})") from exc
-            dates = np.array(
-                col.cast(pa.timestamp("us")).to_numpy(zero_copy_only=False), dtype="datetime64[us]"
-            )
+            dates = np.array(col.cast(pa.timestamp("us")).to_numpy(zero_copy_only=False), dtype="datetime64[us]")
         return SplitLabels(categories, mains, others, item_ids, outfit, dates)
 
     def _raw_image_keys(self, path: Path, n: int) -> list[str | None]:
