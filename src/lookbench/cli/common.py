@@ -12,7 +12,7 @@ from rich.console import Console
 from lookbench.errors import LookBenchError
 
 console = Console()
-err_console = Console(stderr=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from lookbench.cli import snapshot_cmd
+from lookbench.cli import eval_cmd, snapshot_cmd, tables_cmd
 
 app = typer.Typer(
     name="lookbench",
@@ -14,6 +14,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+eval_cmd.register(app)
+tables_cmd.register(app)
 snapshot_cmd.register(app)
 
 if __name__ == "__main__":

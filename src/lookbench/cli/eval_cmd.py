@@ -1,0 +1,141 @@
+"""`lookbench eval`: evaluate a model (or precomputed embeddings) on a snapshot."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from lookbench.cli.common import console, err_console, reports_errors
+from lookbench.embeddings.options import EmbedOptions
+from lookbench.errors import LookBenchError
+from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.evaluation.window import parse_date
+from lookbench.metrics.aggregate import OVERALL
+from lookbench.metrics.definitions import DEFAULT_KS, FineRule
+from lookbench.results.io import save_result
+from lookbench.results.per_query import write_per_query
+from lookbench.results.tables import percent
+from lookbench.snapshot import open_snapshot
+from lookbench.snapshot.reader import Snapshot
+from lookbench.snapshot.schema import SUBSET_TITLES
+
+DEFAULT_OUTPUT = "results/{model}__{snapshot}__{rule}.json"
+SHOWN_METRICS = ("fine_recall@1", "coarse_recall@1", "ndcg@5", "fine_recall@10", "mrr@10", "item_recall@1")
+
+
+def slug(text: str) -> str:
+    """A file-name-safe version of a model spec or name."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
+
+
+def parse_ks(text: str) -> tuple[int, ...]:
+    """Parse `1,5,10,20`."""
+    try:
+        ks = tuple(sorted({int(part) for part in text.split(",") if part.strip()}))
+    except ValueError as exc:
+        raise LookBenchError(f"--k: expected comma-separated integers, got {text!r}") from exc
+    if not ks or ks[0] < 1 or ks[-1] > 100:
+        raise LookBenchError(f"--k: cut-offs must lie in 1..100, got {text!r}")
+    return ks
+
+
+def _default_snapshot() -> Snapshot:
+    try:
+        from lookbench.synth.default import default_snapshot
+    except ImportError as exc:
+        raise LookBenchError("no --snapshot given and the embedded default (LookBench-Synth) is unavailable") from exc
+    console.print("[dim]no --snapshot given: using the embedded LookBench-Synth default[/dim]")
+    return open_snapshot(default_snapshot())
+
+
+def _default_model() -> str:
+    from lookbench.models import registry
+
+    default = getattr(registry, "DEFAULT_MODEL", None)
+    if default is None:
+        raise LookBenchError("no --model given and no default model is registered")
+    return str(default)
+
+
+def _print_summary(metrics: dict[str, dict], title: str) -> None:  # type: ignore[type-arg]
+    table = Table(title=title)
+    table.add_column("subset")
+    for name in SHOWN_METRICS:
+        table.add_column(name, justify="right")
+    table.add_column("n", justify="right")
+    for scope, values in metrics.items():
+        label = "Overall" if scope == OVERALL else SUBSET_TITLES.get(scope, scope)
+        first = next(iter(values.values()))
+        table.add_row(label, *[percent(values.get(m)) for m in SHOWN_METRICS], str(first.n))
+    console.print(table)
+
+
+@reports_errors
+def eval_command(
+    snapshot: str | None = typer.Option(
+        None, "--snapshot", "-s", help="Snapshot folder or hf://repo[@rev][/vYYYYMMDD]; default: embedded Synth."
+    ),
+    model: str | None = typer.Option(
+        None, "--model", "-m", help="Model spec (e.g. embeddings:DIR, onnx:FILE) or name; default: offline default."
+    ),
+    subsets: str | None = typer.Option(None, "--subsets", help="Comma-separated subsets; default: all present."),
+    k: str = typer.Option(",".join(map(str, DEFAULT_KS)), "--k", help="Comma-separated cut-offs (1..100)."),
+    fine_rule: FineRule = typer.Option(FineRule.MAIN, "--fine-rule", help="main (leaderboard) or strict (paper)."),
+    resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    since: str | None = typer.Option(None, "--since", help="Keep queries first seen on or after this date."),
+    until: str | None = typer.Option(None, "--until", help="Keep queries first seen on or before this date."),
+    output: str = typer.Option(
+        DEFAULT_OUTPUT, "--output", "-o", help="Result path template: {model}, {snapshot}, {rule}."
+    ),
+    skip_existing: bool = typer.Option(False, "--skip-existing", help="Do nothing if the result file exists."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1),
+    workers: int = typer.Option(2, "--workers", min=0, help="Decode/preprocess workers."),
+    on_bad_image: str = typer.Option("stop", "--on-bad-image", help="stop (default) or skip undecodable images."),
+    fp16: bool = typer.Option(False, "--fp16", help="Store cached embeddings as float16."),
+) -> None:
+    """Embed, search and score a snapshot; write the result JSON and the per-query parquet file."""
+    from lookbench.models.registry import resolve_model
+
+    if on_bad_image not in ("stop", "skip"):
+        raise LookBenchError(f"--on-bad-image: expected stop or skip, got {on_bad_image!r}")
+    snap = open_snapshot(snapshot) if snapshot else _default_snapshot()
+    spec = model or _default_model()
+    settings = EvalSettings(
+        subsets=[s.strip() for s in subsets.split(",") if s.strip()] if subsets else None,
+        ks=parse_ks(k),
+        fine_rule=fine_rule,
+        resamples=resamples,
+        seed=seed,
+        since=parse_date(since, "--since"),
+        until=parse_date(until, "--until"),
+    )
+    options = EmbedOptions(
+        cache_dir=cache_dir,
+        batch_size=batch_size,
+        workers=workers,
+        on_bad_image=on_bad_image,  # type: ignore[arg-type]
+        storage_dtype="float16" if fp16 else "float32",
+    )
+    provider = resolve_model(spec, options)
+    name = str(provider.describe().get("name") or spec)
+    target = Path(output.format(model=slug(name), snapshot=snap.snapshot_id, rule=fine_rule.value))
+    if skip_existing and target.exists():
+        console.print(f"[yellow]skip[/yellow] {target} exists")
+        return
+    out = evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{msg}[/dim]"))
+    per_query = target.with_name(target.stem + ".per_query.parquet")
+    write_per_query(out.per_query, per_query)
+    out.result.per_query_file = per_query.name
+    save_result(out.result, target)
+    _print_summary(out.result.metrics, f"{name} on {snap.snapshot_id} (fine rule: {fine_rule.value}), %")
+    console.print(f"wrote {target} and {per_query}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `eval`."""
+    app.command("eval")(eval_command)

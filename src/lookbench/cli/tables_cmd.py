@@ -1,0 +1,83 @@
+"""`lookbench tables` and `lookbench compare`: read result files, print and write tables and tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from lookbench.atomic import write_text_atomic
+from lookbench.cli.common import console, reports_errors
+from lookbench.errors import ResultError
+from lookbench.metrics.bootstrap import paired_bootstrap
+from lookbench.results.compare import pair_queries
+from lookbench.results.io import load_result, per_query_path
+from lookbench.results.per_query import metric_columns, read_per_query
+from lookbench.results.tables import DEFAULT_TABLE_METRICS, build_tables, percent, to_csv, to_markdown
+
+
+@reports_errors
+def tables_command(
+    results: list[Path] = typer.Argument(..., help="Result JSON files."),
+    metrics: str = typer.Option(",".join(DEFAULT_TABLE_METRICS), "--metrics", help="Comma-separated metric keys."),
+    out: Path | None = typer.Option(None, "--out", help="Folder for tables.md and tables.csv."),
+    ci: bool = typer.Option(False, "--ci", help="Show 95% intervals in the printed tables."),
+) -> None:
+    """Leaderboard-style tables (percent, 2 decimals) from result files."""
+    loaded = [load_result(p) for p in results]
+    tables = build_tables(loaded, tuple(m.strip() for m in metrics.split(",") if m.strip()))
+    if not tables:
+        raise ResultError("none of the requested metrics is in the result files")
+    for t in tables:
+        rich_table = Table(title=f"{t.metric} (%)")
+        for col in t.header():
+            rich_table.add_column(col, justify="left" if col == "model" else "right")
+        for label, cells in t.rows:
+            rich_table.add_row(label, *[percent(cells[s], ci) for s in t.scopes])
+        console.print(rich_table)
+    if out is not None:
+        write_text_atomic(out / "tables.md", "\n".join(to_markdown(t) for t in tables))
+        write_text_atomic(out / "tables.csv", to_csv(tables))
+        console.print(f"wrote {out / 'tables.md'} and {out / 'tables.csv'}")
+
+
+@reports_errors
+def compare_command(
+    result_a: Path = typer.Argument(..., help="Result file A."),
+    result_b: Path = typer.Argument(..., help="Result file B (same snapshot)."),
+    metrics: str = typer.Option("fine_recall@1,coarse_recall@1,ndcg@5", "--metrics"),
+    resamples: int = typer.Option(1000, "--resamples", min=1),
+    seed: int = typer.Option(0, "--seed"),
+) -> None:
+    """Paired bootstrap test of A - B over the queries both runs scored (clusters kept whole)."""
+    a, b = load_result(result_a), load_result(result_b)
+    if a.snapshot.content_hash != b.snapshot.content_hash:
+        raise ResultError(f"{result_a} and {result_b} were computed on different snapshots; a paired test needs one")
+    ta = read_per_query(per_query_path(result_a, a))
+    tb = read_per_query(per_query_path(result_b, b))
+    ia, ib, clusters = pair_queries(ta, tb)
+    table = Table(title=f"{a.model_name} - {b.model_name} (paired bootstrap, {resamples} resamples)")
+    for col in ("metric", "A %", "B %", "A-B pts", "95% CI", "p", "n"):
+        table.add_column(col, justify="right")
+    available = set(metric_columns(ta)) & set(metric_columns(tb))
+    for metric in (m.strip() for m in metrics.split(",") if m.strip()):
+        if metric not in available:
+            raise ResultError(f"metric {metric!r} is not in both per-query files")
+        t = paired_bootstrap(ta[metric].to_numpy()[ia], tb[metric].to_numpy()[ib], clusters, metric, resamples, seed)
+        table.add_row(
+            metric,
+            f"{100 * t.mean_a:.2f}",
+            f"{100 * t.mean_b:.2f}",
+            f"{100 * t.diff:+.2f}",
+            f"[{100 * t.ci_low:+.2f}, {100 * t.ci_high:+.2f}]",
+            f"{t.p_value:.4f}",
+            str(t.n),
+        )
+    console.print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `tables` and `compare`."""
+    app.command("tables")(tables_command)
+    app.command("compare")(compare_command)

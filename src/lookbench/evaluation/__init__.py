@@ -1,0 +1,1 @@
+"""Evaluation: snapshot -> embeddings -> search -> metrics -> results."""

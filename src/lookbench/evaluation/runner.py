@@ -1,0 +1,255 @@
+"""Run one evaluation: embed, search, score and summarise every requested subset of a snapshot."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+
+import numpy as np
+import pyarrow as pa
+
+import lookbench
+from lookbench.embeddings.checks import check_embeddings
+from lookbench.embeddings.provider import EmbeddingProvider
+from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.evaluation.window import snapshot_date, window_mask
+from lookbench.metrics.aggregate import Estimate, per_category, summarise
+from lookbench.metrics.definitions import DEFAULT_KS, FineRule
+from lookbench.metrics.outfits import cluster_ids
+from lookbench.metrics.relevance import Relevance
+from lookbench.metrics.scoring import score_task
+from lookbench.results.per_query import subset_values, task_table
+from lookbench.results.schema import (
+    BootstrapConfig,
+    CategoryValue,
+    DateWindow,
+    MetricValue,
+    ResultFile,
+    RunConfig,
+    SnapshotInfo,
+    SubsetInfo,
+)
+from lookbench.search.backend import SearchBackend
+from lookbench.search.exact import ExactSearch
+from lookbench.snapshot.reader import Snapshot
+from lookbench.snapshot.schema import NOISE
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class EvalSettings:
+    """Everything besides data and model that changes the numbers."""
+
+    subsets: Sequence[str] | None = None
+    ks: tuple[int, ...] = DEFAULT_KS
+    fine_rule: FineRule = FineRule.MAIN
+    resamples: int = 1000
+    seed: int = 0
+    confidence: float = 0.95
+    since: np.datetime64 | None = None
+    until: np.datetime64 | None = None
+    backend: SearchBackend = field(default_factory=ExactSearch)
+
+
+@dataclass
+class EvalOutput:
+    """The summary and the per-query table of a run."""
+
+    result: ResultFile
+    per_query: pa.Table
+
+
+def _environment() -> dict[str, str]:
+    env = {"python": platform.python_version(), "platform": platform.platform()}
+    for package in ("numpy", "pyarrow", "pillow", "onnxruntime", "torch", "open_clip_torch", "timm", "transformers"):
+        try:
+            env[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            continue
+    return env
+
+
+def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, MetricValue]]:
+    return {
+        scope: {name: MetricValue(value=e.value, ci_low=e.ci_low, ci_high=e.ci_high, n=e.n) for name, e in ms.items()}
+        for scope, ms in estimates.items()
+    }
+
+
+class _Embeddings:
+    """Fetches and checks embeddings per split, memoising the noise pool shared by every subset."""
+
+    def __init__(self, provider: EmbeddingProvider, snapshot: Snapshot) -> None:
+        self.provider = provider
+        self.snapshot = snapshot
+        self.dim: int | None = None
+        self._memo: dict[tuple[str, str], np.ndarray] = {}
+
+    def skipped(self, subset: str, split: str) -> dict[int, str]:
+        table: dict[tuple[str, str], dict[int, str]] = getattr(self.provider, "skipped", {}) or {}
+        return table.get((subset, split), {})
+
+    def get(self, subset: str, split: str) -> np.ndarray:
+        key = (subset, split)
+        if key not in self._memo:
+            raw = np.asarray(self.provider.embed_split(self.snapshot, subset, split))
+            rows = self.snapshot.num_rows(subset, split)
+            skipped = self.skipped(subset, split)
+            if skipped and raw.ndim == 2 and raw.shape[0] == rows:
+                raw = np.array(raw, dtype=np.float32)
+                raw[list(skipped)] = 1.0  # any non-zero vector passes the checks; the evaluator excludes these rows
+            where = f"{self.provider.spec} {subset}/{split}"
+            self._memo[key] = check_embeddings(raw, rows, where, self.dim)
+            self.dim = self._memo[key].shape[1]
+        return self._memo[key]
+
+
+def evaluate(
+    snapshot: Snapshot,
+    provider: EmbeddingProvider,
+    settings: EvalSettings | None = None,
+    progress: Progress | None = None,
+) -> EvalOutput:
+    """Evaluate `provider` on `snapshot` and return the result summary and the per-query table."""
+    settings = settings or EvalSettings()
+    say = progress or (lambda _msg: None)
+    ks = tuple(sorted(set(settings.ks)))
+    if not ks or ks[0] < 1:
+        raise LookBenchError(f"cut-offs must be positive integers, got {settings.ks}")
+    subsets = snapshot.check_subsets(settings.subsets) if settings.subsets else snapshot.subsets
+    if not subsets:
+        raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
+    embeddings = _Embeddings(provider, snapshot)
+    timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
+    tables: list[pa.Table] = []
+    infos: dict[str, SubsetInfo] = {}
+    skipped_report: list[dict[str, object]] = []
+    fallback_date = snapshot_date(snapshot.snapshot_id)
+    total_queries = kept_queries = 0
+    noise_rows = snapshot.num_rows(NOISE, "gallery") if snapshot.has_noise else 0
+    for subset in subsets:
+        say(f"{subset}: embedding")
+        t0 = time.perf_counter()
+        q_emb = embeddings.get(subset, "query")
+        parts = [embeddings.get(subset, "gallery")]
+        if noise_rows:
+            parts.append(embeddings.get(NOISE, "gallery"))
+        corpus = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        timings["embed_s"] += time.perf_counter() - t0
+
+        queries = snapshot.labels(subset, "query")
+        corpus_labels = snapshot.corpus_labels(subset)
+        gallery_rows = snapshot.num_rows(subset, "gallery")
+        excluded = np.zeros(len(corpus_labels), dtype=bool)
+        for source, offset in ((subset, 0), (NOISE, gallery_rows)):
+            for row, error in embeddings.skipped(source, "gallery").items():
+                excluded[offset + row] = True
+                skipped_report.append({"subset": source, "split": "gallery", "row": row, "error": error})
+        q_skipped = embeddings.skipped(subset, "query")
+        for row, error in q_skipped.items():
+            skipped_report.append({"subset": subset, "split": "query", "row": row, "error": error})
+        keep = window_mask(queries.first_seen_at, len(queries), settings.since, settings.until, fallback_date)
+        total_queries += len(queries)
+        if q_skipped:
+            keep[list(q_skipped)] = False
+        rows = np.flatnonzero(keep)
+        kept_queries += len(rows)
+        infos[subset] = SubsetInfo(
+            queries=len(rows),
+            gallery=gallery_rows,
+            corpus=len(corpus_labels),
+            skipped_queries=len(q_skipped),
+            skipped_corpus=int(excluded.sum()),
+        )
+        if len(rows) == 0:
+            say(f"{subset}: no queries left in the window; skipped")
+            continue
+
+        say(f"{subset}: searching {len(rows)} queries over {len(corpus_labels)} items")
+        t0 = time.perf_counter()
+        found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=excluded if excluded.any() else None)
+        timings["search_s"] += time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        kept = queries.take(rows)
+        relevance = Relevance.build(kept, corpus_labels, gallery_rows, excluded)
+        scores = score_task(relevance, found.indices, ks, settings.fine_rule)
+        tables.append(
+            task_table(
+                subset,
+                rows,
+                kept,
+                cluster_ids(kept.outfit_key),
+                found.indices,
+                found.scores,
+                corpus_labels.item_id,
+                scores,
+            )
+        )
+        timings["metrics_s"] += time.perf_counter() - t0
+
+    if not tables:
+        raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
+    t0 = time.perf_counter()
+    per_query = pa.concat_tables(tables)
+    result = summarise_table(per_query, settings)
+    timings["metrics_s"] += time.perf_counter() - t0
+    window = None
+    if settings.since is not None or settings.until is not None:
+        window = DateWindow(
+            since=None if settings.since is None else str(settings.since)[:10],
+            until=None if settings.until is None else str(settings.until)[:10],
+            kept_queries=kept_queries,
+            total_queries=total_queries,
+        )
+    described = provider.describe()
+    if embeddings.dim is not None:
+        described.setdefault("embedding_dim", embeddings.dim)
+    output = ResultFile(
+        lookbench_version=lookbench.__version__,
+        created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        snapshot=SnapshotInfo(
+            id=snapshot.snapshot_id,
+            location=snapshot.location,
+            content_hash=snapshot.content_hash,
+            noise_rows=noise_rows,
+            subsets=infos,
+        ),
+        model=described,
+        config=RunConfig(
+            fine_rule=settings.fine_rule.value,
+            ks=list(ks),
+            search_backend=settings.backend.name,
+            bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
+            window=window,
+        ),
+        environment=_environment(),
+        metrics=result[0],
+        per_category=result[1],
+        skipped=skipped_report,
+        timings={k: round(v, 3) for k, v in timings.items()},
+    )
+    return EvalOutput(result=output, per_query=per_query)
+
+
+def summarise_table(
+    per_query: pa.Table, settings: EvalSettings
+) -> tuple[dict[str, dict[str, MetricValue]], dict[str, dict[str, dict[str, CategoryValue]]]]:
+    """Subset and overall estimates plus per-category means, from a per-query table."""
+    values = subset_values(per_query)
+    if not values:
+        raise EmbeddingError("the per-query table is empty")
+    estimates = summarise(values, settings.resamples, settings.seed, settings.confidence)
+    categories = {
+        v.name: {
+            cat: {name: CategoryValue(value=mean, n=n) for name, (mean, n) in metrics.items()}
+            for cat, metrics in per_category(v).items()
+        }
+        for v in values
+    }
+    return _metric_values(estimates), categories

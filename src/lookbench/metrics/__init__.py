@@ -1,0 +1,1 @@
+"""LookBench metrics: relevance from labels, per-query ranking metrics, aggregation and bootstrap."""

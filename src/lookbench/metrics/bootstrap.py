@@ -1,0 +1,91 @@
+"""Bootstrap confidence intervals over queries (whole outfits on street looks) and a paired test."""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def subset_rng(seed: int, subset: str) -> np.random.Generator:
+    """A generator that depends only on the seed and the subset name, not on which other subsets run."""
+    return np.random.default_rng([seed, zlib.crc32(subset.encode())])
+
+
+def resample_counts(rng: np.random.Generator, clusters: int, resamples: int) -> np.ndarray:
+    """(B, C) how often each cluster is drawn in each resample (C draws with replacement)."""
+    if clusters == 0:
+        return np.zeros((resamples, 0), dtype=np.float64)
+    return rng.multinomial(clusters, np.full(clusters, 1.0 / clusters), size=resamples).astype(np.float64)
+
+
+@dataclass(frozen=True)
+class ClusterSums:
+    """Per-cluster sums of per-query values and per-cluster query counts, ready for resampling."""
+
+    sums: np.ndarray
+    sizes: np.ndarray
+
+    @classmethod
+    def of(cls, values: np.ndarray, clusters: np.ndarray) -> ClusterSums:
+        """Sum (Q, M) values within clusters given (Q,) dense cluster ids."""
+        n = int(clusters.max()) + 1 if len(clusters) else 0
+        sums = np.zeros((n, values.shape[1]), dtype=np.float64)
+        np.add.at(sums, clusters, values)
+        return cls(sums=sums, sizes=np.bincount(clusters, minlength=n).astype(np.float64))
+
+
+def replicate_totals(counts: np.ndarray, sums: ClusterSums) -> tuple[np.ndarray, np.ndarray]:
+    """(B, M) resampled value totals and (B,) resampled query counts."""
+    return counts @ sums.sums, counts @ sums.sizes
+
+
+def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of (B, M) replicates along the resample axis."""
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(replicates, [alpha, 1.0 - alpha], axis=0)
+    return low, high
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Difference A - B of one metric with its bootstrap interval and two-sided p-value."""
+
+    metric: str
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci_low: float
+    ci_high: float
+    p_value: float
+    n: int
+
+
+def paired_bootstrap(
+    a: np.ndarray,
+    b: np.ndarray,
+    clusters: np.ndarray,
+    metric: str,
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> PairedTest:
+    """Resample clusters of paired per-query values; p = 2 * min(P(diff* <= 0), P(diff* >= 0)), capped at 1."""
+    diff = (a - b)[:, None]
+    sums = ClusterSums.of(diff, clusters)
+    counts = resample_counts(np.random.default_rng([seed, zlib.crc32(metric.encode())]), len(sums.sizes), resamples)
+    totals, sizes = replicate_totals(counts, sums)
+    reps = totals[:, 0] / np.maximum(sizes, 1)
+    low, high = np.quantile(reps, [(1 - confidence) / 2, 1 - (1 - confidence) / 2])
+    p = min(1.0, 2.0 * min(float(np.mean(reps <= 0)), float(np.mean(reps >= 0))))
+    return PairedTest(
+        metric=metric,
+        mean_a=float(a.mean()),
+        mean_b=float(b.mean()),
+        diff=float(diff.mean()),
+        ci_low=float(low),
+        ci_high=float(high),
+        p_value=p,
+        n=len(a),
+    )

@@ -1,0 +1,112 @@
+"""The per-query result table: rankings, match flags and metric values, so any breakdown can be recomputed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lookbench.atomic import atomic_path
+from lookbench.errors import ResultError
+from lookbench.metrics.aggregate import SubsetValues
+from lookbench.metrics.definitions import metric_name
+from lookbench.metrics.outfits import outfit_recall
+from lookbench.metrics.scoring import TaskScores
+from lookbench.snapshot.labels import SplitLabels
+from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSETS
+
+FIXED_COLUMNS = ("subset", "query_row", "query_item_id", "category", "cluster", "outfit_key", "first_seen_at")
+
+
+def task_table(
+    subset: str,
+    query_rows: np.ndarray,
+    queries: SplitLabels,
+    clusters: np.ndarray,
+    topk: np.ndarray,
+    scores: np.ndarray,
+    corpus_item_ids: list[str],
+    task: TaskScores,
+) -> pa.Table:
+    """One subset's per-query rows; `queries` are the labels of the kept queries, in `query_rows` order."""
+    n = len(query_rows)
+    k = topk.shape[1]
+    ids = np.asarray(corpus_item_ids + [""], dtype=object)[np.where(topk >= 0, topk, len(corpus_item_ids))]
+    dates = queries.first_seen_at if queries.first_seen_at is not None else np.full(n, np.datetime64("NaT"), "M8[us]")
+
+    def lists(values: np.ndarray, value_type: pa.DataType) -> pa.Array:
+        offsets = pa.array(np.arange(0, n * k + 1, k, dtype=np.int32))
+        return pa.ListArray.from_arrays(offsets, pa.array(values.reshape(-1), type=value_type))
+
+    columns: dict[str, pa.Array] = {
+        "subset": pa.array([subset] * n, pa.string()),
+        "query_row": pa.array(query_rows.astype(np.int64)),
+        "query_item_id": pa.array(queries.item_id, pa.string()),
+        "category": pa.array(queries.category, pa.string()),
+        "cluster": pa.array(clusters.astype(np.int64)),
+        "outfit_key": pa.array(queries.outfit_key, pa.string()),
+        "first_seen_at": pa.array(dates.astype("datetime64[us]"), pa.timestamp("us", tz="UTC")),
+        "topk_rows": lists(topk.astype(np.int64), pa.int64()),
+        "topk_item_ids": lists(ids.astype(str), pa.string()),
+        "topk_scores": lists(scores.astype(np.float32), pa.float32()),
+        "fine": lists(task.fine, pa.bool_()),
+        "coarse": lists(task.coarse, pa.bool_()),
+        "item": lists(task.item, pa.bool_()),
+        "gain": lists(task.gains.astype(np.float32), pa.float32()),
+    }
+    for name, values in task.values.items():
+        columns[name] = pa.array(values.astype(np.float64))
+    return pa.table(columns)
+
+
+def metric_columns(table: pa.Table) -> list[str]:
+    """The per-query metric columns of a table, in stored order."""
+    return [c for c in table.column_names if "@" in c]
+
+
+def subset_values(table: pa.Table) -> list[SubsetValues]:
+    """Rebuild the inputs of `summarise` from a (possibly filtered) per-query table, subsets in canonical order."""
+    names = metric_columns(table)
+    out = []
+    subsets = table["subset"].to_numpy(zero_copy_only=False)
+    for subset in [s for s in SUBSETS if s in set(subsets)]:
+        part = table.filter(pa.array(subsets == subset))
+        values = {name: part[name].to_numpy() for name in names}
+        _, clusters = np.unique(part["cluster"].to_numpy(), return_inverse=True)
+        outfit = None
+        fine1 = metric_name("fine_recall", 1)
+        if subset in STREETLOOK_SUBSETS and fine1 in values:
+            outfit = outfit_recall(values[fine1], clusters)
+        out.append(
+            SubsetValues(
+                name=subset,
+                values=values,
+                clusters=clusters,
+                categories=part["category"].to_pylist(),
+                outfit_values=outfit,
+            )
+        )
+    return out
+
+
+def write_per_query(table: pa.Table, path: Path) -> Path:
+    """Atomically write the per-query table as parquet."""
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return path
+
+
+def read_per_query(path: Path) -> pa.Table:
+    """Read a per-query table, checking its fixed columns."""
+    if not path.is_file():
+        raise ResultError(f"per-query file not found: {path}")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise ResultError(f"{path}: not a readable parquet file ({exc})") from exc
+    missing = [c for c in FIXED_COLUMNS if c not in table.column_names]
+    if missing:
+        raise ResultError(f"{path}: missing per-query column(s) {', '.join(missing)}")
+    return table

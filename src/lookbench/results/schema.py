@@ -1,0 +1,113 @@
+"""The result-file schema (version 1): what a run measured and exactly what produced it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+RESULT_SCHEMA_VERSION = "1.0"
+
+
+class MetricValue(BaseModel):
+    """A mean (a fraction in [0, 1]) with its 95% bootstrap interval over `n` units."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float
+    ci_low: float
+    ci_high: float
+    n: int
+
+
+class CategoryValue(BaseModel):
+    """A per-category mean without interval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: float
+    n: int
+
+
+class SubsetInfo(BaseModel):
+    """Sizes of one evaluated task."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: int
+    gallery: int
+    corpus: int
+    skipped_queries: int = 0
+    skipped_corpus: int = 0
+
+
+class SnapshotInfo(BaseModel):
+    """Which data was evaluated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    location: str
+    content_hash: str
+    noise_rows: int
+    subsets: dict[str, SubsetInfo]
+
+
+class BootstrapConfig(BaseModel):
+    """How the confidence intervals were computed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    resamples: int
+    seed: int
+    confidence: float
+    unit: str = "query; whole outfits on street-look subsets"
+
+
+class DateWindow(BaseModel):
+    """Queries kept by their first_seen_at date (inclusive bounds, ISO dates); None means unbounded."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    since: str | None = None
+    until: str | None = None
+    kept_queries: int
+    total_queries: int
+
+
+class RunConfig(BaseModel):
+    """Settings of the run that change the numbers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fine_rule: str
+    ks: list[int]
+    search_backend: str
+    bootstrap: BootstrapConfig
+    window: DateWindow | None = None
+
+
+class ResultFile(BaseModel):
+    """One evaluation of one model on one snapshot."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: str = RESULT_SCHEMA_VERSION
+    lookbench_version: str
+    created_at: str
+    snapshot: SnapshotInfo
+    model: dict[str, Any]
+    config: RunConfig
+    environment: dict[str, str]
+    metrics: dict[str, dict[str, MetricValue]] = Field(description="subset or 'overall' -> metric -> value")
+    per_category: dict[str, dict[str, dict[str, CategoryValue]]] = Field(
+        description="subset -> category -> metric -> value"
+    )
+    skipped: list[dict[str, Any]] = Field(default_factory=list)
+    per_query_file: str | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def model_name(self) -> str:
+        """A short display name for the model."""
+        return str(self.model.get("name") or self.model.get("spec") or "unknown")

@@ -1,0 +1,76 @@
+"""Leaderboard-style tables (rows: runs; columns: subsets and Overall) from result files."""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from lookbench.metrics.aggregate import OVERALL
+from lookbench.results.schema import MetricValue, ResultFile
+from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS
+
+DEFAULT_TABLE_METRICS: tuple[str, ...] = ("fine_recall@1", "coarse_recall@1", "ndcg@5", "mrr@10", "item_recall@1")
+
+
+@dataclass(frozen=True)
+class MetricTable:
+    """One metric across runs: `rows[i]` holds (run label, {scope: value or None})."""
+
+    metric: str
+    scopes: list[str]
+    rows: list[tuple[str, dict[str, MetricValue | None]]]
+
+    def header(self) -> list[str]:
+        """Column titles."""
+        return ["model", *[SUBSET_TITLES.get(s, "Overall" if s == OVERALL else s) for s in self.scopes]]
+
+
+def run_label(result: ResultFile) -> str:
+    """A row label: the model name, with the fine rule when it is not the default."""
+    suffix = f" [{result.config.fine_rule}]" if result.config.fine_rule != "main" else ""
+    return f"{result.model_name}{suffix}"
+
+
+def build_tables(results: list[ResultFile], metrics: tuple[str, ...] = DEFAULT_TABLE_METRICS) -> list[MetricTable]:
+    """One table per metric; columns are the subsets any run has, then Overall."""
+    present = {s for r in results for s in r.metrics}
+    scopes = [s for s in (*SUBSETS, OVERALL) if s in present]
+    tables = []
+    for metric in metrics:
+        rows = [(run_label(r), {s: r.metrics.get(s, {}).get(metric) for s in scopes}) for r in results]
+        if any(v is not None for _, cells in rows for v in cells.values()):
+            tables.append(MetricTable(metric=metric, scopes=scopes, rows=rows))
+    return tables
+
+
+def percent(value: MetricValue | None, with_ci: bool = False) -> str:
+    """A fraction shown as a percentage with 2 decimals (and its interval if asked)."""
+    if value is None:
+        return "-"
+    text = f"{100 * value.value:.2f}"
+    return f"{text} [{100 * value.ci_low:.2f}, {100 * value.ci_high:.2f}]" if with_ci else text
+
+
+def to_markdown(table: MetricTable, with_ci: bool = True) -> str:
+    """A GitHub-flavoured Markdown table, values in percent."""
+    header = table.header()
+    lines = [f"### {table.metric} (%)", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for label, cells in table.rows:
+        values = [percent(cells[s], with_ci) for s in table.scopes]
+        lines.append("| " + " | ".join([label.replace("|", "\\|"), *values]) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(tables: list[MetricTable]) -> str:
+    """Long-format CSV: one line per (run, metric, scope) with value, interval and n (fractions)."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["model", "metric", "subset", "value", "ci_low", "ci_high", "n"])
+    for table in tables:
+        for label, cells in table.rows:
+            for scope in table.scopes:
+                v = cells[scope]
+                if v is not None:
+                    writer.writerow([label, table.metric, scope, v.value, v.ci_low, v.ci_high, v.n])
+    return buf.getvalue()
