@@ -52,3 +52,15 @@ def test_rejects_bad_k_and_shapes() -> None:
         ExactSearch().search(c, c, 0)
     with pytest.raises(ValueError, match="shape"):
         ExactSearch().search(c[:, :2], c, 1)
+
+
+def test_exclusions_across_blocks_match_reference() -> None:
+    rng = np.random.default_rng(4)
+    q, c = _unit(rng, 9, 5), _unit(rng, 200, 5)
+    exclude = np.zeros(200, dtype=bool)
+    exclude[:45] = True  # the whole first block and part of the second are never returned
+    exclude[120:130] = True
+    result = ExactSearch(query_block=4, corpus_block=40).search(q, c, 12, exclude=exclude)
+    keep = np.flatnonzero(~exclude)
+    expected = keep[_reference(q, c[keep], 12)]
+    np.testing.assert_array_equal(result.indices, expected)

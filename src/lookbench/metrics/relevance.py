@@ -70,21 +70,28 @@ class Relevance:
         q_sets = [queries.attribute_set(i) for i in range(len(queries))]
         attrs = {v: i for i, v in enumerate(sorted(set().union(*q_sets)))}
         words = -(-len(attrs) // _WORD)
-        c_sets = [corpus.attribute_set(i) for i in range(len(corpus))]
         relevant = np.zeros(len(corpus), dtype=bool)
         relevant[:gallery_rows] = True
         if excluded is not None:
             relevant &= ~excluded
+        # only gallery rows can be relevant, so noise rows are never encoded (the pool is ~58k rows)
+        gallery = range(gallery_rows)
+        noise = len(corpus) - gallery_rows
+
+        def padded(codes: np.ndarray) -> np.ndarray:
+            return np.concatenate([codes, np.full(noise, -2, dtype=np.int64)])
+
+        c_attrs = _bitsets([corpus.attribute_set(i) for i in gallery], attrs, words)
         return cls(
             q_category=_codes(queries.category, categories),
             q_main=_codes(queries.main_attribute, mains),
             q_item=_codes(queries.item_id, items),
             q_attrs=_bitsets(q_sets, attrs, words),
             q_attr_count=np.fromiter((len(s) for s in q_sets), dtype=np.int64, count=len(q_sets)),
-            c_category=_codes(corpus.category, categories, missing=-2),
-            c_main=_codes(corpus.main_attribute, mains, missing=-2),
-            c_item=_codes(corpus.item_id, items, missing=-2),
-            c_attrs=_bitsets(c_sets, attrs, words),
+            c_category=padded(_codes(corpus.category[:gallery_rows], categories, missing=-2)),
+            c_main=padded(_codes(corpus.main_attribute[:gallery_rows], mains, missing=-2)),
+            c_item=padded(_codes(corpus.item_id[:gallery_rows], items, missing=-2)),
+            c_attrs=np.concatenate([c_attrs, np.zeros((noise, c_attrs.shape[1]), dtype=np.uint64)]),
             c_relevant=relevant,
         )
 

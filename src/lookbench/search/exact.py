@@ -34,7 +34,7 @@ class ExactSearch:
 
     name = "exact"
 
-    def __init__(self, query_block: int = 512, corpus_block: int = 16384) -> None:
+    def __init__(self, query_block: int = 1024, corpus_block: int = 4096) -> None:
         self.query_block = query_block
         self.corpus_block = corpus_block
 
@@ -70,16 +70,71 @@ class ExactSearch:
         best: np.ndarray | None = None
         for cs in range(0, c.shape[0], self.corpus_block):
             scores = q @ c[cs : cs + self.corpus_block].T
-            rows = np.arange(cs, cs + scores.shape[1], dtype=np.int64)
-            keys = (_sortable_int(scores) << _INDEX_BITS) | (_INDEX_MASK - rows)[None, :]
             if exclude is not None:
                 blocked = exclude[cs : cs + scores.shape[1]]
                 if blocked.any():
-                    keys[:, blocked] = _EXCLUDED
-            if keys.shape[1] > k:
-                keys = np.take_along_axis(keys, np.argpartition(keys, -k, axis=1)[:, -k:], axis=1)
-            best = keys if best is None else np.concatenate([best, keys], axis=1)
-            if best.shape[1] > k:
-                best = np.take_along_axis(best, np.argpartition(best, -k, axis=1)[:, -k:], axis=1)
+                    scores[:, blocked] = -np.inf
+            if best is None or best.shape[1] < k:
+                keys = _top_keys(scores, k, cs)
+                best = keys if best is None else _merge(best, keys, k)
+            else:
+                best = _merge_above(best, scores, k, cs)
         assert best is not None
         return np.sort(best, axis=1)[:, ::-1]
+
+
+def _merge(best: np.ndarray, keys: np.ndarray, k: int) -> np.ndarray:
+    """Keep the k largest keys per row of two key arrays."""
+    both = np.concatenate([best, keys], axis=1)
+    if both.shape[1] <= k:
+        return both
+    return np.take_along_axis(both, np.argpartition(both, -k, axis=1)[:, -k:], axis=1)
+
+
+def _merge_above(best: np.ndarray, scores: np.ndarray, k: int, offset: int) -> np.ndarray:
+    """Merge a later score block into full (Q, k) keys, looking only at scores above each row's current cut.
+
+    A later block's rows have higher indices, so a score equal to the cut loses the tie and can be skipped.
+    """
+    lowest = best.min(axis=1)
+    cut = np.where(lowest == _EXCLUDED, -np.inf, _float_from_sortable(lowest >> _INDEX_BITS))
+    rows, cols = np.nonzero(scores > cut[:, None])
+    if len(rows) == 0:
+        return best
+    cand = _keys(scores[rows, cols], cols.astype(np.int64) + offset)
+    touched = np.unique(rows)
+    pos = np.searchsorted(touched, rows)
+    all_rows = np.concatenate([np.repeat(np.arange(len(touched)), k), pos])
+    all_keys = np.concatenate([best[touched].ravel(), cand])
+    order = np.lexsort((~all_keys, all_rows))  # by row, then key descending (~x = -x - 1 cannot overflow)
+    sorted_rows = all_rows[order]
+    starts = np.searchsorted(sorted_rows, np.arange(len(touched)))
+    rank = np.arange(len(order)) - starts[sorted_rows]
+    keep = order[rank < k]
+    out = best.copy()
+    out[touched] = all_keys[keep].reshape(len(touched), k)
+    return out
+
+
+def _keys(scores: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Pack (score, lower row first) into one int64 per candidate; -inf scores become the EXCLUDED key."""
+    keys = (_sortable_int(scores) << _INDEX_BITS) | (_INDEX_MASK - rows)
+    return np.where(np.isneginf(scores), _EXCLUDED, keys)
+
+
+def _top_keys(scores: np.ndarray, k: int, offset: int) -> np.ndarray:
+    """Keys of the exact top k of each row of one score block (ties at the cut go to the lower row)."""
+    n = scores.shape[1]
+    if n <= k:
+        return _keys(scores, np.arange(offset, offset + n, dtype=np.int64)[None, :].repeat(len(scores), 0))
+    part = np.argpartition(scores, -k, axis=1)[:, -k:]
+    vals = np.take_along_axis(scores, part, axis=1)
+    cut = vals.min(axis=1)
+    # argpartition picks arbitrarily among scores equal to the cut; redo those rows exactly
+    tied = np.flatnonzero((scores >= cut[:, None]).sum(axis=1) > k)
+    for r in tied:
+        cand = np.flatnonzero(scores[r] >= cut[r])
+        order = np.lexsort((cand, -scores[r, cand]))[:k]
+        part[r] = cand[order]
+        vals[r] = scores[r, part[r]]
+    return _keys(vals, part.astype(np.int64) + offset)
