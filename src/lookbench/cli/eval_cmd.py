@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from lookbench.cli.common import console, err_console, reports_errors
+from lookbench.contamination.window import cutoff_since
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, evaluate
@@ -86,7 +87,9 @@ def eval_command(
     fine_rule: FineRule = typer.Option(FineRule.MAIN, "--fine-rule", help="main (leaderboard) or strict (paper)."),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
-    since: str | None = typer.Option(None, "--since", help="Keep queries first seen on or after this date."),
+    since: str | None = typer.Option(
+        None, "--since", help="Keep queries first seen on or after this date; 'cutoff': after the card's cutoff."
+    ),
     until: str | None = typer.Option(None, "--until", help="Keep queries first seen on or before this date."),
     output: str = typer.Option(
         DEFAULT_OUTPUT, "--output", "-o", help="Result path template: {model}, {snapshot}, {rule}."
@@ -111,7 +114,7 @@ def eval_command(
         fine_rule=fine_rule,
         resamples=resamples,
         seed=seed,
-        since=parse_date(since, "--since"),
+        since=None if since == "cutoff" else parse_date(since, "--since"),
         until=parse_date(until, "--until"),
     )
     options = EmbedOptions(
@@ -122,6 +125,8 @@ def eval_command(
         storage_dtype="float16" if fp16 else "float32",
     )
     provider = resolve_model(spec, options)
+    if since == "cutoff":
+        settings.since = cutoff_since(provider.describe())
     name = str(provider.describe().get("name") or spec)
     target = Path(output.format(model=slug(name), snapshot=snap.snapshot_id, rule=fine_rule.value))
     if skip_existing and target.exists():

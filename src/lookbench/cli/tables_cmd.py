@@ -9,7 +9,9 @@ from rich.table import Table
 
 from lookbench.atomic import write_text_atomic
 from lookbench.cli.common import console, reports_errors
+from lookbench.contamination.tables import flag_legend, flagged, windowed_results
 from lookbench.errors import ResultError
+from lookbench.evaluation.window import parse_date
 from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.results.compare import pair_queries
 from lookbench.results.io import load_result, per_query_path
@@ -23,10 +25,14 @@ def tables_command(
     metrics: str = typer.Option(",".join(DEFAULT_TABLE_METRICS), "--metrics", help="Comma-separated metric keys."),
     out: Path | None = typer.Option(None, "--out", help="Folder for tables.md and tables.csv."),
     ci: bool = typer.Option(False, "--ci", help="Show 95% intervals in the printed tables."),
+    since: str | None = typer.Option(None, "--since", help="Recompute for queries first seen on or after this date."),
+    until: str | None = typer.Option(None, "--until", help="Recompute for queries first seen on or before this date."),
 ) -> None:
-    """Leaderboard-style tables (percent, 2 decimals) from result files."""
-    loaded = [load_result(p) for p in results]
-    tables = build_tables(loaded, tuple(m.strip() for m in metrics.split(",") if m.strip()))
+    """Leaderboard-style tables (percent, 2 decimals) from result files, with contamination flags."""
+    loaded, flags = windowed_results(results, parse_date(since, "--since"), parse_date(until, "--until"))
+    tables = [
+        flagged(t, flags) for t in build_tables(loaded, tuple(m.strip() for m in metrics.split(",") if m.strip()))
+    ]
     if not tables:
         raise ResultError("none of the requested metrics is in the result files")
     for t in tables:
@@ -36,8 +42,12 @@ def tables_command(
         for label, cells in t.rows:
             rich_table.add_row(label, *[percent(cells[s], ci) for s in t.scopes])
         console.print(rich_table)
+    legend = flag_legend(loaded, flags)
+    for line in legend:
+        console.print(line, highlight=False, markup=False)
     if out is not None:
-        write_text_atomic(out / "tables.md", "\n".join(to_markdown(t) for t in tables))
+        notes = "\n" + "\n".join(f"- {line}" for line in legend) + "\n" if legend else ""
+        write_text_atomic(out / "tables.md", "\n".join(to_markdown(t) for t in tables) + notes)
         write_text_atomic(out / "tables.csv", to_csv(tables))
         console.print(f"wrote {out / 'tables.md'} and {out / 'tables.csv'}")
 

@@ -1,0 +1,1 @@
+"""Contamination-aware reading of results: model-card facts, date windows and flags."""

@@ -1,0 +1,71 @@
+"""Contamination flags: the date rule (LiveCodeBench) and the training-data rule (MTEB)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+
+from lookbench.contamination.card import CardFacts
+
+BENCHMARK_NAMES = frozenset({"lookbench"})
+"""Training-data names that cover every snapshot."""
+
+MARKS = {"date": "‡", "data": "†", "unknown": "?"}
+"""Short marks shown next to model names in tables."""
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One reason a run's numbers may be inflated by training on the evaluated samples."""
+
+    kind: str
+    reason: str
+
+    @property
+    def mark(self) -> str:
+        """The short table mark of this kind."""
+        return MARKS[self.kind]
+
+    def to_dict(self) -> dict[str, str]:
+        """A JSON-ready form with the mark."""
+        return {**asdict(self), "mark": self.mark}
+
+
+def date_flags(facts: CardFacts, window_start: dt.date | None) -> list[Flag]:
+    """Flag a release date or training cutoff on or after the window start; flag cards that declare neither."""
+    if facts.release_date is None and facts.training_cutoff is None:
+        return [Flag("unknown", "the model card declares neither a release date nor a training cutoff")]
+    if window_start is None:
+        return []
+    out = []
+    for label, value in (("release date", facts.release_date), ("training cutoff", facts.training_cutoff)):
+        if value is not None and value >= window_start:
+            out.append(Flag("date", f"{label} {value.isoformat()} is on or after the window start {window_start}"))
+    return out
+
+
+def data_flags(facts: CardFacts, snapshot_id: str, sources: Iterable[str] = ()) -> list[Flag]:
+    """Flag a card whose training data names this snapshot, the benchmark itself, or a source of its samples."""
+    wanted = {snapshot_id.lower(): f"snapshot {snapshot_id}"}
+    wanted.update({name: "the LookBench benchmark" for name in BENCHMARK_NAMES})
+    wanted.update({s.lower(): f"source {s!r} of evaluated samples" for s in sources if s})
+    out = []
+    for name in facts.training_data:
+        what = wanted.get(name.lower())
+        if what is not None:
+            out.append(Flag("data", f"the model card lists {what} among its training data ({name!r})"))
+    return out
+
+
+def contamination_flags(
+    facts: CardFacts, window_start: dt.date | None, snapshot_id: str, sources: Iterable[str] = ()
+) -> list[Flag]:
+    """Every flag for one run in one window."""
+    return date_flags(facts, window_start) + data_flags(facts, snapshot_id, sources)
+
+
+def marks(flags: Iterable[Flag]) -> str:
+    """The distinct marks of some flags, in a fixed order."""
+    kinds = {f.kind for f in flags}
+    return "".join(MARKS[k] for k in MARKS if k in kinds)

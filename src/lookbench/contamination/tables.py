@@ -1,0 +1,51 @@
+"""Result files for the `tables` command: recomputed for a date window and labelled with flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from lookbench.contamination.assess import assess
+from lookbench.contamination.flags import Flag, marks
+from lookbench.contamination.window import rewindow
+from lookbench.results.io import load_result, per_query_path
+from lookbench.results.per_query import read_per_query
+from lookbench.results.schema import ResultFile
+from lookbench.results.tables import MetricTable, run_label
+
+
+def load_with_per_query(path: Path) -> tuple[ResultFile, pa.Table | None]:
+    """A result and its per-query table (None when the result has none)."""
+    result = load_result(path)
+    if not result.per_query_file:
+        return result, None
+    return result, read_per_query(per_query_path(path, result))
+
+
+def windowed_results(
+    paths: list[Path], since: np.datetime64 | None, until: np.datetime64 | None
+) -> tuple[list[ResultFile], list[list[Flag]]]:
+    """Each result (recomputed for the window when one is given) and its contamination flags."""
+    results, flags = [], []
+    for path in paths:
+        result, per_query = load_with_per_query(path)
+        if since is not None or until is not None:
+            if per_query is None:
+                per_query = read_per_query(per_query_path(path, result))
+            result = rewindow(result, per_query, since, until)
+        results.append(result)
+        flags.append(assess(result, per_query))
+    return results, flags
+
+
+def flagged(table: MetricTable, flags: list[list[Flag]]) -> MetricTable:
+    """The same table with each row label followed by its flag marks."""
+    rows = [(f"{label} {marks(f)}".rstrip(), cells) for (label, cells), f in zip(table.rows, flags, strict=True)]
+    return MetricTable(metric=table.metric, scopes=table.scopes, rows=rows)
+
+
+def flag_legend(results: list[ResultFile], flags: list[list[Flag]]) -> list[str]:
+    """One line per flag: mark, run and reason."""
+    return [f"{f.mark} {run_label(r)}: {f.reason}" for r, fs in zip(results, flags, strict=True) for f in fs]

@@ -1,0 +1,152 @@
+"""Build a small Synth-style snapshot (queries first seen across two releases) and evaluated runs of it."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from conftest import make_row, png_bytes, write_snapshot
+from lookbench.embeddings.precomputed import PrecomputedEmbeddings
+from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.results.io import save_result
+from lookbench.results.per_query import write_per_query
+from lookbench.snapshot import open_snapshot
+
+RELEASES = (dt.datetime(2025, 12, 1, tzinfo=dt.timezone.utc), dt.datetime(2026, 1, 15, 9, 30, tzinfo=dt.timezone.utc))
+CATEGORIES = {
+    "dress": ("red", "blue", "black"),
+    "skirt": ("pleated", "denim"),
+    "pants": ("black", "beige", "grey"),
+    "shirt": ("white", "striped"),
+}
+OTHERS = ("v-neck", "long-sleeve", "cotton", "slim", "midi")
+SNAPSHOT_ID = "v20260201"
+DIM = 24
+
+
+@dataclass(frozen=True)
+class Model:
+    """A fake embedding model: query = its gallery twin + `noise`, and its model card."""
+
+    name: str
+    noise: float
+    card: dict[str, Any]
+    display: str = ""
+
+
+def _labels(rng: np.random.Generator, i: int) -> tuple[str, str, list[str]]:
+    category = list(CATEGORIES)[i % len(CATEGORIES)]
+    mains = CATEGORIES[category]
+    return category, mains[int(rng.integers(len(mains)))], list(rng.choice(OTHERS, size=2, replace=False))
+
+
+def build_snapshot(root: Path, per_subset: int = 24, seed: int = 0) -> tuple[Path, dict[str, np.ndarray]]:
+    """Write the snapshot; return it and the 'true' item vectors per subset/split (rows aligned)."""
+    rng = np.random.default_rng(seed)
+    spec: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    vectors: dict[str, np.ndarray] = {}
+    sources = ("shop", "street-blog")
+    for s_index, subset in enumerate(("real_studio_flat", "real_streetlook")):
+        street = subset == "real_streetlook"
+        queries, gallery, q_vec, g_vec = [], [], [], []
+        for i in range(per_subset):
+            category, main, others = _labels(rng, i)
+            item = f"{subset[:6]}-{i}"
+            outfit = f"look-{i // 3}" if street else None
+            extra: dict[str, Any] = {
+                "first_seen_at": RELEASES[int(i >= per_subset // 2)],
+                "source": sources[int(street)],
+            }
+            if outfit:
+                extra["outfit_id"] = outfit
+            queries.append(
+                make_row(
+                    item,
+                    category,
+                    main,
+                    others,
+                    seed=1000 * s_index + i,
+                    raw=png_bytes(i, 24) if street else None,
+                    **extra,
+                )
+            )
+            gallery.append(make_row(item, category, main, others, seed=5000 + 1000 * s_index + i))
+            base = rng.normal(size=DIM)
+            q_vec.append(base)
+            g_vec.append(base)
+        for j in range(per_subset // 2):
+            category, main, others = _labels(rng, j + 1)
+            gallery.append(make_row(f"{subset[:6]}-extra{j}", category, main, others, seed=9000 + 100 * s_index + j))
+            g_vec.append(rng.normal(size=DIM))
+        spec[subset] = {"query": queries, "gallery": gallery}
+        vectors[f"{subset}/query"] = np.array(q_vec)
+        vectors[f"{subset}/gallery"] = np.array(g_vec)
+    spec["noise"] = {"gallery": [make_row(f"noise-{j}", "dress", "red", [], seed=7000 + j) for j in range(6)]}
+    vectors["noise/gallery"] = rng.normal(size=(6, DIM))
+    return write_snapshot(root, spec, SNAPSHOT_ID), vectors
+
+
+def write_embeddings(root: Path, vectors: dict[str, np.ndarray], noise: float, seed: int) -> Path:
+    """Embeddings of one fake model: queries perturbed by `noise`."""
+    rng = np.random.default_rng(seed)
+    for key, array in vectors.items():
+        out = array + noise * rng.normal(size=array.shape) if key.endswith("/query") else array
+        path = root / f"{key}.npy"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, out.astype(np.float32))
+    return root
+
+
+def evaluate_models(root: Path, snapshot: Path, vectors: dict[str, np.ndarray], models: list[Model]) -> list[Path]:
+    """Evaluate each model with `lookbench.evaluation.evaluate` and save result + per-query files with cards."""
+    snap = open_snapshot(snapshot)
+    paths = []
+    for index, model in enumerate(models):
+        provider = PrecomputedEmbeddings(write_embeddings(root / "emb" / model.name, vectors, model.noise, index))
+        out = evaluate(snap, provider, EvalSettings(resamples=200))
+        out.result.model.update({"name": model.display or model.name, "card": model.card})
+        target = root / "results" / f"{model.name}.json"
+        write_per_query(out.per_query, target.with_name(target.stem + ".per_query.parquet"))
+        out.result.per_query_file = target.stem + ".per_query.parquet"
+        save_result(out.result, target)
+        paths.append(target)
+    return paths
+
+
+NASTY_NAME = 'blurry</script><img src=x onerror="document.title=1">&amp;'
+"""A user-written model name that must show as text, never run or break the page."""
+
+DEFAULT_MODELS = [
+    Model(
+        "sharp",
+        0.9,
+        {
+            "name": "sharp",
+            "release_date": "2025-06-01",
+            "training_cutoff": "2025-05-01",
+            "training_data": ["laion"],
+            "params": 150_000_000,
+        },
+    ),
+    Model(
+        "twin",
+        0.95,
+        {
+            "name": "twin",
+            "release_date": "2026-01-20",
+            "training_cutoff": "2025-12-20",
+            "training_data": [],
+            "params": 400_000_000,
+        },
+    ),
+    Model(
+        "blurry",
+        1.6,
+        {"name": "blurry", "release_date": None, "training_cutoff": "unknown", "training_data": ["v20260201", "shop"]},
+        display=NASTY_NAME,
+    ),
+]

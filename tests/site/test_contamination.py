@@ -1,0 +1,133 @@
+"""Model-card facts, the two contamination rules, window recomputation and `--since cutoff`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from site_fixtures import synth_runs_fixture  # noqa: F401
+from typer.testing import CliRunner
+
+from lookbench.cli.main import app
+from lookbench.contamination.card import CardFacts
+from lookbench.contamination.flags import contamination_flags
+from lookbench.contamination.tables import load_with_per_query
+from lookbench.contamination.window import cutoff_since, rewindow
+from lookbench.embeddings.precomputed import PrecomputedEmbeddings
+from lookbench.errors import LookBenchError
+from lookbench.models import registry
+
+runner = CliRunner()
+
+
+def test_card_facts_are_lenient() -> None:
+    facts = CardFacts.of_model(
+        {"card": {"release_date": "2025-06", "training_cutoff": "unknown", "training_data": "laion", "params": "1.5e8"}}
+    )
+    assert facts.release_date == dt.date(2025, 6, 1)
+    assert facts.training_cutoff is None
+    assert facts.training_data == ["laion"]
+    assert facts.params == 150_000_000
+    assert CardFacts.of_model({"card": "not a dict"}) == CardFacts()
+    assert CardFacts.of_model({"card": {"release_date": "2026-01-20T10:00:00+00:00"}}).release_date == dt.date(
+        2026, 1, 20
+    )
+
+
+def test_flag_rules() -> None:
+    start = dt.date(2026, 1, 1)
+    old = CardFacts(release_date=dt.date(2025, 6, 1), training_cutoff=dt.date(2025, 5, 1))
+    assert contamination_flags(old, start, "v20260201") == []
+    on_start = CardFacts(training_cutoff=start)
+    assert [f.kind for f in contamination_flags(on_start, start, "v20260201")] == ["date"]
+    assert [f.kind for f in contamination_flags(CardFacts(), start, "v20260201")] == ["unknown"]
+    trained = CardFacts(release_date=dt.date(2020, 1, 1), training_data=["V20260201", "shop", "laion"])
+    flags = contamination_flags(trained, start, "v20260201", sources={"shop"})
+    assert [f.kind for f in flags] == ["data", "data"]
+    assert "snapshot v20260201" in flags[0].reason and "'shop'" in flags[1].reason
+    assert [f.kind for f in contamination_flags(trained, start, "v20251201")] == []
+
+
+def test_cutoff_since() -> None:
+    assert cutoff_since({"card": {"training_cutoff": "2025-12-31"}}) == np.datetime64("2026-01-01", "us")
+    with pytest.raises(LookBenchError, match="training_cutoff='unknown'"):
+        cutoff_since({"name": "m", "card": {"training_cutoff": "unknown"}})
+    with pytest.raises(LookBenchError, match="has no model card"):
+        cutoff_since({"name": "m"})
+
+
+def _eval(snapshot: Path, emb: Path, out: Path, *extra: str) -> dict:  # type: ignore[type-arg]
+    r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"embeddings:{emb}", "-o", str(out), *extra])
+    assert r.exit_code == 0, r.output
+    return json.loads(out.read_text())
+
+
+def test_tables_since_matches_eval_since(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    snapshot, paths = synth_runs
+    emb = paths[0].parent.parent / "emb" / "sharp"
+    full = _eval(snapshot, emb, tmp_path / "full.json", "--resamples", "200")
+    direct = _eval(snapshot, emb, tmp_path / "direct.json", "--resamples", "200", "--since", "2026-01-01")
+    assert direct["config"]["window"] == {"since": "2026-01-01", "until": None, "kept_queries": 24, "total_queries": 48}
+    result, per_query = load_with_per_query(tmp_path / "full.json")
+    assert per_query is not None
+    again = rewindow(result, per_query, np.datetime64("2026-01-01", "us"), None)
+    assert again.config.window is not None and again.config.window.model_dump() == direct["config"]["window"]
+    for scope, metrics in direct["metrics"].items():
+        for name, value in metrics.items():
+            assert again.metrics[scope][name].model_dump() == pytest.approx(value), (scope, name)
+    assert again.snapshot.subsets["real_studio_flat"].queries == 12
+    assert full["metrics"]["overall"]["fine_recall@1"]["n"] == 48
+
+    r = runner.invoke(
+        app, ["tables", str(tmp_path / "full.json"), "--since", "2026-01-01", "--out", str(tmp_path / "t")]
+    )
+    assert r.exit_code == 0, r.output
+    rows = [line.split(",") for line in (tmp_path / "t" / "tables.csv").read_text().splitlines()[1:]]
+    overall = next(row for row in rows if row[1] == "fine_recall@1" and row[2] == "overall")
+    assert float(overall[3]) == pytest.approx(direct["metrics"]["overall"]["fine_recall@1"]["value"])
+    assert overall[6] == "24"
+
+
+def test_tables_show_flags(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    _, paths = synth_runs
+    r = runner.invoke(app, ["tables", *map(str, paths), "--out", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    md = (tmp_path / "tables.md").read_text()
+    assert "| sharp |" in md and "| twin ‡ |" in md and "†?" in md
+    assert "‡ twin: release date 2026-01-20 is on or after the window start 2025-12-01" in md
+    assert "† " in md and "snapshot v20260201" in md and "source 'shop'" in md
+    r = runner.invoke(app, ["tables", *map(str, paths), "--since", "2026-01-15", "--out", str(tmp_path / "late")])
+    assert r.exit_code == 0, r.output
+    late = (tmp_path / "late" / "tables.md").read_text()
+    assert "twin: release date 2026-01-20 is on or after the window start 2026-01-15" in late
+    assert "training cutoff 2025-12-20" not in late  # the cutoff precedes this window
+
+
+def test_eval_since_cutoff_reads_the_card(
+    synth_runs: tuple[Path, list[Path]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    snapshot, paths = synth_runs
+
+    class Carded(PrecomputedEmbeddings):
+        def describe(self) -> dict:  # type: ignore[type-arg]
+            return {
+                **super().describe(),
+                "name": "carded",
+                "card": json.loads(self.root.joinpath("card.json").read_text()),
+            }
+
+    monkeypatch.setitem(registry.SPEC_KINDS, "carded", lambda arg, _opts: Carded(arg))
+    emb = paths[0].parent.parent / "emb" / "sharp"
+    (emb / "card.json").write_text(json.dumps({"training_cutoff": "2025-12-31"}))
+    out = tmp_path / "cut.json"
+    r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"carded:{emb}", "-o", str(out), "--since", "cutoff"])
+    assert r.exit_code == 0, r.output
+    window = json.loads(out.read_text())["config"]["window"]
+    assert window == {"since": "2026-01-01", "until": None, "kept_queries": 24, "total_queries": 48}
+    (emb / "card.json").write_text(json.dumps({"training_cutoff": None}))
+    r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"carded:{emb}", "-o", str(out), "--since", "cutoff"])
+    assert r.exit_code == 2 and "--since cutoff: carded declares training_cutoff=None" in r.output.replace("\n", "")
+    (emb / "card.json").unlink()
