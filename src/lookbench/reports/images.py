@@ -1,0 +1,62 @@
+"""Small JPEG thumbnails of snapshot rows as data URIs, reading only the rows asked for."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Iterable
+
+import pyarrow.parquet as pq
+from PIL import Image
+
+from lookbench.snapshot.reader import Snapshot
+
+THUMB_SIZE = 112
+JPEG_QUALITY = 70
+
+
+def thumbnail_uri(data: bytes | None, size: int = THUMB_SIZE) -> str | None:
+    """A `data:image/jpeg;base64,...` thumbnail, or None if there is no decodable image."""
+    if not data:
+        return None
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            im = im.convert("RGB")
+            im.thumbnail((size, size))
+            buf = io.BytesIO()
+            im.save(buf, format="JPEG", quality=JPEG_QUALITY, optimize=True)
+    except Exception:
+        return None
+    return "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def read_rows(
+    snapshot: Snapshot, subset: str, split: str, rows: Iterable[int], column: str = "image"
+) -> dict[int, bytes]:
+    """Encoded image bytes of the given rows of one split (rows across shards are global indices)."""
+    wanted = sorted(set(rows))
+    out: dict[int, bytes] = {}
+    start = 0
+    for path in snapshot.files(subset, split):
+        count = pq.ParquetFile(path).metadata.num_rows
+        local = [r - start for r in wanted if start <= r < start + count]
+        if local:
+            values = pq.read_table(path, columns=[column])[column].take(local).to_pylist()
+            for row, value in zip(local, values, strict=True):
+                data = value.get("bytes") if isinstance(value, dict) else None
+                if data:
+                    out[start + row] = data
+        start += count
+    return out
+
+
+def thumbnails(
+    snapshot: Snapshot, subset: str, split: str, rows: Iterable[int], column: str = "image", size: int = THUMB_SIZE
+) -> dict[int, str]:
+    """{row: thumbnail data URI} for the rows that have a decodable image."""
+    out = {}
+    for row, data in read_rows(snapshot, subset, split, rows, column).items():
+        uri = thumbnail_uri(data, size)
+        if uri is not None:
+            out[row] = uri
+    return out

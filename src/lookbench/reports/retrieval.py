@@ -1,0 +1,171 @@
+"""What the visual report shows: sampled queries with their top results, and the most confused attributes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from lookbench.errors import ResultError
+from lookbench.metrics.definitions import metric_name
+from lookbench.reports.images import thumbnails
+from lookbench.snapshot.reader import Snapshot
+from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES
+
+TOP = 5
+
+
+@dataclass
+class Hit:
+    """One retrieved corpus item."""
+
+    rank: int
+    item_id: str
+    score: float
+    category: str
+    main: str
+    fine: bool
+    coarse: bool
+    item: bool
+    noise: bool
+    matched: list[str]
+    missing: list[str]
+    thumb: str | None = None
+
+
+@dataclass
+class QueryCard:
+    """One query with its crop, full photo (street looks) and top results."""
+
+    subset: str
+    title: str
+    row: int
+    item_id: str
+    category: str
+    main: str
+    attributes: list[str]
+    fine_at_1: bool
+    hits: list[Hit] = field(default_factory=list)
+    thumb: str | None = None
+    photo: str | None = None
+
+
+def select_rows(
+    per_query: pa.Table, chosen: list[tuple[str, int]] | None, per_subset: int, per_category: int
+) -> list[int]:
+    """Per-query table indices: the chosen (subset, query row) pairs, else worst categories first per subset."""
+    subsets = per_query["subset"].to_pylist()
+    rows = per_query["query_row"].to_pylist()
+    if chosen:
+        index = {(s, r): i for i, (s, r) in enumerate(zip(subsets, rows, strict=True))}
+        missing = [f"{s}:{r}" for s, r in chosen if (s, r) not in index]
+        if missing:
+            raise ResultError(f"queries not in the per-query file: {', '.join(missing)}")
+        return [index[key] for key in chosen]
+    cats = per_query["category"].to_pylist()
+    fine = per_query[metric_name("fine_recall", 1)].to_numpy()
+    out: list[int] = []
+    for subset in dict.fromkeys(subsets):
+        idx = [i for i, s in enumerate(subsets) if s == subset]
+        by_cat: dict[str, list[int]] = {}
+        for i in idx:
+            by_cat.setdefault(cats[i], []).append(i)
+        order = sorted(by_cat, key=lambda c: (float(np.mean(fine[by_cat[c]])), c))
+        picked: list[int] = []
+        for cat in order:
+            members = sorted(by_cat[cat], key=lambda i: (fine[i], rows[i]))
+            picked.extend(members[: max(0, min(per_category, per_subset - len(picked)))])
+        out.extend(picked)
+    return out
+
+
+def _hits(snapshot: Snapshot, subset: str, record: dict[str, list], attrs: frozenset[str]) -> list[Hit]:
+    corpus = snapshot.corpus_labels(subset)
+    gallery = snapshot.num_rows(subset, "gallery")
+    hits = []
+    for rank, row in enumerate(record["topk_rows"][:TOP]):
+        if row < 0:
+            continue
+        theirs = corpus.attribute_set(row)
+        hits.append(
+            Hit(
+                rank=rank + 1,
+                item_id=corpus.item_id[row],
+                score=float(record["topk_scores"][rank]),
+                category=corpus.category[row],
+                main=corpus.main_attribute[row],
+                fine=bool(record["fine"][rank]),
+                coarse=bool(record["coarse"][rank]),
+                item=bool(record["item"][rank]),
+                noise=row >= gallery,
+                matched=sorted(attrs & theirs),
+                missing=sorted(attrs - theirs),
+            )
+        )
+    return hits
+
+
+def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int]) -> list[QueryCard]:
+    """Cards for the selected per-query rows, thumbnails included."""
+    columns = ["subset", "query_row", "topk_rows", "topk_scores", "fine", "coarse", "item"]
+    records = per_query.select(columns).take(pa.array(indices, pa.int64())).to_pylist()
+    fine1 = per_query[metric_name("fine_recall", 1)].to_numpy()[indices]
+    cards = []
+    for record, hit1 in zip(records, fine1, strict=True):
+        subset, row = record["subset"], record["query_row"]
+        labels = snapshot.labels(subset, "query")
+        attrs = labels.attribute_set(row)
+        card = QueryCard(
+            subset=subset,
+            title=SUBSET_TITLES.get(subset, subset),
+            row=row,
+            item_id=labels.item_id[row],
+            category=labels.category[row],
+            main=labels.main_attribute[row],
+            attributes=sorted(attrs),
+            fine_at_1=bool(hit1),
+            hits=_hits(snapshot, subset, record, attrs),
+        )
+        cards.append((card, record["topk_rows"][:TOP]))
+    _attach_thumbnails(snapshot, cards)
+    return [card for card, _ in cards]
+
+
+def _attach_thumbnails(snapshot: Snapshot, cards: list[tuple[QueryCard, list[int]]]) -> None:
+    for subset in dict.fromkeys(card.subset for card, _ in cards):
+        mine = [(card, rows) for card, rows in cards if card.subset == subset]
+        query_rows = [card.row for card, _ in mine]
+        crops = thumbnails(snapshot, subset, "query", query_rows)
+        photos = (
+            thumbnails(snapshot, subset, "query", query_rows, "raw_image", 160) if subset in STREETLOOK_SUBSETS else {}
+        )
+        gallery = snapshot.num_rows(subset, "gallery")
+        all_rows = {r for _, rows in mine for r in rows if r >= 0}
+        own = thumbnails(snapshot, subset, "gallery", [r for r in all_rows if r < gallery])
+        noise_rows = [r - gallery for r in all_rows if r >= gallery]
+        noise = thumbnails(snapshot, NOISE, "gallery", noise_rows) if noise_rows else {}
+        for card, top_rows in mine:
+            card.thumb = crops.get(card.row)
+            card.photo = photos.get(card.row)
+            for hit, row in zip(card.hits, [r for r in top_rows if r >= 0], strict=True):
+                hit.thumb = own.get(row) if row < gallery else noise.get(row - gallery)
+
+
+def confusions(snapshot: Snapshot, per_query: pa.Table, top: int = 15) -> dict[str, list[tuple[str, str, str, int]]]:
+    """Per subset, the most frequent (category, query main attribute, rank-1 main attribute) mismatches."""
+    out: dict[str, list[tuple[str, str, str, int]]] = {}
+    subsets = per_query["subset"].to_pylist()
+    rows = per_query["query_row"].to_pylist()
+    first = [r[0] if r else -1 for r in per_query["topk_rows"].to_pylist()]
+    for subset in dict.fromkeys(subsets):
+        queries, corpus = snapshot.labels(subset, "query"), snapshot.corpus_labels(subset)
+        counts: Counter[tuple[str, str, str]] = Counter()
+        for s, row, hit in zip(subsets, rows, first, strict=True):
+            if s != subset or hit < 0 or corpus.category[hit] != queries.category[row]:
+                continue
+            if corpus.main_attribute[hit] != queries.main_attribute[row]:
+                counts[(queries.category[row], queries.main_attribute[row], corpus.main_attribute[hit])] += 1
+        out[subset] = [(*key, n) for key, n in counts.most_common(top)]
+    return out

@@ -1,0 +1,19 @@
+"""Write the static leaderboard site: one self-contained index.html plus a data.json copy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from lookbench.atomic import write_text_atomic
+from lookbench.reports.render import render
+from lookbench.reports.sitedata import build_site_data
+
+
+def build_site(paths: list[Path], out: Path, published: bool = True, title: str = "LookBench leaderboard") -> Path:
+    """Build the site into `out` and return the index page's path."""
+    data = build_site_data(paths, published=published)
+    page = render("leaderboard.html", data=data, title=title)
+    write_text_atomic(out / "index.html", page)
+    write_text_atomic(out / "data.json", json.dumps(data, separators=(",", ":")) + "\n")
+    return out / "index.html"

@@ -1,0 +1,150 @@
+"""Everything the leaderboard page shows, as one JSON-ready dict."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from lookbench.contamination.assess import assess
+from lookbench.contamination.card import CardFacts
+from lookbench.contamination.sources import local_snapshot, snapshot_sources
+from lookbench.contamination.tables import load_with_per_query
+from lookbench.errors import ResultError
+from lookbench.metrics.aggregate import OVERALL
+from lookbench.reports.attributes import main_attributes
+from lookbench.reports.encode import Vocab, encode_queries, ks_of
+from lookbench.reports.published import SOURCE, load_published
+from lookbench.reports.ties import rank_labels, tie_ranks
+from lookbench.reports.tiestats import pair_p
+from lookbench.results.schema import ResultFile
+from lookbench.results.tables import run_label
+from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS
+
+FAMILIES = ("fine_recall", "coarse_recall", "ndcg", "mrr", "item_recall")
+
+
+@dataclass
+class LoadedRun:
+    """A result, its per-query table and where it came from."""
+
+    path: Path
+    result: ResultFile
+    per_query: pa.Table
+
+
+def load_runs(paths: list[Path]) -> list[LoadedRun]:
+    """Load result files that have per-query tables (the page recomputes windows from them)."""
+    runs = []
+    for path in paths:
+        result, per_query = load_with_per_query(path)
+        if per_query is None:
+            raise ResultError(f"{path}: the leaderboard needs the run's per-query file (run `lookbench eval` again)")
+        runs.append(LoadedRun(path, result, per_query))
+    if not runs:
+        raise ResultError("no result files given")
+    return runs
+
+
+def _metric_dict(result: ResultFile) -> dict[str, dict[str, dict[str, float | int]]]:
+    return {
+        scope: {m: {"v": v.value, "lo": v.ci_low, "hi": v.ci_high, "n": v.n} for m, v in ms.items()}
+        for scope, ms in result.metrics.items()
+    }
+
+
+def _throughput(result: ResultFile) -> float | None:
+    seconds = result.timings.get("embed_s") or 0.0
+    images = sum(s.queries + s.gallery for s in result.snapshot.subsets.values()) + result.snapshot.noise_rows
+    return round(images / seconds, 2) if seconds > 0 else None
+
+
+def _default_ties(runs: list[LoadedRun], metrics: list[str], scopes: list[str]) -> dict[str, dict[str, list[Any]]]:
+    """Python paired-bootstrap tie groups for the runs' own windows: {metric: {scope: [[run, rank, p], ...]}}."""
+    out: dict[str, dict[str, list[Any]]] = {}
+    for metric in metrics:
+        for scope in scopes:
+            present = [i for i, r in enumerate(runs) if r.result.metrics.get(scope, {}).get(metric) is not None]
+            order = sorted(present, key=lambda i: -runs[i].result.metrics[scope][metric].value)
+            if not order:
+                continue
+
+            def p_above(
+                a: int, b: int, order: list[int] = order, metric: str = metric, scope: str = scope
+            ) -> float | None:
+                ra, rb = runs[order[a]], runs[order[b]]
+                if ra.result.snapshot.content_hash != rb.result.snapshot.content_hash:
+                    return None
+                return pair_p(ra.per_query, rb.per_query, metric, scope, ra.result.config.bootstrap.seed)
+
+            ranks = tie_ranks([runs[i].result.metrics[scope][metric].value for i in order], p_above)
+            labels = rank_labels(ranks)
+            out.setdefault(metric, {})[scope] = [
+                [run, label, None if p is None else round(p, 4)]
+                for run, label, (_, _, p) in zip(order, labels, ranks, strict=True)
+            ]
+    return out
+
+
+def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]:
+    """Runs, per-query arrays, default tie groups, flags and published numbers for the page."""
+    runs = load_runs(paths)
+    subsets, categories, attributes = Vocab(), Vocab(), Vocab()
+    for name in SUBSETS:
+        subsets.code(name)
+    entries, attribute_runs = [], 0
+    hashes: dict[str, int] = {}
+    ks: set[int] = set()
+    for run in runs:
+        result = run.result
+        snapshot = local_snapshot(result.snapshot.location)
+        present = set(run.per_query["subset"].to_pylist())
+        attrs = main_attributes(snapshot, present)
+        attribute_runs += attrs is not None
+        facts = CardFacts.of_model(result.model)
+        flags = assess(result, run.per_query, snapshot_sources(snapshot))
+        ks.update(ks_of(run.per_query))
+        card = result.model.get("card")
+        entries.append(
+            {
+                "label": run_label(result),
+                "file": run.path.name,
+                "snapshot": result.snapshot.id,
+                "group": hashes.setdefault(result.snapshot.content_hash, len(hashes)),
+                "spec": str(result.model.get("spec", "")),
+                "card": card if isinstance(card, dict) else None,
+                "release": None if facts.release_date is None else facts.release_date.isoformat(),
+                "cutoff": None if facts.training_cutoff is None else facts.training_cutoff.isoformat(),
+                "params": facts.params,
+                "throughput": _throughput(result),
+                "flags": [f.to_dict() for f in flags],
+                "staticFlags": [f.to_dict() for f in flags if f.kind != "date"],
+                "window": None if result.config.window is None else result.config.window.model_dump(),
+                "metrics": _metric_dict(result),
+                "seed": result.config.bootstrap.seed,
+                "resamples": result.config.bootstrap.resamples,
+                "q": encode_queries(run.per_query, result.snapshot.id, subsets, categories, attributes, attrs),
+            }
+        )
+    scopes = [s for s in (*SUBSETS, OVERALL) if any(s in r.result.metrics for r in runs)]
+    metrics = sorted({m for r in runs for s in r.result.metrics.values() for m in s})
+    return {
+        "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "subsets": subsets.values,
+        "titles": {**SUBSET_TITLES, OVERALL: "Overall"},
+        "scopes": scopes,
+        "ks": sorted(ks),
+        "families": [f for f in FAMILIES if any(m.startswith(f + "@") for m in metrics)],
+        "streetlook": sorted(STREETLOOK_SUBSETS),
+        "hasOutfits": any(m.startswith("outfit_recall") for m in metrics),
+        "categories": categories.values,
+        "attributes": attributes.values,
+        "attributesKnown": attribute_runs == len(runs),
+        "runs": entries,
+        "ties": _default_ties(runs, metrics, scopes),
+        "published": load_published() if published else {},
+        "publishedSource": SOURCE,
+    }
