@@ -15,6 +15,7 @@ from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.results.io import save_result
 from lookbench.results.per_query import write_per_query
 from lookbench.snapshot import open_snapshot
+from lookbench.snapshot.schema import STREETLOOK_SUBSETS
 
 RELEASES = (dt.datetime(2025, 12, 1, tzinfo=dt.timezone.utc), dt.datetime(2026, 1, 15, 9, 30, tzinfo=dt.timezone.utc))
 CATEGORIES = {
@@ -25,6 +26,7 @@ CATEGORIES = {
 }
 OTHERS = ("v-neck", "long-sleeve", "cotton", "slim", "midi")
 SNAPSHOT_ID = "v20260201"
+DEFAULT_SIZES = {"real_studio_flat": 24, "real_streetlook": 24}
 DIM = 24
 
 
@@ -44,18 +46,20 @@ def _labels(rng: np.random.Generator, i: int) -> tuple[str, str, list[str]]:
     return category, mains[int(rng.integers(len(mains)))], list(rng.choice(OTHERS, size=2, replace=False))
 
 
-def build_snapshot(root: Path, per_subset: int = 24, seed: int = 0) -> tuple[Path, dict[str, np.ndarray]]:
-    """Write the snapshot; return it and the 'true' item vectors per subset/split (rows aligned)."""
+def build_snapshot(
+    root: Path, sizes: dict[str, int] | None = None, seed: int = 0
+) -> tuple[Path, dict[str, np.ndarray]]:
+    """Write the snapshot (queries per subset); return it and the 'true' item vectors per subset/split."""
     rng = np.random.default_rng(seed)
     spec: dict[str, dict[str, list[dict[str, Any]]]] = {}
     vectors: dict[str, np.ndarray] = {}
     sources = ("shop", "street-blog")
-    for s_index, subset in enumerate(("real_studio_flat", "real_streetlook")):
-        street = subset == "real_streetlook"
+    for s_index, (subset, per_subset) in enumerate((sizes or DEFAULT_SIZES).items()):
+        street = subset in STREETLOOK_SUBSETS
         queries, gallery, q_vec, g_vec = [], [], [], []
         for i in range(per_subset):
             category, main, others = _labels(rng, i)
-            item = f"{subset[:6]}-{i}"
+            item = f"{subset}-{i}"
             outfit = f"look-{i // 3}" if street else None
             extra: dict[str, Any] = {
                 "first_seen_at": RELEASES[int(i >= per_subset // 2)],
@@ -80,7 +84,7 @@ def build_snapshot(root: Path, per_subset: int = 24, seed: int = 0) -> tuple[Pat
             g_vec.append(base)
         for j in range(per_subset // 2):
             category, main, others = _labels(rng, j + 1)
-            gallery.append(make_row(f"{subset[:6]}-extra{j}", category, main, others, seed=9000 + 100 * s_index + j))
+            gallery.append(make_row(f"{subset}-extra{j}", category, main, others, seed=9000 + 100 * s_index + j))
             g_vec.append(rng.normal(size=DIM))
         spec[subset] = {"query": queries, "gallery": gallery}
         vectors[f"{subset}/query"] = np.array(q_vec)

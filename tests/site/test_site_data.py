@@ -6,16 +6,21 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from site_fixtures import synth_runs_fixture  # noqa: F401
 from synth_runs import NASTY_NAME
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.contamination.tables import load_with_per_query
+from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.reports.published import load_published
 from lookbench.reports.render import script_json
 from lookbench.reports.sitedata import build_site_data
 from lookbench.reports.ties import rank_labels, tie_ranks
+from lookbench.reports.tiestats import PairTester, two_sided_p
+from lookbench.results.compare import pair_queries
 
 runner = CliRunner()
 
@@ -87,3 +92,19 @@ def test_cli_builds_escaped_site_and_report(synth_runs: tuple[Path, list[Path]],
     assert chosen.count('<article class="query"') == 2 and 'class="photo"' in chosen
     r = runner.invoke(app, ["report", str(paths[0]), "-o", str(tmp_path / "r3"), "-q", "real_streetlook:999"])
     assert r.exit_code == 2 and "real_streetlook:999" in r.output
+
+
+def test_pair_tester_agrees_with_paired_bootstrap(synth_runs: tuple[Path, list[Path]]) -> None:
+    _, paths = synth_runs
+    tables = [t for _, t in (load_with_per_query(p) for p in paths) if t is not None]
+    tester = PairTester(tables)
+    ia, ib, clusters = pair_queries(tables[0], tables[2])
+    for metric in ("fine_recall@1", "ndcg@5", "coarse_recall@20"):
+        ref = paired_bootstrap(tables[0][metric].to_numpy()[ia], tables[2][metric].to_numpy()[ib], clusters, metric)
+        mine = tester.p(0, 2, metric, "overall")
+        assert mine is not None and abs(mine - ref.p_value) < 0.03, metric
+    assert tester.p(0, 2, "fine_recall@1", "overall") < 0.05  # sharp vs blurry: clearly different
+    assert tester.p(0, 1, "fine_recall@1", "real_studio_flat") >= 0.05  # sharp vs twin: not
+    assert tester.p(0, 0, "ndcg@5", "overall") == 1.0
+    assert tester.p(0, 2, "outfit_recall@1", "real_studio_flat") is None
+    assert two_sided_p(np.array([[1.0, -1.0, 0.0], [2.0, 1.0, 0.0]])).tolist() == [0.0, 1.0, 1.0]

@@ -11,7 +11,8 @@ from lookbench.metrics.definitions import metric_name
 from lookbench.results.per_query import metric_columns
 
 FLAG_COLUMNS = {"fine": "fine_recall", "coarse": "coarse_recall", "item": "item_recall"}
-NDCG_DIGITS = 6
+NDCG_SCALE = 1_000_000
+"""nDCG values are embedded as integers in millionths."""
 
 
 class Vocab:
@@ -34,6 +35,11 @@ def first_ranks(column: pa.ChunkedArray, rows: int) -> np.ndarray:
     """Per query, the 1-based rank of the first True flag, 0 when none is in the list."""
     flags = np.asarray(column.combine_chunks().values.to_numpy(zero_copy_only=False), dtype=bool).reshape(rows, -1)
     return np.where(flags.any(axis=1), flags.argmax(axis=1) + 1, 0)
+
+
+def fine_at_1(per_query: pa.Table) -> np.ndarray:
+    """1.0 where the rank-1 result is a fine match (from the flags, whatever the cut-offs), else 0.0."""
+    return (first_ranks(per_query["fine"], per_query.num_rows) == 1).astype(np.float64)
 
 
 def ks_of(per_query: pa.Table) -> list[int]:
@@ -86,5 +92,7 @@ def encode_queries(
         "fine": ranks["fine"].tolist(),
         "coarse": ranks["coarse"].tolist(),
         "item": ranks["item"].tolist(),
-        "ndcg": {str(k): np.round(per_query[metric_name("ndcg", k)].to_numpy(), NDCG_DIGITS).tolist() for k in ks},
+        "ndcg": {
+            str(k): np.rint(per_query[metric_name("ndcg", k)].to_numpy() * NDCG_SCALE).astype(int).tolist() for k in ks
+        },
     }

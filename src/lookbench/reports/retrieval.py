@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench.errors import ResultError
-from lookbench.metrics.definitions import metric_name
+from lookbench.reports.encode import fine_at_1
 from lookbench.reports.images import thumbnails
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES
@@ -65,7 +65,7 @@ def select_rows(
             raise ResultError(f"queries not in the per-query file: {', '.join(missing)}")
         return [index[key] for key in chosen]
     cats = per_query["category"].to_pylist()
-    fine = per_query[metric_name("fine_recall", 1)].to_numpy()
+    fine = fine_at_1(per_query)
     out: list[int] = []
     for subset in dict.fromkeys(subsets):
         idx = [i for i, s in enumerate(subsets) if s == subset]
@@ -111,7 +111,7 @@ def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int]) -> 
     """Cards for the selected per-query rows, thumbnails included."""
     columns = ["subset", "query_row", "topk_rows", "topk_scores", "fine", "coarse", "item"]
     records = per_query.select(columns).take(pa.array(indices, pa.int64())).to_pylist()
-    fine1 = per_query[metric_name("fine_recall", 1)].to_numpy()[indices]
+    fine1 = fine_at_1(per_query)[indices]
     cards = []
     for record, hit1 in zip(records, fine1, strict=True):
         subset, row = record["subset"], record["query_row"]

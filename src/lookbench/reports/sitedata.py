@@ -16,10 +16,10 @@ from lookbench.contamination.tables import load_with_per_query
 from lookbench.errors import ResultError
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.reports.attributes import main_attributes
-from lookbench.reports.encode import Vocab, encode_queries, ks_of
+from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of
 from lookbench.reports.published import SOURCE, load_published
 from lookbench.reports.ties import rank_labels, tie_ranks
-from lookbench.reports.tiestats import pair_p
+from lookbench.reports.tiestats import PairTester
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import run_label
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS
@@ -64,6 +64,7 @@ def _throughput(result: ResultFile) -> float | None:
 
 def _default_ties(runs: list[LoadedRun], metrics: list[str], scopes: list[str]) -> dict[str, dict[str, list[Any]]]:
     """Python paired-bootstrap tie groups for the runs' own windows: {metric: {scope: [[run, rank, p], ...]}}."""
+    tester = PairTester([r.per_query for r in runs], seed=runs[0].result.config.bootstrap.seed)
     out: dict[str, dict[str, list[Any]]] = {}
     for metric in metrics:
         for scope in scopes:
@@ -75,10 +76,10 @@ def _default_ties(runs: list[LoadedRun], metrics: list[str], scopes: list[str]) 
             def p_above(
                 a: int, b: int, order: list[int] = order, metric: str = metric, scope: str = scope
             ) -> float | None:
-                ra, rb = runs[order[a]], runs[order[b]]
-                if ra.result.snapshot.content_hash != rb.result.snapshot.content_hash:
+                ra, rb = runs[order[a]].result, runs[order[b]].result
+                if ra.snapshot.content_hash != rb.snapshot.content_hash:
                     return None
-                return pair_p(ra.per_query, rb.per_query, metric, scope, ra.result.config.bootstrap.seed)
+                return tester.p(order[a], order[b], metric, scope)
 
             ranks = tie_ranks([runs[i].result.metrics[scope][metric].value for i in order], p_above)
             labels = rank_labels(ranks)
@@ -139,6 +140,7 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
         "ks": sorted(ks),
         "families": [f for f in FAMILIES if any(m.startswith(f + "@") for m in metrics)],
         "streetlook": sorted(STREETLOOK_SUBSETS),
+        "ndcgScale": NDCG_SCALE,
         "hasOutfits": any(m.startswith("outfit_recall") for m in metrics),
         "categories": categories.values,
         "attributes": attributes.values,

@@ -1,6 +1,8 @@
-"""Paired bootstrap p-values between two runs' per-query tables, on one scope."""
+"""Paired bootstrap p-values between runs' per-query tables, every metric of a scope from one set of resamples."""
 
 from __future__ import annotations
+
+import zlib
 
 import numpy as np
 import pyarrow as pa
@@ -8,49 +10,84 @@ import pyarrow.compute as pc
 
 from lookbench.errors import ResultError
 from lookbench.metrics.aggregate import OVERALL
-from lookbench.metrics.bootstrap import paired_bootstrap
-from lookbench.metrics.definitions import OUTFIT_METRIC, metric_name
+from lookbench.metrics.bootstrap import ClusterSums, paired_bootstrap, replicate_totals, resample_counts
+from lookbench.metrics.definitions import OUTFIT_METRIC
 from lookbench.metrics.outfits import outfit_recall
+from lookbench.reports.encode import fine_at_1
 from lookbench.results.compare import pair_queries
+from lookbench.results.per_query import metric_columns
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS
 
 TIE_RESAMPLES = 1000
 
 
-def _scope(table: pa.Table, scope: str) -> pa.Table:
-    if scope == OVERALL:
-        return table
-    return table.filter(pc.equal(table["subset"], scope))
+def two_sided_p(replicates: np.ndarray) -> np.ndarray:
+    """Per column of (B, M) resampled mean differences: 2 * min(P(<= 0), P(>= 0)), capped at 1."""
+    return np.minimum(1.0, 2.0 * np.minimum((replicates <= 0).mean(axis=0), (replicates >= 0).mean(axis=0)))
 
 
-def _outfits(table: pa.Table) -> dict[str, float]:
-    """{subset/cluster: outfit recall@1} over street-look subsets."""
+def outfit_values(table: pa.Table) -> dict[str, float]:
+    """{subset/cluster: outfit recall@1} over the street-look subsets of a per-query table."""
     out: dict[str, float] = {}
-    for subset in STREETLOOK_SUBSETS:
+    for subset in sorted(STREETLOOK_SUBSETS):
         part = table.filter(pc.equal(table["subset"], subset))
         if part.num_rows:
             ids, dense = np.unique(part["cluster"].to_numpy(), return_inverse=True)
-            values = outfit_recall(part[metric_name("fine_recall", 1)].to_numpy(), dense)
-            out.update({f"{subset}/{c}": float(v) for c, v in zip(ids, values, strict=True)})
+            out.update(
+                {f"{subset}/{c}": float(v) for c, v in zip(ids, outfit_recall(fine_at_1(part), dense), strict=True)}
+            )
     return out
 
 
-def pair_p(a: pa.Table, b: pa.Table, metric: str, scope: str, seed: int = 0) -> float | None:
-    """Two-sided p of A - B over the units both scored (queries, or outfits for outfit recall)."""
-    a, b = _scope(a, scope), _scope(b, scope)
-    if metric == OUTFIT_METRIC:
-        oa, ob = _outfits(a), _outfits(b)
-        keys = sorted(set(oa) & set(ob))
-        if not keys:
-            return None
-        va, vb = np.array([oa[k] for k in keys]), np.array([ob[k] for k in keys])
-        return paired_bootstrap(va, vb, np.arange(len(keys)), metric, TIE_RESAMPLES, seed).p_value
-    if not a.num_rows or not b.num_rows or metric not in a.column_names or metric not in b.column_names:
-        return None
-    try:
-        ia, ib, clusters = pair_queries(a, b)
-    except ResultError:
-        return None
-    return paired_bootstrap(
-        a[metric].to_numpy()[ia], b[metric].to_numpy()[ib], clusters, metric, TIE_RESAMPLES, seed
-    ).p_value
+class PairTester:
+    """p-values of run A - run B on one scope; resample draws are shared by every pair with the same cluster count."""
+
+    def __init__(self, tables: list[pa.Table], seed: int = 0, resamples: int = TIE_RESAMPLES) -> None:
+        self.tables = tables
+        self.seed = seed
+        self.resamples = resamples
+        self._scoped: dict[tuple[int, str], pa.Table] = {}
+        self._counts: dict[tuple[str, int], np.ndarray] = {}
+        self._memo: dict[tuple[int, int, str], dict[str, float]] = {}
+
+    def _scope(self, run: int, scope: str) -> pa.Table:
+        key = (run, scope)
+        if key not in self._scoped:
+            table = self.tables[run]
+            self._scoped[key] = table if scope == OVERALL else table.filter(pc.equal(table["subset"], scope))
+        return self._scoped[key]
+
+    def _draws(self, scope: str, clusters: int) -> np.ndarray:
+        key = (scope, clusters)
+        if key not in self._counts:
+            rng = np.random.default_rng([self.seed, zlib.crc32(scope.encode()), clusters])
+            self._counts[key] = resample_counts(rng, clusters, self.resamples)
+        return self._counts[key]
+
+    def _query_metrics(self, a: int, b: int, scope: str) -> dict[str, float]:
+        ta, tb = self._scope(a, scope), self._scope(b, scope)
+        names = [m for m in metric_columns(ta) if m in set(metric_columns(tb))]
+        if not ta.num_rows or not tb.num_rows or not names:
+            return {}
+        try:
+            ia, ib, clusters = pair_queries(ta, tb)
+        except ResultError:
+            return {}
+        diffs = np.column_stack([ta[m].to_numpy()[ia] - tb[m].to_numpy()[ib] for m in names])
+        sums = ClusterSums.of(diffs, clusters)
+        totals, sizes = replicate_totals(self._draws(scope, len(sums.sizes)), sums)
+        return dict(zip(names, two_sided_p(totals / np.maximum(sizes, 1)[:, None]).tolist(), strict=True))
+
+    def p(self, a: int, b: int, metric: str, scope: str) -> float | None:
+        """Two-sided p of run a - run b on `metric` over the units both scored; None if they share none."""
+        if metric == OUTFIT_METRIC:
+            oa, ob = outfit_values(self._scope(a, scope)), outfit_values(self._scope(b, scope))
+            keys = sorted(set(oa) & set(ob))
+            if not keys:
+                return None
+            va, vb = np.array([oa[k] for k in keys]), np.array([ob[k] for k in keys])
+            return paired_bootstrap(va, vb, np.arange(len(keys)), metric, self.resamples, self.seed).p_value
+        key = (a, b, scope)
+        if key not in self._memo:
+            self._memo[key] = self._query_metrics(a, b, scope)
+        return self._memo[key].get(metric)

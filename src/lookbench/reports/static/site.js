@@ -49,7 +49,7 @@
   }
   function queryValue(q, i, metric) {
     var parts = metric.split("@"), family = parts[0], k = Number(parts[1]);
-    if (family === "ndcg") return q.ndcg[parts[1]][i];
+    if (family === "ndcg") return q.ndcg[parts[1]][i] / D.ndcgScale;
     var rank = family === "mrr" ? q.fine[i] : q[family.replace("_recall", "")][i];
     if (rank <= 0 || rank > k) return 0;
     return family === "mrr" ? 1 / rank : 1;
@@ -71,11 +71,11 @@
       order.forEach(function (key, j) { out.keys.push(key); out.clusters.push(j); out.values.push(outfits[key]); });
       return out;
     }
-    var clusterIds = {};
+    var clusterIds = {}, nextId = 0;
     for (var r = 0; r < q.s.length; r++) {
       if (!inScope(q, r, scope) || !kept(q, r)) continue;
       var ck = q.s[r] + "/" + q.c[r];
-      if (!(ck in clusterIds)) clusterIds[ck] = Object.keys(clusterIds).length;
+      if (!(ck in clusterIds)) clusterIds[ck] = nextId++;
       out.keys.push(q.s[r] + "/" + q.r[r]);
       out.clusters.push(clusterIds[ck]);
       out.values.push(queryValue(q, r, metric));
@@ -134,7 +134,8 @@
       if (key in index) { diffs.push(a.values[i] - b.values[index[key]]); clusters.push(a.clusters[i]); }
     });
     if (!diffs.length) return null;
-    var remap = {}, dense = clusters.map(function (c) { if (!(c in remap)) remap[c] = Object.keys(remap).length; return remap[c]; });
+    var remap = {}, next = 0;
+    var dense = clusters.map(function (c) { if (!(c in remap)) remap[c] = next++; return remap[c]; });
     var reps = replicates(diffs, dense, 1000, 7), le = 0, ge = 0;
     for (var i = 0; i < reps.length; i++) { if (reps[i] <= 0) le++; if (reps[i] >= 0) ge++; }
     return Math.min(1, 2 * Math.min(le / reps.length, ge / reps.length));
