@@ -52,11 +52,8 @@ def test_site_data(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
     data = build_site_data(paths)
     assert [r["label"] for r in data["runs"]] == ["sharp", "twin", NASTY_NAME]
     assert data["attributesKnown"] and data["ks"] == [1, 5, 10, 20]
-    assert [[f["kind"] for f in r["flags"]] for r in data["runs"]] == [
-        [],
-        ["date", "date"],
-        ["unknown", "data", "data"],
-    ]
+    flags = [[f["kind"] for f in r["flags"]] for r in data["runs"]]
+    assert flags == [[], ["date"], ["unknown", "data", "data"]]
     ties = data["ties"]["fine_recall@1"]["overall"]
     assert [row[1] for row in ties] == ["1=", "1=", "3"] and ties[2][0] == 2
     assert len(data["runs"][0]["q"]["fine"]) == 48 and set(data["runs"][0]["q"]["d"]) == {20423, 20468}

@@ -25,11 +25,14 @@ def tables_command(
     metrics: str = typer.Option(",".join(DEFAULT_TABLE_METRICS), "--metrics", help="Comma-separated metric keys."),
     out: Path | None = typer.Option(None, "--out", help="Folder for tables.md and tables.csv."),
     ci: bool = typer.Option(False, "--ci", help="Show 95% intervals in the printed tables."),
-    since: str | None = typer.Option(None, "--since", help="Recompute for queries first seen on or after this date."),
+    since: str | None = typer.Option(
+        None, "--since", help="Recompute for queries first seen on or after this date; 'cutoff': after each card's."
+    ),
     until: str | None = typer.Option(None, "--until", help="Recompute for queries first seen on or before this date."),
 ) -> None:
     """Leaderboard-style tables (percent, 2 decimals) from result files, with contamination flags."""
-    loaded, flags = windowed_results(results, parse_date(since, "--since"), parse_date(until, "--until"))
+    start = None if since == "cutoff" else parse_date(since, "--since")
+    loaded, flags = windowed_results(results, start, parse_date(until, "--until"), since_cutoff=since == "cutoff")
     tables = [
         flagged(t, flags) for t in build_tables(loaded, tuple(m.strip() for m in metrics.split(",") if m.strip()))
     ]

@@ -33,16 +33,19 @@ class Flag:
 
 
 def date_flags(facts: CardFacts, window_start: dt.date | None) -> list[Flag]:
-    """Flag a release date or training cutoff on or after the window start; flag cards that declare neither."""
+    """Flag a training cutoff (else, as its proxy, a release date) on or after the window start.
+
+    The declared cutoff is the better evidence: a model released after the window start but trained on data
+    cut off before it is not flagged. A card declaring neither date gets the 'unknown' flag.
+    """
     if facts.release_date is None and facts.training_cutoff is None:
         return [Flag("unknown", "the model card declares neither a release date nor a training cutoff")]
-    if window_start is None:
+    label, value = (
+        ("training cutoff", facts.training_cutoff) if facts.training_cutoff else ("release date", facts.release_date)
+    )
+    if window_start is None or value is None or value < window_start:
         return []
-    out = []
-    for label, value in (("release date", facts.release_date), ("training cutoff", facts.training_cutoff)):
-        if value is not None and value >= window_start:
-            out.append(Flag("date", f"{label} {value.isoformat()} is on or after the window start {window_start}"))
-    return out
+    return [Flag("date", f"{label} {value.isoformat()} is on or after the window start {window_start}")]
 
 
 def data_flags(facts: CardFacts, snapshot_id: str, sources: Iterable[str] = ()) -> list[Flag]:

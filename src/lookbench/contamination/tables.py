@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from lookbench.contamination.assess import assess
 from lookbench.contamination.flags import Flag, marks
-from lookbench.contamination.window import rewindow
+from lookbench.contamination.window import cutoff_since, rewindow
 from lookbench.results.io import load_result, per_query_path
 from lookbench.results.per_query import read_per_query
 from lookbench.results.schema import ResultFile
@@ -25,16 +25,20 @@ def load_with_per_query(path: Path) -> tuple[ResultFile, pa.Table | None]:
 
 
 def windowed_results(
-    paths: list[Path], since: np.datetime64 | None, until: np.datetime64 | None
+    paths: list[Path], since: np.datetime64 | None, until: np.datetime64 | None, since_cutoff: bool = False
 ) -> tuple[list[ResultFile], list[list[Flag]]]:
-    """Each result (recomputed for the window when one is given) and its contamination flags."""
+    """Each result (recomputed for the window when one is given) and its contamination flags.
+
+    With `since_cutoff`, each run's window starts the day after its own card's training cutoff.
+    """
     results, flags = [], []
     for path in paths:
         result, per_query = load_with_per_query(path)
-        if since is not None or until is not None:
+        start = cutoff_since(result.model) if since_cutoff else since
+        if start is not None or until is not None:
             if per_query is None:
                 per_query = read_per_query(per_query_path(path, result))
-            result = rewindow(result, per_query, since, until)
+            result = rewindow(result, per_query, start, until)
         results.append(result)
         flags.append(assess(result, per_query))
     return results, flags

@@ -195,12 +195,9 @@
       for (var j = 0; j < q.d.length; j++) if (kept(q, j) && q.d[j] !== null) start = start === null ? q.d[j] : Math.min(start, q.d[j]);
     }
     var flags = run.staticFlags.slice();
-    if (start !== null && (run.release || run.cutoff)) {
-      [["release date", run.release], ["training cutoff", run.cutoff]].forEach(function (pair) {
-        if (pair[1] && parseDay(pair[1]) >= start) {
-          flags.push({ kind: "date", mark: "\u2021", reason: pair[0] + " " + pair[1] + " is on or after the window start " + dayText(start) });
-        }
-      });
+    var which = run.cutoff ? ["training cutoff", run.cutoff] : ["release date", run.release];
+    if (start !== null && which[1] && parseDay(which[1]) >= start) {
+      flags.push({ kind: "date", mark: "\u2021", reason: which[0] + " " + which[1] + " is on or after the window start " + dayText(start) });
     }
     return flags;
   }
