@@ -56,7 +56,8 @@ def test_site_data(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
     assert flags == [[], ["date"], ["unknown", "data", "data"]]
     ties = data["ties"]["fine_recall@1"]["overall"]
     assert [row[1] for row in ties] == ["1=", "1=", "3"] and ties[2][0] == 2
-    assert len(data["runs"][0]["q"]["fine"]) == 48 and set(data["runs"][0]["q"]["d"]) == {20423, 20468}
+    assert len(data["runs"][0]["q"]["fine"]) == 48 and set(data["queries"][0]["d"]) == {20423, 20468}
+    assert [r["q"]["shared"] for r in data["runs"]] == [0, 0, 0] and len(data["queries"]) == 1
     moved = tmp_path / "moved.json"
     result = json.loads(paths[0].read_text())
     result["snapshot"]["location"] = str(tmp_path / "gone")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import numpy as np
 import pyarrow as pa
 
@@ -67,7 +70,7 @@ def encode_queries(
     categories: Vocab,
     attributes: Vocab,
     main_attribute: dict[tuple[str, int], str] | None,
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """Columnar arrays: subset, row, cluster, category, attribute codes, day number and first-match ranks."""
     n = per_query.num_rows
     ks = ks_of(per_query)
@@ -96,3 +99,21 @@ def encode_queries(
             str(k): np.rint(per_query[metric_name("ndcg", k)].to_numpy() * NDCG_SCALE).astype(int).tolist() for k in ks
         },
     }
+
+
+QUERY_COLUMNS = ("s", "r", "c", "g", "a", "d")
+"""Columns that describe the queries rather than the run; runs that scored the same queries share them."""
+
+
+def share_query_columns(encoded: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Move identical query columns out of each run's arrays into a shared list; runs point at it with `shared`."""
+    shared: list[dict[str, Any]] = []
+    keys: dict[str, int] = {}
+    for q in encoded:
+        columns = {name: q.pop(name) for name in QUERY_COLUMNS}
+        key = json.dumps(columns, separators=(",", ":"))
+        if key not in keys:
+            keys[key] = len(shared)
+            shared.append(columns)
+        q["shared"] = keys[key]
+    return shared

@@ -16,7 +16,7 @@ from lookbench.contamination.tables import load_with_per_query
 from lookbench.errors import ResultError
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.reports.attributes import main_attributes
-from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of
+from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
 from lookbench.reports.published import SOURCE, load_published
 from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester
@@ -96,7 +96,8 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
     subsets, categories, attributes = Vocab(), Vocab(), Vocab()
     for name in SUBSETS:
         subsets.code(name)
-    entries, attribute_runs = [], 0
+    entries: list[dict[str, Any]] = []
+    attribute_runs = 0
     hashes: dict[str, int] = {}
     ks: set[int] = set()
     for run in runs:
@@ -130,6 +131,7 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
                 "q": encode_queries(run.per_query, result.snapshot.id, subsets, categories, attributes, attrs),
             }
         )
+    shared = share_query_columns([entry["q"] for entry in entries])
     scopes = [s for s in (*SUBSETS, OVERALL) if any(s in r.result.metrics for r in runs)]
     metrics = sorted({m for r in runs for s in r.result.metrics.values() for m in s})
     return {
@@ -146,6 +148,7 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
         "attributes": attributes.values,
         "attributesKnown": attribute_runs == len(runs),
         "runs": entries,
+        "queries": shared,
         "ties": _default_ties(runs, metrics, scopes),
         "published": load_published() if published else {},
         "publishedSource": SOURCE,

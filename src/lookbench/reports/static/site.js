@@ -451,6 +451,10 @@
   }
 
   function setup() {
+    D.runs.forEach(function (run) {
+      var shared = D.queries[run.q.shared];
+      Object.keys(shared).forEach(function (name) { run.q[name] = shared[name]; });
+    });
     var family = document.getElementById("family"), k = document.getElementById("k"), scope = document.getElementById("chart-scope");
     D.families.concat(D.hasOutfits ? ["outfit_recall"] : []).forEach(function (f) { family.appendChild(el("option", { value: f }, f)); });
     D.ks.forEach(function (v) { k.appendChild(el("option", { value: v }, v)); });
