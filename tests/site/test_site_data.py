@@ -64,6 +64,8 @@ def test_site_data(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
     moved.write_text(json.dumps(result))
     (tmp_path / result["per_query_file"]).write_bytes(paths[0].with_name(result["per_query_file"]).read_bytes())
     assert build_site_data([moved])["attributesKnown"] is False
+    r = runner.invoke(app, ["report", str(moved), "--out", str(tmp_path / "report")])
+    assert r.exit_code == 2 and "the report needs the run's snapshot for its images" in r.output.replace("\n", "")
 
 
 def test_cli_builds_escaped_site_and_report(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from lookbench.atomic import write_text_atomic
 from lookbench.contamination.assess import assess
 from lookbench.contamination.tables import load_with_per_query
-from lookbench.errors import ResultError
+from lookbench.errors import ResultError, SnapshotError
 from lookbench.reports.render import render
 from lookbench.reports.retrieval import confusions, query_cards, select_rows
 from lookbench.results.tables import run_label
@@ -26,7 +26,10 @@ def build_report(
     result, per_query = load_with_per_query(result_path)
     if per_query is None:
         raise ResultError(f"{result_path}: the report needs the run's per-query file")
-    snapshot = open_snapshot(result.snapshot.location)
+    try:
+        snapshot = open_snapshot(result.snapshot.location)
+    except SnapshotError as exc:
+        raise SnapshotError(f"{result_path}: the report needs the run's snapshot for its images ({exc})") from exc
     note = None
     if snapshot.content_hash != result.snapshot.content_hash:
         note = f"the snapshot at {result.snapshot.location} differs from the one evaluated (content hash changed)"

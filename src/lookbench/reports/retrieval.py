@@ -11,6 +11,7 @@ import pyarrow as pa
 from lookbench.errors import ResultError
 from lookbench.reports.encode import fine_at_1
 from lookbench.reports.images import thumbnails
+from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES
 
@@ -81,9 +82,7 @@ def select_rows(
     return out
 
 
-def _hits(snapshot: Snapshot, subset: str, record: dict[str, list], attrs: frozenset[str]) -> list[Hit]:
-    corpus = snapshot.corpus_labels(subset)
-    gallery = snapshot.num_rows(subset, "gallery")
+def _hits(corpus: SplitLabels, gallery: int, record: dict[str, list], attrs: frozenset[str]) -> list[Hit]:
     hits = []
     for rank, row in enumerate(record["topk_rows"][:TOP]):
         if row < 0:
@@ -113,8 +112,11 @@ def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int]) -> 
     records = per_query.select(columns).take(pa.array(indices, pa.int64())).to_pylist()
     fine1 = fine_at_1(per_query)[indices]
     cards = []
+    corpora: dict[str, tuple[SplitLabels, int]] = {}
     for record, hit1 in zip(records, fine1, strict=True):
         subset, row = record["subset"], record["query_row"]
+        if subset not in corpora:
+            corpora[subset] = (snapshot.corpus_labels(subset), snapshot.num_rows(subset, "gallery"))
         labels = snapshot.labels(subset, "query")
         attrs = labels.attribute_set(row)
         card = QueryCard(
@@ -126,7 +128,7 @@ def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int]) -> 
             main=labels.main_attribute[row],
             attributes=sorted(attrs),
             fine_at_1=bool(hit1),
-            hits=_hits(snapshot, subset, record, attrs),
+            hits=_hits(*corpora[subset], record, attrs),
         )
         cards.append((card, record["topk_rows"][:TOP]))
     _attach_thumbnails(snapshot, cards)
