@@ -90,47 +90,61 @@ def _default_ties(runs: list[LoadedRun], metrics: list[str], scopes: list[str]) 
     return out
 
 
+@dataclass
+class SnapshotFacts:
+    """What the page needs from a run's snapshot, read once per location: main attributes and sources."""
+
+    attributes: dict[tuple[str, int], str] | None
+    sources: set[str]
+
+    @classmethod
+    def read(cls, location: str) -> SnapshotFacts:
+        """Read a local snapshot's query labels and sources; nothing when it is not reachable."""
+        snapshot = local_snapshot(location)
+        present = set(snapshot.subsets) if snapshot is not None else set()
+        return cls(main_attributes(snapshot, present), snapshot_sources(snapshot))
+
+
+def _run_entry(run: LoadedRun, facts: SnapshotFacts, group: int, vocabs: tuple[Vocab, Vocab, Vocab]) -> dict[str, Any]:
+    result = run.result
+    card = CardFacts.of_model(result.model)
+    flags = assess(result, run.per_query, facts.sources)
+    raw_card = result.model.get("card")
+    return {
+        "label": run_label(result),
+        "file": run.path.name,
+        "snapshot": result.snapshot.id,
+        "group": group,
+        "spec": str(result.model.get("spec", "")),
+        "card": raw_card if isinstance(raw_card, dict) else None,
+        "release": None if card.release_date is None else card.release_date.isoformat(),
+        "cutoff": None if card.training_cutoff is None else card.training_cutoff.isoformat(),
+        "params": card.params,
+        "throughput": _throughput(result),
+        "flags": [f.to_dict() for f in flags],
+        "staticFlags": [f.to_dict() for f in flags if f.kind != "date"],
+        "window": None if result.config.window is None else result.config.window.model_dump(),
+        "metrics": _metric_dict(result),
+        "q": encode_queries(run.per_query, result.snapshot.id, *vocabs, facts.attributes),
+    }
+
+
 def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]:
     """Runs, per-query arrays, default tie groups, flags and published numbers for the page."""
     runs = load_runs(paths)
     subsets, categories, attributes = Vocab(), Vocab(), Vocab()
     for name in SUBSETS:
         subsets.code(name)
-    entries: list[dict[str, Any]] = []
-    attribute_runs = 0
+    snapshots: dict[str, SnapshotFacts] = {}
     hashes: dict[str, int] = {}
-    ks: set[int] = set()
+    entries = []
     for run in runs:
-        result = run.result
-        snapshot = local_snapshot(result.snapshot.location)
-        present = set(run.per_query["subset"].to_pylist())
-        attrs = main_attributes(snapshot, present)
-        attribute_runs += attrs is not None
-        facts = CardFacts.of_model(result.model)
-        flags = assess(result, run.per_query, snapshot_sources(snapshot))
-        ks.update(ks_of(run.per_query))
-        card = result.model.get("card")
-        entries.append(
-            {
-                "label": run_label(result),
-                "file": run.path.name,
-                "snapshot": result.snapshot.id,
-                "group": hashes.setdefault(result.snapshot.content_hash, len(hashes)),
-                "spec": str(result.model.get("spec", "")),
-                "card": card if isinstance(card, dict) else None,
-                "release": None if facts.release_date is None else facts.release_date.isoformat(),
-                "cutoff": None if facts.training_cutoff is None else facts.training_cutoff.isoformat(),
-                "params": facts.params,
-                "throughput": _throughput(result),
-                "flags": [f.to_dict() for f in flags],
-                "staticFlags": [f.to_dict() for f in flags if f.kind != "date"],
-                "window": None if result.config.window is None else result.config.window.model_dump(),
-                "metrics": _metric_dict(result),
-                "seed": result.config.bootstrap.seed,
-                "resamples": result.config.bootstrap.resamples,
-                "q": encode_queries(run.per_query, result.snapshot.id, subsets, categories, attributes, attrs),
-            }
-        )
+        location = run.result.snapshot.location
+        if location not in snapshots:
+            snapshots[location] = SnapshotFacts.read(location)
+        facts = snapshots[location]
+        group = hashes.setdefault(run.result.snapshot.content_hash, len(hashes))
+        entries.append(_run_entry(run, facts, group, (subsets, categories, attributes)))
     shared = share_query_columns([entry["q"] for entry in entries])
     scopes = [s for s in (*SUBSETS, OVERALL) if any(s in r.result.metrics for r in runs)]
     metrics = sorted({m for r in runs for s in r.result.metrics.values() for m in s})
@@ -139,14 +153,14 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
         "subsets": subsets.values,
         "titles": {**SUBSET_TITLES, OVERALL: "Overall"},
         "scopes": scopes,
-        "ks": sorted(ks),
+        "ks": sorted({k for r in runs for k in ks_of(r.per_query)}),
         "families": [f for f in FAMILIES if any(m.startswith(f + "@") for m in metrics)],
         "streetlook": sorted(STREETLOOK_SUBSETS),
         "ndcgScale": NDCG_SCALE,
         "hasOutfits": any(m.startswith("outfit_recall") for m in metrics),
         "categories": categories.values,
         "attributes": attributes.values,
-        "attributesKnown": attribute_runs == len(runs),
+        "attributesKnown": all(f.attributes is not None for f in snapshots.values()),
         "runs": entries,
         "queries": shared,
         "ties": _default_ties(runs, metrics, scopes),
