@@ -100,6 +100,8 @@ def test_leaderboard_in_chromium(synth_runs: tuple[Path, list[Path]], tmp_path: 
         assert len(driver.find_elements("css selector", "#chart-scatter circle.point")) == 2
         assert driver.find_elements("css selector", "#chart-categories rect.bar")
         assert driver.find_elements("css selector", "#attributes tr[data-group]")
+        header_flags = driver.find_elements("css selector", "#categories th span.flag")
+        assert sorted(f.get_attribute("data-kind") for f in header_flags) == ["data", "date", "unknown"]
         labels = {a.text for a in driver.find_elements("css selector", 'table.board a[href^="#model-"]')}
         assert NASTY_NAME in labels and not driver.find_elements("css selector", "table.board img")
         driver.save_screenshot(str(artifacts / "leaderboard.png"))

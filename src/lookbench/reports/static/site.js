@@ -202,16 +202,20 @@
     return flags;
   }
   function flagCell(i) {
-    var td = el("td", { "class": "flags" }), byKind = {}, order = [];
+    var td = el("td", { "class": "flags" });
+    flagSpans(i).forEach(function (span) { td.appendChild(span); });
+    return td;
+  }
+  function flagSpans(i) {
+    var byKind = {}, order = [];
     runFlags(i).forEach(function (f) {
       if (!(f.kind in byKind)) { byKind[f.kind] = { mark: f.mark, reasons: [] }; order.push(f.kind); }
       byKind[f.kind].reasons.push(f.reason);
     });
-    order.forEach(function (kind) {
+    return order.map(function (kind) {
       var f = byKind[kind];
-      td.appendChild(el("span", { "class": "flag flag-" + kind, title: f.reasons.join("; "), "data-kind": kind }, f.mark));
+      return el("span", { "class": "flag flag-" + kind, title: f.reasons.join("; "), "data-kind": kind }, f.mark);
     });
-    return td;
   }
   function modelLink(i) {
     return el("a", { href: "#model-" + i }, D.runs[i].label);
@@ -293,7 +297,12 @@
     var host = clear(document.getElementById(id));
     var table = el("table", { "class": "breakdown" }), head = el("tr");
     head.appendChild(el("th", {}, "value"));
-    D.runs.forEach(function (run, i) { head.appendChild(el("th", { "class": "num" })).appendChild(modelLink(i)); });
+    D.runs.forEach(function (run, i) {
+      var th = head.appendChild(el("th", { "class": "num" }));
+      th.appendChild(modelLink(i));
+      th.appendChild(document.createTextNode(" "));
+      flagSpans(i).forEach(function (span) { th.appendChild(span); });
+    });
     table.appendChild(el("thead")).appendChild(head);
     var body = table.appendChild(el("tbody"));
     groups.slice(0, limit).forEach(function (g) {
@@ -427,7 +436,7 @@
        ["training cutoff", run.cutoff || "unknown"], ["parameters", run.params === null ? "unknown" : run.params],
        ["evaluated window", run.window ? (run.window.since || "\u2026") + " to " + (run.window.until || "\u2026") : "all dates"]
       ].forEach(function (pair) { facts.appendChild(el("li", {}, pair[0] + ": " + pair[1])); });
-      run.flags.forEach(function (f) { facts.appendChild(el("li", { "class": "flag-reason" }, f.mark + " " + f.reason)); });
+      run.flags.forEach(function (f) { facts.appendChild(el("li", { "class": "flag-reason" }, f.mark + " " + f.reason + " (all dates of the run)")); });
       box.appendChild(facts);
       var url = run.card && (run.card.url || run.card.card_url || run.card.homepage);
       if (typeof url === "string" && /^https?:\/\//i.test(url)) box.appendChild(el("a", { href: url, rel: "noopener" }, "model card"));
