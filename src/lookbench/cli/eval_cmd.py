@@ -28,7 +28,6 @@ SHOWN_METRICS = (
     "fine_recall@1",
     "coarse_recall@1",
     "ndcg@5",
-    "fine_recall@10",
     "mrr@10",
     "item_recall@1",
     "outfit_recall@1",
@@ -71,14 +70,15 @@ def _default_model() -> str:
 
 def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str) -> None:
     table = Table(title=title)
-    table.add_column("subset")
-    for name in SHOWN_METRICS:
+    table.add_column("subset", no_wrap=True, min_width=16)
+    shown = [m for m in SHOWN_METRICS if any(m in values for values in metrics.values())]
+    for name in shown:
         table.add_column(short_metric(name), justify="right")
-    table.add_column("queries", justify="right")
+    table.add_column("n", justify="right")
     for scope, values in metrics.items():
         label = "Overall" if scope == OVERALL else SUBSET_TITLES.get(scope, scope)
         queries = next(v.n for key, v in values.items() if key != OUTFIT_METRIC)
-        table.add_row(label, *[percent(values.get(m)) for m in SHOWN_METRICS], str(queries))
+        table.add_row(label, *[percent(values.get(m)) for m in shown], str(queries))
     console.print(table)
 
 
