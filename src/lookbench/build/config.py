@@ -89,7 +89,9 @@ SourceConfig = Annotated[ShopSource | CatalogSource | GeneratedSource | SynthSou
 class DedupConfig(_Strict):
     """Duplicate detection: exact sha256 always, perceptual hash always, an embedding tier optionally."""
 
-    phash_threshold: int = Field(8, ge=0, le=64, description="max Hamming distance of 64-bit pHashes (docs/build.md)")
+    phash_threshold: int = Field(
+        24, ge=0, le=256, description="max Hamming distance of 256-bit pHashes (docs/build.md)"
+    )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)
 

@@ -75,8 +75,12 @@ class Sample:
         """The work-table row of this sample."""
         row = asdict(self)
         row["image_sha256"] = self.image_sha256
-        row["sample_id"] = f"{self.source}:{self.image_sha256[:16]}:{hashlib.sha1(self.product_id.encode()).hexdigest()[:8]}"
-        row["generation"] = None if self.generation is None else json.dumps(self.generation, sort_keys=True, default=str)
+        row["sample_id"] = (
+            f"{self.source}:{self.image_sha256[:16]}:{hashlib.sha1(self.product_id.encode()).hexdigest()[:8]}"
+        )
+        row["generation"] = (
+            None if self.generation is None else json.dumps(self.generation, sort_keys=True, default=str)
+        )
         return row
 
 

@@ -40,7 +40,9 @@ def find_manifest(path: Path) -> Path:
     for name in MANIFEST_NAMES:
         if (path / name).is_file():
             return path / name
-    raise BuildError(f"catalog {path}: expected a CSV/parquet manifest or a folder holding {' or '.join(MANIFEST_NAMES)}")
+    raise BuildError(
+        f"catalog {path}: expected a CSV/parquet manifest or a folder holding {' or '.join(MANIFEST_NAMES)}"
+    )
 
 
 def read_rows(manifest: Path) -> list[dict[str, Any]]:

@@ -109,7 +109,9 @@ class Fetcher:
             if fetched.status >= 400:
                 raise FetchError(current, f"HTTP {fetched.status}", status=fetched.status)
             if fetched.status == 200 and accept and not fetched.content_type.startswith(accept):
-                raise FetchError(current, f"refused: content type {fetched.content_type or 'missing'!r}, expected {accept}")
+                raise FetchError(
+                    current, f"refused: content type {fetched.content_type or 'missing'!r}, expected {accept}"
+                )
             return fetched
         raise FetchError(url, f"more than {MAX_REDIRECTS} redirects")
 
