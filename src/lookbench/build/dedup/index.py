@@ -15,7 +15,7 @@ class Match:
 
     key: str
     tier: str
-    distance: int
+    distance: float
 
 
 @dataclass
