@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
+from conftest import make_row
 from lookbench.cli.main import app
 from lookbench.errors import SnapshotError
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.manifest import manifest_problems, read_manifest, write_manifest
-from conftest import make_row
 
 
 def _snap(make_snapshot):
