@@ -26,6 +26,11 @@ class ProductPage:
     origin: str = "json-ld"
     problems: list[str] = field(default_factory=list)
 
+    @property
+    def empty(self) -> bool:
+        """True if the page names no product and no image."""
+        return not self.images and not self.name
+
 
 class _PageParser(HTMLParser):
     """Collects JSON-LD script bodies and meta property/content pairs."""
@@ -129,7 +134,7 @@ def _from_open_graph(meta: list[tuple[str, str]]) -> ProductPage:
     return page
 
 
-def extract_product(html: str) -> ProductPage | None:
+def extract_product(html: str) -> ProductPage:
     """The page's product facts; broken JSON-LD is noted in `problems` and OpenGraph is used instead."""
     parser = _PageParser()
     parser.feed(html)
@@ -150,6 +155,4 @@ def extract_product(html: str) -> ProductPage | None:
             return page
     page = _from_open_graph(parser.meta)
     page.problems = problems
-    if not page.images and not page.name:
-        return None if not problems else page
     return page

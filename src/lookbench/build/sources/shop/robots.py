@@ -16,6 +16,7 @@ class RobotsRules:
         self.fetcher = fetcher
         self.user_agent = user_agent
         self._parsers: dict[str, RobotFileParser | bool] = {}
+        self._failures: dict[str, str] = {}
         self.problems: list[tuple[str, str]] = []
 
     def _rules(self, url: str) -> RobotFileParser | bool:
@@ -35,13 +36,20 @@ class RobotsRules:
                 allow = exc.status is not None and 400 <= exc.status < 500
                 self._parsers[host] = allow
                 if not allow:
-                    self.problems.append((robots_url, f"robots.txt unavailable, host treated as disallowed: {exc}"))
+                    self._failures[host] = f"robots.txt unavailable, host treated as disallowed ({exc})"
+                    self.problems.append((robots_url, self._failures[host]))
         return self._parsers[host]
 
     def allowed(self, url: str) -> bool:
         """True if the user agent may fetch `url`."""
         rules = self._rules(url)
         return rules if isinstance(rules, bool) else rules.can_fetch(self.user_agent, url)
+
+    def denial(self, url: str) -> str | None:
+        """Why robots rules forbid `url` (naming an unreachable robots.txt), or None if allowed."""
+        if self.allowed(url):
+            return None
+        return "skipped: " + self._failures.get(host_of(url), "disallowed by robots.txt")
 
     def sitemaps(self, url: str) -> list[str]:
         """Sitemap URLs the host's robots.txt names."""

@@ -80,8 +80,9 @@ class ShopCollector:
             if url in seen:
                 continue
             seen.add(url)
-            if fetcher.refusal(url) is None and not robots.allowed(url):
-                ctx.report(url, "skipped: disallowed by robots.txt")
+            denial = None if fetcher.refusal(url) else robots.denial(url)
+            if denial:
+                ctx.report(url, denial)
                 continue
             try:
                 found, children = parse_sitemap(fetcher.get(url, MAX_SITEMAP_BYTES).content)
@@ -102,9 +103,10 @@ class ShopCollector:
         if refusal:
             ctx.report(url, refusal)
             return
-        if not robots.allowed(url):
+        denial = robots.denial(url)
+        if denial:
             self._count("pages_disallowed")
-            ctx.report(url, "skipped: disallowed by robots.txt")
+            ctx.report(url, denial)
             return
         if self.config.incremental and state.unchanged(url, entry.lastmod):
             self._count("pages_unchanged")
@@ -127,12 +129,12 @@ class ShopCollector:
         fetcher.archive(fetched)
         self._count("pages_fetched")
         product = extract_product(fetched.content.decode("utf-8", errors="replace"))
-        if product is None:
+        for problem in product.problems:
+            ctx.report(url, problem)
+        if product.empty:
             ctx.report(url, "no schema.org Product JSON-LD or OpenGraph product data")
             state.record(url, fetched.fetched_at, entry.lastmod)
             return
-        for problem in product.problems:
-            ctx.report(url, problem)
         yield from self._images(url, product, entry, fetched, fetcher, robots, ctx)
         state.record(url, fetched.fetched_at, entry.lastmod)
 
@@ -159,8 +161,10 @@ class ShopCollector:
             origin = "http last-modified" if published else None
         for raw_url in product.images[: self.config.max_images_per_product]:
             image_url = urljoin(page_url, raw_url)
-            if fetcher.refusal(image_url) is None and not robots.allowed(image_url):
-                ctx.report(image_url, "skipped: disallowed by robots.txt")
+            denial = None if fetcher.refusal(image_url) else robots.denial(image_url)
+            if denial:
+                self._count("images_failed")
+                ctx.report(image_url, denial)
                 continue
             try:
                 image = fetcher.get(image_url, self.config.max_image_bytes, accept=("image/",))
