@@ -125,3 +125,7 @@ def serve(shop: Shop) -> Iterator[Shop]:
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+PNG_ROUTE: Route = (200, {"Content-Type": "image/png"}, encode(photo(0, size=32)))
+"""A small valid PNG response."""
