@@ -1,0 +1,141 @@
+"""Release mechanics without a shop: synth source, config errors, stage hooks, resume, push, contamination."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from buildkit import encode, near_copy, photo
+from PIL import ImageOps
+from typer.testing import CliRunner
+
+from conftest import make_row
+from lookbench.build.config import BuildError, load_config
+from lookbench.build.push import push_release
+from lookbench.build.runner import run_stages
+from lookbench.build.stages import CollectStage, DedupStage, PublishStage, SplitStage, StageResult
+from lookbench.build.stages.base import BuildContext, read_samples, write_samples
+from lookbench.cli.main import app
+from lookbench.errors import SnapshotError
+from lookbench.snapshot import open_snapshot
+from lookbench.snapshot.writer import image_value
+
+
+def _synth_rows(prefix: str, seeds: list[int], offset: int = 0) -> list[dict]:
+    return [
+        make_row(f"{prefix}{s}", "dress", "red", ["silk"], image=image_value(encode(photo(s + offset)), f"{s}.png"))
+        for s in seeds
+    ]
+
+
+def _config(tmp_path: Path, synth: Path, release: str = "2026-06-01", **extra: object) -> Path:
+    data = {
+        "release_date": release,
+        "output": "out",
+        "sources": [{"kind": "synth", "name": "synth", "path": str(synth)}],
+        **extra,
+    }
+    path = tmp_path / f"{release}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture
+def synth(make_snapshot) -> Path:
+    """A Synth snapshot: 3 items, each with a query and a gallery image."""
+    return make_snapshot(
+        {"aigen_studio": {"query": _synth_rows("i", [1, 2, 3]), "gallery": _synth_rows("i", [1, 2, 3], offset=10)}},
+        version="v20260501",
+    )
+
+
+class CountingStage:
+    """A part-2 style stage inserted between dedup and split: passes rows through, counts them."""
+
+    name = "count"
+
+    def run(self, ctx: BuildContext, previous: Path | None) -> StageResult:
+        table = read_samples(previous)
+        return StageResult(write_samples(ctx, self.name, table), {"rows": table.num_rows})
+
+
+def test_synth_source_stage_hook_resume_and_push(tmp_path, synth):
+    config = load_config(_config(tmp_path, synth))
+    assert config.output == tmp_path / "out"
+    stages = [CollectStage(), DedupStage(), CountingStage(), SplitStage(), PublishStage()]
+    ctx = run_stages(config, stages)
+    assert [e["stage"] for e in ctx.log] == ["collect", "dedup", "count", "split", "publish"]
+    assert ctx.stats_of("count") == {"rows": 6}
+    version = config.output / "v20260601"
+    snap = open_snapshot(version)
+    assert snap.subsets == ["aigen_studio"] and snap.num_rows("aigen_studio", "query") == 3
+    query = pq.read_table(version / "aigen_studio" / "query.parquet").to_pylist()
+    assert all(r["generated"] and r["source"] == "synth" for r in query)
+    assert query[0]["published_at_origin"] == "synth snapshot version"
+    again = run_stages(config, stages)
+    assert all(e["status"].startswith("skipped") for e in again.log)
+    mirror = tmp_path / "mirror"
+    push_release(config.output, "v20260601", str(mirror))
+    open_snapshot(mirror / "v20260601")
+    assert "config_name: aigen_studio" in (mirror / "README.md").read_text()
+    with pytest.raises(BuildError, match="never overwritten"):
+        push_release(config.output, "v20260601", str(mirror))
+
+
+def test_changed_config_cannot_overwrite_a_published_version(tmp_path, synth):
+    run_stages(load_config(_config(tmp_path, synth)), [CollectStage(), DedupStage(), SplitStage(), PublishStage()])
+    changed = load_config(_config(tmp_path, synth, dedup={"phash_threshold": 10}))
+    with pytest.raises(BuildError, match="never modified"):
+        run_stages(changed, [CollectStage(), DedupStage(), SplitStage(), PublishStage()])
+
+
+def test_config_errors(tmp_path, synth):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        yaml.safe_dump(
+            {
+                "release_date": "2026-01-01",
+                "output": "o",
+                "sources": [{"kind": "catalog", "name": "c", "path": "x", "subsets": ["nope"]}],
+            }
+        )
+    )
+    with pytest.raises(BuildError, match="unknown subset"):
+        load_config(bad)
+    bad.write_text("- not a mapping\n")
+    with pytest.raises(BuildError, match="mapping"):
+        load_config(bad)
+
+
+def test_contamination_command(tmp_path, make_snapshot):
+    rows = _synth_rows("i", [1, 2, 3, 4])
+    snap = make_snapshot({"real_studio_flat": {"query": rows[:2], "gallery": rows[2:]}})
+    folder = tmp_path / "train"
+    folder.mkdir()
+    (folder / "copy.png").write_bytes(encode(photo(1)))
+    (folder / "flipped.jpg").write_bytes(encode(ImageOps.mirror(photo(3)), "JPEG", 75))
+    (folder / "resized.jpg").write_bytes(near_copy(photo(4)))
+    (folder / "other.png").write_bytes(encode(photo(50)))
+    (folder / "broken.png").write_bytes(b"not an image")
+    report = tmp_path / "matches.csv"
+    result = CliRunner().invoke(
+        app, ["contamination", "--snapshot", str(snap), "--against", str(folder), "--output", str(report)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "3 of 4 snapshot rows occur among 4 folder images" in result.output
+    assert "broken.png" in result.output
+    lines = report.read_text().splitlines()
+    assert lines[0].startswith("subset,split,row,item_ID,tier")
+    assert {line.split(",")[3] for line in lines[1:]} == {"i1", "i3", "i4"}
+    assert any(",exact," in line and "copy.png" in line for line in lines)
+    failing = CliRunner().invoke(
+        app, ["contamination", "--snapshot", str(snap), "--against", str(folder), "--fail-on-match"]
+    )
+    assert failing.exit_code == 1
+
+
+def test_missing_snapshot_is_an_error(tmp_path):
+    with pytest.raises(SnapshotError):
+        open_snapshot(tmp_path / "none")
