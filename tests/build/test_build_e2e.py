@@ -118,6 +118,7 @@ def write_config(path: Path, release: str, shop: Shop, dead_host: str, root: Pat
                 "kind": "shop",
                 "name": "testshop",
                 "hosts": [shop.host, dead_host],
+                "scheme": "http",
                 "rate_limit_s": 0.0,
                 "timeout_s": 3,
                 "max_image_bytes": 60_000,

@@ -31,10 +31,20 @@ def _synth_rows(prefix: str, seeds: list[int], offset: int = 0) -> list[dict]:
 
 
 def _config(tmp_path: Path, synth: Path, release: str = "2026-06-01", **extra: object) -> Path:
+    noise = tmp_path / "noise"
+    noise.mkdir(exist_ok=True)
+    lines = ["image,product_id,category,color"]
+    for seed in (30, 31, 32):
+        (noise / f"{seed}.png").write_bytes(encode(photo(seed)))
+        lines.append(f"{seed}.png,N{seed},bag,Brown")
+    (noise / "manifest.csv").write_text("\n".join(lines) + "\n")
     data = {
         "release_date": release,
         "output": "out",
-        "sources": [{"kind": "synth", "name": "synth", "path": str(synth)}],
+        "sources": [
+            {"kind": "synth", "name": "synth", "path": str(synth)},
+            {"kind": "catalog", "name": "distractors", "path": "noise", "subsets": ["noise"]},
+        ],
         **extra,
     }
     path = tmp_path / f"{release}.yaml"
@@ -67,10 +77,12 @@ def test_synth_source_stage_hook_resume_and_push(tmp_path, synth):
     stages = [CollectStage(), DedupStage(), CountingStage(), SplitStage(), PublishStage()]
     ctx = run_stages(config, stages)
     assert [e["stage"] for e in ctx.log] == ["collect", "dedup", "count", "split", "publish"]
-    assert ctx.stats_of("count") == {"rows": 6}
+    assert ctx.stats_of("count") == {"rows": 9}
     version = config.output / "v20260601"
     snap = open_snapshot(version)
     assert snap.subsets == ["aigen_studio"] and snap.num_rows("aigen_studio", "query") == 3
+    assert snap.has_noise and snap.num_rows("noise", "gallery") == 3
+    assert len(snap.corpus_labels("aigen_studio")) == 6
     query = pq.read_table(version / "aigen_studio" / "query.parquet").to_pylist()
     assert all(r["generated"] and r["source"] == "synth" for r in query)
     assert query[0]["published_at_origin"] == "synth snapshot version"
@@ -106,6 +118,17 @@ def test_config_errors(tmp_path, synth):
         load_config(bad)
     bad.write_text("- not a mapping\n")
     with pytest.raises(BuildError, match="mapping"):
+        load_config(bad)
+    bad.write_text(
+        yaml.safe_dump(
+            {
+                "release_date": "2026-01-01",
+                "output": "o",
+                "sources": [{"kind": "shop", "name": "s", "hosts": ["https://shop.example"]}],
+            }
+        )
+    )
+    with pytest.raises(BuildError, match="without scheme"):
         load_config(bad)
 
 

@@ -42,6 +42,8 @@ class ShopSource(_SourceBase):
 
     kind: Literal["shop"]
     hosts: list[str] = Field(min_length=1, description="allowed host[:port] names; everything else is refused")
+    scheme: Literal["http", "https"] = "https"
+    """Scheme used to find robots.txt-named or default `/sitemap.xml` sitemaps of each host."""
     sitemaps: list[str] = []
     pages: list[str] = []
     user_agent: str = "lookbench-builder/0.1 (+https://github.com/lookbench)"
@@ -52,6 +54,14 @@ class ShopSource(_SourceBase):
     max_image_bytes: int = Field(10_000_000, ge=1)
     max_images_per_product: int = Field(8, ge=1)
     incremental: bool = True
+
+    @field_validator("hosts")
+    @classmethod
+    def _bare_hosts(cls, value: list[str]) -> list[str]:
+        bad = [h for h in value if "/" in h or not h]
+        if bad:
+            raise ValueError(f"hosts are host[:port] names without scheme or path, got {bad}")
+        return [h.lower() for h in value]
 
 
 class CatalogSource(_SourceBase):

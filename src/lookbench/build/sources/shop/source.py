@@ -60,15 +60,15 @@ class ShopCollector:
         try:
             for entry in self._pages(fetcher, robots, ctx)[: self.config.max_pages]:
                 yield from self._page(entry, fetcher, robots, state, ctx)
+            state.save()
         finally:
             for url, message in robots.problems:
                 ctx.report(url, message)
-            state.save()
             fetcher.close()
             self.stats["requests"] = len(fetcher.requests)
 
     def _pages(self, fetcher: Fetcher, robots: RobotsRules, ctx: CollectContext) -> list[SitemapEntry]:
-        roots = [f"http://{h}/" if "://" not in h else h for h in self.config.hosts]
+        roots = [f"{self.config.scheme}://{h}/" for h in self.config.hosts]
         queue = list(self.config.sitemaps)
         if not queue:
             for root in roots:
