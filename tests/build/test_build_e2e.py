@@ -324,6 +324,8 @@ def test_two_releases(world):
     assert "config_name: real_studio_flat-v20260601" in card and "release 2026-12-01" in card
     assert "excluded as duplicates of earlier versions" in (v2 / "README.md").read_text()
     assert "dedup" in result2.output
+    info = CliRunner().invoke(app, ["snapshot", "info", str(v2)])
+    assert info.exit_code == 0 and "duplicates of earlier versions excluded" in info.output
 
     # a re-run resumes: every stage is skipped and nothing is requested
     shop.requests.clear()

@@ -48,6 +48,16 @@ def info(path: str = typer.Argument(..., help="Snapshot folder or hf:// location
         table.add_row(subset, str(len(q)), str(g), str(g + noise_rows), str(len(set(q.category))), span)
     console.print(table)
     console.print(f"noise rows: {noise_rows}")
+    manifest = read_manifest(snap.root)
+    if manifest is not None:
+        release = manifest.get("release", {})
+        tools = manifest.get("tool_versions", {})
+        console.print(f"manifest: {len(manifest['files'])} files, built by lookbench {tools.get('lookbench', '?')}")
+        if release:
+            sources = ", ".join(f"{s['name']} ({s['kind']})" for s in release.get("sources", []))
+            excluded = release.get("dedup", {}).get("excluded_as_duplicates_of_earlier_versions", {})
+            console.print(f"release {release.get('release_date')}; sources: {sources}", highlight=False)
+            console.print(f"duplicates of earlier versions excluded: {excluded or 'none'}", highlight=False)
 
 
 @snapshot_app.command("verify")
