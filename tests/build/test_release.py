@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
 from buildkit import encode, near_copy, photo
-from PIL import ImageOps
+from PIL import Image, ImageOps
 from typer.testing import CliRunner
 
 from conftest import make_row
@@ -19,6 +21,7 @@ from lookbench.build.stages import CollectStage, DedupStage, PublishStage, Split
 from lookbench.build.stages.base import BuildContext, read_samples, write_samples
 from lookbench.cli.main import app
 from lookbench.errors import SnapshotError
+from lookbench.models.registry import SPEC_KINDS
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.writer import image_value
 
@@ -162,3 +165,50 @@ def test_contamination_command(tmp_path, make_snapshot):
 def test_missing_snapshot_is_an_error(tmp_path):
     with pytest.raises(SnapshotError):
         open_snapshot(tmp_path / "none")
+
+
+class TinyEmbedder:
+    """A real (if weak) embedding: the 8x8 grey thumbnail of each image, mirror-symmetrised."""
+
+    spec = "tiny:8"
+
+    def embed_split(self, snapshot, subset: str, split: str) -> np.ndarray:
+        vectors = []
+        for _, images in snapshot.iter_images(subset, split):
+            for data in images:
+                with Image.open(io.BytesIO(data)) as im:
+                    grey = np.asarray(im.convert("L").resize((8, 8)), dtype=np.float64)
+                vectors.append((grey + grey[:, ::-1]).ravel() - 255)
+        return np.asarray(vectors)
+
+    def describe(self) -> dict:
+        return {"spec": self.spec}
+
+
+def test_embedding_tier_catches_what_exact_matching_misses(tmp_path, synth, monkeypatch):
+    monkeypatch.setitem(SPEC_KINDS, "tiny", lambda argument, options: TinyEmbedder())
+    stages = [CollectStage(), DedupStage(), SplitStage(), PublishStage()]
+    exact_only = {"phash_threshold": 0, "embedding_model": "tiny:8", "embedding_threshold": 0.995}
+    run_stages(load_config(_config(tmp_path, synth, dedup=exact_only)), stages)
+    again = make_snapshot_copy(tmp_path, synth)
+    ctx = run_stages(load_config(_config(tmp_path, again, release="2026-12-01", dedup=exact_only)), [*stages[:2]])
+    stats = ctx.stats_of("dedup")
+    excluded = stats["excluded_as_duplicates_of_earlier_versions"]
+    assert excluded["exact"] == 3 and excluded.get("perceptual", 0) + excluded["embedding"] == 6
+    assert excluded["embedding"] >= 1 and stats["kept"] == 0
+    dropped = pq.read_table(tmp_path / "out" / "_work" / "v20261201" / "dedup" / "dropped.parquet").to_pylist()
+    assert all(d["duplicate_of"].startswith("v20260601/") for d in dropped if d["tier"] == "embedding")
+
+
+def make_snapshot_copy(tmp_path: Path, synth: Path) -> Path:
+    """The Synth snapshot again, every image resized and re-encoded as JPEG (no byte-identical copy)."""
+    from conftest import write_snapshot
+
+    spec = {}
+    for split in ("query", "gallery"):
+        table = pq.read_table(synth / "aigen_studio" / f"{split}.parquet").to_pylist()
+        for row in table:
+            with Image.open(io.BytesIO(row["image"]["bytes"])) as im:
+                row["image"] = image_value(encode(im.resize((100, 100)), "JPEG", 80), "x.jpg")
+        spec.setdefault("aigen_studio", {})[split] = table
+    return write_snapshot(tmp_path / "synth2", spec, version="v20261115")
