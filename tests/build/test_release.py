@@ -212,3 +212,32 @@ def make_snapshot_copy(tmp_path: Path, synth: Path) -> Path:
                 row["image"] = image_value(encode(im.resize((100, 100)), "JPEG", 80), "x.jpg")
         spec.setdefault("aigen_studio", {})[split] = table
     return write_snapshot(tmp_path / "synth2", spec, version="v20261115")
+
+
+def test_collect_resumes_finished_sources_and_cli_reports_errors(tmp_path, synth):
+    config_path = tmp_path / "r.yaml"
+    data = {
+        "release_date": "2026-06-01",
+        "output": "out",
+        "sources": [
+            {"kind": "synth", "name": "synth", "path": str(synth)},
+            {"kind": "catalog", "name": "later", "path": "not-yet"},
+        ],
+    }
+    config_path.write_text(yaml.safe_dump(data))
+    failed = CliRunner().invoke(app, ["build", str(config_path)])
+    assert failed.exit_code == 2 and "not-yet" in failed.output
+    work = tmp_path / "out" / "_work" / "v20260601" / "collect"
+    assert (work / "synth.done.json").is_file() and not (work / "later.done.json").exists()
+    first = (work / "synth.parquet").read_bytes()
+    folder = tmp_path / "not-yet"
+    folder.mkdir()
+    (folder / "a.png").write_bytes(encode(photo(60)))
+    (folder / "b.png").write_bytes(encode(photo(61)))
+    (folder / "manifest.csv").write_text("image,product_id,category,color\na.png,K1,coat,Camel\nb.png,K1,coat,Camel\n")
+    ok = CliRunner().invoke(app, ["build", str(config_path)])
+    assert ok.exit_code == 0, ok.output
+    info = yaml.safe_load((work / "DONE.json").read_text())
+    assert info["log"]["stats"]["sources"]["synth"]["resumed"] is True
+    assert (work / "synth.parquet").read_bytes() == first
+    assert open_snapshot(tmp_path / "out" / "v20260601").num_rows("real_studio_flat", "query") == 1
