@@ -17,9 +17,10 @@ def test_rate_limit_spaces_requests_per_host():
         for _ in range(3):
             fetcher.get(shop.url("/a"), 10_000)
         fetcher.close()
-    times = [t for _, t, _ in shop.requests]
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
-    assert len(gaps) == 2 and min(gaps) >= 0.13
+    sent = [t for _, t in fetcher.requests]
+    assert len(sent) == 3 and min(b - a for a, b in zip(sent, sent[1:], strict=False)) >= 0.149
+    arrived = [t for _, t, _ in shop.requests]
+    assert len(arrived) == 3 and arrived[2] - arrived[0] >= 0.28
 
 
 def test_refusals_and_limits(tmp_path):

@@ -64,7 +64,8 @@ class Fetcher:
         self.warc = warc
         self._sleep = sleep
         self._next_at: dict[str, float] = {}
-        self.requests: list[str] = []
+        self.requests: list[tuple[str, float]] = []
+        """(URL, monotonic send time) of every request made."""
         self.client = httpx.Client(
             timeout=timeout_s, follow_redirects=False, headers={"User-Agent": user_agent}, trust_env=False
         )
@@ -84,11 +85,10 @@ class Fetcher:
 
     def _wait_turn(self, host: str) -> None:
         delay = max(self.rate_limit_s, self.delays.get(host, 0.0))
-        now = time.monotonic()
-        wait = self._next_at.get(host, now) - now
+        wait = self._next_at.get(host, 0.0) - time.monotonic()
         if wait > 0:
             self._sleep(wait)
-        self._next_at[host] = max(now, self._next_at.get(host, now)) + delay
+        self._next_at[host] = time.monotonic() + delay
 
     def get(
         self, url: str, max_bytes: int, accept: tuple[str, ...] = (), headers: dict[str, str] | None = None
@@ -100,7 +100,7 @@ class Fetcher:
             if reason:
                 raise FetchError(current, reason + (f" (redirected from {url})" if current != url else ""))
             self._wait_turn(host_of(current))
-            self.requests.append(current)
+            self.requests.append((current, time.monotonic()))
             fetched = self._get_once(current, max_bytes, headers or {})
             location = fetched.headers.get("location")
             if 300 <= fetched.status < 400 and fetched.status != 304 and location:
