@@ -122,6 +122,7 @@ def write_config(path: Path, release: str, shop: Shop, dead_host: str, root: Pat
                 "rate_limit_s": 0.0,
                 "timeout_s": 3,
                 "max_image_bytes": 60_000,
+                "max_images_per_product": 12,
                 "user_agent": "lookbench-test",
                 "license": "shop terms: research use",
             },
@@ -192,6 +193,7 @@ def test_two_releases(world):
         "/img/4a.png",
         "/img/4b.png",
         "/img/html.png",
+        "/img/fake.png",
         "/img/big.png",
         "/img/trunc.png",
         f"http://{dead}/img/x.png",
@@ -201,6 +203,7 @@ def test_two_releases(world):
     add_product(shop, "/p/4", "P4", "Shoes", "White", {"/img/4a.png": encode(img[7]), "/img/4b.png": encode(img[8])})
     shop.routes["/p/4"] = (200, HTML, product_page("P4", "Item P4", "Shoes", "White", bad_images, "2026-04-02"))
     shop.routes["/img/html.png"] = (200, {"Content-Type": "text/html"}, b"<html>not an image</html>")
+    shop.routes["/img/fake.png"] = (200, PNG, b"<html>an HTML page labelled image/png</html>")
     shop.routes["/img/big.png"] = (200, PNG, big)
     shop.routes["/img/trunc.png"] = truncated(encode(img[9])[:200], 5000)
     shop.routes["/img/redirect.png"] = (302, {"Location": f"http://localhost:{shop.port}/img/4a.png"}, b"")
@@ -240,6 +243,7 @@ def test_two_releases(world):
     assert "not valid JSON" in by_url[shop.url("/p/3")]
     assert "content type 'text/html'" in by_url[shop.url("/img/html.png")]
     assert "exceeds the limit" in by_url[shop.url("/img/big.png")]
+    assert "not a decodable image" in by_url[shop.url("/img/fake.png")]
     assert (
         "RemoteProtocolError" in by_url[shop.url("/img/trunc.png")] or "decodable" in by_url[shop.url("/img/trunc.png")]
     )

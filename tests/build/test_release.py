@@ -241,3 +241,10 @@ def test_collect_resumes_finished_sources_and_cli_reports_errors(tmp_path, synth
     assert info["log"]["stats"]["sources"]["synth"]["resumed"] is True
     assert (work / "synth.parquet").read_bytes() == first
     assert open_snapshot(tmp_path / "out" / "v20260601").num_rows("real_studio_flat", "query") == 1
+
+
+def test_contamination_default_matches_dedup_default():
+    from lookbench.build.config import DedupConfig
+    from lookbench.cli.contamination_cmd import DEFAULT_THRESHOLD
+
+    assert DedupConfig.model_validate({}).phash_threshold == DEFAULT_THRESHOLD

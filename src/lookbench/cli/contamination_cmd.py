@@ -11,12 +11,17 @@ from rich.table import Table
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
 
+DEFAULT_THRESHOLD = 24
+"""Same as the release config's `dedup.phash_threshold` default (checked by the tests)."""
+
 
 @reports_errors
 def contamination(
     snapshot: str = typer.Option(..., "--snapshot", help="Snapshot folder or hf:// location."),
     against: Path = typer.Option(..., "--against", help="Image folder to check against (searched recursively)."),
-    threshold: int = typer.Option(24, "--threshold", help="Max pHash Hamming distance of 256 bits (docs/build.md)."),
+    threshold: int = typer.Option(
+        DEFAULT_THRESHOLD, "--threshold", help="Max pHash Hamming distance of 256 bits (docs/build.md)."
+    ),
     output: Path | None = typer.Option(None, "--output", help="Write every match to this CSV file."),
     fail_on_match: bool = typer.Option(False, "--fail-on-match", help="Exit with status 1 if anything matches."),
 ) -> None:
