@@ -55,9 +55,11 @@ def og_page(sku: str, images: list[str]) -> bytes:
     ).encode()
 
 
-def sitemap(shop: Shop, pages: dict[str, str]) -> bytes:
-    """A urlset with lastmod dates."""
-    urls = "".join(f"<url><loc>{shop.url(p)}</loc><lastmod>{d}</lastmod></url>" for p, d in pages.items())
+def sitemap(shop: Shop, pages: dict[str, str | None]) -> bytes:
+    """A urlset with lastmod dates (none where the date is None)."""
+    urls = "".join(
+        f"<url><loc>{shop.url(p)}</loc>{f'<lastmod>{d}</lastmod>' if d else ''}</url>" for p, d in pages.items()
+    )
     return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'.encode()
 
 
@@ -213,7 +215,9 @@ def test_two_releases(world):
         HTML,
         product_page("P9", "Secret", "Shirts", "Red", ["/img/1a.png"], "2026-04-01"),
     )
-    pages = {
+    add_product(shop, "/p/8", "P8", "Hats", "Beige", {"/img/8a.png": encode(img[18]), "/img/8b.png": encode(img[19])})
+    pages: dict[str, str | None] = {
+        "/p/8": None,
         "/p/1": "2026-05-01",
         "/p/2": "2026-05-02",
         "/p/3": "2026-05-03",
@@ -263,7 +267,7 @@ def test_two_releases(world):
     assert read_manifest(v1) is not None and manifest_problems(v1, read_manifest(v1)) == []
     queries = rows(v1, "real_studio_flat", "query")
     gallery = rows(v1, "real_studio_flat", "gallery")
-    assert len(queries) == 6 and len(gallery) == 6
+    assert len(queries) == 7 and len(gallery) == 7
     assert {q["item_ID"] for q in queries} == {g["item_ID"] for g in gallery}
     shirts = next(q for q in queries if q["product_id"] == "P1")
     assert (shirts["category"], shirts["main_attribute"], shirts["source"]) == ("shirts", "red", "testshop")
@@ -286,6 +290,21 @@ def test_two_releases(world):
 
     # second release: new and changed pages, re-used images (exact and resized/mirrored/re-encoded copies)
     shop.requests.clear()
+    p8 = shop.routes["/p/8"]
+    assert not callable(p8)
+
+    def not_modified_since(handler: Any) -> None:
+        if handler.headers.get("If-Modified-Since"):
+            handler.send_response(304)
+            handler.end_headers()
+            return
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(p8[2])))
+        handler.end_headers()
+        handler.wfile.write(p8[2])
+
+    shop.routes["/p/8"] = not_modified_since
     add_product(
         shop, "/p/6", "P6", "Dresses", "Yellow", {"/img/6a.png": encode(img[20]), "/img/6b.jpg": near_copy(img[1])}
     )
@@ -304,8 +323,8 @@ def test_two_releases(world):
     result2 = build(config2)
     v2 = out / "v20261201"
     fetched = set(shop.paths())
-    assert {"/p/2", "/p/6", "/p/7"} <= fetched
-    assert not fetched & {"/p/1", "/p/3", "/p/4", "/p/5", "/img/1a.png", "/img/big.png"}
+    assert {"/p/2", "/p/6", "/p/7", "/p/8"} <= fetched
+    assert not fetched & {"/p/1", "/p/3", "/p/4", "/p/5", "/img/1a.png", "/img/big.png", "/img/8a.png"}
     assert not any(p.startswith("/private/") for p in fetched)
     assert tree_digest(v1) == v1_digest
     for version in (v1, v2):
