@@ -14,13 +14,13 @@ from PIL import Image, ImageOps
 from typer.testing import CliRunner
 
 from conftest import make_row
-from lookbench.build.config import BuildError, load_config
+from lookbench.build.config import load_config
 from lookbench.build.push import push_release
 from lookbench.build.runner import run_stages
 from lookbench.build.stages import CollectStage, DedupStage, PublishStage, SplitStage, StageResult
 from lookbench.build.stages.base import BuildContext, read_samples, write_samples
 from lookbench.cli.main import app
-from lookbench.errors import SnapshotError
+from lookbench.errors import BuildError, SnapshotError
 from lookbench.models.registry import SPEC_KINDS
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.writer import image_value

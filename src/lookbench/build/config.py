@@ -11,12 +11,8 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from lookbench.errors import LookBenchError
+from lookbench.errors import BuildError
 from lookbench.snapshot.schema import NOISE, SUBSETS
-
-
-class BuildError(LookBenchError):
-    """A release config or build stage cannot proceed."""
 
 
 class _Strict(BaseModel):

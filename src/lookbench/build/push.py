@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from lookbench.build.config import BuildError
+from lookbench.errors import BuildError
 from lookbench.snapshot.manifest import verify_manifest
 from lookbench.snapshot.source import parse_hub_uri
 

@@ -4,33 +4,20 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 
-from lookbench.build.config import BuildError, CatalogSource
+from lookbench.build.config import CatalogSource
+from lookbench.build.dates import parse_when
 from lookbench.build.images import check_image
 from lookbench.build.labels import colour_labels, split_list
 from lookbench.build.sample import Sample
 from lookbench.build.sources.base import CollectContext
+from lookbench.errors import BuildError
 
 MANIFEST_NAMES = ("manifest.csv", "manifest.parquet")
-
-
-def parse_when(value: object) -> datetime | None:
-    """A UTC datetime from an ISO date/datetime string or datetime; None if absent or unparseable."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        when = value
-    else:
-        try:
-            when = datetime.fromisoformat(str(value).strip().replace("Z", "+00:00"))
-        except ValueError:
-            return None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def find_manifest(path: Path) -> Path:

@@ -9,12 +9,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lookbench.build.config import BuildError, GeneratedSource
+from lookbench.build.config import GeneratedSource
+from lookbench.build.dates import parse_when
 from lookbench.build.images import check_image
 from lookbench.build.labels import split_list
 from lookbench.build.sample import Sample
 from lookbench.build.sources.base import CollectContext
-from lookbench.build.sources.catalog import parse_when
+from lookbench.errors import BuildError
 
 RECORDS = "records.jsonl"
 

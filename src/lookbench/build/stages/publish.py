@@ -15,8 +15,8 @@ from PIL import Image
 from lookbench import __version__
 from lookbench.atomic import write_text_atomic
 from lookbench.build.card import root_card, version_card
-from lookbench.build.config import BuildError
 from lookbench.build.stages.base import BuildContext, StageResult, read_samples
+from lookbench.errors import BuildError
 from lookbench.snapshot.manifest import write_manifest
 from lookbench.snapshot.schema import NOISE
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split

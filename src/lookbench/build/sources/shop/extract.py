@@ -8,7 +8,7 @@ from datetime import datetime
 from html.parser import HTMLParser
 from typing import Any
 
-from lookbench.build.sources.catalog import parse_when
+from lookbench.build.dates import parse_when
 
 
 @dataclass

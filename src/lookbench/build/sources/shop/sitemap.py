@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from datetime import datetime
 
-from lookbench.build.sources.catalog import parse_when
+from lookbench.build.dates import parse_when
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from lookbench.atomic import write_text_atomic
-from lookbench.build.sources.catalog import parse_when
+from lookbench.build.dates import parse_when
 
 
 @dataclass
