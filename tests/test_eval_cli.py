@@ -174,3 +174,43 @@ def test_bad_options(snapshot: Path, tmp_path: Path) -> None:
     assert r.exit_code == 2 and "--k" in r.output
     r = runner.invoke(app, ["tables", str(tmp_path / "missing.json")])
     assert r.exit_code == 2 and "result file not found" in r.output
+
+
+class SkippingProvider:
+    """Precomputed embeddings with some rows marked as undecodable, as a model provider reports them."""
+
+    def __init__(self, root: Path, skipped: dict[tuple[str, str], dict[int, str]]) -> None:
+        from lookbench.embeddings.precomputed import PrecomputedEmbeddings
+
+        self.inner = PrecomputedEmbeddings(root)
+        self.spec = "skipping"
+        self.skipped = skipped
+
+    def embed_split(self, snapshot, subset: str, split: str) -> np.ndarray:  # type: ignore[no-untyped-def]
+        array = np.array(self.inner.embed_split(snapshot, subset, split))
+        for row in self.skipped.get((subset, split), {}):
+            array[row] = 0.0
+        return array
+
+    def describe(self) -> dict:  # type: ignore[type-arg]
+        return {"spec": self.spec}
+
+
+def test_skipped_rows_are_excluded_and_recorded(snapshot: Path, tmp_path: Path) -> None:
+    from lookbench.evaluation.runner import EvalSettings, evaluate
+    from lookbench.snapshot import open_snapshot
+
+    emb = _write_embeddings(tmp_path / "emb", _vectors(True))
+    skipped = {
+        ("noise", "gallery"): {0: "truncated"},  # the decoy that outranked studio query 0
+        ("real_studio_flat", "query"): {1: "bad header"},
+    }
+    out = evaluate(open_snapshot(snapshot), SkippingProvider(emb, skipped), EvalSettings(resamples=20))
+    info = out.result.snapshot.subsets["real_studio_flat"]
+    assert (info.queries, info.skipped_queries, info.skipped_corpus) == (1, 1, 1)
+    assert out.result.metrics["real_studio_flat"]["fine_recall@1"].value == 1.0
+    assert out.result.skipped == [
+        {"subset": "noise", "split": "gallery", "row": 0, "error": "truncated"},
+        {"subset": "real_studio_flat", "split": "query", "row": 1, "error": "bad header"},
+    ]
+    assert -1 not in out.per_query["topk_rows"].to_pylist()[0][:4]

@@ -17,3 +17,7 @@ class EmbeddingError(LookBenchError):
 
 class ResultError(LookBenchError):
     """A result file is malformed or incompatible."""
+
+
+class BuildError(LookBenchError):
+    """A release config or build stage cannot proceed."""

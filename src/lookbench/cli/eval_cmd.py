@@ -15,16 +15,24 @@ from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.evaluation.window import parse_date
 from lookbench.metrics.aggregate import OVERALL
-from lookbench.metrics.definitions import DEFAULT_KS, FineRule
+from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.results.io import save_result
 from lookbench.results.per_query import write_per_query
-from lookbench.results.tables import percent
+from lookbench.results.schema import MetricValue
+from lookbench.results.tables import percent, short_metric
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import SUBSET_TITLES
 
 DEFAULT_OUTPUT = "results/{model}__{snapshot}__{rule}.json"
-SHOWN_METRICS = ("fine_recall@1", "coarse_recall@1", "ndcg@5", "fine_recall@10", "mrr@10", "item_recall@1")
+SHOWN_METRICS = (
+    "fine_recall@1",
+    "coarse_recall@1",
+    "ndcg@5",
+    "mrr@10",
+    "item_recall@1",
+    "outfit_recall@1",
+)
 
 
 def slug(text: str) -> str:
@@ -61,16 +69,17 @@ def _default_model() -> str:
     return str(default)
 
 
-def _print_summary(metrics: dict[str, dict], title: str) -> None:  # type: ignore[type-arg]
+def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str) -> None:
     table = Table(title=title)
-    table.add_column("subset")
-    for name in SHOWN_METRICS:
-        table.add_column(name, justify="right")
+    table.add_column("subset", no_wrap=True, min_width=16)
+    shown = [m for m in SHOWN_METRICS if any(m in values for values in metrics.values())]
+    for name in shown:
+        table.add_column(short_metric(name), justify="right")
     table.add_column("n", justify="right")
     for scope, values in metrics.items():
         label = "Overall" if scope == OVERALL else SUBSET_TITLES.get(scope, scope)
-        first = next(iter(values.values()))
-        table.add_row(label, *[percent(values.get(m)) for m in SHOWN_METRICS], str(first.n))
+        queries = next(v.n for key, v in values.items() if key != OUTFIT_METRIC)
+        table.add_row(label, *[percent(values.get(m)) for m in shown], str(queries))
     console.print(table)
 
 

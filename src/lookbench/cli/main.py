@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from lookbench.cli import eval_cmd, leaderboard_cmd, report_cmd, snapshot_cmd, tables_cmd
+from lookbench.cli import build_cmd, contamination_cmd, eval_cmd, leaderboard_cmd, report_cmd, snapshot_cmd, tables_cmd
 
 app = typer.Typer(
     name="lookbench",
@@ -17,6 +17,8 @@ app = typer.Typer(
 eval_cmd.register(app)
 tables_cmd.register(app)
 snapshot_cmd.register(app)
+build_cmd.register(app)
+contamination_cmd.register(app)
 leaderboard_cmd.register(app)
 report_cmd.register(app)
 

@@ -1,4 +1,4 @@
-"""`lookbench snapshot validate|info`: check and summarise a snapshot."""
+"""`lookbench snapshot validate|info|verify`: check, summarise and verify a snapshot."""
 
 from __future__ import annotations
 
@@ -7,7 +7,10 @@ import typer
 from rich.table import Table
 
 from lookbench.cli.common import console, reports_errors
+from lookbench.errors import SnapshotError
 from lookbench.snapshot import NOISE, open_snapshot
+from lookbench.snapshot.manifest import MANIFEST_NAME, manifest_problems, read_manifest
+from lookbench.snapshot.source import resolve_snapshot_dir
 
 snapshot_app = typer.Typer(help="Inspect LookBench snapshots.", no_args_is_help=True)
 
@@ -45,6 +48,34 @@ def info(path: str = typer.Argument(..., help="Snapshot folder or hf:// location
         table.add_row(subset, str(len(q)), str(g), str(g + noise_rows), str(len(set(q.category))), span)
     console.print(table)
     console.print(f"noise rows: {noise_rows}")
+    manifest = read_manifest(snap.root)
+    if manifest is not None:
+        release = manifest.get("release", {})
+        tools = manifest.get("tool_versions", {})
+        console.print(f"manifest: {len(manifest['files'])} files, built by lookbench {tools.get('lookbench', '?')}")
+        if release:
+            sources = ", ".join(f"{s['name']} ({s['kind']})" for s in release.get("sources", []))
+            excluded = release.get("dedup", {}).get("excluded_as_duplicates_of_earlier_versions", {})
+            console.print(f"release {release.get('release_date')}; sources: {sources}", highlight=False)
+            console.print(f"duplicates of earlier versions excluded: {excluded or 'none'}", highlight=False)
+
+
+@snapshot_app.command("verify")
+@reports_errors
+def verify(
+    path: str = typer.Argument(..., help="Snapshot folder (a vYYYYMMDD folder or a folder of versions)."),
+) -> None:
+    """Check every file of a snapshot against its MANIFEST.json (sha256, size, row counts)."""
+    root = resolve_snapshot_dir(path)
+    manifest = read_manifest(root)
+    if manifest is None:
+        raise SnapshotError(f"{root}: no {MANIFEST_NAME} to verify against")
+    problems = manifest_problems(root, manifest)
+    for problem in problems:
+        console.print(f"[red]mismatch[/red] {problem}", highlight=False)
+    if problems:
+        raise SnapshotError(f"{root}: {len(problems)} file(s) disagree with {MANIFEST_NAME}")
+    console.print(f"[green]ok[/green] {root}: {len(manifest['files'])} files match {MANIFEST_NAME}")
 
 
 def register(app: typer.Typer) -> None:

@@ -128,7 +128,7 @@ def evaluate(
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
-    skipped_report: list[dict[str, object]] = []
+    skipped_report: dict[tuple[str, str, int], str] = {}
     fallback_date = snapshot_date(snapshot.snapshot_id)
     total_queries = kept_queries = 0
     noise_rows = snapshot.num_rows(NOISE, "gallery") if snapshot.has_noise else 0
@@ -149,10 +149,10 @@ def evaluate(
         for source, offset in ((subset, 0), (NOISE, gallery_rows)):
             for row, error in embeddings.skipped(source, "gallery").items():
                 excluded[offset + row] = True
-                skipped_report.append({"subset": source, "split": "gallery", "row": row, "error": error})
+                skipped_report[(source, "gallery", row)] = error
         q_skipped = embeddings.skipped(subset, "query")
         for row, error in q_skipped.items():
-            skipped_report.append({"subset": subset, "split": "query", "row": row, "error": error})
+            skipped_report[(subset, "query", row)] = error
         keep = window_mask(queries.first_seen_at, len(queries), settings.since, settings.until, fallback_date)
         total_queries += len(queries)
         if q_skipped:
@@ -231,7 +231,7 @@ def evaluate(
         environment=_environment(),
         metrics=result[0],
         per_category=result[1],
-        skipped=skipped_report,
+        skipped=[{"subset": s, "split": sp, "row": r, "error": e} for (s, sp, r), e in sorted(skipped_report.items())],
         timings={k: round(v, 3) for k, v in timings.items()},
     )
     return EvalOutput(result=output, per_query=per_query)

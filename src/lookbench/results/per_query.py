@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 from lookbench.atomic import atomic_path
 from lookbench.errors import ResultError
 from lookbench.metrics.aggregate import SubsetValues
-from lookbench.metrics.definitions import metric_name
 from lookbench.metrics.outfits import outfit_recall
 from lookbench.metrics.scoring import TaskScores
 from lookbench.snapshot.labels import SplitLabels
@@ -76,9 +75,9 @@ def subset_values(table: pa.Table) -> list[SubsetValues]:
         values = {name: part[name].to_numpy() for name in names}
         _, clusters = np.unique(part["cluster"].to_numpy(), return_inverse=True)
         outfit = None
-        fine1 = metric_name("fine_recall", 1)
-        if subset in STREETLOOK_SUBSETS and fine1 in values:
-            outfit = outfit_recall(values[fine1], clusters)
+        if subset in STREETLOOK_SUBSETS:
+            fine_at_1 = np.array([flags[0] if flags else False for flags in part["fine"].to_pylist()], dtype=float)
+            outfit = outfit_recall(fine_at_1, clusters)
         out.append(
             SubsetValues(
                 name=subset,

@@ -26,6 +26,22 @@ class MetricTable:
         return ["model", *[SUBSET_TITLES.get(s, "Overall" if s == OVERALL else s) for s in self.scopes]]
 
 
+_SHORT = {
+    "coarse_recall": "Coarse R",
+    "fine_recall": "Fine R",
+    "item_recall": "Item R",
+    "outfit_recall": "Outfit R",
+    "mrr": "MRR",
+    "ndcg": "nDCG",
+}
+
+
+def short_metric(key: str) -> str:
+    """A compact column title, e.g. `fine_recall@1` -> `Fine R@1`."""
+    name, _, k = key.partition("@")
+    return f"{_SHORT.get(name, name)}@{k}" if k else _SHORT.get(name, name)
+
+
 def run_label(result: ResultFile) -> str:
     """A row label: the model name, with the fine rule when it is not the default."""
     suffix = f" [{result.config.fine_rule}]" if result.config.fine_rule != "main" else ""

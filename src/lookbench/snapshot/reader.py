@@ -14,18 +14,9 @@ import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.labels import SplitLabels, normalise_label
+from lookbench.snapshot.manifest import file_sha256, verify_manifest
 from lookbench.snapshot.schema import NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS
 from lookbench.snapshot.source import resolve_snapshot_dir
-
-_HASH_CHUNK = 1 << 20
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(_HASH_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class Snapshot:
@@ -234,11 +225,13 @@ class Snapshot:
         """sha256 over every parquet file's relative path and sha256: identifies the exact data."""
         digest = hashlib.sha256()
         for path in self.all_files():
-            digest.update(f"{path.relative_to(self.root).as_posix()}\0{_file_sha256(path)}\n".encode())
+            digest.update(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n".encode())
         return digest.hexdigest()
 
 
-def open_snapshot(location: str | Path) -> Snapshot:
-    """Open a snapshot from a local folder or an `hf://` location."""
+def open_snapshot(location: str | Path, verify: bool = True) -> Snapshot:
+    """Open a snapshot from a local folder or an `hf://` location; check its MANIFEST.json when it has one."""
     root = resolve_snapshot_dir(location)
+    if verify:
+        verify_manifest(root)
     return Snapshot(root, location=str(location))

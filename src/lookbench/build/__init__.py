@@ -1,0 +1,1 @@
+"""The live benchmark builder: sources -> collect -> dedup -> split -> publish."""

@@ -1,0 +1,1 @@
+"""Duplicate detection: exact sha256, flip-robust perceptual hashes and an optional embedding tier."""

@@ -1,0 +1,42 @@
+"""`lookbench build CONFIG`: collect, dedup, split and publish one release."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from lookbench.cli.common import console, reports_errors
+
+
+@reports_errors
+def build(
+    config: Path = typer.Argument(..., help="Release config YAML (release_date, sources, dedup, output)."),
+    push: str | None = typer.Option(None, "--push", help="After publishing, upload to hf://owner/name or a folder."),
+    show_problems: int = typer.Option(20, "--show-problems", help="How many reported input problems to print."),
+) -> None:
+    """Build a release into OUT/vYYYYMMDD; a re-run resumes and skips finished stages."""
+    from lookbench.build.config import load_config
+    from lookbench.build.push import push_release
+    from lookbench.build.runner import run_stages
+    from lookbench.build.stages import default_stages
+
+    release = load_config(config)
+    ctx = run_stages(release, default_stages(), echo=console.print)
+    if ctx.problems:
+        console.print(f"[yellow]{len(ctx.problems)} input problem(s)[/yellow] (all in {release.work}/collect/):")
+        for problem in ctx.problems[:show_problems]:
+            console.print(f"  {problem.get('source', '')}: {problem['url']}: {problem['error']}", highlight=False)
+    dedup = ctx.stats_of("dedup")
+    console.print(
+        f"dedup: kept {dedup.get('kept')} of {dedup.get('input')}; excluded as earlier duplicates "
+        f"{dedup.get('excluded_as_duplicates_of_earlier_versions')}; merged in batch {dedup.get('merged_within_batch')}"
+    )
+    console.print(f"[green]published[/green] {release.output / release.version}")
+    if push:
+        console.print(f"[green]pushed[/green] {push_release(release.output, release.version, push)}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the build command."""
+    app.command("build")(build)

@@ -1,0 +1,62 @@
+"""`lookbench contamination --snapshot S --against FOLDER`: snapshot samples that also occur in an image folder."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from lookbench.cli.common import console, reports_errors
+from lookbench.errors import LookBenchError
+
+DEFAULT_THRESHOLD = 24
+"""Same as the release config's `dedup.phash_threshold` default (checked by the tests)."""
+
+
+@reports_errors
+def contamination(
+    snapshot: str = typer.Option(..., "--snapshot", help="Snapshot folder or hf:// location."),
+    against: Path = typer.Option(..., "--against", help="Image folder to check against (searched recursively)."),
+    threshold: int = typer.Option(
+        DEFAULT_THRESHOLD, "--threshold", help="Max pHash Hamming distance of 256 bits (docs/build.md)."
+    ),
+    output: Path | None = typer.Option(None, "--output", help="Write every match to this CSV file."),
+    fail_on_match: bool = typer.Option(False, "--fail-on-match", help="Exit with status 1 if anything matches."),
+) -> None:
+    """Report which snapshot rows match an image in FOLDER exactly or perceptually (mirror-robust)."""
+    from lookbench.build.contamination import find_contamination
+    from lookbench.snapshot import open_snapshot
+
+    if not against.is_dir():
+        raise LookBenchError(f"--against {against}: not a folder")
+    snap = open_snapshot(snapshot)
+    report = find_contamination(snap, against, threshold)
+    table = Table(title=f"{snap.snapshot_id} against {against}")
+    for col in ("subset", "split", "exact", "perceptual"):
+        table.add_column(col)
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for match in report.matches:
+        key = (str(match["subset"]), str(match["split"]))
+        tiers = counts.setdefault(key, {"exact": 0, "perceptual": 0})
+        tiers[str(match["tier"])] += 1
+    for (subset, split), tiers in sorted(counts.items()):
+        table.add_row(subset, split, str(tiers["exact"]), str(tiers["perceptual"]))
+    console.print(table)
+    for problem in report.unreadable:
+        console.print(f"[yellow]unreadable[/yellow] {problem}", highlight=False)
+    found = len(report.matches)
+    console.print(f"{found} of {report.snapshot_rows} snapshot rows occur among {report.folder_images} folder images")
+    if output is not None:
+        with output.open("w", newline="", encoding="utf-8") as fh:
+            writer = csv.DictWriter(fh, ["subset", "split", "row", "item_ID", "tier", "distance", "file"])
+            writer.writeheader()
+            writer.writerows(report.matches)
+    if fail_on_match and report.matches:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the contamination command."""
+    app.command("contamination")(contamination)
