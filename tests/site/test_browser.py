@@ -48,10 +48,12 @@ def _expected(results: list[ResultFile], metric: str) -> dict[tuple[int, str], t
     }
 
 
-def _tables_since(paths: list[Path], since: str, out: Path) -> dict[str, dict[tuple[int, str], tuple[str, str]]]:
-    """What `lookbench tables --since` reports: {metric: {(run, scope): (percent text, n)}}."""
+def _tables_window(
+    paths: list[Path], window: list[str], out: Path
+) -> dict[str, dict[tuple[int, str], tuple[str, str]]]:
+    """What `lookbench tables --since/--until` reports: {metric: {(run, scope): (percent text, n)}}."""
     metrics = "fine_recall@1,ndcg@5,mrr@10,outfit_recall@1"
-    r = CliRunner().invoke(app, ["tables", *map(str, paths), "--since", since, "--metrics", metrics, "--out", str(out)])
+    r = CliRunner().invoke(app, ["tables", *map(str, paths), *window, "--metrics", metrics, "--out", str(out)])
     assert r.exit_code == 0, r.output
     expected: dict[str, dict[tuple[int, str], tuple[str, str]]] = {}
     labels: dict[str, list[str]] = {}
@@ -85,7 +87,8 @@ def test_leaderboard_in_chromium(synth_runs: tuple[Path, list[Path]], tmp_path: 
     _, paths = synth_runs
     index = build_site(paths, tmp_path / "site")
     full = [load_result(p) for p in paths]
-    late = _tables_since(paths, "2026-01-01", tmp_path / "tables")
+    late = _tables_window(paths, ["--since", "2026-01-01"], tmp_path / "late")
+    early = _tables_window(paths, ["--until", "2025-12-31"], tmp_path / "early")
     ties = build_site_data(paths)["ties"]
     with chromium() as driver:
         driver.get(index.as_uri())
@@ -120,6 +123,14 @@ def test_leaderboard_in_chromium(synth_runs: tuple[Path, list[Path]], tmp_path: 
             _choose(driver, family, k)
             assert {key: v[:2] for key, v in _shown(driver, metric).items()} == late[metric], metric
         driver.save_screenshot(str(artifacts / "leaderboard-window.png"))
+
+        driver.execute_script(
+            "document.getElementById('since').value = ''; document.getElementById('until').value = '2025-12-31';"
+        )
+        driver.find_element("id", "apply").click()
+        _choose(driver, "fine_recall", 1)
+        assert {k: v[:2] for k, v in _shown(driver, "fine_recall@1").items()} == early["fine_recall@1"]
+        assert _flags(driver) == {0: set(), 1: {"date"}, 2: {"data", "unknown"}}  # window starts 2025-12-01
 
         driver.find_element("id", "reset").click()
         _choose(driver, "coarse_recall", 5)
