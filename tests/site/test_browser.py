@@ -99,6 +99,8 @@ def test_leaderboard_in_chromium(synth_runs: tuple[Path, list[Path]], tmp_path: 
         assert {key: v[2] for key, v in shown.items()} == python_ranks
         assert _flags(driver) == {0: set(), 1: {"date"}, 2: {"data", "unknown"}}
         assert driver.find_elements("css selector", "tbody.published tr.published-row")
+        driver.find_element("id", "show-published").click()
+        assert not driver.find_elements("css selector", "tbody.published tr.published-row")
         assert len(driver.find_elements("css selector", "#chart-recall polyline.curve")) == 3
         assert len(driver.find_elements("css selector", "#chart-scatter circle.point")) == 2
         assert driver.find_elements("css selector", "#chart-categories rect.bar")

@@ -39,6 +39,7 @@
   function windowed() { return state.since !== null || state.until !== null; }
   function metricName() { return state.family === "outfit_recall" ? OUTFIT : state.family + "@" + state.k; }
   function title(scope) { return D.titles[scope] || scope; }
+  function short(label) { return label.length > 26 ? label.slice(0, 25) + "\u2026" : label; }
 
   /* ---- per-query values ---- */
   function kept(q, i) {
@@ -249,7 +250,7 @@
         tr.appendChild(el("td", { "class": "num n" }, row.n));
         body.appendChild(tr);
       });
-      if (pubNames.length) {
+      if (pubNames.length && document.getElementById("show-published").checked) {
         var pub = table.appendChild(el("tbody", { "class": "published" }));
         var cap = pub.appendChild(el("tr", { "class": "caption" }));
         cap.appendChild(el("td", { colspan: 6 }, "Authors' published numbers (LookBench v2601, real snapshot; not recomputed, not windowed)"));
@@ -356,7 +357,7 @@
   function legend(svg, x, y) {
     D.runs.forEach(function (run, i) {
       svg.appendChild(svgEl("rect", { x: x, y: y + 16 * i - 9, width: 10, height: 10, fill: PALETTE[i % PALETTE.length] }));
-      svg.appendChild(svgEl("text", { x: x + 14, y: y + 16 * i }, run.label));
+      svg.appendChild(svgEl("text", { x: x + 14, y: y + 16 * i }, short(run.label)));
     });
   }
   function renderRecallChart() {
@@ -418,7 +419,7 @@
       var dot = svgEl("circle", { cx: cx, cy: cy, r: 5, fill: PALETTE[p.i % PALETTE.length], "class": "point", "data-run": p.i });
       dot.appendChild(svgEl("title", {}, D.runs[p.i].label + ": " + pct(p.y) + "% at " + p.raw));
       svg.appendChild(dot);
-      svg.appendChild(svgEl("text", { x: cx + 7, y: cy - 6 }, D.runs[p.i].label));
+      svg.appendChild(svgEl("text", { x: cx + 7, y: cy - 6 }, short(D.runs[p.i].label)));
     });
     for (var e = Math.ceil(lo); e <= Math.floor(hi); e++) {
       var tx = x0 + (e - lo) / (hi - lo) * (x1 - x0);
@@ -473,6 +474,9 @@
     k.addEventListener("change", function () { state.k = Number(k.value); renderAll(); });
     scope.addEventListener("change", function () { state.chartScope = scope.value; renderAll(); });
     document.getElementById("scatter-x").addEventListener("change", renderScatter);
+    var toggle = document.getElementById("show-published");
+    toggle.disabled = !Object.keys(D.published).length;
+    toggle.addEventListener("change", renderTables);
     document.getElementById("apply").addEventListener("click", function () {
       state.since = parseDay(document.getElementById("since").value);
       state.until = parseDay(document.getElementById("until").value);
