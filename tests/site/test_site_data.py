@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from site_fixtures import synth_runs_fixture  # noqa: F401
 from synth_runs import NASTY_NAME
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 from lookbench.cli.main import app
 from lookbench.contamination.tables import load_with_per_query
 from lookbench.metrics.bootstrap import paired_bootstrap
+from lookbench.reports.encode import first_ranks
 from lookbench.reports.published import load_published
 from lookbench.reports.render import script_json
 from lookbench.reports.sitedata import build_site_data
@@ -108,3 +110,9 @@ def test_pair_tester_agrees_with_paired_bootstrap(synth_runs: tuple[Path, list[P
     assert tester.p(0, 0, "ndcg@5", "overall") == 1.0
     assert tester.p(0, 2, "outfit_recall@1", "real_studio_flat") is None
     assert two_sided_p(np.array([[1.0, -1.0, 0.0], [2.0, 1.0, 0.0]])).tolist() == [0.0, 1.0, 1.0]
+
+
+def test_first_ranks_respect_slices() -> None:
+    flags = pa.array([[False, True, False], [False, False, False], [True, False, True]])
+    assert first_ranks(pa.chunked_array([flags.slice(1)]), 2).tolist() == [0, 1]
+    assert first_ranks(pa.chunked_array([flags]), 3).tolist() == [2, 0, 1]

@@ -36,7 +36,7 @@ class Vocab:
 
 def first_ranks(column: pa.ChunkedArray, rows: int) -> np.ndarray:
     """Per query, the 1-based rank of the first True flag, 0 when none is in the list."""
-    flags = np.asarray(column.combine_chunks().values.to_numpy(zero_copy_only=False), dtype=bool).reshape(rows, -1)
+    flags = np.asarray(column.combine_chunks().flatten().to_numpy(zero_copy_only=False), dtype=bool).reshape(rows, -1)
     return np.where(flags.any(axis=1), flags.argmax(axis=1) + 1, 0)
 
 
