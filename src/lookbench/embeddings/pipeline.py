@@ -1,0 +1,104 @@
+"""Run an encoder over images with decoding and preprocessing in worker threads, overlapped with inference."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from lookbench.embeddings.encoder import Encoder
+from lookbench.embeddings.reader import BadImageError, decode_image
+from lookbench.errors import EmbeddingError
+
+
+@dataclass
+class Batch:
+    """Rows of a split to embed, with their cache keys and encoded bytes."""
+
+    rows: list[int]
+    keys: list[bytes]
+    data: list[bytes | None]
+
+
+@dataclass
+class Prepared:
+    """A batch after decoding: model inputs for the rows that decoded, messages for those that did not."""
+
+    batch: Batch
+    inputs: Any
+    ok: list[int]
+    errors: dict[int, str] = field(default_factory=dict)
+
+
+def prepare(encoder: Encoder, batch: Batch) -> Prepared:
+    """Decode (and for tensor models preprocess) one batch; runs in a worker thread."""
+    inputs: list[Any] = []
+    ok: list[int] = []
+    errors: dict[int, str] = {}
+    for i, data in enumerate(batch.data):
+        try:
+            image = decode_image(data)
+            if encoder.input_kind == "tensor":
+                assert encoder.preprocess is not None
+                inputs.append(encoder.preprocess(image))
+            else:
+                inputs.append(image if encoder.input_kind == "image" else data)
+            ok.append(i)
+        except (BadImageError, ValueError) as exc:
+            errors[batch.rows[i]] = str(exc)
+    stacked: Any = inputs
+    if encoder.input_kind == "tensor":
+        assert encoder.preprocess is not None
+        size = encoder.preprocess.crop
+        stacked = np.stack(inputs) if inputs else np.zeros((0, 3, size, size), np.float32)
+    return Prepared(batch, stacked, ok, errors)
+
+
+def check_output(vectors: Any, expected: int, model_id: str) -> np.ndarray:
+    """An encoder's output as a (n, dim) float array, or a clear error."""
+    array = np.asarray(vectors)
+    if array.ndim != 2 or array.shape[0] != expected or not np.issubdtype(array.dtype, np.floating):
+        raise EmbeddingError(
+            f"{model_id}: encoder returned {array.dtype} {array.shape}, expected ({expected}, dim) floats"
+        )
+    return array.astype(np.float32, copy=False)
+
+
+def run_pipeline(
+    encoder: Encoder,
+    batches: Iterable[Batch],
+    on_vectors: Callable[[list[int], list[bytes], np.ndarray], None],
+    on_bad: Callable[[int, str], None],
+    workers: int = 2,
+    prefetch: int | None = None,
+) -> None:
+    """Embed every batch; `prefetch` batches are decoded ahead of the one being encoded."""
+    ahead = max(1, prefetch if prefetch is not None else workers + 1)
+    inflight: deque[Future[Prepared]] = deque()
+
+    def consume(future: Future[Prepared]) -> None:
+        prepared = future.result()
+        for row, message in prepared.errors.items():
+            on_bad(row, message)
+        if not prepared.ok:
+            return
+        vectors = check_output(encoder.encode(prepared.inputs), len(prepared.ok), encoder.model_id)
+        rows = [prepared.batch.rows[i] for i in prepared.ok]
+        keys = [prepared.batch.keys[i] for i in prepared.ok]
+        on_vectors(rows, keys, vectors)
+
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="lookbench-decode") as pool:
+        try:
+            for batch in batches:
+                inflight.append(pool.submit(prepare, encoder, batch))
+                if len(inflight) > ahead:
+                    consume(inflight.popleft())
+            while inflight:
+                consume(inflight.popleft())
+        finally:
+            for future in inflight:
+                future.cancel()
