@@ -55,14 +55,14 @@ def _pooled(output: Any) -> Any:
 
 def load_hf(argument: str) -> TorchEncoder:
     """Load config, image processor settings and model; CLIP-like models use `get_image_features`."""
-    transformers = require("transformers", "hf")
-    torch = require("torch", "torch")
     name, opts = split_options(argument, OPTIONS)
     spec = f"hf:{argument}"
     local = Path(name).expanduser()
     source = str(local) if local.exists() else name
     if not local.exists():
         ensure_hub_model(name, spec)
+    transformers = require("transformers", "hf")
+    torch = require("torch", "torch")
     kwargs: dict[str, Any] = {"trust_remote_code": opts.get("trust_remote_code", "0") in ("1", "true")}
     if "revision" in opts:
         kwargs["revision"] = opts["revision"]

@@ -49,7 +49,7 @@ class OnnxEncoder:
         self.preprocess: Preprocess | None = preprocess
         self.pool = pool
         self.model_id = model_id or f"onnx:{path.name}"
-        self.revision = revision or file_sha256(path)[:16]
+        self._weights_revision = revision or file_sha256(path)[:16]
         self.extra = extra or {}
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
@@ -68,6 +68,7 @@ class OnnxEncoder:
             raise EmbeddingError(f"{path}: no input {self.input_name!r}; inputs: {', '.join(inputs)}")
         if self.output_name not in outputs:
             raise EmbeddingError(f"{path}: no output {self.output_name!r}; outputs: {', '.join(outputs)}")
+        self.revision = f"{self._weights_revision}+{self.output_name}+{pool}"
 
     def encode(self, batch: np.ndarray) -> np.ndarray:
         """Run the graph and reduce its output to (batch, dim)."""

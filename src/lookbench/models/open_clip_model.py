@@ -30,11 +30,12 @@ def preprocess_from_cfg(cfg: dict[str, Any]) -> Preprocess:
 
 def load_open_clip(argument: str) -> TorchEncoder:
     """Create the model with open_clip, keep `encode_image`, read its own preprocessing config."""
-    open_clip = require("open_clip", "open_clip")
-    torch = require("torch", "torch")
     spec = f"open_clip:{argument}"
     if argument.startswith("hf-hub:"):
         ensure_hub_model(argument.removeprefix("hf-hub:"), spec)
+    open_clip = require("open_clip", "open_clip")
+    torch = require("torch", "torch")
+    if argument.startswith("hf-hub:"):
         model = open_clip.create_model(argument)
         revision = argument
     else:
