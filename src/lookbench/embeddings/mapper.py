@@ -50,22 +50,39 @@ class Preprocess(BaseModel):
             canvas.paste(image.resize(new, resample), ((self.crop - new[0]) // 2, (self.crop - new[1]) // 2))
             return canvas
         short = self.resize or self.crop
-        scale = short / min(w, h)
-        new = (max(short, round(w * scale)), max(short, round(h * scale)))
-        image = image.resize(new, resample)
-        left, top = (new[0] - self.crop) // 2, (new[1] - self.crop) // 2
-        if left < 0 or top < 0:
+        if short < self.crop:
             raise ValueError(f"resize {short} is smaller than crop {self.crop}")
-        return image.crop((left, top, left + self.crop, top + self.crop))
+        # Resample only the source region that survives the centre crop (same pixels, a fraction of the work).
+        scale = short / min(w, h)
+        new_w, new_h = max(short, round(w * scale)), max(short, round(h * scale))
+        left, top = (new_w - self.crop) // 2, (new_h - self.crop) // 2
+        sx, sy = w / new_w, h / new_h
+        box = (left * sx, top * sy, (left + self.crop) * sx, (top + self.crop) * sy)
+        return image.resize((self.crop, self.crop), resample, box=box)
+
+    def _affine(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-channel (scale, offset) with (pixel / 255 - mean) / std == pixel * scale - offset."""
+        std = np.asarray(self.std, dtype=np.float64)
+        scale = (1.0 / (255.0 * std)).astype(np.float32)[:, None, None]
+        offset = (np.asarray(self.mean, dtype=np.float64) / std).astype(np.float32)[:, None, None]
+        return scale, offset
+
+    def into(self, image: Image.Image, out: np.ndarray) -> None:
+        """Write one normalised CHW image into `out` (a (3, crop, crop) float32 view)."""
+        scale, offset = self._affine()
+        pixels = np.asarray(self.resize_crop(image)).transpose(2, 0, 1)
+        np.multiply(pixels, scale, out=out, casting="unsafe")
+        out -= offset
 
     def __call__(self, image: Image.Image) -> np.ndarray:
         """One CHW float32 array, scaled to [0, 1] and normalised by mean/std."""
-        pixels = np.asarray(self.resize_crop(image), dtype=np.float32)
-        scale = np.float32(1.0 / 255.0)
-        mean = np.asarray(self.mean, dtype=np.float32)
-        inv_std = 1.0 / np.asarray(self.std, dtype=np.float32)
-        return np.ascontiguousarray(((pixels * scale - mean) * inv_std).transpose(2, 0, 1))
+        out = np.empty((3, self.crop, self.crop), dtype=np.float32)
+        self.into(image, out)
+        return out
 
     def batch(self, images: Sequence[Image.Image]) -> np.ndarray:
         """Stack several images into an NCHW array."""
-        return np.stack([self(im) for im in images]) if images else np.zeros((0, 3, self.crop, self.crop), np.float32)
+        out = np.empty((len(images), 3, self.crop, self.crop), dtype=np.float32)
+        for i, image in enumerate(images):
+            self.into(image, out[i])
+        return out

@@ -36,26 +36,22 @@ class Prepared:
 
 def prepare(encoder: Encoder, batch: Batch) -> Prepared:
     """Decode (and for tensor models preprocess) one batch; runs in a worker thread."""
+    pre = encoder.preprocess if encoder.input_kind == "tensor" else None
+    tensor = np.empty((len(batch.data), 3, pre.crop, pre.crop), np.float32) if pre is not None else None
     inputs: list[Any] = []
     ok: list[int] = []
     errors: dict[int, str] = {}
     for i, data in enumerate(batch.data):
         try:
             image = decode_image(data)
-            if encoder.input_kind == "tensor":
-                assert encoder.preprocess is not None
-                inputs.append(encoder.preprocess(image))
+            if pre is not None and tensor is not None:
+                pre.into(image, tensor[len(ok)])
             else:
                 inputs.append(image if encoder.input_kind == "image" else data)
             ok.append(i)
         except (BadImageError, ValueError) as exc:
             errors[batch.rows[i]] = str(exc)
-    stacked: Any = inputs
-    if encoder.input_kind == "tensor":
-        assert encoder.preprocess is not None
-        size = encoder.preprocess.crop
-        stacked = np.stack(inputs) if inputs else np.zeros((0, 3, size, size), np.float32)
-    return Prepared(batch, stacked, ok, errors)
+    return Prepared(batch, tensor[: len(ok)] if tensor is not None else inputs, ok, errors)
 
 
 def check_output(vectors: Any, expected: int, model_id: str) -> np.ndarray:

@@ -19,7 +19,6 @@ def decode_image(data: bytes | None) -> Image.Image:
         raise BadImageError("image has no bytes")
     try:
         with Image.open(io.BytesIO(data)) as im:
-            im.draft("RGB", (1024, 1024))
             im.load()
             if im.mode in ("RGBA", "LA", "P"):
                 rgba = im.convert("RGBA")

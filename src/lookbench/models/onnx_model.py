@@ -53,6 +53,8 @@ class OnnxEncoder:
         self.extra = extra or {}
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # Idle intra-op threads must not spin: the decoding threads need those cycles.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         threads = os.environ.get("LOOKBENCH_ORT_THREADS")
         if threads:
             options.intra_op_num_threads = int(threads)

@@ -29,6 +29,17 @@ def preprocess_from_data_config(cfg: dict[str, Any]) -> Preprocess:
     )
 
 
+def _hub_id(timm: Any, name: str) -> str:
+    """The hub repository timm would download `name`'s default weights from."""
+    if name.startswith("hf-hub:"):
+        return name.removeprefix("hf-hub:")
+    try:
+        cfg = timm.models.get_pretrained_cfg(name)
+    except (RuntimeError, KeyError, ValueError):
+        cfg = None
+    return str(getattr(cfg, "hf_hub_id", None) or f"timm/{name}")
+
+
 def load_timm(argument: str) -> TorchEncoder:
     """Create the model with `num_classes=0` so its forward returns pooled features."""
     timm = require("timm", "timm")
@@ -45,8 +56,7 @@ def load_timm(argument: str) -> TorchEncoder:
         revision = "random-init"
     else:
         kwargs["pretrained"] = True
-        repo = name.removeprefix("hf-hub:") if name.startswith("hf-hub:") else f"timm/{name}"
-        ensure_hub_model(repo, spec)
+        ensure_hub_model(_hub_id(timm, name), spec)
         revision = name
     model = timm.create_model(name, **kwargs)
     device = pick_device(torch)
