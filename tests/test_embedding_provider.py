@@ -18,7 +18,8 @@ SUBSET = "real_studio_flat"
 
 
 def _options(tmp_path: Path, **kw: object) -> EmbedOptions:
-    return EmbedOptions(cache_dir=tmp_path / "cache", batch_size=4, workers=2, progress=False, **kw)  # type: ignore[arg-type]
+    settings: dict[str, object] = {"cache_dir": tmp_path / "cache", "batch_size": 4, "workers": 2, "progress": False}
+    return EmbedOptions.model_validate({**settings, **kw})
 
 
 def test_embeds_row_aligned_and_cache_hit(tmp_path: Path) -> None:
@@ -105,6 +106,13 @@ def test_duplicate_images_embedded_once(tmp_path: Path) -> None:
     encoder = ColourStats()
     out = ModelEmbeddings("test:colour", encoder, _options(tmp_path)).embed_split(dup, SUBSET, "gallery")
     assert encoder.rows == 5 and np.array_equal(out[0], out[5])
+
+
+def test_inline_without_workers_gives_same_vectors(tmp_path: Path) -> None:
+    snap = open_snapshot(studio_snapshot(tmp_path, gallery=7))
+    threaded = ModelEmbeddings("test:colour", ColourStats(), _options(tmp_path)).embed_split(snap, SUBSET, "gallery")
+    inline = ModelEmbeddings("test:colour", ColourStats(), _options(tmp_path / "inline", workers=0))
+    assert np.array_equal(inline.embed_split(snap, SUBSET, "gallery"), threaded)
 
 
 def test_storage_dtype_float16(tmp_path: Path) -> None:

@@ -165,6 +165,7 @@ class ModelEmbeddings:
         pre = self.encoder.preprocess
         return {
             "spec": self.spec,
+            "name": self.encoder.model_id,
             "model_id": self.encoder.model_id,
             "revision": self.encoder.revision,
             "dim": self._dim,

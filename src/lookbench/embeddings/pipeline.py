@@ -72,7 +72,7 @@ def run_pipeline(
     workers: int = 2,
     prefetch: int | None = None,
 ) -> None:
-    """Embed every batch; `prefetch` batches are decoded ahead of the one being encoded."""
+    """Embed every batch; `prefetch` batches are decoded ahead of the one being encoded (workers=0: inline)."""
     ahead = max(1, prefetch if prefetch is not None else workers + 1)
     inflight: deque[Future[Prepared]] = deque()
 
@@ -87,6 +87,12 @@ def run_pipeline(
         keys = [prepared.batch.keys[i] for i in prepared.ok]
         on_vectors(rows, keys, vectors)
 
+    if workers <= 0:
+        for batch in batches:
+            done: Future[Prepared] = Future()
+            done.set_result(prepare(encoder, batch))
+            consume(done)
+        return
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="lookbench-decode") as pool:
         try:
             for batch in batches:
