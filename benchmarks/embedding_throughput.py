@@ -87,15 +87,13 @@ def main() -> None:
         tensors = encoder.preprocess.batch([decode_image(d) for d in images])
         encoder.encode(tensors[: args.batch_size])  # warm-up
 
-        inference = []
-        for _ in range(args.repeats):
+        # Alternate the two measurements so that load from other processes affects both alike.
+        inference, end_to_end = [], []
+        for r in range(args.repeats):
             started = time.perf_counter()
             for i in range(0, len(tensors), args.batch_size):
                 encoder.encode(tensors[i : i + args.batch_size])
             inference.append(len(tensors) / (time.perf_counter() - started))
-
-        end_to_end = []
-        for r in range(args.repeats):
             run = ModelEmbeddings(provider.spec, encoder, options.model_copy(update={"cache_dir": root / f"cold{r}"}))
             started = time.perf_counter()
             run.embed_split(snap, "real_studio_flat", "gallery")
@@ -112,6 +110,8 @@ def main() -> None:
         "end_to_end_img_s": round(float(np.median(end_to_end)), 1),
     }
     result["ratio"] = round(result["end_to_end_img_s"] / result["inference_only_img_s"], 3)
+    result["ratio_per_repeat"] = [round(e / i, 3) for e, i in zip(end_to_end, inference, strict=True)]
+    result["load_average_1min"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result, indent=1))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1) + "\n")
