@@ -122,3 +122,17 @@ def test_hf_siglip_image_features(tmp_path: Path) -> None:
         features = model.get_image_features(pixel_values=torch.from_numpy(batch))
     expected = (features if hasattr(features, "ndim") else features.pooler_output).numpy()
     assert np.allclose(provider.encoder.encode(batch), expected, atol=1e-5)
+
+
+def test_hf_folder_without_image_processor_uses_config_size(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    config = transformers.Dinov2Config(
+        hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, image_size=28, patch_size=14
+    )
+    folder = tmp_path / "no-processor"
+    transformers.Dinov2Model(config).save_pretrained(folder)
+    provider, out = _embed(f"hf:{folder}", tmp_path)
+    assert out.shape == (3, 32)
+    assert provider.encoder.preprocess is not None and provider.encoder.preprocess.crop == 28
+    assert "no image processor" in provider.describe()["preprocess_from"]

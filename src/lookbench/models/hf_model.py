@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.models.hub import ensure_hub_model
 from lookbench.models.options import folder_fingerprint, split_options
 from lookbench.models.torch_base import TorchEncoder, pick_device, require
@@ -67,8 +67,15 @@ def load_hf(argument: str) -> TorchEncoder:
     if "revision" in opts:
         kwargs["revision"] = opts["revision"]
     config = transformers.AutoConfig.from_pretrained(source, **kwargs)
-    processor = transformers.AutoImageProcessor.from_pretrained(source, **kwargs)
-    preprocess = preprocess_from_processor(processor.to_dict())
+    try:
+        processor_config = transformers.AutoImageProcessor.from_pretrained(source, **kwargs).to_dict()
+        processor_source = "image processor config"
+    except (OSError, ValueError, KeyError) as exc:
+        size = int(getattr(getattr(config, "vision_config", config), "image_size", 224) or 224)
+        processor_config = {"size": {"shortest_edge": size}, "crop_size": {"height": size, "width": size}}
+        processor_config |= {"image_mean": list(IMAGENET_MEAN), "image_std": list(IMAGENET_STD)}
+        processor_source = f"no image processor ({type(exc).__name__}): ImageNet mean/std at the config's image_size"
+    preprocess = preprocess_from_processor(processor_config)
     model = transformers.AutoModel.from_pretrained(source, **kwargs)
     device = pick_device(torch)
     model = model.to(device).eval()
@@ -83,5 +90,5 @@ def load_hf(argument: str) -> TorchEncoder:
             return _pooled(model(pixel_values=pixels))
 
     revision = opts.get("revision") or str(getattr(config, "_commit_hash", None) or folder_fingerprint(local))
-    extra = {"kind": "hf", "model_type": config.model_type, "source": source}
+    extra = {"kind": "hf", "model_type": config.model_type, "source": source, "preprocess_from": processor_source}
     return TorchEncoder(forward, preprocess, spec, revision, device, extra)
