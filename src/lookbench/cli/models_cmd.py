@@ -25,7 +25,7 @@ _EXTRA_MODULES = {
 def runnable(card: ModelCard) -> str:
     """`yes`, or what is missing to run the card's model on this machine."""
     if card.spec is None:
-        return "no: no public weights/adapter"
+        return "no: no adapter for its format (see card)" if card.open_weights is True else "no: weights not public"
     missing = [
         m for extra in card.requires for m in _EXTRA_MODULES.get(extra, []) if importlib.util.find_spec(m) is None
     ]
@@ -63,19 +63,23 @@ def register(app: typer.Typer) -> None:
             payload = [{**c.model_dump(mode="json"), "runnable_here": runnable(c)} for c in cards.values()]
             console.print_json(json.dumps(payload))
             return
-        table = Table(title="LookBench models (reported numbers: `lookbench models NAME`)")
-        for column in ("id", "spec", "dim", "params", "license", "Fine R@1 (Real Studio, reported)", "runnable here"):
-            table.add_column(column, overflow="fold")
+        table = Table(title="LookBench models (full card: lookbench models NAME)")
+        table.add_column("id", no_wrap=True)
+        table.add_column("dim", justify="right")
+        table.add_column("Fine R@1*", justify="right")
+        table.add_column("runnable here")
+        table.add_column("spec", overflow="fold")
         for card in cards.values():
             reported = card.reported.metrics.get("real_studio_flat", {}) if card.reported else {}
             fine = reported.get("Fine Recall", {}).get("@1")
+            status = runnable(card)
+            short = status if status == "yes" else status.split(" (")[0].removeprefix("no: ")
             table.add_row(
                 card.id,
-                card.spec or "-",
                 str(card.embedding_dim),
-                card.parameters,
-                card.license,
                 "-" if fine is None else f"{fine:.2f}",
-                escape(runnable(card)),
+                escape(short),
+                card.spec or "-",
             )
         console.print(table)
+        console.print("* Real Studio Fine Recall@1 as reported by the authors (leaderboard v2601).")
