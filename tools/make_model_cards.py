@@ -104,7 +104,7 @@ CARDS = [
         U,
         U,
         True,
-        "2026-01",
+        U,
         [U],
         "Hugging Face srpone/gr-lite (remote code)",
         aliases=["grlite"],

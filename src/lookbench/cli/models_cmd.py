@@ -25,7 +25,9 @@ _EXTRA_MODULES = {
 def runnable(card: ModelCard) -> str:
     """`yes`, or what is missing to run the card's model on this machine."""
     if card.spec is None:
-        return "no: no adapter for its format (see card)" if card.open_weights is True else "no: weights not public"
+        if card.open_weights is True:
+            return "no: no adapter for its format (see card)"
+        return "no: weights not public" if card.open_weights is False else "no: no public weights known"
     missing = [
         m for extra in card.requires for m in _EXTRA_MODULES.get(extra, []) if importlib.util.find_spec(m) is None
     ]
