@@ -70,6 +70,7 @@ def main() -> None:
     parser.add_argument("--width", type=int, default=400)
     parser.add_argument("--height", type=int, default=600)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--jpeg-draft", action="store_true", help="decode large JPEGs at a reduced DCT scale")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args()
 
@@ -107,6 +108,7 @@ def main() -> None:
         "image_size": f"{args.width}x{args.height} JPEG",
         "batch_size": args.batch_size,
         "workers": args.workers,
+        "jpeg_draft": args.jpeg_draft,
         "cpus": os.cpu_count(),
         "inference_only_img_s": round(float(np.median(inference)), 1),
         "end_to_end_img_s": round(float(np.median(end_to_end)), 1),

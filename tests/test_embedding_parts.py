@@ -88,3 +88,13 @@ def test_store_drops_corrupt_chunks(tmp_path: Path, damage: str) -> None:
     reopened = EmbeddingStore(tmp_path, {})
     assert len(reopened.corrupt) == 1 and not chunks[0].exists()
     assert len(reopened) == 5
+
+
+def test_jpeg_draft_decodes_at_reduced_scale() -> None:
+    rng = np.random.default_rng(0)
+    big = Image.fromarray(rng.integers(0, 256, size=(1200, 800, 3), dtype=np.uint8))
+    data = _encoded(big, "JPEG")
+    full, drafted = decode_image(data), decode_image(data, draft=256)
+    assert full.size == (800, 1200) and drafted.size == (400, 600)
+    assert decode_image(_encoded(big.resize((300, 450)), "JPEG"), draft=256).size == (300, 450)
+    assert decode_image(_encoded(big), draft=256).size == (800, 1200)  # PNG: no draft mode

@@ -122,3 +122,11 @@ def test_storage_dtype_float16(tmp_path: Path) -> None:
     a, b = p16.embed_split(snap, SUBSET, "gallery"), p32.embed_split(snap, SUBSET, "gallery")
     assert p16.cache_root != p32.cache_root and a.dtype == np.float32
     assert np.allclose(a, b, atol=1e-2) and not np.array_equal(a, b)
+
+
+def test_jpeg_draft_is_part_of_the_cache_key(tmp_path: Path) -> None:
+    snap = open_snapshot(studio_snapshot(tmp_path, gallery=3))
+    exact = ModelEmbeddings("test:colour", ColourStats(), _options(tmp_path))
+    draft = ModelEmbeddings("test:colour", ColourStats(), _options(tmp_path, jpeg_draft=True))
+    assert exact.cache_root != draft.cache_root and draft.describe()["jpeg_draft"] is True
+    assert np.allclose(exact.embed_split(snap, SUBSET, "gallery"), draft.embed_split(snap, SUBSET, "gallery"))

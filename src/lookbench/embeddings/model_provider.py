@@ -34,7 +34,9 @@ class ModelEmbeddings:
     def preprocess_fingerprint(self) -> str:
         """Hash of the preprocessing, or the input kind for models that preprocess themselves."""
         pre = self.encoder.preprocess
-        return pre.fingerprint() if pre is not None else self.encoder.input_kind
+        if pre is None:
+            return self.encoder.input_kind
+        return pre.fingerprint() + ("+jpeg-draft" if self.options.jpeg_draft else "")
 
     @property
     def cache_root(self) -> Path:
@@ -121,6 +123,7 @@ class ModelEmbeddings:
                     on_vectors,
                     on_bad,
                     workers=self.options.workers,
+                    draft=self.options.jpeg_draft,
                 )
         finally:
             store.flush()
@@ -172,6 +175,7 @@ class ModelEmbeddings:
             "input_kind": self.encoder.input_kind,
             "preprocess": pre.model_dump() if pre is not None else None,
             "storage_dtype": self.options.storage_dtype,
+            "jpeg_draft": self.options.jpeg_draft,
             "cache": str(self.cache_root),
             "skipped": {f"{s}/{sp}": {str(r): m for r, m in rows.items()} for (s, sp), rows in self.skipped.items()},
             **{k: v for k, v in self.encoder.describe().items() if k not in ("spec",)},

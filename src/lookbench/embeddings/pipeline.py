@@ -34,16 +34,17 @@ class Prepared:
     errors: dict[int, str] = field(default_factory=dict)
 
 
-def prepare(encoder: Encoder, batch: Batch) -> Prepared:
+def prepare(encoder: Encoder, batch: Batch, draft: bool = False) -> Prepared:
     """Decode (and for tensor models preprocess) one batch; runs in a worker thread."""
     pre = encoder.preprocess if encoder.input_kind == "tensor" else None
+    draft_size = (pre.resize or pre.crop) if draft and pre is not None else None
     tensor = np.empty((len(batch.data), 3, pre.crop, pre.crop), np.float32) if pre is not None else None
     inputs: list[Any] = []
     ok: list[int] = []
     errors: dict[int, str] = {}
     for i, data in enumerate(batch.data):
         try:
-            image = decode_image(data)
+            image = decode_image(data, draft_size)
             if pre is not None and tensor is not None:
                 pre.into(image, tensor[len(ok)])
             else:
@@ -71,6 +72,7 @@ def run_pipeline(
     on_bad: Callable[[int, str], None],
     workers: int = 2,
     prefetch: int | None = None,
+    draft: bool = False,
 ) -> None:
     """Embed every batch; `prefetch` batches are decoded ahead of the one being encoded (workers=0: inline)."""
     ahead = max(1, prefetch if prefetch is not None else workers + 1)
@@ -90,13 +92,13 @@ def run_pipeline(
     if workers <= 0:
         for batch in batches:
             done: Future[Prepared] = Future()
-            done.set_result(prepare(encoder, batch))
+            done.set_result(prepare(encoder, batch, draft))
             consume(done)
         return
     with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="lookbench-decode") as pool:
         try:
             for batch in batches:
-                inflight.append(pool.submit(prepare, encoder, batch))
+                inflight.append(pool.submit(prepare, encoder, batch, draft))
                 if len(inflight) > ahead:
                     consume(inflight.popleft())
             while inflight:
