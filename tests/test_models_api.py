@@ -107,6 +107,12 @@ def test_api_embeds_retries_and_caches(
     assert np.array_equal(again, out) and len(server.requests) == 4
 
 
+def test_api_max_batch_splits_requests(server: EmbeddingServer, tmp_path: Path) -> None:
+    snap = open_snapshot(studio_snapshot(tmp_path, gallery=5))
+    out = resolve_model(f"api:{_url(server)}?max_batch=2", _options(tmp_path)).embed_split(snap, SUBSET, "gallery")
+    assert out.shape == (5, 4) and [len(r["images"]) for r in server.requests] == [2, 2, 1]
+
+
 def test_api_gives_up_after_retries(server: EmbeddingServer, tmp_path: Path) -> None:
     server.fail_first = 100
     snap = open_snapshot(studio_snapshot(tmp_path, gallery=2))

@@ -1,4 +1,4 @@
-"""`api:<url>?timeout=..&retries=..&rps=..&batch=..&id=..&revision=..`: an HTTP embedding service.
+"""`api:<url>?timeout=..&retries=..&backoff=..&rps=..&max_batch=..&id=..&revision=..`: an HTTP embedding service.
 
 Protocol (JSON over HTTP POST to the URL):
   request  `{"images": ["<base64 of the encoded image bytes>", ...]}`
@@ -22,7 +22,7 @@ from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.options import split_options
 
-OPTIONS = {"timeout", "retries", "rps", "backoff", "id", "revision"}
+OPTIONS = {"timeout", "retries", "rps", "backoff", "max_batch", "id", "revision"}
 RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
 
@@ -59,6 +59,7 @@ class ApiEncoder:
         backoff: float = 1.0,
         model_id: str | None = None,
         revision: str = "unversioned",
+        max_batch: int = 0,
     ) -> None:
         try:
             import httpx
@@ -68,6 +69,7 @@ class ApiEncoder:
         self.model_id = model_id or f"api:{url}"
         self.revision = revision
         self.retries = retries
+        self.max_batch = max_batch
         self.backoff = backoff
         self.limiter = RateLimiter(rps)
         headers = (
@@ -108,7 +110,12 @@ class ApiEncoder:
         raise EmbeddingError(f"{self.url}: no answer after {self.retries + 1} attempts (last: {last})")
 
     def encode(self, batch: list[bytes]) -> np.ndarray:
-        """POST one batch and return its vectors."""
+        """POST the batch (in requests of at most `max_batch` images) and return its vectors."""
+        size = self.max_batch if self.max_batch > 0 else max(1, len(batch))
+        parts = [self._request(batch[i : i + size]) for i in range(0, len(batch), size)]
+        return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+    def _request(self, batch: list[bytes]) -> np.ndarray:
         body = self._post({"images": [base64.b64encode(data).decode("ascii") for data in batch]})
         vectors = body.get("embeddings") if isinstance(body, dict) else None
         if not isinstance(vectors, list) or len(vectors) != len(batch):
@@ -139,6 +146,7 @@ def load_api(argument: str) -> ApiEncoder:
             backoff=float(opts.get("backoff", 1.0)),
             model_id=opts.get("id"),
             revision=opts.get("revision", "unversioned"),
+            max_batch=int(opts.get("max_batch", 0)),
         )
     except ValueError as exc:
         raise LookBenchError(f"bad api options in {argument!r}: {exc}") from exc
