@@ -107,6 +107,19 @@ def test_eval_embeddings_writes_results(snapshot: Path, tmp_path: Path) -> None:
     assert again.exit_code == 0 and "skip" in again.output
 
 
+def test_model_json_beside_embeddings_is_the_card(snapshot: Path, tmp_path: Path) -> None:
+    emb = _write_embeddings(tmp_path / "emb", _vectors(True))
+    (emb / "model.json").write_text(json.dumps({"name": "my-api-model", "training_cutoff": "2025-06-30"}))
+    out = tmp_path / "{model}.json"
+    r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"embeddings:{emb}", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    model = json.loads((tmp_path / "my-api-model.json").read_text())["model"]
+    assert model["card"] == {"name": "my-api-model", "training_cutoff": "2025-06-30"}
+    (emb / "model.json").write_text("[1, 2]")
+    r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"embeddings:{emb}", "-o", str(out)])
+    assert r.exit_code == 2 and "expected a JSON object" in r.output
+
+
 def test_tables_and_compare(snapshot: Path, tmp_path: Path) -> None:
     paths = []
     for name, good in (("good", True), ("bad", False)):

@@ -1,7 +1,4 @@
-"""`lookbench eval` with the offline default model, with every non-loopback connection refused.
-
-Skips until the evaluation command (issue 1) is present in the tree.
-"""
+"""`lookbench eval` with the offline default model, with every non-loopback connection refused."""
 
 from __future__ import annotations
 
@@ -15,7 +12,6 @@ from typer.testing import CliRunner
 
 from conftest import make_row, write_snapshot
 
-pytest.importorskip("lookbench.cli.eval_cmd")
 pytest.importorskip("onnxruntime")
 
 
@@ -61,6 +57,8 @@ def test_eval_with_the_default_model_offline(tmp_path: Path, no_network: None) -
     assert first.exit_code == 0, first.output
     result = json.loads((tmp_path / "out" / "efficientnet-lite0.json").read_text())
     assert result["model"]["spec"] == "builtin:efficientnet-lite0" and result["model"]["dim"] == 1280
+    assert result["model"]["card"]["id"] == "efficientnet-lite0"  # the card facts contamination flags read
+    assert result["model"]["card"]["params"] == "4.7M"
     chunks = sorted((tmp_path / "cache" / "embeddings").rglob("chunk-*.npz"))
     assert chunks
     second = CliRunner().invoke(app, args)

@@ -27,11 +27,15 @@ def test_card_facts_are_lenient() -> None:
     facts = CardFacts.of_model(
         {"card": {"release_date": "2025-06", "training_cutoff": "unknown", "training_data": "laion", "params": "1.5e8"}}
     )
-    assert facts.release_date == dt.date(2025, 6, 1)
+    assert facts.release_date == dt.date(2025, 6, 30)  # a month stands for its whole period: its last day
     assert facts.training_cutoff is None
     assert facts.training_data == ["laion"]
     assert facts.params == 150_000_000
     assert CardFacts.of_model({"card": "not a dict"}) == CardFacts()
+    described = {"card": {"training_cutoff": "2012 (ImageNet-1k collection)", "params": "4.7M"}}
+    assert CardFacts.of_model(described).training_cutoff == dt.date(2012, 12, 31)
+    assert CardFacts.of_model(described).params == 4_700_000
+    assert CardFacts.of_model({"card": {"params": "0.3B"}}).params == 300_000_000
     assert CardFacts.of_model({"card": {"release_date": "2026-01-20T10:00:00+00:00"}}).release_date == dt.date(
         2026, 1, 20
     )

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
@@ -10,8 +12,17 @@ from pydantic import BaseModel, ConfigDict, field_validator
 UNKNOWN_WORDS = frozenset({"", "unknown", "none", "null", "n/a", "na", "?"})
 
 
+_DATE_PREFIX = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
+_SIZE = re.compile(r"^\s*([\d.]+(?:e\d+)?)\s*([kmbt]?)\b", re.IGNORECASE)
+_SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
+
+
 def lenient_date(value: Any) -> dt.date | None:
-    """An ISO date (or datetime, or YYYY-MM / YYYY) as a date; None for unknown or unparseable values."""
+    """A date from ISO text, a datetime, or a leading YYYY-MM / YYYY (then the period's last day); None if unknown.
+
+    A partial date stands for its whole period, so it resolves to the period's end: the conservative reading
+    for both a training cutoff and a release date when flagging possible contamination.
+    """
     if value is None:
         return None
     if isinstance(value, dt.datetime):
@@ -21,17 +32,38 @@ def lenient_date(value: Any) -> dt.date | None:
     text = str(value).strip()
     if text.lower() in UNKNOWN_WORDS:
         return None
-    for candidate in (text, text[:10]):
-        try:
-            return dt.date.fromisoformat(candidate)
-        except ValueError:
-            continue
-    for fmt in ("%Y-%m", "%Y"):
-        try:
-            return dt.datetime.strptime(text, fmt).date()
-        except ValueError:
-            continue
-    return None
+    try:
+        return dt.datetime.fromisoformat(text).date()
+    except ValueError:
+        pass
+    match = _DATE_PREFIX.match(text)
+    if match is None:
+        return None
+    year, month, day = (int(g) if g else None for g in match.groups())
+    assert year is not None
+    try:
+        if month is None:
+            return dt.date(year, 12, 31)
+        if day is None:
+            return dt.date(year, month, calendar.monthrange(year, month)[1])
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def parameter_count(value: Any) -> int | None:
+    """A parameter count from a number or text such as `4.7M`, `0.3B` or `1.5e8`; None if unknown."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return int(value)
+    match = _SIZE.match(str(value))
+    if match is None:
+        return None
+    try:
+        return int(float(match.group(1)) * _SCALE[match.group(2).lower()])
+    except ValueError:
+        return None
 
 
 class CardFacts(BaseModel):
@@ -64,10 +96,7 @@ class CardFacts(BaseModel):
     @field_validator("params", mode="before")
     @classmethod
     def _params(cls, value: Any) -> int | None:
-        try:
-            return None if value is None or isinstance(value, bool) else int(float(value))
-        except (TypeError, ValueError):
-            return None
+        return parameter_count(value)
 
     @classmethod
     def of_model(cls, model: dict[str, Any]) -> CardFacts:

@@ -21,8 +21,15 @@ from lookbench.snapshot.reader import Snapshot
 class ModelEmbeddings:
     """Embeds snapshot splits with `encoder`; vectors are cached per image content, so re-runs embed nothing."""
 
-    def __init__(self, spec: str, encoder: Encoder, options: EmbedOptions | None = None) -> None:
+    def __init__(
+        self,
+        spec: str,
+        encoder: Encoder,
+        options: EmbedOptions | None = None,
+        card: dict[str, Any] | None = None,
+    ) -> None:
         self.spec = spec
+        self.card = card
         self.encoder = encoder
         self.options = options or EmbedOptions()
         self.skipped: dict[tuple[str, str], dict[int, str]] = {}
@@ -179,4 +186,5 @@ class ModelEmbeddings:
             "cache": str(self.cache_root),
             "skipped": {f"{s}/{sp}": {str(r): m for r, m in rows.items()} for (s, sp), rows in self.skipped.items()},
             **{k: v for k, v in self.encoder.describe().items() if k not in ("spec",)},
+            **({"card": self.card} if self.card is not None else {}),
         }

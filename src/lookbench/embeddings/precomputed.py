@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -39,5 +40,13 @@ class PrecomputedEmbeddings:
         meta: dict[str, Any] = {"spec": self.spec, "kind": "embeddings"}
         card = self.root / "model.json"
         if card.is_file():
-            meta["model_json"] = card.read_text(encoding="utf-8")
+            try:
+                facts = json.loads(card.read_text(encoding="utf-8"))
+            except json.JSONDecodeError as exc:
+                raise EmbeddingError(f"{card}: not valid JSON ({exc})") from exc
+            if not isinstance(facts, dict):
+                raise EmbeddingError(f"{card}: expected a JSON object of model-card facts")
+            meta["card"] = facts
+            if facts.get("name"):
+                meta["name"] = str(facts["name"])
         return meta

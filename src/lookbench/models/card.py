@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -50,6 +50,20 @@ class ModelCard(BaseModel):
     notes: str = ""
     reported: ReportedResult | None = None
 
+    def facts(self) -> dict[str, Any]:
+        """The card facts recorded in result files (`model["card"]`), which contamination flags read."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "release_date": self.release_date,
+            "training_cutoff": self.training_cutoff,
+            "training_data": list(self.training_data),
+            "params": self.parameters,
+            "license": self.license,
+            "open_weights": self.open_weights,
+            "weights_source": self.weights_source,
+        }
+
 
 @lru_cache(maxsize=1)
 def load_cards() -> dict[str, ModelCard]:
@@ -67,6 +81,11 @@ def load_cards() -> dict[str, ModelCard]:
             raise LookBenchError(f"duplicate model card id {card.id!r}")
         cards[card.id] = card
     return cards
+
+
+def card_for_spec(spec: str) -> ModelCard | None:
+    """The card whose runnable spec is exactly `spec`."""
+    return next((card for card in load_cards().values() if card.spec == spec), None)
 
 
 def find_card(name: str) -> ModelCard | None:

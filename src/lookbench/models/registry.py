@@ -26,8 +26,11 @@ def _encoder_kind(
 
     def loader(argument: str, options: EmbedOptions) -> EmbeddingProvider:
         from lookbench.embeddings.model_provider import ModelEmbeddings
+        from lookbench.models.card import card_for_spec
 
-        return ModelEmbeddings(f"{kind}:{argument}", load(argument, options), options)
+        spec = f"{kind}:{argument}"
+        card = card_for_spec(spec)
+        return ModelEmbeddings(spec, load(argument, options), options, card=card.facts() if card else None)
 
     return loader
 
