@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from lookbench.cli import snapshot_cmd
+from lookbench.cli import snapshot_cmd, synth_cmd, taxonomy_cmd
 
 app = typer.Typer(
     name="lookbench",
@@ -15,6 +15,8 @@ app = typer.Typer(
 )
 
 snapshot_cmd.register(app)
+synth_cmd.register(app)
+taxonomy_cmd.register(app)
 
 if __name__ == "__main__":
     app()
