@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from lookbench.cli import build_cmd, contamination_cmd, eval_cmd, snapshot_cmd, tables_cmd
+from lookbench.cli import build_cmd, contamination_cmd, eval_cmd, snapshot_cmd, synth_cmd, tables_cmd, taxonomy_cmd
 
 app = typer.Typer(
     name="lookbench",
@@ -19,6 +19,8 @@ tables_cmd.register(app)
 snapshot_cmd.register(app)
 build_cmd.register(app)
 contamination_cmd.register(app)
+synth_cmd.register(app)
+taxonomy_cmd.register(app)
 
 if __name__ == "__main__":
     app()
