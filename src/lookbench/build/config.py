@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lookbench.build.part2_config import AnnotateConfig, AuditConfig, CropConfig, DistractorConfig
 from lookbench.errors import BuildError
 from lookbench.snapshot.schema import NOISE, SUBSETS
 
@@ -119,6 +120,10 @@ class ReleaseConfig(_Strict):
     dedup: DedupConfig = Field(default_factory=lambda: DedupConfig.model_validate({}))
     split: SplitConfig = Field(default_factory=lambda: SplitConfig.model_validate({}))
     changelog: str = ""
+    crop: CropConfig | None = None
+    annotate: AnnotateConfig | None = None
+    audit: AuditConfig | None = None
+    distractors: DistractorConfig | None = None
 
     @field_validator("sources")
     @classmethod
@@ -149,6 +154,15 @@ class ReleaseConfig(_Strict):
         return hashlib.sha256(text.encode()).hexdigest()
 
 
+PATH_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("annotate",), "cache_dir"),
+    (("annotate",), "batch_output"),
+    (("annotate", "probe"), "train"),
+    (("audit",), "human_labels"),
+)
+"""Part-2 settings holding paths, resolved relative to the config file like the others."""
+
+
 def _resolve(base: Path, value: object) -> object:
     if isinstance(value, str) and not value.startswith(("http://", "https://", "hf://")):
         path = Path(value).expanduser()
@@ -172,6 +186,12 @@ def load_config(path: Path | str) -> ReleaseConfig:
     for source in data.get("sources") or []:
         if isinstance(source, dict) and "path" in source:
             source["path"] = _resolve(base, source["path"])
+    for section, key in PATH_KEYS:
+        part = data.get(section[0])
+        for name in section[1:]:
+            part = part.get(name) if isinstance(part, dict) else None
+        if isinstance(part, dict) and part.get(key) is not None:
+            part[key] = _resolve(base, part[key])
     try:
         return ReleaseConfig.model_validate(data)
     except ValidationError as exc:

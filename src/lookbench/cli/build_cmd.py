@@ -22,7 +22,7 @@ def build(
     from lookbench.build.stages import default_stages
 
     release = load_config(config)
-    ctx = run_stages(release, default_stages(), echo=console.print)
+    ctx = run_stages(release, default_stages(release), echo=console.print)
     if ctx.problems:
         console.print(f"[yellow]{len(ctx.problems)} input problem(s)[/yellow] (all in {release.work}/collect/):")
         for problem in ctx.problems[:show_problems]:

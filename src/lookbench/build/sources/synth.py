@@ -4,16 +4,43 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime, timezone
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from lookbench.build.config import SynthSource
 from lookbench.build.sample import Sample
 from lookbench.build.sources.base import CollectContext
 from lookbench.snapshot import open_snapshot
+from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import SPLITS
+
+CROP_COLUMNS = ("raw_image", "bbox", "outfit_id")
+
+
+def crop_columns(snap: Snapshot, subset: str, split: str) -> list[dict[str, Any]]:
+    """Per row: the scene bytes, bbox and outfit_id of a street-look crop (None where absent)."""
+    rows: list[dict[str, Any]] = []
+    for path in snap.files(subset, split):
+        names = [c for c in CROP_COLUMNS if c in pq.read_schema(path).names]
+        table = pq.read_table(path, columns=names) if names else pa.table({})
+        count = pq.ParquetFile(path).metadata.num_rows
+        values = {c: table.column(c).to_pylist() if c in names else [None] * count for c in CROP_COLUMNS}
+        for i in range(count):
+            raw = values["raw_image"][i]
+            rows.append(
+                {
+                    "raw_image": raw.get("bytes") if isinstance(raw, dict) else None,
+                    "bbox": values["bbox"][i],
+                    "outfit_id": values["outfit_id"][i],
+                }
+            )
+    return rows
 
 
 class SynthCollector:
-    """Each query/gallery row becomes a generated sample; a subset's item_ID is its product."""
+    """Each row becomes a generated sample (its subset's item_ID is its product); street crops keep their scene."""
 
     kind = "synth"
 
@@ -31,6 +58,7 @@ class SynthCollector:
         for subset in snap.subsets:
             for split in SPLITS:
                 labels = snap.labels(subset, split)
+                crops = crop_columns(snap, subset, split)
                 for start, images in snap.iter_images(subset, split):
                     for offset, data in enumerate(images):
                         row = start + offset
@@ -54,4 +82,5 @@ class SynthCollector:
                             published_at_origin="synth snapshot version" if released else None,
                             generated=True,
                             generation={"generator": "lookbench-synth", "snapshot": snap.snapshot_id},
+                            **crops[row],
                         )
