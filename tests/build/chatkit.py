@@ -115,7 +115,7 @@ def _detection(truth: Truth, sent: tuple[int, int], original: tuple[int, int]) -
     sx, sy = sent[0] / original[0], sent[1] / original[1]
     garments = [{"category": c, "box": [b[0] * sx, b[1] * sy, b[2] * sx, b[3] * sy]} for c, b in truth.boxes]
     garments.append({"category": "hat", "box": [1, 1, 3, 3]})  # tiny: must be dropped
-    garments.append({"category": "scarf", "box": [40, 40, 40, 90]})  # degenerate: must be dropped
+    garments.append({"category": "hat", "box": [40, 40, 40, 90]})  # degenerate: must be dropped
     return json.dumps({"garments": garments})
 
 
