@@ -9,6 +9,7 @@ from collections import defaultdict
 from datetime import date
 from pathlib import Path
 
+import httpx
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -191,3 +192,32 @@ def test_probe_pipeline_reports_true_accuracy(tmp_path, synth_releases):
     assert ctx.stats_of("annotate")["annotator"]["train_rows"] > 100
     report = json.loads((config.work / "audit" / "report.json").read_text())
     assert report["groups"] and report["true_accuracy_groups"]
+
+
+def test_batch_export_run_import_then_build_from_the_cache(tmp_path, synth_releases):
+    synth, _ = synth_releases
+    server = ChatServer()
+    with serve(server):
+        sections = {"crop": {"detector": "truth"}, "annotate": {"backend": "openai", "api": _api(server, "qwen-batch")}}
+        config_path = _config(tmp_path, synth, sections)
+        requests = tmp_path / "batch.jsonl"
+        exported = CliRunner().invoke(app, ["annotate", "batch-export", str(config_path), str(requests)])
+        assert exported.exit_code == 0, exported.output
+        config = load_config(config_path)
+        rows = _teach_rows(server, config.work / "crop" / "samples.parquet")
+        lines = [json.loads(line) for line in requests.read_text().splitlines()]
+        assert len(lines) == len({(r["image_sha256"]) for r in rows if r["category"] != "cape"})
+        # what `vllm run-batch` does: post each body, write {custom_id, response: {status_code, body}}
+        results = tmp_path / "results.jsonl"
+        with httpx.Client(base_url=server.base_url) as client, results.open("w") as out:
+            for line in lines:
+                reply = client.post("/chat/completions", json=line["body"])
+                response = {"status_code": reply.status_code, "body": reply.json()}
+                out.write(json.dumps({"custom_id": line["custom_id"], "response": response}) + "\n")
+        imported = CliRunner().invoke(app, ["annotate", "batch-import", str(config_path), str(results)])
+        assert imported.exit_code == 0 and f"imported {len(lines)}" in imported.output, imported.output
+        asked = sum(server.requests.values())
+        ctx = run_stages(config, default_stages(config))
+    usage = ctx.stats_of("annotate")["annotator"]
+    assert usage["requests"] == 0 and sum(server.requests.values()) == asked
+    assert usage["cache_hits"] == len(rows) - 1

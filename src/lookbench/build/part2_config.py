@@ -74,7 +74,7 @@ class AnnotateConfig(_Strict):
 class AuditConfig(_Strict):
     """A judge model checks a stratified sample of annotated attributes, with canaries."""
 
-    api: ApiConfig
+    api: ApiConfig | None = Field(None, description="the judge's endpoint; required unless a Judge is passed in code")
     margin: float = Field(0.05, gt=0, lt=0.5, description="wanted half-width of the 95% interval of accuracy")
     expected_accuracy: float = Field(0.9, gt=0, lt=1)
     canary_fraction: float = Field(0.1, ge=0, lt=1, description="canaries per sampled crop")

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 import typer
 
-from lookbench.cli import build_cmd, contamination_cmd, eval_cmd, snapshot_cmd, synth_cmd, tables_cmd, taxonomy_cmd
+from lookbench.cli import (
+    annotate_cmd,
+    build_cmd,
+    contamination_cmd,
+    eval_cmd,
+    snapshot_cmd,
+    synth_cmd,
+    tables_cmd,
+    taxonomy_cmd,
+)
 
 app = typer.Typer(
     name="lookbench",
@@ -21,6 +30,7 @@ build_cmd.register(app)
 contamination_cmd.register(app)
 synth_cmd.register(app)
 taxonomy_cmd.register(app)
+annotate_cmd.register(app)
 
 if __name__ == "__main__":
     app()

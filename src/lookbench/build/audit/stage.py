@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 
 from lookbench.atomic import write_text_atomic
-from lookbench.build.audit.judge import OpenAIJudge
+from lookbench.build.audit.judge import Judge, OpenAIJudge
 from lookbench.build.audit.report import build_report
 from lookbench.build.audit.sampling import Check, canaries, checks_for, stratified_sample
 from lookbench.build.sample import write_table
@@ -47,6 +47,10 @@ class AuditStage:
 
     name = "audit"
 
+    def __init__(self, judge: Judge | None = None) -> None:
+        self.judge = judge
+        """Default: the `openai` judge of the audit config's api section."""
+
     def run(self, ctx: BuildContext, previous: Path | None) -> StageResult:
         """Sample, judge, report; write `audit/judgements.parquet` and `audit/report.json`."""
         config = ctx.config.audit
@@ -62,7 +66,11 @@ class AuditStage:
         checks = [c for row in sample for c in checks_for(row, taxonomy)]
         checks += canaries(sample, config.canary_fraction, taxonomy, config.seed)
         by_id = {r["sample_id"]: r for r in sample}
-        judge = OpenAIJudge(config.api, taxonomy, AnswerCache(ctx.config.state_dir / "judge-cache"))
+        judge = self.judge
+        if judge is None:
+            if config.api is None:
+                raise BuildError("audit needs an api section for its judge")
+            judge = OpenAIJudge(config.api, taxonomy, AnswerCache(ctx.config.state_dir / "judge-cache"))
         jobs = [(c, by_id[c.sample_id]["image"], by_id[c.sample_id]["image_sha256"]) for c in checks]
         verdicts = judge.judge(jobs)
         judgements = [
