@@ -77,7 +77,7 @@ def measure(size: str, judge_error: float, margin: float, folder: Path) -> dict[
     truth = {r["image_sha256"]: {r["source_main_attribute"], *r["source_other_attributes"]} for r in rows}
     judge = SimulatedJudge(truth, judge_error)
     ctx = run_stages(config, [*stages[:4], AuditStage(judge)])
-    return {"annotate": ctx.stats_of("annotate"), "audit": ctx.stats_of("audit")}
+    return {stage: ctx.stats_of(stage) for stage in ("dedup", "crop", "annotate", "audit")}
 
 
 def main() -> None:

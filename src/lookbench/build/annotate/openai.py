@@ -82,8 +82,13 @@ class OpenAIAnnotator:
         return outcome
 
     def annotate(self, items: list[Item]) -> list[Outcome]:
-        """Outcomes in item order, `api.concurrency` requests at a time."""
-        return list(run_concurrently(self._one, items, self.api.concurrency))
+        """Outcomes in item order, `api.concurrency` requests at a time; identical crops are asked once."""
+        first: dict[tuple[str, str], Item] = {}
+        for item in items:
+            first.setdefault((item.image_sha256, item.category), item)
+        unique = list(first.values())
+        answers = dict(zip(first, run_concurrently(self._one, unique, self.api.concurrency), strict=True))
+        return [answers[(item.image_sha256, item.category)] for item in items]
 
     def describe(self) -> dict[str, Any]:
         """Backend, model, prompt version and usage."""
