@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from lookbench.build.audit.sampling import allocate, canaries, stratified_sample
 from lookbench.build.audit.stats import clustered_bootstrap, cohen_kappa, gwet_ac1, sample_size, wilson
 from lookbench.build.crops.base import Box, box_problem, clipped, iou
+from lookbench.build.crops.vlm import parse_boxes
 from lookbench.build.distractors import band_verdicts, nearest_similarity
 from lookbench.taxonomy import load_taxonomy
 
@@ -91,3 +94,14 @@ def test_boxes_and_band():
     candidates = np.array([[1.0, 0.01], [1.0, 1.0], [-1.0, -1.0], [0.35, -0.94]])
     sims = nearest_similarity(candidates, items)
     assert band_verdicts(sims, (0.25, 0.45)) == ["near-duplicate", "near-duplicate", "unrelated", "keep"]
+
+
+def test_detection_answers_are_parsed_defensively():
+    taxonomy = load_taxonomy()
+    text = json.dumps(
+        {"garments": [{"category": "skirt", "box": [10, 20, 30, 40]}, "junk", {"category": "cape", "box": [1, 2, 3, 4]},
+                      {"category": "hat", "box": [1, 2, 3]}, {"category": "bag", "box": [1, "x", 3, 4]}]}
+    )  # fmt: skip
+    assert parse_boxes(text, taxonomy, (2.0, 0.5)) == [Box("skirt", (20.0, 10.0, 60.0, 20.0))]
+    assert parse_boxes("{not json", taxonomy, (1.0, 1.0)) == []
+    assert parse_boxes('{"garments": 3}', taxonomy, (1.0, 1.0)) == []

@@ -41,6 +41,14 @@ def detection_prompt(width: int, height: int) -> str:
     )
 
 
+def is_json_object(text: str) -> bool:
+    """True if the text decodes to a JSON object."""
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
 def parse_boxes(text: str, taxonomy: Taxonomy, scale: tuple[float, float]) -> list[Box]:
     """Boxes from an answer, rescaled by (sx, sy); entries of unknown category or malformed boxes are skipped."""
     try:
@@ -48,9 +56,10 @@ def parse_boxes(text: str, taxonomy: Taxonomy, scale: tuple[float, float]) -> li
     except ValueError:
         return []
     boxes = []
-    for entry in answer.get("garments", []) if isinstance(answer, dict) else []:
+    garments = answer.get("garments") if isinstance(answer, dict) else None
+    for entry in garments if isinstance(garments, list) else []:
         box = entry.get("box") if isinstance(entry, dict) else None
-        if entry.get("category") not in taxonomy.categories or not isinstance(box, list) or len(box) != 4:
+        if not isinstance(box, list) or len(box) != 4 or entry.get("category") not in taxonomy.categories:
             continue
         if not all(isinstance(v, (int, float)) for v in box):
             continue
@@ -81,7 +90,8 @@ class VLMDetector:
             message = user_message(detection_prompt(width, height), data_url(jpeg))
             text = answer_text(self.client.post(request_body(self.api, [message], "garments", self.schema)))
             cached = {"text": text}
-            self.cache.put(key, cached)
+            if is_json_object(text):
+                self.cache.put(key, cached)  # a malformed answer is asked again on the next run
         else:
             self.client.usage.count("cache_hits")
         return parse_boxes(cached["text"], self.taxonomy, scale)
