@@ -13,7 +13,7 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from buildkit import encode, photo
+from buildkit import closed_port, encode, photo
 from chatkit import ChatServer, Truth, serve
 from PIL import Image
 from typer.testing import CliRunner
@@ -221,3 +221,23 @@ def test_batch_export_run_import_then_build_from_the_cache(tmp_path, synth_relea
     usage = ctx.stats_of("annotate")["annotator"]
     assert usage["requests"] == 0 and sum(server.requests.values()) == asked
     assert usage["cache_hits"] == len(rows) - 1
+
+
+def test_build_cli_offline_probe_and_unreachable_api(tmp_path, synth_releases):
+    synth, train = synth_releases
+    sections = {
+        "crop": {"detector": "truth"},
+        "annotate": {"backend": "probe", "probe": {"train": str(train), "model": "features:colour-gradient"}},
+        "distractors": {"model": "features:colour-gradient", "band": [0.5, 0.93]},
+    }
+    result = CliRunner().invoke(app, ["build", str(_config(tmp_path, synth, sections))])
+    assert result.exit_code == 0, result.output
+    assert "annotate: category 'cape' is not in the" in result.output  # rich wraps at 80 columns
+    card = (tmp_path / "out" / "v20260601" / "README.md").read_text()
+    assert "Labelled by `probe` (features:colour-gradient)" in card and "band [0.5, 0.93]" in card
+    down = {"base_url": f"http://127.0.0.1:{closed_port()}/v1", "model": "m", "retries": 1, "backoff_s": 0.01}
+    other = tmp_path / "other"
+    other.mkdir()
+    sections = {"annotate": {"backend": "openai", "api": down}}
+    failed = CliRunner().invoke(app, ["build", str(_config(other, synth, sections))])
+    assert failed.exit_code == 2 and "no answer after 2 tries" in failed.output
