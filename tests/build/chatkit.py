@@ -53,6 +53,8 @@ class ChatServer:
     down_after: int | None = None
     requests: Counter[str] = field(default_factory=Counter)
     seen: dict[str, int] = field(default_factory=dict)
+    in_flight: int = 0
+    max_in_flight: int = 0
     port: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -108,7 +110,10 @@ def _verdict(server: ChatServer, key: str, truth: Truth, text: str) -> str:
     errs = server.judge_errs_every
     if errs > 0 and server.ordinal(key + proposed) % errs == 0:
         right = not right
-    return json.dumps({"verdict": "correct" if right else "incorrect", "better_value": None})
+    taxonomy = load_taxonomy()
+    group = taxonomy.category(truth.category).attributes[taxonomy.group_of(proposed)]
+    better = next((v for v in group if v in {truth.main, *truth.others}), None) if not right else None
+    return json.dumps({"verdict": "correct" if right else "incorrect", "better_value": better})
 
 
 def _detection(truth: Truth, sent: tuple[int, int], original: tuple[int, int]) -> str:
@@ -139,6 +144,16 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
         def do_POST(self) -> None:  # noqa: N802
+            with server.lock:
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                self._answer()
+            finally:
+                with server.lock:
+                    server.in_flight -= 1
+
+        def _answer(self) -> None:
             length = int(self.headers.get("Content-Length", 0))
             if self.path != "/v1/chat/completions" or length > MAX_BODY:
                 self._send(404, {"error": {"message": "not found"}})

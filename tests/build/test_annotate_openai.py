@@ -164,3 +164,18 @@ def test_label_validation():
         check_labels(taxonomy, "dress", "red", ["red", "midi"])
     with pytest.raises(InvalidAnswer, match="repeats"):
         check_labels(taxonomy, "dress", "red", ["midi", "midi"])
+
+
+def test_concurrency_limit_and_cost(tmp_path):
+    server = ChatServer(slow_s=0.2)
+    items = _items(6)
+    for item in items:
+        server.scripts[server.learn(item.image, TRUTH)] = ["slow"]
+    with serve(server):
+        api = _api(server, concurrency=2, price_per_million_input=2.0, price_per_million_output=10.0)
+        annotator = OpenAIAnnotator(api, load_taxonomy(), AnswerCache(tmp_path))
+        assert all(o.main_attribute == "red" for o in annotator.annotate(items))
+    assert server.max_in_flight == 2
+    usage = annotator.describe()
+    assert usage["requests"] == 6 and usage["prompt_tokens"] == 600
+    assert usage["cost"] == pytest.approx((600 * 2.0 + usage["completion_tokens"] * 10.0) / 1e6)

@@ -189,6 +189,8 @@ def test_probe_pipeline_reports_true_accuracy(tmp_path, synth_releases):
     # a judge that knows the truth estimates the sampled true accuracy exactly and catches every canary
     assert audit["overall"]["accuracy"] == audit["true_accuracy_sampled"]["accuracy"]
     assert audit["canaries"]["accuracy"] == 1.0
+    better = audit["better_values"]
+    assert 0 < better["offered"] <= better["incorrect"] and better["offered_and_true"]["accuracy"] == 1.0
     assert ctx.stats_of("annotate")["annotator"]["train_rows"] > 100
     report = json.loads((config.work / "audit" / "report.json").read_text())
     assert report["groups"] and report["true_accuracy_groups"]

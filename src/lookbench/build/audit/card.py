@@ -30,6 +30,11 @@ def audit_lines(audit: dict[str, Any]) -> list[str]:
         lines.append(f"- true accuracy of the annotator, all crops (known labels): {_pct(audit['true_accuracy_all'])}")
         lines.append(f"- true accuracy on the sampled attributes: {_pct(audit['true_accuracy_sampled'])}")
         lines.append(f"- judge verdict agrees with the truth: {_pct(audit['judge_agrees_with_truth'])}")
+    better = audit.get("better_values", {})
+    if better.get("offered"):
+        lines.append(
+            f"- the judge offered a better value for {better['offered']} of {better['incorrect']} incorrect labels"
+        )
     human = audit.get("human_agreement")
     if human and human.get("pairs"):
         lines.append(

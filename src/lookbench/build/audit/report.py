@@ -62,6 +62,21 @@ def human_agreement(path: Path, judged: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def better_values(judged: list[dict[str, Any]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How often the judge offered a better value for a label it called incorrect (and, with truth, how often right)."""
+    offered = [j for j in judged if j["verdict"] == "incorrect" and j.get("better_value")]
+    out: dict[str, Any] = {"incorrect": sum(j["verdict"] == "incorrect" for j in judged), "offered": len(offered)}
+    truth = {
+        r["sample_id"]: {r["source_main_attribute"], *r["source_other_attributes"]}
+        for r in rows
+        if r["source_kind"] == "synth"
+    }
+    known = [j for j in offered if j["sample_id"] in truth]
+    if known:
+        out["offered_and_true"] = rate(sum(j["better_value"] in truth[j["sample_id"]] for j in known), len(known))
+    return out
+
+
 def build_report(
     config: AuditConfig, judgements: list[dict[str, Any]], rows: list[dict[str, Any]], taxonomy: Taxonomy
 ) -> dict[str, Any]:
@@ -101,6 +116,7 @@ def build_report(
         "floor": config.floor,
         "below_floor": flagged,
         "excluded": flagged if config.exclude_below_floor else [],
+        "better_values": better_values(real, rows),
     }
     with_truth = [j for j in real if j["truth"] is not None]
     if with_truth:
