@@ -24,6 +24,7 @@ from lookbench.build.runner import run_stages
 from lookbench.build.stages import default_stages
 from lookbench.build.vlm.client import ApiUnavailable
 from lookbench.cli.main import app
+from lookbench.errors import BuildError
 from lookbench.models.registry import SPEC_KINDS
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS
@@ -243,3 +244,18 @@ def test_build_cli_offline_probe_and_unreachable_api(tmp_path, synth_releases):
     sections = {"annotate": {"backend": "openai", "api": down}}
     failed = CliRunner().invoke(app, ["build", str(_config(other, synth, sections))])
     assert failed.exit_code == 2 and "no answer after 2 tries" in failed.output
+
+
+def test_config_sections_are_checked(tmp_path, synth_releases):
+    synth, _ = synth_releases
+    api = {"base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    cases = [
+        ({"audit": {"api": api}}, "needs an annotate section"),
+        ({"annotate": {"backend": "openai"}}, "needs an api section"),
+        ({"annotate": {"backend": "probe"}}, "needs a probe section"),
+        ({"crop": {"detector": "vlm"}}, "needs an api section"),
+        ({"distractors": {"model": "x:y", "band": [0.45, 0.25]}}, "low < high"),
+    ]
+    for sections, message in cases:
+        with pytest.raises(BuildError, match=message):
+            load_config(_config(tmp_path, synth, sections))

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lookbench.build.part2_config import AnnotateConfig, AuditConfig, CropConfig, DistractorConfig
 from lookbench.errors import BuildError
@@ -132,6 +132,12 @@ class ReleaseConfig(_Strict):
         if len(set(names)) != len(names):
             raise ValueError(f"source names must be unique, got {names}")
         return value
+
+    @model_validator(mode="after")
+    def _audit_needs_annotate(self) -> ReleaseConfig:
+        if self.audit is not None and self.annotate is None:
+            raise ValueError("an audit section needs an annotate section (the audit checks the annotator's labels)")
+        return self
 
     @property
     def version(self) -> str:
