@@ -106,10 +106,13 @@ def test_openai_pipeline_with_outage_resume_and_eval(tmp_path, synth_releases, m
         assert [s.name for s in stages] == [
             "collect", "dedup", "crop", "annotate", "audit", "distractors", "split", "publish"
         ]  # fmt: skip
+        refused = next(iter(server.truths))  # the server refuses one street photo: its crops are dropped
+        server.scripts[refused] = ["reject"]
         first = run_stages(config, stages[:3])
         crop = first.stats_of("crop")
-        assert crop["crops"] > 0 and crop["rows_without_box"] == 0
-        assert crop["boxes_tiny"] == crop["boxes_degenerate"] == crop["photos"]
+        assert crop["photos_rejected"] == 1 and crop["rows_without_box"] == len(server.truths[refused].boxes)
+        assert crop["boxes_tiny"] == crop["boxes_degenerate"] == crop["photos"] - 1
+        assert any("detector: HTTP 400" in p["error"] for p in first.problems)
         assert crop["mean_iou_with_known_boxes"] > 0.98
         rows = _teach_rows(server, config.work / "crop" / "samples.parquet")
         crops = [r for r in rows if r["raw_image"]]

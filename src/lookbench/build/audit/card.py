@@ -59,7 +59,8 @@ def labelling_lines(labelling: dict[str, Any]) -> list[str]:
     if crop:
         lines += ["", "## Garment crops", ""]
         lines.append(
-            f"Detector `{crop['detector']['backend']}`: {crop['crops']} crops from {crop['photos']} photos; "
+            f"Detector `{crop['detector']['backend']}`: {crop['crops']} crops from {crop['photos']} photos "
+            f"({crop['photos_rejected']} refused by the detector's server); "
             f"dropped: {crop['rows_without_box']} rows without a usable box, {crop['boxes_tiny']} tiny and "
             f"{crop['boxes_degenerate']} degenerate boxes; {crop['boxes_unmatched']} boxes matched no row."
         )

@@ -18,7 +18,7 @@ from lookbench.build.part2_config import CropConfig
 from lookbench.build.sample import write_table
 from lookbench.build.stages.base import BuildContext, StageResult, read_samples, write_samples
 from lookbench.build.vlm.cache import AnswerCache
-from lookbench.build.vlm.client import run_concurrently
+from lookbench.build.vlm.client import ApiRejected, run_concurrently
 from lookbench.taxonomy import load_taxonomy
 
 
@@ -82,9 +82,17 @@ class CropStage:
         photos = _photos(scenes)
         detector = make_detector(config, ctx)
         workers = config.api.concurrency if config.api else 1
-        found = dict(
-            zip(photos, run_concurrently(lambda p: detector.detect(photos[p]), list(photos), workers), strict=True)
-        )
+        rejected: list[str] = []
+
+        def detect(sha: str) -> list[Box]:
+            try:
+                return detector.detect(photos[sha])
+            except ApiRejected as exc:
+                rejected.append(sha)
+                ctx.problems.append({"source": "crop", "url": f"photo {sha[:16]}", "error": f"detector: {exc}"})
+                return []
+
+        found = dict(zip(photos, run_concurrently(detect, list(photos), workers), strict=True))
         counts: Counter[str] = Counter()
         dropped: list[dict[str, Any]] = []
         ious: list[float] = []
@@ -123,6 +131,7 @@ class CropStage:
         stats = {
             "detector": detector.describe(),
             "photos": len(photos),
+            "photos_rejected": len(rejected),
             "crops": len(scenes) - len(dropped),
             "rows_without_box": len(dropped),
             "boxes_tiny": counts["boxes_tiny"],
