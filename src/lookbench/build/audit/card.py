@@ -18,16 +18,16 @@ def audit_lines(audit: dict[str, Any]) -> list[str]:
     boot = overall["bootstrap95_by_crop"]
     lines = [
         f"Judge `{audit['judge']['model']}` ({audit['judge']['prompt_version']}) checked {audit['judged_attributes']} "
-        f"attributes of {audit['sampled_crops']} of {audit['population_crops']} crops, sampled by subset and category "
+        f"attributes of {audit['sampled_crops']} of {audit['population_crops']} images, sampled by subset and category "
         f"for a ±{audit['margin']} margin at expected accuracy {audit['expected_accuracy']} "
         f"({audit['ambiguous']} ambiguous, {audit['invalid']} without a usable answer).",
         "",
-        f"- overall accuracy (judged): {_pct(overall)}; crop-clustered bootstrap 95%: "
+        f"- overall accuracy (judged): {_pct(overall)}; bootstrap 95% clustered by image: "
         f"[{100 * boot[0]:.1f}, {100 * boot[1]:.1f}]",
         f"- judge sensitivity on canaries (wrong labels caught): {_pct(audit['canaries'])}",
     ]
     if "true_accuracy_all" in audit:
-        lines.append(f"- true accuracy of the annotator, all crops (known labels): {_pct(audit['true_accuracy_all'])}")
+        lines.append(f"- true accuracy of the annotator, all images (known labels): {_pct(audit['true_accuracy_all'])}")
         lines.append(f"- true accuracy on the sampled attributes: {_pct(audit['true_accuracy_sampled'])}")
         lines.append(f"- judge verdict agrees with the truth: {_pct(audit['judge_agrees_with_truth'])}")
     better = audit.get("better_values", {})
@@ -70,7 +70,9 @@ def labelling_lines(labelling: dict[str, Any]) -> list[str]:
         lines += ["", "## Attribute labels", ""]
         lines.append(
             f"Labelled by `{who['backend']}` ({who.get('model')}): {annotate['labelled']} of {annotate['rows']} rows; "
-            f"{annotate['flagged']} flagged and left out ({annotate['flag_reasons'] or 'none'})."
+            f"{annotate['flagged']} flagged and left out"
+            + "".join(f"; {reason}: {count}" for reason, count in annotate["flag_reasons"].items())
+            + "."
         )
         if "requests" in who:
             lines.append(
