@@ -132,8 +132,10 @@ def test_openai_pipeline_with_outage_resume_and_eval(tmp_path, synth_releases, m
     assert [e["status"] for e in ctx.log][:3] == ["skipped (already done)"] * 3
     annotate = ctx.stats_of("annotate")
     usage = annotate["annotator"]
-    # nothing answered before the outage is asked again, nothing is lost
-    assert usage["cache_hits"] >= 30 and usage["cache_hits"] + usage["requests"] == len(rows) - 2
+    # nothing answered before the outage is asked again, nothing is lost; noise rows are not asked
+    noise = sum(r["subsets"] == ["noise"] for r in rows)
+    assert annotate["noise_rows_unlabelled"] == noise > 0
+    assert usage["cache_hits"] >= 30 and usage["cache_hits"] + usage["requests"] == len(rows) - noise - 2
     assert annotate["flagged"] == 2 and set(annotate["flag_reasons"]) == {
         "rejected by the server",
         "category 'cape' is not in the taxonomy",
@@ -212,7 +214,8 @@ def test_batch_export_run_import_then_build_from_the_cache(tmp_path, synth_relea
         config = load_config(config_path)
         rows = _teach_rows(server, config.work / "crop" / "samples.parquet")
         lines = [json.loads(line) for line in requests.read_text().splitlines()]
-        assert len(lines) == len({(r["image_sha256"]) for r in rows if r["category"] != "cape"})
+        asked = [r for r in rows if r["category"] != "cape" and r["subsets"] != ["noise"]]
+        assert len(lines) == len({r["image_sha256"] for r in asked})
         # what `vllm run-batch` does: post each body, write {custom_id, response: {status_code, body}}
         results = tmp_path / "results.jsonl"
         with httpx.Client(base_url=server.base_url) as client, results.open("w") as out:
@@ -222,11 +225,11 @@ def test_batch_export_run_import_then_build_from_the_cache(tmp_path, synth_relea
                 out.write(json.dumps({"custom_id": line["custom_id"], "response": response}) + "\n")
         imported = CliRunner().invoke(app, ["annotate", "batch-import", str(config_path), str(results)])
         assert imported.exit_code == 0 and f"imported {len(lines)}" in imported.output, imported.output
-        asked = sum(server.requests.values())
+        before = sum(server.requests.values())
         ctx = run_stages(config, default_stages(config))
     usage = ctx.stats_of("annotate")["annotator"]
-    assert usage["requests"] == 0 and sum(server.requests.values()) == asked
-    assert usage["cache_hits"] == len(rows) - 1
+    assert usage["requests"] == 0 and sum(server.requests.values()) == before
+    assert usage["cache_hits"] == len(asked)
 
 
 def test_build_cli_offline_probe_and_unreachable_api(tmp_path, synth_releases):

@@ -17,6 +17,7 @@ from lookbench.build.sample import write_table
 from lookbench.build.stages.base import BuildContext, StageResult, read_samples, write_samples
 from lookbench.build.vlm.cache import AnswerCache
 from lookbench.errors import BuildError
+from lookbench.snapshot.schema import NOISE
 from lookbench.taxonomy import load_taxonomy
 
 SOURCE_COLUMNS = (("source_main_attribute", pa.string()), ("source_other_attributes", pa.list_(pa.string())))
@@ -38,13 +39,21 @@ def make_annotator(config: AnnotateConfig, ctx: BuildContext) -> Annotator:
     raise BuildError(f"annotate: backend {config.backend} is missing its settings")
 
 
+def noise_only(row: dict[str, Any]) -> bool:
+    """True for a distractor-only row: never relevant to a query, so its labels are never asked for."""
+    return set(row["subsets"]) == {NOISE}
+
+
 def items_of(rows: list[dict[str, Any]]) -> list[Item]:
-    """Annotator items from work rows."""
-    return [Item(r["sample_id"], r["image"], r["image_sha256"], r["category"]) for r in rows]
+    """Annotator items from the work rows that need labels."""
+    return [Item(r["sample_id"], r["image"], r["image_sha256"], r["category"]) for r in rows if not noise_only(r)]
 
 
 class AnnotateStage:
-    """Flagged rows (invalid answers, refused images, unknown categories) are left out and listed."""
+    """Flagged rows (invalid answers, refused images, unknown categories) are left out and listed; noise is not asked.
+
+    Distractor-only rows keep their source labels: they are never relevant to a query.
+    """
 
     name = "annotate"
 
@@ -54,14 +63,21 @@ class AnnotateStage:
         if config is None:
             raise BuildError("annotate stage without an annotate section")
         table = read_samples(previous)
-        rows = table.to_pylist()
+        everything = table.to_pylist()
+        # distractor-only rows are never relevant to any query: they keep their source labels, unasked
+        noise = [r for r in everything if noise_only(r)]
+        rows = [r for r in everything if not noise_only(r)]
         annotator = make_annotator(config, ctx)
         items = items_of(rows)
         imported = None
         if config.batch_output is not None and isinstance(annotator, OpenAIAnnotator):
             imported = import_batch(annotator, items, config.batch_output)
         outcomes = annotator.annotate(items)
-        kept: list[dict[str, Any]] = []
+        kept: list[dict[str, Any]] = [
+            {**r, "source_main_attribute": r["main_attribute"], "source_other_attributes": r["other_attributes"]}
+            | {"label_source": "source (noise)"}
+            for r in noise
+        ]
         flagged: list[dict[str, Any]] = []
         for row, outcome in zip(rows, outcomes, strict=True):
             if outcome.main_attribute is None:
@@ -84,7 +100,8 @@ class AnnotateStage:
         stats = {
             "annotator": annotator.describe(),
             "rows": len(rows),
-            "labelled": len(kept),
+            "labelled": len(kept) - len(noise),
+            "noise_rows_unlabelled": len(noise),
             "flagged": len(flagged),
             "flag_reasons": dict(reasons),
             "reasked": sum(1 for o in outcomes if o.attempts > 1),
