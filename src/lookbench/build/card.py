@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from lookbench.build.audit.card import labelling_lines
 from lookbench.build.dedup.history import VERSION_RE
 from lookbench.snapshot.manifest import MANIFEST_NAME
 from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS
@@ -40,6 +41,7 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
     lines[-1] += _counts(dedup["excluded_as_duplicates_of_earlier_versions"])
     lines.append(f"- merged within this batch (earliest first_seen_at kept): {_counts(dedup['merged_within_batch'])}")
     lines.append(f"- perceptual threshold: {dedup['phash_threshold']} of 256 pHash bits, mirror-robust")
+    lines += labelling_lines(release.get("labelling", {}))
     lines += ["", "## Provenance columns", "", PROVENANCE, "", "## Build log", ""]
     lines += ["| stage | status | seconds |", "|---|---|---|"]
     lines += [f"| {e['stage']} | {e['status']} | {e['seconds']} |" for e in log]

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Annotated, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from lookbench.build.part2_config import AnnotateConfig, AuditConfig, CropConfig, DistractorConfig
 from lookbench.errors import BuildError
 from lookbench.snapshot.schema import NOISE, SUBSETS
 
@@ -119,6 +120,10 @@ class ReleaseConfig(_Strict):
     dedup: DedupConfig = Field(default_factory=lambda: DedupConfig.model_validate({}))
     split: SplitConfig = Field(default_factory=lambda: SplitConfig.model_validate({}))
     changelog: str = ""
+    crop: CropConfig | None = None
+    annotate: AnnotateConfig | None = None
+    audit: AuditConfig | None = None
+    distractors: DistractorConfig | None = None
 
     @field_validator("sources")
     @classmethod
@@ -127,6 +132,12 @@ class ReleaseConfig(_Strict):
         if len(set(names)) != len(names):
             raise ValueError(f"source names must be unique, got {names}")
         return value
+
+    @model_validator(mode="after")
+    def _audit_needs_annotate(self) -> ReleaseConfig:
+        if self.audit is not None and self.annotate is None:
+            raise ValueError("an audit section needs an annotate section (the audit checks the annotator's labels)")
+        return self
 
     @property
     def version(self) -> str:
@@ -147,6 +158,15 @@ class ReleaseConfig(_Strict):
         """sha256 of the canonical JSON form of the config."""
         text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+PATH_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("annotate",), "cache_dir"),
+    (("annotate",), "batch_output"),
+    (("annotate", "probe"), "train"),
+    (("audit",), "human_labels"),
+)
+"""Part-2 settings holding paths, resolved relative to the config file like the others."""
 
 
 def _resolve(base: Path, value: object) -> object:
@@ -172,6 +192,12 @@ def load_config(path: Path | str) -> ReleaseConfig:
     for source in data.get("sources") or []:
         if isinstance(source, dict) and "path" in source:
             source["path"] = _resolve(base, source["path"])
+    for section, key in PATH_KEYS:
+        part = data.get(section[0])
+        for name in section[1:]:
+            part = part.get(name) if isinstance(part, dict) else None
+        if isinstance(part, dict) and part.get(key) is not None:
+            part[key] = _resolve(base, part[key])
     try:
         return ReleaseConfig.model_validate(data)
     except ValidationError as exc:

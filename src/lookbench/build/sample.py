@@ -38,6 +38,9 @@ SAMPLE_SCHEMA = pa.schema(
         ("subsets", pa.list_(pa.string())),
         ("generated", pa.bool_()),
         ("generation", pa.string()),
+        ("raw_image", pa.binary()),
+        ("bbox", pa.list_(pa.float64())),
+        ("outfit_id", pa.string()),
     ]
 )
 """Columns of every work table; later stages add their own columns on the right."""
@@ -65,6 +68,11 @@ class Sample:
     other_attributes: list[str] = field(default_factory=list)
     generated: bool = False
     generation: dict[str, Any] | None = None
+    raw_image: bytes | None = None
+    """The full photo a crop was cut from (street looks); None for a whole-image sample."""
+    bbox: list[float] | None = None
+    """[x0, y0, x1, y1] of the crop in `raw_image`."""
+    outfit_id: str | None = None
 
     @property
     def image_sha256(self) -> str:

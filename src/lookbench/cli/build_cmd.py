@@ -22,9 +22,9 @@ def build(
     from lookbench.build.stages import default_stages
 
     release = load_config(config)
-    ctx = run_stages(release, default_stages(), echo=console.print)
+    ctx = run_stages(release, default_stages(release), echo=console.print)
     if ctx.problems:
-        console.print(f"[yellow]{len(ctx.problems)} input problem(s)[/yellow] (all in {release.work}/collect/):")
+        console.print(f"[yellow]{len(ctx.problems)} problem(s)[/yellow] (details under {release.work}/):")
         for problem in ctx.problems[:show_problems]:
             console.print(f"  {problem.get('source', '')}: {problem['url']}: {problem['error']}", highlight=False)
     dedup = ctx.stats_of("dedup")
@@ -32,6 +32,15 @@ def build(
         f"dedup: kept {dedup.get('kept')} of {dedup.get('input')}; excluded as earlier duplicates "
         f"{dedup.get('excluded_as_duplicates_of_earlier_versions')}; merged in batch {dedup.get('merged_within_batch')}"
     )
+    audit = ctx.stats_of("audit")
+    if audit:
+        overall = audit["overall"]
+        console.print(
+            f"audit: judged accuracy {overall['accuracy']} (Wilson 95% {overall['wilson95']}), "
+            f"canaries caught {audit['canaries']['accuracy']}, below floor: {', '.join(audit['below_floor']) or 'none'}"
+        )
+        if "true_accuracy_all" in audit:
+            console.print(f"audit: true accuracy (known labels) {audit['true_accuracy_all']['accuracy']}")
     console.print(f"[green]published[/green] {release.output / release.version}")
     if push:
         console.print(f"[green]pushed[/green] {push_release(release.output, release.version, push)}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from lookbench.cli import (
+    annotate_cmd,
     build_cmd,
     contamination_cmd,
     eval_cmd,
@@ -12,7 +13,9 @@ from lookbench.cli import (
     models_cmd,
     report_cmd,
     snapshot_cmd,
+    synth_cmd,
     tables_cmd,
+    taxonomy_cmd,
 )
 
 app = typer.Typer(
@@ -26,11 +29,14 @@ app = typer.Typer(
 eval_cmd.register(app)
 tables_cmd.register(app)
 snapshot_cmd.register(app)
+models_cmd.register(app)
+synth_cmd.register(app)
+taxonomy_cmd.register(app)
 build_cmd.register(app)
+annotate_cmd.register(app)
 contamination_cmd.register(app)
 leaderboard_cmd.register(app)
 report_cmd.register(app)
-models_cmd.register(app)
 
 if __name__ == "__main__":
     app()

@@ -1,7 +1,8 @@
-"""Build stages; the default order is collect -> dedup -> split -> publish (part 2 inserts before split)."""
+"""Build stages: collect -> dedup -> [crop, annotate, audit, distractors when configured] -> split -> publish."""
 
 from __future__ import annotations
 
+from lookbench.build.config import ReleaseConfig
 from lookbench.build.stages.base import BuildContext, Stage, StageResult
 from lookbench.build.stages.collect import CollectStage
 from lookbench.build.stages.dedup import DedupStage
@@ -9,9 +10,35 @@ from lookbench.build.stages.publish import PublishStage
 from lookbench.build.stages.split import SplitStage
 
 
-def default_stages() -> list[Stage]:
-    """The part-1 pipeline; crop/annotate/audit/distractor stages go between DedupStage and SplitStage."""
-    return [CollectStage(), DedupStage(), SplitStage(), PublishStage()]
+def part2_stages(config: ReleaseConfig) -> list[Stage]:
+    """The configured part-2 stages, in order (imported lazily: they pull in the API client and probes)."""
+    from lookbench.build.annotate.stage import AnnotateStage
+    from lookbench.build.audit.stage import AuditStage
+    from lookbench.build.crops.stage import CropStage
+    from lookbench.build.distractors import DistractorStage
+
+    wanted: list[tuple[object, Stage]] = [
+        (config.crop, CropStage()),
+        (config.annotate, AnnotateStage()),
+        (config.audit, AuditStage()),
+        (config.distractors, DistractorStage()),
+    ]
+    return [stage for section, stage in wanted if section is not None]
 
 
-__all__ = ["BuildContext", "Stage", "StageResult", "default_stages"]
+def default_stages(config: ReleaseConfig | None = None) -> list[Stage]:
+    """The pipeline; with a config, its configured part-2 stages go between DedupStage and SplitStage."""
+    middle = part2_stages(config) if config is not None else []
+    return [CollectStage(), DedupStage(), *middle, SplitStage(), PublishStage()]
+
+
+__all__ = [
+    "BuildContext",
+    "CollectStage",
+    "DedupStage",
+    "PublishStage",
+    "SplitStage",
+    "Stage",
+    "StageResult",
+    "default_stages",
+]

@@ -38,23 +38,32 @@ EXTRA_COLUMNS = (
 )
 """Per-sample time-stamp and provenance columns carried into the snapshot."""
 
+PART2_STAGES = ("crop", "annotate", "audit", "distractors")
+
+LABEL_EXTRAS = ("outfit_id", "label_source", "excluded_attributes")
+"""Columns part-2 stages add (crop outfit, who labelled the row, attributes excluded by the audit), when set."""
+
 
 def snapshot_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A snapshot split row from a placed work row (full-image bbox; crops come in part 2)."""
+    """A snapshot split row from a placed work row; whole-image samples get a full-image bbox."""
     with Image.open(io.BytesIO(row["image"])) as im:
         width, height = im.size
         ext = (im.format or "img").lower()
+    raw = row.get("raw_image")
+    bbox = row.get("bbox") if raw else None
+    extra = {k: row[k] for k in LABEL_EXTRAS if row.get(k) is not None}
     return {
         "image": image_value(row["image"], f"{row['item_ID']}.{ext}"),
-        "raw_image": None,
+        "raw_image": image_value(raw, f"{row.get('outfit_id') or row['item_ID']}.raw") if raw else None,
         "category": row["category"],
         "main_attribute": row["main_attribute"],
         "other_attributes": row["other_attributes"],
-        "bbox": [0.0, 0.0, float(width), float(height)],
+        "bbox": [float(v) for v in bbox] if bbox else [0.0, 0.0, float(width), float(height)],
         "item_ID": row["item_ID"],
         "task": row["subset"],
-        "difficulty": "unrated",
+        "difficulty": row.get("difficulty") or "unrated",
         **{k: row[k] for k in EXTRA_COLUMNS},
+        **extra,
     }
 
 
@@ -151,4 +160,5 @@ class PublishStage:
                 "first_seen_to": _iso(max(seen, default=None)),
             },
             "dedup": ctx.stats_of("dedup"),
+            "labelling": {s: ctx.stats_of(s) for s in PART2_STAGES if ctx.stats_of(s)},
         }

@@ -39,7 +39,8 @@ class SplitStage:
         stats: dict[str, dict[str, int]] = {}
         for (subset, source, product), members in sorted(groups.items(), key=lambda kv: _order(seed, repr(kv[0]))):
             counts = stats.setdefault(subset, {"query": 0, "gallery": 0, "distractors": 0, "left_out": 0})
-            members = sorted(members, key=lambda r: _order(seed, r["image_sha256"]))
+            # a street-look crop (it has a scene) is the query; its product's studio image the gallery positive
+            members = sorted(members, key=lambda r: (r.get("raw_image") is None, _order(seed, r["image_sha256"])))
             if subset == NOISE:
                 for row in members:
                     placed.append({**row, "subset": NOISE, "split": "gallery", "item_ID": f"noise-{row['sample_id']}"})

@@ -1,0 +1,1 @@
+"""Attribute annotation of crops: an Annotator Protocol with `openai` and `probe` backends."""

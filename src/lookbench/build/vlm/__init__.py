@@ -1,0 +1,1 @@
+"""An OpenAI-compatible chat-completions client for annotation, detection and judging."""

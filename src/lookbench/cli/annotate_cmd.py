@@ -1,0 +1,73 @@
+"""`lookbench annotate batch-export|batch-import`: run the annotation job offline with `vllm run-batch`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from lookbench.cli.common import console, reports_errors
+
+if TYPE_CHECKING:
+    from lookbench.build.annotate.base import Item
+    from lookbench.build.annotate.openai import OpenAIAnnotator
+
+app = typer.Typer(help="Annotation as an OpenAI batch job (e.g. `vllm run-batch` on a GPU box).", no_args_is_help=True)
+
+
+def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]]:
+    from lookbench.build.annotate.openai import OpenAIAnnotator
+    from lookbench.build.annotate.stage import items_of, make_annotator
+    from lookbench.build.config import load_config
+    from lookbench.build.runner import run_stages
+    from lookbench.build.stages import default_stages
+    from lookbench.build.stages.base import BuildContext, read_samples
+    from lookbench.errors import BuildError
+
+    release = load_config(config_path)
+    if release.annotate is None or release.annotate.backend != "openai":
+        raise BuildError(f"{config_path}: batch files need `annotate: {{backend: openai, api: ...}}`")
+    stages = default_stages(release)
+    upstream = stages[: [s.name for s in stages].index("annotate")]
+    ctx = run_stages(release, upstream, echo=console.print)
+    table = read_samples(release.work / upstream[-1].name / "samples.parquet")
+    annotator = make_annotator(release.annotate, BuildContext(release, ctx.log))
+    if not isinstance(annotator, OpenAIAnnotator):
+        raise BuildError("batch files are for the openai backend")
+    return annotator, items_of(table.to_pylist())
+
+
+@app.command("batch-export")
+@reports_errors
+def batch_export(
+    config: Path = typer.Argument(..., help="Release config with an `annotate` section (backend openai)."),
+    out: Path = typer.Argument(..., help="Batch input file to write (JSONL: custom_id, method, url, body)."),
+) -> None:
+    """Run the stages before annotate (resumable) and write one request per crop not yet in the answer cache."""
+    from lookbench.build.annotate.batch import write_batch
+
+    annotator, items = _annotator_and_items(config)
+    count = write_batch(annotator, items, out)
+    console.print(
+        f"wrote {count} request(s) to {out}; run e.g. `vllm run-batch -i {out.name} -o results.jsonl --model ...`"
+    )
+
+
+@app.command("batch-import")
+@reports_errors
+def batch_import(
+    config: Path = typer.Argument(..., help="The same release config."),
+    results: Path = typer.Argument(..., help="Batch output file (JSONL: custom_id, response{status_code, body})."),
+) -> None:
+    """Validate the batch answers into the answer cache; `lookbench build` then labels from the cache."""
+    from lookbench.build.annotate.batch import import_batch
+
+    annotator, items = _annotator_and_items(config)
+    counts = import_batch(annotator, items, results)
+    console.print(", ".join(f"{name} {count}" for name, count in counts.items()))
+
+
+def register(root: typer.Typer) -> None:
+    """Attach the annotate command group."""
+    root.add_typer(app, name="annotate")

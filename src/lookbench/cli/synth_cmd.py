@@ -1,0 +1,57 @@
+"""`lookbench synth`: generate a LookBench-Synth snapshot, its contact sheets, or the cached default."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from lookbench.cli.common import console, reports_errors
+from lookbench.errors import LookBenchError
+from lookbench.synth.default import default_snapshot
+from lookbench.synth.generate import generate_snapshot
+from lookbench.synth.preview import write_previews
+from lookbench.synth.release import parse_release, version_name
+from lookbench.synth.sizes import SIZES
+
+
+@reports_errors
+def synth(
+    out: Path = typer.Option(None, "--out", help="Folder to write vYYYYMMDD/ into (required unless --default)."),
+    release: str = typer.Option(
+        "2026-06-01", "--release", help="Release date YYYY-MM-DD; products are dated in the 30 days before it."
+    ),
+    size: str = typer.Option("small", "--size", help=f"One of: {', '.join(SIZES)}."),
+    seed: int = typer.Option(0, "--seed", help="Random seed; same seed and release give byte-identical parquet."),
+    preview: bool = typer.Option(False, "--preview", help="Also write contact sheets to OUT/preview/vYYYYMMDD/."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing release folder."),
+    default: bool = typer.Option(
+        False, "--default", help="Generate (if needed) and print the cached default snapshot."
+    ),
+) -> None:
+    """Generate a procedurally rendered snapshot with exact labels (four subsets plus noise)."""
+    if default:
+        console.print(str(default_snapshot()))
+        return
+    if out is None:
+        raise LookBenchError("--out is required (or use --default)")
+    try:
+        when = parse_release(release)
+    except ValueError as exc:
+        raise LookBenchError(str(exc)) from exc
+    target = out / version_name(when)
+    if preview and target.exists() and not overwrite:
+        console.print(f"{target} exists; writing contact sheets only")
+    else:
+        started = time.perf_counter()
+        generate_snapshot(out, when, size, seed, overwrite=overwrite)
+        console.print(f"[green]wrote[/green] {target} ({time.perf_counter() - started:.0f}s)")
+    if preview:
+        for path in write_previews(target, out / "preview" / target.name):
+            console.print(f"preview {path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the synth command."""
+    app.command("synth")(synth)

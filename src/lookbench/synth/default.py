@@ -1,0 +1,44 @@
+"""The embedded default snapshot: a small Synth release generated on first use into a cache."""
+
+from __future__ import annotations
+
+import os
+from datetime import date
+from pathlib import Path
+
+from lookbench.errors import SnapshotError
+from lookbench.synth.generate import GENERATOR_VERSION, MANIFEST, generate_snapshot
+from lookbench.synth.release import version_name
+
+DEFAULT_RELEASE = date(2026, 6, 1)
+DEFAULT_SEED = 0
+DEFAULT_SIZE = "small"
+CACHE_ENV = "LOOKBENCH_CACHE"
+
+
+def cache_root(cache_dir: Path | None = None) -> Path:
+    """Where Synth snapshots are cached: `cache_dir`, else `$LOOKBENCH_CACHE/synth`, else `~/.cache/lookbench/synth`."""
+    if cache_dir is not None:
+        return Path(cache_dir).expanduser()
+    env = os.environ.get(CACHE_ENV)
+    base = Path(env).expanduser() if env else Path.home() / ".cache" / "lookbench"
+    return base / "synth"
+
+
+def default_version() -> str:
+    """The cache folder name of the default release: generator version, size, seed and date."""
+    return f"{GENERATOR_VERSION}-{DEFAULT_SIZE}-seed{DEFAULT_SEED}-{DEFAULT_RELEASE:%Y%m%d}"
+
+
+def default_snapshot(cache_dir: Path | None = None) -> Path:
+    """The default snapshot's version folder, generated atomically on first use (about 2,600 images)."""
+    folder = cache_root(cache_dir) / default_version()
+    target = folder / version_name(DEFAULT_RELEASE)
+    if (target / MANIFEST).is_file():
+        return target
+    try:
+        return generate_snapshot(folder, DEFAULT_RELEASE, DEFAULT_SIZE, DEFAULT_SEED, overwrite=target.exists())
+    except OSError as exc:
+        if (target / MANIFEST).is_file():
+            return target
+        raise SnapshotError(f"cannot create the default Synth snapshot in {folder}: {exc}") from exc

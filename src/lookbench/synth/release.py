@@ -1,0 +1,46 @@
+"""Release dates: version folder names, the window new products are dated in, and time sampling."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, time, timedelta, timezone
+
+import numpy as np
+
+WINDOW_DAYS = 30
+"""Products new in a release are first seen within this many days before the release date."""
+
+HISTORY_DAYS = 365
+"""Distractors (noise) were first seen up to this long before the window."""
+
+
+def parse_release(text: str) -> date:
+    """Parse `YYYY-MM-DD` (or `YYYYMMDD`, `vYYYYMMDD`) into a date."""
+    cleaned = text.strip().removeprefix("v").replace("-", "")
+    try:
+        return datetime.strptime(cleaned, "%Y%m%d").date()
+    except ValueError as exc:
+        raise ValueError(f"bad release date {text!r}: expected YYYY-MM-DD") from exc
+
+
+def version_name(release: date) -> str:
+    """The snapshot folder name of a release, e.g. `v20260601`."""
+    return f"v{release:%Y%m%d}"
+
+
+def release_window(release: date, days: int = WINDOW_DAYS) -> tuple[datetime, datetime]:
+    """[start, end) in UTC: the `days` before the release date's midnight."""
+    end = datetime.combine(release, time(0), tzinfo=timezone.utc)
+    return end - timedelta(days=days), end
+
+
+def history_window(release: date) -> tuple[datetime, datetime]:
+    """[start, end) in UTC for older distractor products: the year before the release window."""
+    start, _ = release_window(release)
+    return start - timedelta(days=HISTORY_DAYS), start
+
+
+def sample_time(rng: np.random.Generator, window: tuple[datetime, datetime]) -> datetime:
+    """A whole-second UTC time uniformly inside the window."""
+    start, end = window
+    seconds = int((end - start).total_seconds())
+    return start + timedelta(seconds=int(rng.integers(0, seconds)))

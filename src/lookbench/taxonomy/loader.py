@@ -1,0 +1,45 @@
+"""Load and validate the taxonomy data file shipped with the package (or another file)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from lookbench.taxonomy.models import Taxonomy, TaxonomyError
+
+DEFAULT_FILE = "taxonomy_v1.yaml"
+
+
+def _parse(text: str, where: str) -> Taxonomy:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TaxonomyError(f"{where}: not valid YAML ({exc})") from exc
+    if not isinstance(data, dict):
+        raise TaxonomyError(f"{where}: expected a mapping with version, groups and categories")
+    try:
+        return Taxonomy.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or '<root>'}: {e['msg']}" for e in exc.errors())
+        raise TaxonomyError(f"{where}: invalid taxonomy: {problems}") from exc
+
+
+def load_taxonomy_file(path: Path | str) -> Taxonomy:
+    """Load a taxonomy from a YAML or JSON file; errors name the file and the field."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TaxonomyError(f"{path}: cannot read taxonomy ({exc})") from exc
+    return _parse(text, str(path))
+
+
+@lru_cache(maxsize=1)
+def load_taxonomy() -> Taxonomy:
+    """The taxonomy shipped with the package (cached)."""
+    source = resources.files("lookbench.taxonomy").joinpath(DEFAULT_FILE)
+    return _parse(source.read_text(encoding="utf-8"), f"lookbench/taxonomy/{DEFAULT_FILE}")
