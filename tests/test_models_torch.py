@@ -1,6 +1,6 @@
 """open_clip, timm and transformers adapters: real architectures, random-initialised, loaded from local files.
 
-These libraries need torch with torchvision; without them the tests skip (install `lookbench[open_clip,timm,hf]`).
+These libraries need torch with torchvision; without them the tests skip (install `lookbench[openclip,timm,hf]`).
 """
 
 from __future__ import annotations

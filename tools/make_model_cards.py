@@ -124,7 +124,7 @@ CARDS = [
         ["fashion product image-text data (Marqo)"],
         "Hugging Face Marqo/marqo-fashionCLIP",
         aliases=["marqo-fashion-clip"],
-        requires=["open_clip"],
+        requires=["openclip"],
         board="Marqo-fashionCLIP",
     ),
     card(
@@ -141,7 +141,7 @@ CARDS = [
         ["fashion product image-text data (Marqo)"],
         "Hugging Face Marqo/marqo-fashionSigLIP",
         aliases=["marqo-fashion-siglip"],
-        requires=["open_clip"],
+        requires=["openclip"],
         board="Marqo-fashionSigLIP",
     ),
     card(
@@ -267,7 +267,7 @@ CARDS = [
         ["WIT-400M (OpenAI web image-text pairs, not released)"],
         "OpenAI CLIP weights via open_clip (hub: timm/)",
         aliases=["clip-vit-b-32"],
-        requires=["open_clip"],
+        requires=["openclip"],
     ),
     card(
         "clip-l14",
@@ -283,7 +283,7 @@ CARDS = [
         ["WIT-400M (OpenAI web image-text pairs, not released)"],
         "OpenAI CLIP weights via open_clip (hub: timm/)",
         aliases=["clip-vit-l-14"],
-        requires=["open_clip"],
+        requires=["openclip"],
     ),
     card(
         "pp-shituv2",

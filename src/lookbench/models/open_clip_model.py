@@ -33,7 +33,7 @@ def load_open_clip(argument: str) -> TorchEncoder:
     spec = f"open_clip:{argument}"
     if argument.startswith("hf-hub:"):
         ensure_hub_model(argument.removeprefix("hf-hub:"), spec)
-    open_clip = require("open_clip", "open_clip")
+    open_clip = require("open_clip", "openclip")
     torch = require("torch", "torch")
     if argument.startswith("hf-hub:"):
         model = open_clip.create_model(argument)
