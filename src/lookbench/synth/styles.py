@@ -89,7 +89,7 @@ def finish(image: Image.Image, style: Style, rng: np.random.Generator) -> Image.
     array = np.asarray(image, dtype=np.float32)
     h, w = array.shape[:2]
     if style == "real":
-        array = array + rng.normal(0.0, 3.0, size=array.shape).astype(np.float32)
+        array += rng.standard_normal(size=array.shape, dtype=np.float32) * np.float32(3.0)
         return Image.fromarray(np.clip(array, 0, 255).astype(np.uint8))
     cast = np.asarray(_rand_rgb(rng, 0, 256), dtype=np.float32)
     array = array * 0.82 + cast * 0.18
