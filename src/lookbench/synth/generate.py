@@ -158,9 +158,12 @@ class SynthGenerator:
     def noise(self, stream: int) -> list[dict[str, Any]]:
         """Distractor products, first seen before the release window."""
         rng = self._rng(stream)
-        return [
+        rows = [
             self._catalogue_rows(self._product(rng, tuple(SPECS), new=False), rng) for _ in range(self.preset.noise)
         ]
+        for row in rows:
+            del row["hard_negative_of"]
+        return rows
 
     def subsets(self) -> Iterator[tuple[str, Rows]]:
         """Each subset's rows, in canonical order."""
