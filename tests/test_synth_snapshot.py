@@ -43,7 +43,7 @@ def test_layout_is_readable_by_the_core_reader(tiny: Path) -> None:
     lines = snap.validate(check_images=True)
     assert len(lines) == 9
     manifest = json.loads((tiny / MANIFEST).read_text())
-    assert manifest["rows"]["real_studio_flat/query"] == 8 and manifest["seed"] == 7
+    assert manifest["rows"]["real_studio_flat/query"] == 6 and manifest["seed"] == 7
     for subset in SUBSETS:
         assert snap.labels(subset, "query").first_seen_at is not None
         schema = pq.read_schema(tiny / subset / "gallery.parquet")
