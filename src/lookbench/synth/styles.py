@@ -63,7 +63,7 @@ def street_background(style: Style, size: tuple[int, int], rng: np.random.Genera
         else:
             draw.rectangle([cx - r, cy - r // 2, cx + r, cy + r // 2], fill=_rand_rgb(rng))
     if style == "aigen":
-        image = image.filter(ImageFilter.GaussianBlur(4.0))
+        image = image.filter(ImageFilter.GaussianBlur(1.5))
     return image
 
 
@@ -92,11 +92,11 @@ def finish(image: Image.Image, style: Style, rng: np.random.Generator) -> Image.
         array += rng.standard_normal(size=array.shape, dtype=np.float32) * np.float32(3.0)
         return Image.fromarray(np.clip(array, 0, 255).astype(np.uint8))
     cast = np.asarray(_rand_rgb(rng, 0, 256), dtype=np.float32)
-    array = array * 0.82 + cast * 0.18
+    array = array * 0.9 + cast * 0.1
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     r2 = ((xx / w - 0.5) ** 2 + (yy / h - 0.5) ** 2) / 0.5
     array = array * (1.0 - 0.35 * r2)[..., None]
     out = Image.fromarray(np.clip(array, 0, 255).astype(np.uint8))
-    out = ImageEnhance.Color(out).enhance(float(rng.uniform(1.2, 1.5)))
+    out = ImageEnhance.Color(out).enhance(float(rng.uniform(1.1, 1.35)))
     glow = out.filter(ImageFilter.GaussianBlur(3))
     return Image.blend(out, glow, 0.35)
