@@ -31,7 +31,7 @@ def default_version() -> str:
 
 
 def default_snapshot(cache_dir: Path | None = None) -> Path:
-    """The default snapshot's version folder, generated atomically on first use (about 2,600 images)."""
+    """The default snapshot's version folder, generated atomically on first use (about 2,840 images)."""
     folder = cache_root(cache_dir) / default_version()
     target = folder / version_name(DEFAULT_RELEASE)
     if (target / MANIFEST).is_file():
