@@ -141,6 +141,13 @@ def test_default_snapshot_is_generated_once_into_the_cache(tmp_path: Path, monke
 
     monkeypatch.setattr(default_module, "generate_snapshot", fail)
     assert default_module.default_snapshot() == first
+    monkeypatch.undo()
+    monkeypatch.setattr(default_module, "DEFAULT_SIZE", "tiny")
+    monkeypatch.setenv("LOOKBENCH_CACHE", str(tmp_path / "cache"))
+    for path in (first / "real_streetlook").iterdir():
+        path.unlink()
+    assert not default_module.is_complete(first)
+    assert default_module.default_snapshot() == first and default_module.is_complete(first)
     assert default_module.cache_root(tmp_path / "elsewhere") == tmp_path / "elsewhere"
     monkeypatch.delenv("LOOKBENCH_CACHE")
     assert default_module.cache_root() == Path.home() / ".cache" / "lookbench" / "synth"
