@@ -5,11 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from PIL import Image, ImageChops, ImageDraw, ImageFilter
+from PIL import Image, ImageDraw
 
 from lookbench.synth.palette import RGB
 
 Point = tuple[float, float]
+
+
+def inner_edge(mask: Image.Image) -> Image.Image:
+    """The one-pixel inner border of a binary mask (pixels with a background 4-neighbour)."""
+    inside = np.asarray(mask) > 0
+    core = np.zeros_like(inside)
+    core[1:-1, 1:-1] = inside[1:-1, 1:-1] & inside[:-2, 1:-1] & inside[2:, 1:-1] & inside[1:-1, :-2] & inside[1:-1, 2:]
+    return Image.fromarray(((inside & ~core) * 255).astype(np.uint8))
 
 
 class Canvas:
@@ -72,8 +80,7 @@ class Canvas:
         """The RGBA garment: texture inside the silhouette, an inner outline, then the parts."""
         image = Image.new("RGBA", (self.size, self.size), (0, 0, 0, 0))
         image.paste(Image.fromarray(texture, "RGB"), (0, 0), self.mask)
-        edge = ImageChops.subtract(self.mask, self.mask.filter(ImageFilter.MinFilter(3)))
-        image.paste(Image.new("RGBA", image.size, (*outline, 255)), (0, 0), edge)
+        image.paste((*outline, 255), (0, 0), inner_edge(self.mask))
         draw = ImageDraw.Draw(image)
         for part in self._parts:
             part(draw)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import date
 from pathlib import Path
@@ -31,14 +32,23 @@ def default_version() -> str:
 
 
 def default_snapshot(cache_dir: Path | None = None) -> Path:
-    """The default snapshot's version folder, generated atomically on first use (about 2,600 images)."""
+    """The default snapshot's version folder, generated atomically on first use (about 2,840 images)."""
     folder = cache_root(cache_dir) / default_version()
     target = folder / version_name(DEFAULT_RELEASE)
-    if (target / MANIFEST).is_file():
+    if is_complete(target):
         return target
     try:
         return generate_snapshot(folder, DEFAULT_RELEASE, DEFAULT_SIZE, DEFAULT_SEED, overwrite=target.exists())
     except OSError as exc:
-        if (target / MANIFEST).is_file():
+        if is_complete(target):
             return target
         raise SnapshotError(f"cannot create the default Synth snapshot in {folder}: {exc}") from exc
+
+
+def is_complete(snapshot: Path) -> bool:
+    """True if the manifest and every split file it lists are present (a damaged cache is regenerated)."""
+    try:
+        rows = json.loads((snapshot / MANIFEST).read_text(encoding="utf-8"))["rows"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return bool(rows) and all((snapshot / f"{split}.parquet").is_file() for split in rows)

@@ -158,9 +158,12 @@ class SynthGenerator:
     def noise(self, stream: int) -> list[dict[str, Any]]:
         """Distractor products, first seen before the release window."""
         rng = self._rng(stream)
-        return [
+        rows = [
             self._catalogue_rows(self._product(rng, tuple(SPECS), new=False), rng) for _ in range(self.preset.noise)
         ]
+        for row in rows:
+            del row["hard_negative_of"]
+        return rows
 
     def subsets(self) -> Iterator[tuple[str, Rows]]:
         """Each subset's rows, in canonical order."""
@@ -198,6 +201,15 @@ class SynthGenerator:
         (folder / MANIFEST).write_text(text, encoding="utf-8")
 
 
+def _make_readable(folder: Path) -> None:
+    """Give the finished tree the usual umask permissions (temporary files are created private)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    folder.chmod(0o777 & ~umask)
+    for path in folder.rglob("*"):
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
+
+
 def generate_snapshot(out: Path, release: date, size: str = "small", seed: int = 0, overwrite: bool = False) -> Path:
     """Generate `out/vYYYYMMDD` atomically (built in a temporary folder, then renamed); return it."""
     target = Path(out) / version_name(release)
@@ -207,6 +219,7 @@ def generate_snapshot(out: Path, release: date, size: str = "small", seed: int =
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         SynthGenerator(seed, release, size).write(tmp)
+        _make_readable(tmp)
         if target.exists() and not overwrite:
             return target  # a concurrent run finished first; its content is identical
         if target.exists():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from PIL import Image, ImageDraw
@@ -19,10 +20,18 @@ class PatternLook:
     angle: float
 
 
-def _grid(size: int, look: PatternLook) -> tuple[np.ndarray, np.ndarray]:
+@lru_cache(maxsize=4)
+def _base_grid(size: int) -> tuple[np.ndarray, np.ndarray]:
     yy, xx = np.mgrid[0:size, 0:size].astype(np.float32)
-    c, s = np.cos(look.angle), np.sin(look.angle)
-    return xx * c + yy * s + look.phase, -xx * s + yy * c + look.phase
+    return xx, yy
+
+
+def _grid(size: int, look: PatternLook) -> tuple[np.ndarray, np.ndarray]:
+    xx, yy = _base_grid(size)
+    if look.angle == 0.0:
+        return xx + look.phase, yy + look.phase
+    c, s = np.float32(np.cos(look.angle)), np.float32(np.sin(look.angle))
+    return xx * c + yy * s + look.phase, yy * c - xx * s + look.phase
 
 
 def fabric(pattern: str, base: RGB, size: int, look: PatternLook, denim: bool = False) -> np.ndarray:

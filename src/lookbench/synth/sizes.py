@@ -27,9 +27,9 @@ def _preset(q: tuple[int, int, int, int], extra: tuple[int, int, int, int], nois
 
 
 SIZES: dict[str, SizePreset] = {
-    "tiny": _preset((8, 4, 8, 4), (4, 2, 4, 2), 24),
-    "small": _preset((120, 60, 120, 60), (80, 40, 80, 40), 1000),
+    "tiny": _preset((6, 3, 6, 3), (2, 1, 2, 1), 12),
+    "small": _preset((120, 80, 120, 80), (80, 40, 80, 40), 1000),
     "medium": _preset((400, 200, 400, 200), (300, 150, 300, 150), 5000),
     "large": _preset((1011, 193, 981, 160), (1000, 200, 1000, 200), 20000),
 }
-"""`small` is the embedded default (about 2,600 images); `large` mirrors the real query counts."""
+"""`small` is the embedded default (about 2,840 images); `large` mirrors the real query counts."""

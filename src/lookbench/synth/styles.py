@@ -23,14 +23,14 @@ def studio_background(style: Style, size: tuple[int, int], rng: np.random.Genera
     if style == "real":
         level = int(rng.integers(236, 252))
         return Image.new("RGB", size, (level, level, max(0, level - int(rng.integers(0, 5)))))
-    top = np.asarray(_rand_rgb(rng, 150, 240), dtype=np.float32)
-    bottom = np.asarray(_rand_rgb(rng, 110, 220), dtype=np.float32)
+    top = np.asarray(_rand_rgb(rng, 190, 245), dtype=np.float32)
+    bottom = np.asarray(_rand_rgb(rng, 160, 235), dtype=np.float32)
     t = np.linspace(0.0, 1.0, h, dtype=np.float32)[:, None, None]
     grad = top * (1 - t) + bottom * t
     grain = rng.normal(0.0, 1.0, size=(h // 8 + 1, w // 8 + 1)).astype(np.float32)
     grain_img = Image.fromarray(((grain - grain.min()) / (np.ptp(grain) + 1e-6) * 255).astype(np.uint8))
     texture = np.asarray(grain_img.resize((w, h), Image.Resampling.BICUBIC), dtype=np.float32)[..., None] / 255.0
-    array = grad * (0.82 + 0.3 * texture) * np.ones((1, w, 1), dtype=np.float32)
+    array = grad * (0.9 + 0.15 * texture) * np.ones((1, w, 1), dtype=np.float32)
     return Image.fromarray(np.clip(array, 0, 255).astype(np.uint8))
 
 
@@ -63,7 +63,7 @@ def street_background(style: Style, size: tuple[int, int], rng: np.random.Genera
         else:
             draw.rectangle([cx - r, cy - r // 2, cx + r, cy + r // 2], fill=_rand_rgb(rng))
     if style == "aigen":
-        image = image.filter(ImageFilter.GaussianBlur(4.0))
+        image = image.filter(ImageFilter.GaussianBlur(1.5))
     return image
 
 
@@ -77,7 +77,7 @@ def shade_garment(garment: Image.Image, style: Style) -> Image.Image:
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     highlight = 1.0 + 0.18 * (1.0 - (xx / w + yy / h) / 2.0)
     rgb = np.asarray(garment.convert("RGB"), dtype=np.float32)
-    light = (0.55 + 0.45 * inner) * highlight
+    light = (0.75 + 0.25 * inner) * highlight
     out = np.clip(rgb * light[..., None], 0, 255).astype(np.uint8)
     shaded = Image.fromarray(out).convert("RGBA")
     shaded.putalpha(alpha)
@@ -89,14 +89,14 @@ def finish(image: Image.Image, style: Style, rng: np.random.Generator) -> Image.
     array = np.asarray(image, dtype=np.float32)
     h, w = array.shape[:2]
     if style == "real":
-        array = array + rng.normal(0.0, 3.0, size=array.shape).astype(np.float32)
+        array += rng.standard_normal(size=array.shape, dtype=np.float32) * np.float32(3.0)
         return Image.fromarray(np.clip(array, 0, 255).astype(np.uint8))
     cast = np.asarray(_rand_rgb(rng, 0, 256), dtype=np.float32)
-    array = array * 0.82 + cast * 0.18
+    array = array * 0.9 + cast * 0.1
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     r2 = ((xx / w - 0.5) ** 2 + (yy / h - 0.5) ** 2) / 0.5
-    array = array * (1.0 - 0.35 * r2)[..., None]
+    array = array * (1.0 - 0.2 * r2)[..., None]
     out = Image.fromarray(np.clip(array, 0, 255).astype(np.uint8))
-    out = ImageEnhance.Color(out).enhance(float(rng.uniform(1.2, 1.5)))
+    out = ImageEnhance.Color(out).enhance(float(rng.uniform(1.1, 1.35)))
     glow = out.filter(ImageFilter.GaussianBlur(3))
     return Image.blend(out, glow, 0.35)
