@@ -33,10 +33,10 @@ from lookbench.synth.generate import generate_snapshot
 
 @pytest.fixture(scope="module")
 def synth_releases(tmp_path_factory) -> tuple[Path, Path]:
-    """A tiny Synth release to build from, and another (other seed) to fit the probe on."""
+    """A mini Synth release to build from, and another (other seed) to fit the probe on."""
     root = tmp_path_factory.mktemp("synth")
-    build_from = generate_snapshot(root / "a", date(2026, 5, 1), "tiny", seed=0)
-    train = generate_snapshot(root / "b", date(2026, 4, 1), "tiny", seed=1)
+    build_from = generate_snapshot(root / "a", date(2026, 5, 1), "mini", seed=0)
+    train = generate_snapshot(root / "b", date(2026, 4, 1), "mini", seed=1)
     return build_from, train
 
 
@@ -95,7 +95,7 @@ def test_openai_pipeline_with_outage_resume_and_eval(tmp_path, synth_releases, m
                 "api": _api(server, "judge-model"),
                 "margin": 0.1,
                 "canary_fraction": 0.3,
-                "floor": 0.7,
+                "floor": 0.9,
                 "exclude_below_floor": True,
                 "human_labels": "human.csv",
             },

@@ -28,6 +28,7 @@ def _preset(q: tuple[int, int, int, int], extra: tuple[int, int, int, int], nois
 
 SIZES: dict[str, SizePreset] = {
     "tiny": _preset((6, 3, 6, 3), (2, 1, 2, 1), 12),
+    "mini": _preset((8, 4, 8, 4), (4, 2, 4, 2), 32),
     "small": _preset((120, 80, 120, 80), (80, 40, 80, 40), 1000),
     "medium": _preset((400, 200, 400, 200), (300, 150, 300, 150), 5000),
     "large": _preset((1011, 193, 981, 160), (1000, 200, 1000, 200), 20000),
