@@ -1,6 +1,6 @@
 """Measure the labelling loop on LookBench-Synth: the probe's true accuracy beside a judge's estimate.
 
-    python -m lookbench.build.annotate.measure --size small --judge-error 0.1
+    python -m lookbench.build.annotate.measure --size small --judge-error 0.1 [--model efficientnet-lite0]
 
 Builds two Synth releases (one to fit the probe on, one to label), runs collect -> dedup -> crop (true
 boxes) -> annotate (probe) -> audit, and prints true and judged accuracy. The judge here is simulated from the
@@ -56,7 +56,9 @@ class SimulatedJudge:
         return {"model": f"simulated (error rate {self.error_rate})", "prompt_version": "n/a"}
 
 
-def measure(size: str, judge_error: float, margin: float, folder: Path) -> dict[str, Any]:
+def measure(
+    size: str, judge_error: float, margin: float, folder: Path, model: str = "features:colour-gradient"
+) -> dict[str, Any]:
     """Run the loop and return the audit report."""
     train = generate_snapshot(folder / "train", date(2026, 4, 1), size, seed=1)
     labelled = generate_snapshot(folder / "synth", date(2026, 5, 1), size, seed=0)
@@ -65,7 +67,7 @@ def measure(size: str, judge_error: float, margin: float, folder: Path) -> dict[
         "output": str(folder / "out"),
         "sources": [{"kind": "synth", "name": "synth", "path": str(labelled)}],
         "crop": {"detector": "truth"},
-        "annotate": {"backend": "probe", "probe": {"train": str(train), "model": "features:colour-gradient"}},
+        "annotate": {"backend": "probe", "probe": {"train": str(train), "model": model}},
         "audit": {"margin": margin, "canary_fraction": 0.1},
     }
     path = folder / "release.yaml"
@@ -86,10 +88,11 @@ def main() -> None:
     parser.add_argument("--size", default="small")
     parser.add_argument("--judge-error", type=float, default=0.1)
     parser.add_argument("--margin", type=float, default=0.05)
+    parser.add_argument("--model", default="features:colour-gradient", help="the probe's embedding model spec")
     args = parser.parse_args()
     started = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        result = measure(args.size, args.judge_error, args.margin, Path(tmp))
+        result = measure(args.size, args.judge_error, args.margin, Path(tmp), args.model)
     result["seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(result, indent=1))
 
