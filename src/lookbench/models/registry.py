@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from lookbench.embeddings.encoder import Encoder
@@ -43,51 +44,25 @@ def _builtin(argument: str, options: EmbedOptions) -> Encoder:
     return BUILTINS[argument](options.cache_dir)
 
 
-def _onnx(argument: str, options: EmbedOptions) -> Encoder:
-    from lookbench.models.onnx_model import load_onnx
+def _lazy(module: str, function: str) -> Callable[[str, EmbedOptions], Encoder]:
+    """A loader that imports `module` (and its heavy libraries) only when a spec of its kind is resolved."""
 
-    return load_onnx(argument)
+    def load(argument: str, options: EmbedOptions) -> Encoder:
+        loader: Callable[[str], Encoder] = getattr(importlib.import_module(module), function)
+        return loader(argument)
 
-
-def _api(argument: str, options: EmbedOptions) -> Encoder:
-    from lookbench.models.api import load_api
-
-    return load_api(argument)
-
-
-def _python(argument: str, options: EmbedOptions) -> Encoder:
-    from lookbench.models.python_model import load_python
-
-    return load_python(argument)
-
-
-def _open_clip(argument: str, options: EmbedOptions) -> Encoder:
-    from lookbench.models.open_clip_model import load_open_clip
-
-    return load_open_clip(argument)
-
-
-def _timm(argument: str, options: EmbedOptions) -> Encoder:
-    from lookbench.models.timm_model import load_timm
-
-    return load_timm(argument)
-
-
-def _hf(argument: str, options: EmbedOptions) -> Encoder:
-    from lookbench.models.hf_model import load_hf
-
-    return load_hf(argument)
+    return load
 
 
 SPEC_KINDS: dict[str, Callable[[str, EmbedOptions], EmbeddingProvider]] = {
     "embeddings": _precomputed,
     "builtin": _encoder_kind(_builtin, "builtin"),
-    "onnx": _encoder_kind(_onnx, "onnx"),
-    "api": _encoder_kind(_api, "api"),
-    "python": _encoder_kind(_python, "python"),
-    "open_clip": _encoder_kind(_open_clip, "open_clip"),
-    "timm": _encoder_kind(_timm, "timm"),
-    "hf": _encoder_kind(_hf, "hf"),
+    "onnx": _encoder_kind(_lazy("lookbench.models.onnx_model", "load_onnx"), "onnx"),
+    "api": _encoder_kind(_lazy("lookbench.models.api", "load_api"), "api"),
+    "python": _encoder_kind(_lazy("lookbench.models.python_model", "load_python"), "python"),
+    "open_clip": _encoder_kind(_lazy("lookbench.models.open_clip_model", "load_open_clip"), "open_clip"),
+    "timm": _encoder_kind(_lazy("lookbench.models.timm_model", "load_timm"), "timm"),
+    "hf": _encoder_kind(_lazy("lookbench.models.hf_model", "load_hf"), "hf"),
 }
 """Spec prefix -> loader; each loader imports its heavy dependencies only when called."""
 
