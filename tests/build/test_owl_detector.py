@@ -48,8 +48,8 @@ def _tokenizer(folder: Path) -> object:
     )
 
 
-def _save_model(folder: Path, shift: float) -> Path:
-    """A tiny OWLv2 whose every patch predicts BOX, best matching the TARGET query, with score ~sigmoid(1 + shift)."""
+def _save_model(folder: Path, shift: float, kind: str = "owlv2") -> Path:
+    """A tiny OWLv2 or OWL-ViT whose every patch predicts BOX, best matching TARGET, scoring ~sigmoid(1 + shift)."""
     folder.mkdir(parents=True)
     tokenizer = _tokenizer(folder)
     vocab = len(tokenizer)
@@ -60,12 +60,17 @@ def _save_model(folder: Path, shift: float) -> Path:
     vision = {"hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 2, "num_attention_heads": 4,
               "image_size": 64, "patch_size": 16}  # fmt: skip
     torch.manual_seed(0)
-    model = transformers.Owlv2ForObjectDetection(
-        transformers.Owlv2Config(text_config=text, vision_config=vision, projection_dim=32)
-    ).eval()
-    processor = transformers.Owlv2Processor(
-        transformers.Owlv2ImageProcessor(size={"height": 64, "width": 64}), tokenizer
-    )
+    if kind == "owlv2":
+        config = transformers.Owlv2Config(text_config=text, vision_config=vision, projection_dim=32)
+        model = transformers.Owlv2ForObjectDetection(config).eval()
+        images = transformers.Owlv2ImageProcessor(size={"height": 64, "width": 64})
+        processor = transformers.Owlv2Processor(images, tokenizer)
+    else:
+        config = transformers.OwlViTConfig(text_config=text, vision_config=vision, projection_dim=32)
+        model = transformers.OwlViTForObjectDetection(config).eval()
+        square = {"height": 64, "width": 64}
+        images = transformers.OwlViTImageProcessor(size=square, crop_size=square, do_center_crop=False)
+        processor = transformers.OwlViTProcessor(images, tokenizer)
     categories = list(load_taxonomy().categories)
     inputs = processor(
         text=[TEMPLATE.replace("{category}", c) for c in categories],
@@ -94,6 +99,12 @@ def _save_model(folder: Path, shift: float) -> Path:
 def owl_model(tmp_path_factory) -> Path:
     """A saved tiny OWLv2 scoring TARGET at sigmoid(4) ~ 0.982."""
     return _save_model(tmp_path_factory.mktemp("owl") / "tiny-owlv2", shift=3.0)
+
+
+@pytest.fixture(scope="module")
+def owlvit_model(tmp_path_factory) -> Path:
+    """The same, as an OWL-ViT v1."""
+    return _save_model(tmp_path_factory.mktemp("owlvit") / "tiny-owlvit", shift=3.0, kind="owlvit")
 
 
 def _detector(model: Path, **settings: object) -> OwlDetector:
@@ -126,6 +137,15 @@ def test_boxes_come_back_in_photo_pixels_of_the_padded_square(owl_model, size):
     assert boxes[0].score == pytest.approx(1 / (1 + math.exp(-4.0)), abs=1e-4)
     described = detector.describe()
     assert described["backend"] == "owl" and described["model_type"] == "owlv2" and described["queries"] == 27
+
+
+def test_owlvit_boxes_scale_by_width_and_height(owlvit_model):
+    detector = _detector(owlvit_model, threshold=0.5)
+    (box,) = detector.detect(_photo(150, 90))
+    # OWL-ViT stretches the photo to its square input: x scales by the width, y by the height
+    cx, cy, w, h = BOX
+    assert box.category == TARGET and detector.describe()["model_type"] == "owlvit"
+    assert box.bbox == pytest.approx(((cx - w / 2) * 150, (cy - h / 2) * 90, (cx + w / 2) * 150, (cy + h / 2) * 90))
 
 
 def test_threshold_nms_top_k_and_categories(owl_model):
