@@ -137,6 +137,7 @@ def test_boxes_come_back_in_photo_pixels_of_the_padded_square(owl_model, size):
     assert boxes[0].score == pytest.approx(1 / (1 + math.exp(-4.0)), abs=1e-4)
     described = detector.describe()
     assert described["backend"] == "owl" and described["model_type"] == "owlv2" and described["queries"] == 27
+    assert len(described["revision"]) == 16  # a local folder's fingerprint
 
 
 def test_owlvit_boxes_scale_by_width_and_height(owlvit_model):

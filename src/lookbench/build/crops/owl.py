@@ -77,7 +77,7 @@ class OwlDetector:
         text = self.processor(text=self.queries, padding="max_length", truncation=True, return_tensors="pt")
         self.text = {k: text[k].to(self.device) for k in ("input_ids", "attention_mask")}
         commit = getattr(self.model.config, "_commit_hash", None)
-        self.revision = config.revision or commit or (folder_fingerprint(local) if local.is_dir() else "unknown")
+        self.revision = folder_fingerprint(local) if local.is_dir() else str(commit or config.revision or "unknown")
 
     def detect(self, photo: Photo) -> list[Box]:
         """Boxes in photo pixels, above the threshold, after NMS and the max_boxes cut."""
