@@ -260,6 +260,8 @@ def test_config_sections_are_checked(tmp_path, synth_releases):
         ({"annotate": {"backend": "openai"}}, "needs an api section"),
         ({"annotate": {"backend": "probe"}}, "needs a probe section"),
         ({"crop": {"detector": "vlm"}}, "needs an api section"),
+        ({"crop": {"detector": "owl"}}, "needs an owl section"),
+        ({"crop": {"detector": "owl", "owl": {"model": "m", "template": "a photo"}}}, "must contain {category}"),
         ({"distractors": {"model": "x:y", "band": [0.45, 0.25]}}, "low < high"),
     ]
     for sections, message in cases:

@@ -29,11 +29,32 @@ class ApiConfig(_Strict):
     price_per_million_output: float = Field(0.0, ge=0)
 
 
+class OwlConfig(_Strict):
+    """A transformers zero-shot detector (OWLv2, or OWL-ViT) queried with one text per taxonomy category."""
+
+    model: str = Field(description="a local model folder or a hub id, e.g. google/owlv2-base-patch16-ensemble")
+    revision: str | None = Field(None, description="hub revision (branch, tag or commit); ignored for a local folder")
+    threshold: float = Field(0.1, ge=0, lt=1, description="boxes scoring at or below this are dropped")
+    template: str = Field("a photo of a {category}", description="text query per category; must contain {category}")
+    categories: list[str] | None = Field(None, description="taxonomy categories to query; default: all of them")
+    max_boxes: int = Field(20, ge=1, description="at most this many boxes per photo, best first")
+    nms_iou: float = Field(0.5, gt=0, le=1, description="a box overlapping a better one more than this is dropped")
+    nms_across_categories: bool = Field(True, description="suppress overlapping boxes of different categories too")
+    device: str = Field("auto", description="auto (cuda when available, else cpu), cpu, cuda, cuda:1, ...")
+
+    @model_validator(mode="after")
+    def _template_names_category(self) -> OwlConfig:
+        if "{category}" not in self.template:
+            raise ValueError("crop.owl.template must contain {category}")
+        return self
+
+
 class CropConfig(_Strict):
     """Street-look photos are cut into one crop per garment by a detector backend."""
 
-    detector: Literal["truth", "vlm"] = "truth"
+    detector: Literal["truth", "vlm", "owl"] = "truth"
     api: ApiConfig | None = None
+    owl: OwlConfig | None = None
     min_side: int = Field(16, ge=1, description="boxes narrower or shorter than this (pixels) are dropped")
     min_area_fraction: float = Field(0.002, ge=0, lt=1)
 
@@ -41,6 +62,8 @@ class CropConfig(_Strict):
     def _needs_api(self) -> CropConfig:
         if self.detector == "vlm" and self.api is None:
             raise ValueError("crop.detector vlm needs an api section")
+        if self.detector == "owl" and self.owl is None:
+            raise ValueError("crop.detector owl needs an owl section")
         return self
 
 

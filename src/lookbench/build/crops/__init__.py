@@ -1,1 +1,1 @@
-"""Garment detection on street-look photos: a GarmentDetector Protocol with `truth` and `vlm` backends."""
+"""Garment detection on street-look photos: a GarmentDetector Protocol with `truth`, `vlm` and `owl` backends."""

@@ -12,6 +12,7 @@ import pyarrow as pa
 from PIL import Image
 
 from lookbench.build.crops.base import Box, GarmentDetector, Photo, box_problem, clipped, iou
+from lookbench.build.crops.owl import OwlDetector
 from lookbench.build.crops.truth import TruthDetector
 from lookbench.build.crops.vlm import VLMDetector
 from lookbench.build.part2_config import CropConfig
@@ -26,6 +27,8 @@ def make_detector(config: CropConfig, ctx: BuildContext) -> GarmentDetector:
     """The configured detector backend."""
     if config.detector == "vlm" and config.api is not None:
         return VLMDetector(config.api, load_taxonomy(), AnswerCache(ctx.config.state_dir / "detection-cache"))
+    if config.detector == "owl" and config.owl is not None:
+        return OwlDetector(config.owl, load_taxonomy())
     return TruthDetector()
 
 
