@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import io
+import os
+import sys
+import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
+from lookbench.embeddings import pipeline
+from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.pipeline import DECODE_NICE, Batch, Prepared, lower_thread_priority
 from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.embeddings.store import EmbeddingStore, model_key
 
@@ -98,3 +104,71 @@ def test_jpeg_draft_decodes_at_reduced_scale() -> None:
     assert full.size == (800, 1200) and drafted.size == (400, 600)
     assert decode_image(_encoded(big.resize((300, 450)), "JPEG"), draft=256).size == (300, 450)
     assert decode_image(_encoded(big), draft=256).size == (800, 1200)  # PNG: no draft mode
+
+
+class _Mean:
+    """A tensor encoder whose vector is the per-channel mean of the preprocessed image."""
+
+    input_kind = "tensor"
+    model_id = "test:mean"
+    revision = "1"
+    preprocess = Preprocess(crop=8)
+
+    def encode(self, batch: np.ndarray) -> np.ndarray:
+        return batch.mean(axis=(2, 3))
+
+    def describe(self) -> dict[str, str]:
+        return {}
+
+
+def _pipeline_batches(count: int, size: int) -> list[Batch]:
+    batches = []
+    for b in range(count):
+        rows = list(range(b * size, (b + 1) * size))
+        data = [_encoded(Image.new("RGB", (12, 12), (r % 256, 7, 9))) for r in rows]
+        batches.append(Batch(rows, [r.to_bytes(4, "big") for r in rows], list(data)))
+    return batches
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="per-thread priority is Linux-only")
+def test_decode_threads_run_at_low_priority() -> None:
+    seen: list[int] = []
+
+    def probe() -> None:
+        lower_thread_priority()
+        seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+
+    thread = threading.Thread(target=probe)
+    thread.start()
+    thread.join()
+    assert seen == [DECODE_NICE]
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) < DECODE_NICE
+
+
+def test_pipeline_decodes_inline_when_workers_are_starved(monkeypatch: pytest.MonkeyPatch) -> None:
+    release = threading.Event()
+    prepared_by: list[str] = []
+    original = pipeline.prepare
+
+    def slow_in_workers(encoder: Encoder, batch: Batch, draft: bool = False) -> Prepared:
+        if threading.current_thread().name.startswith("lookbench-decode"):
+            assert release.wait(30), "the workers were never released"
+        prepared_by.append(threading.current_thread().name)
+        return original(encoder, batch, draft)
+
+    monkeypatch.setattr(pipeline, "prepare", slow_in_workers)
+    embedded: dict[int, np.ndarray] = {}
+
+    def on_vectors(rows: list[int], keys: list[bytes], vectors: np.ndarray) -> None:
+        for row, vector in zip(rows, vectors, strict=True):
+            assert row not in embedded, f"row {row} embedded twice"
+            embedded[row] = vector
+        if len(embedded) >= 9:
+            release.set()
+
+    pipeline.run_pipeline(_Mean(), _pipeline_batches(8, 3), on_vectors, lambda r, m: None, workers=2, prefetch=2)
+    assert sorted(embedded) == list(range(24))
+    # The first three batches were decoded by the calling thread while both workers were stuck.
+    assert prepared_by[:3] == ["MainThread"] * 3
+    expected = _Mean().preprocess.batch([decode_image(_encoded(Image.new("RGB", (12, 12), (5, 7, 9))))])
+    assert np.allclose(embedded[5], expected.mean(axis=(2, 3))[0])

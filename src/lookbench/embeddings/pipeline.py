@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -13,6 +17,9 @@ import numpy as np
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.errors import EmbeddingError
+
+DECODE_NICE = 19
+"""Niceness of decoding threads: they take CPU that inference leaves idle (see docs/models.md)."""
 
 
 @dataclass
@@ -65,6 +72,15 @@ def check_output(vectors: Any, expected: int, model_id: str) -> np.ndarray:
     return array.astype(np.float32, copy=False)
 
 
+def lower_thread_priority(nice: int = DECODE_NICE) -> None:
+    """Lower the calling thread's CPU priority; Linux only, where `setpriority` accepts a thread id."""
+    if sys.platform != "linux":
+        return
+    tid = threading.get_native_id()
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, tid, max(nice, os.getpriority(os.PRIO_PROCESS, tid)))
+
+
 def run_pipeline(
     encoder: Encoder,
     batches: Iterable[Batch],
@@ -74,12 +90,15 @@ def run_pipeline(
     prefetch: int | None = None,
     draft: bool = False,
 ) -> None:
-    """Embed every batch; `prefetch` batches are decoded ahead of the one being encoded (workers=0: inline)."""
-    ahead = max(1, prefetch if prefetch is not None else workers + 1)
-    inflight: deque[Future[Prepared]] = deque()
+    """Embed every batch; `prefetch` batches are decoded ahead of the one being encoded (workers=0: inline).
 
-    def consume(future: Future[Prepared]) -> None:
-        prepared = future.result()
+    Decoding threads run at low priority, so on a machine the encoder keeps busy they use the cycles inference
+    leaves idle instead of preempting it. When the next decoded batch is not ready (decoders behind, or starved
+    by other load), the calling thread decodes a batch itself at normal priority, so progress never waits on them.
+    """
+    ahead = max(1, prefetch if prefetch is not None else workers + 1)
+
+    def consume(prepared: Prepared) -> None:
         for row, message in prepared.errors.items():
             on_bad(row, message)
         if not prepared.ok:
@@ -89,20 +108,25 @@ def run_pipeline(
         keys = [prepared.batch.keys[i] for i in prepared.ok]
         on_vectors(rows, keys, vectors)
 
+    pending = iter(batches)
     if workers <= 0:
-        for batch in batches:
-            done: Future[Prepared] = Future()
-            done.set_result(prepare(encoder, batch, draft))
-            consume(done)
+        for item in pending:
+            consume(prepare(encoder, item, draft))
         return
-    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="lookbench-decode") as pool:
+    inflight: deque[Future[Prepared]] = deque()
+    with ThreadPoolExecutor(
+        max_workers=workers, thread_name_prefix="lookbench-decode", initializer=lower_thread_priority
+    ) as pool:
         try:
-            for batch in batches:
-                inflight.append(pool.submit(prepare, encoder, batch, draft))
-                if len(inflight) > ahead:
-                    consume(inflight.popleft())
-            while inflight:
-                consume(inflight.popleft())
+            while True:
+                while len(inflight) < ahead and (batch := next(pending, None)) is not None:
+                    inflight.append(pool.submit(prepare, encoder, batch, draft))
+                if not inflight:
+                    break
+                if not inflight[0].done() and (batch := next(pending, None)) is not None:
+                    consume(prepare(encoder, batch, draft))
+                    continue
+                consume(inflight.popleft().result())
         finally:
             for future in inflight:
                 future.cancel()
