@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import time
 from pathlib import Path
@@ -11,6 +12,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.contamination.card import CardFacts, lenient_date
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.card import ModelCard, find_card, load_cards
 from lookbench.models.hub import ensure_hub_model
@@ -39,6 +41,16 @@ def test_reported_numbers_match_the_published_leaderboard() -> None:
         for tab, subset in tabs.items():
             assert card.reported.metrics[subset] == board[tab][card.reported.leaderboard_name]
         assert "reported by the authors" in card.reported.source
+
+
+def test_card_dates_parse_and_reach_the_contamination_facts() -> None:
+    for card in load_cards().values():
+        for value in (card.release_date, card.training_cutoff):
+            assert value == "unknown" or lenient_date(value) is not None, (card.id, value)
+        facts = CardFacts.of_model({"card": card.facts()})
+        assert (facts.release_date is None) == (card.release_date == "unknown"), card.id
+        assert facts.training_data == card.training_data
+    assert CardFacts.of_model({"card": load_cards()["gr-lite"].facts()}).release_date == dt.date(2026, 1, 31)
 
 
 def test_cards_reject_unknown_fields() -> None:
