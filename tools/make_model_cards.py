@@ -37,6 +37,15 @@ def card(id, name, spec, family, params, dim, res, license, open_w, release, dat
     }
 
 
+def fixres_note(resolution: int) -> str:
+    """The note of a fixed-resolution SigLIP2 card."""
+    return (
+        f"Fixed-resolution (FixRes) checkpoint (model type siglip, {resolution} px), on the tensor path. The "
+        "leaderboard does not name the checkpoint; NaFlex variants (google/siglip2-*-naflex) run as hf:<repo> with "
+        "their own variable-resolution image processor."
+    )
+
+
 CARDS = [
     card(
         "efficientnet-lite0",
@@ -97,7 +106,7 @@ CARDS = [
     card(
         "gr-lite",
         "GR-Lite",
-        "hf:srpone/gr-lite?trust_remote_code=1",
+        "gr:srpone/gr-lite?trust_remote_code=1",
         "GR (DINOv3 ViT-L/16 based)",
         "~300M",
         1024,
@@ -106,9 +115,13 @@ CARDS = [
         True,
         U,
         [U],
-        "Hugging Face srpone/gr-lite (remote code)",
+        "Hugging Face srpone/gr-lite (gr_lite.pt: a whole pickled torch module with .search(image_paths, feature_dim))",
         aliases=["grlite"],
         requires=["hf"],
+        notes="Embedding = the model's own search(feature_dim=1024), which preprocesses the images itself; a config "
+        "is_crop switch, where present, is turned off as in the authors' LookBench evaluation code. "
+        "trust_remote_code=1 is needed because unpickling the file runs code from it. Not run here (no hub access "
+        "where this was built): the file layout comes from the model card and the authors' code.",
     ),
     card(
         "marqo-fashionclip",
@@ -157,6 +170,7 @@ CARDS = [
         "2025-02",
         ["WebLI (Google, not released)"],
         "Hugging Face google/siglip2-base-patch16-224",
+        notes=fixres_note(224),
         aliases=["siglip2-base"],
         requires=["hf"],
     ),
@@ -173,6 +187,7 @@ CARDS = [
         "2025-02",
         ["WebLI (Google, not released)"],
         "Hugging Face google/siglip2-large-patch16-256",
+        notes=fixres_note(256),
         aliases=["siglip2-large"],
         requires=["hf"],
     ),
