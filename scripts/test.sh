@@ -15,7 +15,7 @@ if [ "${LOOKBENCH_SKIP_TORCH_TESTS:-0}" != 1 ]; then
   python3 -m venv .venv-torch
   .venv-torch/bin/python -m pip install -q --disable-pip-version-check \
     torch==2.14.1 torchvision==0.29.1 efficientnet-lite-pytorch -e '.[dev,openclip,timm,hf]'
-  .venv-torch/bin/python -m pytest -q -p no:cacheprovider tests/test_models_torch.py tests/test_models_onnx.py \
-    tests/build/test_owl_detector.py
+  .venv-torch/bin/python -m pytest -q -p no:cacheprovider tests/test_models_torch.py tests/test_models_gr.py \
+    tests/test_models_onnx.py tests/build/test_owl_detector.py
 fi
 .venv/bin/python -m pytest -q "$@"

@@ -10,6 +10,10 @@ from PIL import Image
 
 from conftest import make_row, write_snapshot
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.model_provider import ModelEmbeddings
+from lookbench.embeddings.options import EmbedOptions
+from lookbench.models.registry import resolve_model
+from lookbench.snapshot.reader import open_snapshot
 
 
 class ColourStats:
@@ -48,3 +52,11 @@ def studio_snapshot(root: Path, gallery: int = 20, queries: int = 4, bad_rows: d
         rows[row]["image"] = {"bytes": data, "path": f"g{row}.png"}
     query = [make_row(f"q{i}", "top", "red", seed=i) for i in range(queries)]
     return write_snapshot(root, {"real_studio_flat": {"query": query, "gallery": rows}})
+
+
+def embed_gallery(spec: str, tmp_path: Path, gallery: int = 3) -> tuple[ModelEmbeddings, np.ndarray]:
+    """Resolve `spec` and embed the gallery of a small studio snapshot (its images: `png_bytes(100 + i)`)."""
+    snap = open_snapshot(studio_snapshot(tmp_path / "snap", gallery=gallery, queries=1))
+    provider = resolve_model(spec, EmbedOptions(cache_dir=tmp_path / "cache", batch_size=2, progress=False))
+    assert isinstance(provider, ModelEmbeddings)
+    return provider, provider.embed_split(snap, "real_studio_flat", "gallery")

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from lookbench.cli.main import app
 from lookbench.contamination.card import CardFacts, lenient_date
 from lookbench.errors import EmbeddingError, LookBenchError
-from lookbench.models.card import ModelCard, find_card, load_cards
+from lookbench.models.card import ModelCard, find_card, load_cards, parse_card
 from lookbench.models.hub import ensure_hub_model
 from lookbench.models.registry import DEFAULT_MODEL, SPEC_KINDS, expand_spec, resolve_model
 
@@ -61,6 +61,14 @@ def test_cards_reject_unknown_fields() -> None:
         ModelCard.model_validate({**data, "open_weights": "maybe"})
 
 
+def test_cards_reject_repeated_fields() -> None:
+    text = json.dumps(load_cards()["efficientnet-lite0"].model_dump(), indent=1)
+    assert parse_card(text, "x.json").id == "efficientnet-lite0"
+    repeated = text.replace('"notes":', '"notes": "first",\n "notes":', 1)
+    with pytest.raises(LookBenchError, match=r"x\.json is invalid: .*'notes' appears twice"):
+        parse_card(repeated, "x.json")
+
+
 def test_names_expand_to_specs() -> None:
     assert expand_spec(DEFAULT_MODEL) == "builtin:efficientnet-lite0"
     assert expand_spec("Marqo-FashionSigLIP") == "open_clip:hf-hub:Marqo/marqo-fashionSigLIP"
@@ -86,12 +94,29 @@ def test_hub_model_fails_fast_offline(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     started = time.monotonic()
-    for spec in ("hf:facebook/dinov2-large", "open_clip:hf-hub:Marqo/marqo-fashionSigLIP", "marqo-fashionclip"):
+    specs = ("hf:facebook/dinov2-large", "open_clip:hf-hub:Marqo/marqo-fashionSigLIP", "marqo-fashionclip", "gr-lite")
+    for spec in specs:
         with pytest.raises(EmbeddingError, match="not in the local Hugging Face cache"):
             resolve_model(spec)
     assert time.monotonic() - started < 2
     (tmp_path / "models--facebook--dinov2-large" / "snapshots" / "abc").mkdir(parents=True)
     ensure_hub_model("facebook/dinov2-large", "hf:facebook/dinov2-large")
+
+
+def test_gr_models_run_code_only_when_trusted(tmp_path: Path) -> None:
+    pickled = tmp_path / "gr_lite.pt"
+    pickled.write_bytes(b"not opened before trust is given")
+    with pytest.raises(EmbeddingError, match="is loaded by unpickling a whole torch module.*add trust_remote_code=1"):
+        resolve_model(f"gr:{pickled}")
+    with pytest.raises(EmbeddingError, match=r"srpone/gr-lite \(gr_lite.pt\) is loaded by unpickling"):
+        resolve_model("gr:srpone/gr-lite?feature_dim=256")
+    (tmp_path / "config.json").write_text(json.dumps({"auto_map": {"AutoModel": "modeling_gr.GR"}}))
+    with pytest.raises(EmbeddingError, match="is transformers remote code: loading it runs the Python files"):
+        resolve_model(f"gr:{tmp_path}?trust_remote_code=0")
+    with pytest.raises(LookBenchError, match="feature_dim='0': expected a positive integer"):
+        resolve_model(f"gr:{pickled}?feature_dim=0&trust_remote_code=1")
+    with pytest.raises(EmbeddingError, match="does not exist"):
+        resolve_model(f"gr:{tmp_path / 'missing.pt'}?trust_remote_code=1")
 
 
 def test_hub_unreachable_fails_fast(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

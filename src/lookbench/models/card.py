@@ -65,6 +65,24 @@ class ModelCard(BaseModel):
         }
 
 
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object hook that refuses repeated keys (plain `json` silently keeps the last one)."""
+    seen: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise ValueError(f"field {key!r} appears twice")
+        seen[key] = value
+    return seen
+
+
+def parse_card(text: str, where: str) -> ModelCard:
+    """Validate one card's JSON text; errors name `where` and the field."""
+    try:
+        return ModelCard.model_validate(json.loads(text, object_pairs_hook=_no_duplicate_keys))
+    except ValueError as exc:
+        raise LookBenchError(f"model card {where} is invalid: {exc}") from exc
+
+
 @lru_cache(maxsize=1)
 def load_cards() -> dict[str, ModelCard]:
     """Every shipped card by id, validated."""
@@ -73,10 +91,7 @@ def load_cards() -> dict[str, ModelCard]:
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".json"):
             continue
-        try:
-            card = ModelCard.model_validate(json.loads(entry.read_text(encoding="utf-8")))
-        except ValueError as exc:
-            raise LookBenchError(f"model card {entry.name} is invalid: {exc}") from exc
+        card = parse_card(entry.read_text(encoding="utf-8"), entry.name)
         if card.id in cards:
             raise LookBenchError(f"duplicate model card id {card.id!r}")
         cards[card.id] = card

@@ -1,17 +1,21 @@
-"""`hf:<repo or folder>[?trust_remote_code=1]`: transformers image encoders (CLIP, SigLIP, DINOv2/v3, remote code)."""
+"""`hf:<repo or folder>[?trust_remote_code=1]`: transformers image encoders (CLIP, SigLIP/SigLIP2, DINOv2/v3...)."""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
+from lookbench.errors import EmbeddingError
 from lookbench.models.hub import ensure_hub_model
 from lookbench.models.options import folder_fingerprint, split_options
 from lookbench.models.torch_base import TorchEncoder, pick_device, require
 
 OPTIONS = {"trust_remote_code", "revision"}
 IMAGE_FEATURE_TYPES = {"clip", "siglip", "siglip2", "chinese_clip", "align"}
+NAFLEX_KEY = "max_num_patches"
 _PIL_BICUBIC, _PIL_BILINEAR = 3, 2
 
 
@@ -53,8 +57,29 @@ def _pooled(output: Any) -> Any:
     return hidden[:, 0] if hidden.ndim == 3 else hidden.mean(dim=(2, 3))
 
 
+def accepted_arguments(function: Callable[..., Any]) -> set[str]:
+    """The named parameters of `function` (not *args / **kwargs): which processor outputs it can take."""
+    variadic = (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    return {name for name, p in inspect.signature(function).parameters.items() if p.kind not in variadic}
+
+
+def _image_processor(
+    transformers: Any, source: str, config: Any, kwargs: dict[str, Any]
+) -> tuple[Any, dict[str, Any], str]:
+    """The image processor (None when there is none), its config and where the preprocessing comes from."""
+    try:
+        processor = transformers.AutoImageProcessor.from_pretrained(source, **kwargs)
+        return processor, processor.to_dict(), "image processor config"
+    except (OSError, ValueError, KeyError) as exc:
+        size = int(getattr(getattr(config, "vision_config", config), "image_size", 224) or 224)
+        processor_config: dict[str, Any] = {"size": {"shortest_edge": size}, "image_mean": list(IMAGENET_MEAN)}
+        processor_config |= {"crop_size": {"height": size, "width": size}, "image_std": list(IMAGENET_STD)}
+        reason = f"no image processor ({type(exc).__name__}): ImageNet mean/std at the config's image_size"
+        return None, processor_config, reason
+
+
 def load_hf(argument: str) -> TorchEncoder:
-    """Load config, image processor settings and model; CLIP-like models use `get_image_features`."""
+    """Load config, image processor and model; CLIP-like models use `get_image_features`, NaFlex ones get patches."""
     name, opts = split_options(argument, OPTIONS)
     spec = f"hf:{argument}"
     local = Path(name).expanduser()
@@ -67,28 +92,30 @@ def load_hf(argument: str) -> TorchEncoder:
     if "revision" in opts:
         kwargs["revision"] = opts["revision"]
     config = transformers.AutoConfig.from_pretrained(source, **kwargs)
-    try:
-        processor_config = transformers.AutoImageProcessor.from_pretrained(source, **kwargs).to_dict()
-        processor_source = "image processor config"
-    except (OSError, ValueError, KeyError) as exc:
-        size = int(getattr(getattr(config, "vision_config", config), "image_size", 224) or 224)
-        processor_config = {"size": {"shortest_edge": size}, "crop_size": {"height": size, "width": size}}
-        processor_config |= {"image_mean": list(IMAGENET_MEAN), "image_std": list(IMAGENET_STD)}
-        processor_source = f"no image processor ({type(exc).__name__}): ImageNet mean/std at the config's image_size"
-    preprocess = preprocess_from_processor(processor_config)
+    processor, processor_config, processor_source = _image_processor(transformers, source, config, kwargs)
+    # NaFlex (SigLIP2 `*-naflex`): aspect-preserving patch sequences, which a fixed NCHW crop cannot express
+    naflex = NAFLEX_KEY in processor_config or config.model_type == "siglip2"
+    if naflex and processor is None:
+        raise EmbeddingError(
+            f"{spec}: a {config.model_type} model takes variable-resolution patches and needs its image processor "
+            f"(preprocessor_config.json), but there is {processor_source}"
+        )
     model = transformers.AutoModel.from_pretrained(source, **kwargs)
     device = pick_device(torch)
     model = model.to(device).eval()
-    if config.model_type in IMAGE_FEATURE_TYPES:
+    target = model.get_image_features if config.model_type in IMAGE_FEATURE_TYPES else model.forward
+    accepted = accepted_arguments(target) if naflex else set()
+    preprocess = None if naflex else preprocess_from_processor(processor_config)
 
-        def forward(pixels: Any) -> Any:
-            return _pooled(model.get_image_features(pixel_values=pixels))
+    def forward(batch: Any) -> Any:
+        if preprocess is not None:
+            return _pooled(target(pixel_values=batch))
+        inputs = processor(images=batch, return_tensors="pt")
+        return _pooled(target(**{k: v.to(device) for k, v in inputs.items() if k in accepted}))
 
-    else:
-
-        def forward(pixels: Any) -> Any:
-            return _pooled(model(pixel_values=pixels))
-
+    if naflex:
+        processor_source = f"{type(processor).__name__} run on each batch ({NAFLEX_KEY}="
+        processor_source += f"{processor_config.get(NAFLEX_KEY)}, patch_size={processor_config.get('patch_size')})"
     revision = opts.get("revision") or str(getattr(config, "_commit_hash", None) or folder_fingerprint(local))
     extra = {"kind": "hf", "model_type": config.model_type, "source": source, "preprocess_from": processor_source}
     return TorchEncoder(forward, preprocess, spec, revision, device, extra)

@@ -63,6 +63,7 @@ SPEC_KINDS: dict[str, Callable[[str, EmbedOptions], EmbeddingProvider]] = {
     "open_clip": _encoder_kind(_lazy("lookbench.models.open_clip_model", "load_open_clip"), "open_clip"),
     "timm": _encoder_kind(_lazy("lookbench.models.timm_model", "load_timm"), "timm"),
     "hf": _encoder_kind(_lazy("lookbench.models.hf_model", "load_hf"), "hf"),
+    "gr": _encoder_kind(_lazy("lookbench.models.gr_model", "load_gr"), "gr"),
 }
 """Spec prefix -> loader; each loader imports its heavy dependencies only when called."""
 

@@ -27,14 +27,14 @@ def pick_device(torch: Any) -> str:
 
 
 class TorchEncoder:
-    """Runs `forward` on preprocessed NCHW batches under inference mode."""
+    """Runs `forward` under inference mode on NCHW batches made by `preprocess`, or on RGB images when it is None."""
 
     input_kind: InputKind = "tensor"
 
     def __init__(
         self,
         forward: Callable[[Any], Any],
-        preprocess: Preprocess,
+        preprocess: Preprocess | None,
         model_id: str,
         revision: str,
         device: str,
@@ -43,15 +43,17 @@ class TorchEncoder:
         self.torch = require("torch", "torch")
         self.forward = forward
         self.preprocess: Preprocess | None = preprocess
+        self.input_kind = "tensor" if preprocess is not None else "image"
         self.model_id = model_id
         self.revision = revision
         self.device = device
         self.extra = extra
 
     def encode(self, batch: np.ndarray) -> np.ndarray:
-        """Forward one batch and return float32 vectors."""
+        """Forward one batch (an NCHW array, or a list of images) and return float32 vectors."""
+        inputs = self.torch.from_numpy(batch).to(self.device) if self.input_kind == "tensor" else list(batch)
         with self.torch.inference_mode():
-            out = self.forward(self.torch.from_numpy(batch).to(self.device))
+            out = self.forward(inputs)
         return out.float().cpu().numpy()
 
     def describe(self) -> dict[str, Any]:
