@@ -85,3 +85,38 @@ def test_wrong_shapes_and_state_dicts_are_explained(tmp_path: Path, tiny_gr: Any
     torch.save(tiny_gr.state_dict(), state)
     with pytest.raises(EmbeddingError, match="holds a mapping of .* entries .*not a model with .search"):
         embed_gallery(f"gr:{state}?trust_remote_code=1", tmp_path / "state")
+
+
+def test_hf_adapter_runs_remote_code_forward(tmp_path: Path, tiny_gr: Any) -> None:
+    type(tiny_gr.config).register_for_auto_class()
+    type(tiny_gr).register_for_auto_class("AutoModel")
+    folder = tmp_path / "tiny-remote"
+    tiny_gr.save_pretrained(folder)
+    with pytest.raises(Exception, match="trust_remote_code"):
+        embed_gallery(f"hf:{folder}", tmp_path / "untrusted")
+    provider, out = embed_gallery(f"hf:{folder}?trust_remote_code=1", tmp_path)
+    pre = provider.encoder.preprocess
+    # No image processor and no top-level image_size in this config: ImageNet defaults at 224 px.
+    assert pre is not None and pre.crop == 224
+    assert provider.describe()["preprocess_from"].startswith("no image processor")
+    batch = pre.batch([Image.open(io.BytesIO(png_bytes(100))).convert("RGB")])
+    with torch.no_grad():
+        expected = tiny_gr.model(pixel_values=torch.from_numpy(batch)).pooler_output.numpy()
+    assert out.shape == (3, BACKBONE["hidden_size"])
+    assert np.allclose(out[0], expected[0], atol=1e-5)
+
+
+def test_hf_dinov3_pooler_output(tmp_path: Path) -> None:
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.DINOv3ViTModel(transformers.DINOv3ViTConfig(**BACKBONE)).eval()
+    model.save_pretrained(tmp_path / "dinov3-tiny")
+    provider, out = embed_gallery(f"hf:{tmp_path / 'dinov3-tiny'}", tmp_path)
+    pre = provider.encoder.preprocess
+    assert pre is not None
+    batch = pre.batch([Image.open(io.BytesIO(png_bytes(101))).convert("RGB")])
+    with torch.no_grad():
+        expected = model(pixel_values=torch.from_numpy(batch)).pooler_output.numpy()
+    assert out.shape == (3, BACKBONE["hidden_size"])
+    assert np.allclose(out[1], expected[0], atol=1e-5)
