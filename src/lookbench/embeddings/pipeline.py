@@ -119,7 +119,7 @@ def run_pipeline(
     ) as pool:
         try:
             while True:
-                while len(inflight) < ahead and (batch := next(pending, None)) is not None:
+                while len(inflight) <= ahead and (batch := next(pending, None)) is not None:
                     inflight.append(pool.submit(prepare, encoder, batch, draft))
                 if not inflight:
                     break
