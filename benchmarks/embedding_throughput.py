@@ -89,7 +89,7 @@ def main() -> None:
         encoder = provider.encoder
         assert encoder.preprocess is not None, "the benchmark needs a tensor model"
         images = [data for _, batch in snap.iter_images("real_studio_flat", "gallery") for data in batch]
-        draft = (encoder.preprocess.resize or encoder.preprocess.crop) if args.jpeg_draft else None
+        draft = encoder.preprocess.draft_size if args.jpeg_draft else None
         tensors = encoder.preprocess.batch([decode_image(d, draft) for d in images])
         encoder.encode(tensors[: args.batch_size])  # warm-up
         cpu = time.process_time()

@@ -37,6 +37,11 @@ class Preprocess(BaseModel):
         """A short hash of every field: part of the cache key."""
         return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
 
+    @property
+    def draft_size(self) -> int:
+        """The side a JPEG may be draft-decoded down to without going below what the resize needs."""
+        return self.resize or self.crop
+
     def resize_crop(self, image: Image.Image) -> Image.Image:
         """Geometric part: a `crop` x `crop` RGB image."""
         resample = _RESAMPLE[self.interpolation]

@@ -44,7 +44,7 @@ class Prepared:
 def prepare(encoder: Encoder, batch: Batch, draft: bool = False) -> Prepared:
     """Decode (and for tensor models preprocess) one batch; runs in a worker thread."""
     pre = encoder.preprocess if encoder.input_kind == "tensor" else None
-    draft_size = (pre.resize or pre.crop) if draft and pre is not None else None
+    draft_size = pre.draft_size if draft and pre is not None else None
     tensor = np.empty((len(batch.data), 3, pre.crop, pre.crop), np.float32) if pre is not None else None
     inputs: list[Any] = []
     ok: list[int] = []
