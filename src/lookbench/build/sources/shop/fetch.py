@@ -83,12 +83,15 @@ class Fetcher:
             return f"refused: host {parts.netloc!r} is not one of the configured hosts"
         return None
 
-    def _wait_turn(self, host: str) -> None:
+    def _wait_turn(self, host: str) -> float:
+        """Sleep until `host` may be asked again; return the send time, from which the next turn is counted."""
         delay = max(self.rate_limit_s, self.delays.get(host, 0.0))
         wait = self._next_at.get(host, 0.0) - time.monotonic()
         if wait > 0:
             self._sleep(wait)
-        self._next_at[host] = time.monotonic() + delay
+        now = time.monotonic()
+        self._next_at[host] = now + delay
+        return now
 
     def get(
         self, url: str, max_bytes: int, accept: tuple[str, ...] = (), headers: dict[str, str] | None = None
@@ -99,8 +102,7 @@ class Fetcher:
             reason = self.refusal(current)
             if reason:
                 raise FetchError(current, reason + (f" (redirected from {url})" if current != url else ""))
-            self._wait_turn(host_of(current))
-            self.requests.append((current, time.monotonic()))
+            self.requests.append((current, self._wait_turn(host_of(current))))
             fetched = self._get_once(current, max_bytes, headers or {})
             location = fetched.headers.get("location")
             if 300 <= fetched.status < 400 and fetched.status != 304 and location:
