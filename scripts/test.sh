@@ -2,6 +2,14 @@
 # Set up the environments, then lint, type-check and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+TORCH_TIER="${LOOKBENCH_TORCH_TESTS:-auto}"
+case "$TORCH_TIER" in
+  auto | full | cpu | skip) ;;
+  *)
+    echo "LOOKBENCH_TORCH_TESTS must be auto, full, cpu or skip, not '$TORCH_TIER'" >&2
+    exit 2
+    ;;
+esac
 bash scripts/ensure-chromium.sh
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
@@ -15,7 +23,6 @@ python3 -m venv .venv
 # which on PyPI only comes with the CUDA build of torch (6.3 GiB installed); without it, the CPU build of torch
 # (1.9 GiB) still runs the transformers, GR, ONNX-export and OWL detector tests. `auto` picks by free disk space,
 # because CI machines differ in it and an install that fills the disk fails the whole run.
-TORCH_TIER="${LOOKBENCH_TORCH_TESTS:-auto}"
 FULL_TIER_GIB=9
 CPU_TIER_GIB=3
 # A .venv-torch left by an earlier run counts as free: it is reused or replaced.
@@ -35,10 +42,6 @@ case "$TORCH_TIER" in
   full) torch_packages=(torch==2.14.1 torchvision==0.29.1 -e '.[dev,openclip,timm,hf]') ;;
   cpu) torch_packages=(torch==2.13.0 -e '.[dev,hf]') ;;
   skip) torch_packages=() ;;
-  *)
-    echo "LOOKBENCH_TORCH_TESTS must be auto, full, cpu or skip, not '$TORCH_TIER'" >&2
-    exit 2
-    ;;
 esac
 echo "torch adapter tests: $TORCH_TIER tier ($free_gib GiB free; full needs $FULL_TIER_GIB, cpu $CPU_TIER_GIB)"
 if [ "$TORCH_TIER" != skip ]; then
