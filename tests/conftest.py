@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from http.server import HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,19 @@ import pytest
 from PIL import Image
 
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
+
+
+@contextmanager
+def serving(httpd: HTTPServer) -> Iterator[int]:
+    """Serve `httpd` on a daemon thread until the block ends; yields its port."""
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield int(httpd.server_address[1])
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
 
 
 def png_bytes(seed: int, size: int = 16) -> bytes:

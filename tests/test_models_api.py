@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import io
 import json
-import threading
 import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from conftest import serving
 from embedding_helpers import studio_snapshot
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError
@@ -74,11 +74,8 @@ class Handler(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[EmbeddingServer]:
     srv = EmbeddingServer()
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with serving(srv):
+        yield srv
 
 
 def _url(srv: EmbeddingServer) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -13,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 from PIL import Image, ImageOps
+
+from conftest import serving
 
 
 def photo(seed: int, size: int = 128) -> Image.Image:
@@ -115,16 +116,8 @@ def serve(shop: Shop) -> Iterator[Shop]:
         def log_message(self, format: str, *args: object) -> None:
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    shop.port = int(server.server_address[1])
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as shop.port:
         yield shop
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
 
 
 PNG_ROUTE: Route = (200, {"Content-Type": "image/png"}, encode(photo(0, size=32)))

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from conftest import serving
 from lookbench.build.vlm.images import decode_data_url, prepared
 from lookbench.taxonomy import load_taxonomy
 
@@ -203,12 +204,5 @@ def serve(server: ChatServer) -> Iterator[ChatServer]:
     """Run the server on 127.0.0.1 (a free port) until the block ends."""
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(server))
     httpd.daemon_threads = True
-    server.port = httpd.server_address[1]
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
+    with serving(httpd) as server.port:
         yield server
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
