@@ -41,7 +41,6 @@ fi
 case "$TORCH_TIER" in
   full) torch_packages=(torch==2.14.1 torchvision==0.29.1 -e '.[dev,openclip,timm,hf]') ;;
   cpu) torch_packages=(torch==2.13.0 -e '.[dev,hf]') ;;
-  skip) torch_packages=() ;;
 esac
 echo "torch adapter tests: $TORCH_TIER tier ($free_gib GiB free; full needs $FULL_TIER_GIB, cpu $CPU_TIER_GIB)"
 if [ "$TORCH_TIER" != skip ]; then
