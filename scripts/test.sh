@@ -49,7 +49,6 @@ if [ "$TORCH_TIER" != skip ]; then
   .venv-torch/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir \
     "${torch_packages[@]}" efficientnet-lite-pytorch
   echo "$TORCH_TIER" >.venv-torch/lookbench-tier
-  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider tests/test_models_torch.py tests/test_models_gr.py \
-    tests/test_models_onnx.py tests/build/test_owl_detector.py
+  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -m torch
 fi
 .venv/bin/python -m pytest -q "$@"

@@ -17,6 +17,8 @@ from embedding_helpers import embed_gallery
 from lookbench.errors import EmbeddingError
 from lookbench.models.options import file_sha256, folder_fingerprint
 
+pytestmark = pytest.mark.torch  # run in .venv-torch by scripts/test.sh
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 

@@ -92,6 +92,7 @@ def test_default_model_real_weights(tmp_path: Path) -> None:
     assert np.allclose(generic, gallery, atol=1e-5)
 
 
+@pytest.mark.torch
 def test_efficientnet_graph_matches_reference_implementation(tmp_path: Path) -> None:
     torch = pytest.importorskip("torch")
     efficientnet_lite = pytest.importorskip("efficientnet_lite_pytorch")

@@ -16,6 +16,8 @@ from embedding_helpers import colour_image, embed_gallery
 from lookbench.errors import EmbeddingError
 from lookbench.models.registry import resolve_model
 
+pytestmark = pytest.mark.torch  # run in .venv-torch by scripts/test.sh
+
 TINY = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "intermediate_size": 64}
 """Transformer sizes small enough for a random-initialised model to run in milliseconds."""
 

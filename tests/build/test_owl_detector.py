@@ -25,6 +25,8 @@ from lookbench.errors import BuildError, EmbeddingError
 from lookbench.synth.generate import generate_snapshot
 from lookbench.taxonomy import load_taxonomy
 
+pytestmark = pytest.mark.torch  # run in .venv-torch by scripts/test.sh
+
 transformers = pytest.importorskip("transformers")
 torch = pytest.importorskip("torch")
 
