@@ -21,3 +21,7 @@ class ResultError(LookBenchError):
 
 class BuildError(LookBenchError):
     """A release config or build stage cannot proceed."""
+
+
+class TrainError(LookBenchError):
+    """A training config, training data or training run cannot proceed."""

@@ -16,6 +16,7 @@ from lookbench.cli import (
     synth_cmd,
     tables_cmd,
     taxonomy_cmd,
+    train_cmd,
 )
 
 app = typer.Typer(
@@ -37,6 +38,7 @@ annotate_cmd.register(app)
 contamination_cmd.register(app)
 leaderboard_cmd.register(app)
 report_cmd.register(app)
+train_cmd.register(app)
 
 if __name__ == "__main__":
     app()

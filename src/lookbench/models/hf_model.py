@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ def preprocess_from_processor(config: dict[str, Any]) -> Preprocess:
     return Preprocess(crop=side, resize_mode="squash", interpolation=interpolation, mean=mean, std=std)  # type: ignore[arg-type]
 
 
-def _pooled(output: Any) -> Any:
+def pooled_features(output: Any) -> Any:
     """A tensor from whatever the model returned: pooler output, else the CLS token."""
     if hasattr(output, "ndim"):
         return output
@@ -78,8 +79,32 @@ def _image_processor(
         return None, processor_config, reason
 
 
-def load_hf(argument: str) -> TorchEncoder:
-    """Load config, image processor and model; CLIP-like models use `get_image_features`, NaFlex ones get patches."""
+@dataclass
+class HfModel:
+    """A transformers image model on the CPU with its config, image processor and where its preprocessing comes from."""
+
+    model: Any
+    config: Any
+    processor: Any
+    processor_config: dict[str, Any]
+    processor_source: str
+    naflex: bool
+    revision: str
+    source: str
+
+    @property
+    def image_forward(self) -> Callable[..., Any]:
+        """`get_image_features` for CLIP-like models, else `forward`."""
+        return self.model.get_image_features if self.config.model_type in IMAGE_FEATURE_TYPES else self.model.forward
+
+    @property
+    def preprocess(self) -> Preprocess | None:
+        """The fixed-resolution preprocessing; None for NaFlex models, which run their own processor."""
+        return None if self.naflex else preprocess_from_processor(self.processor_config)
+
+
+def create_hf(argument: str) -> HfModel:
+    """Load config, image processor and model of `REPO_OR_FOLDER[?trust_remote_code=1&revision=..]`."""
     name, opts = split_options(argument, OPTIONS)
     spec = f"hf:{argument}"
     local = Path(name).expanduser()
@@ -87,7 +112,6 @@ def load_hf(argument: str) -> TorchEncoder:
     if not local.exists():
         ensure_hub_model(name, spec)
     transformers = require("transformers", "hf")
-    torch = require("torch", "torch")
     kwargs: dict[str, Any] = {"trust_remote_code": opts.get("trust_remote_code", "0") in ("1", "true")}
     if "revision" in opts:
         kwargs["revision"] = opts["revision"]
@@ -101,21 +125,31 @@ def load_hf(argument: str) -> TorchEncoder:
             f"(preprocessor_config.json), but there is {processor_source}"
         )
     model = transformers.AutoModel.from_pretrained(source, **kwargs)
+    revision = opts.get("revision") or str(getattr(config, "_commit_hash", None) or folder_fingerprint(local))
+    return HfModel(model, config, processor, processor_config, processor_source, naflex, revision, source)
+
+
+def load_hf(argument: str) -> TorchEncoder:
+    """Load config, image processor and model; CLIP-like models use `get_image_features`, NaFlex ones get patches."""
+    torch = require("torch", "torch")
+    hf = create_hf(argument)
     device = pick_device(torch)
-    model = model.to(device).eval()
-    target = model.get_image_features if config.model_type in IMAGE_FEATURE_TYPES else model.forward
-    accepted = accepted_arguments(target) if naflex else set()
-    preprocess = None if naflex else preprocess_from_processor(processor_config)
+    hf.model = hf.model.to(device).eval()
+    target = hf.image_forward
+    accepted = accepted_arguments(target) if hf.naflex else set()
+    preprocess = hf.preprocess
+    processor, processor_source = hf.processor, hf.processor_source
 
     def forward(batch: Any) -> Any:
         if preprocess is not None:
-            return _pooled(target(pixel_values=batch))
+            return pooled_features(target(pixel_values=batch))
         inputs = processor(images=batch, return_tensors="pt")
-        return _pooled(target(**{k: v.to(device) for k, v in inputs.items() if k in accepted}))
+        return pooled_features(target(**{k: v.to(device) for k, v in inputs.items() if k in accepted}))
 
-    if naflex:
+    if hf.naflex:
         processor_source = f"{type(processor).__name__} run on each batch ({NAFLEX_KEY}="
-        processor_source += f"{processor_config.get(NAFLEX_KEY)}, patch_size={processor_config.get('patch_size')})"
-    revision = opts.get("revision") or str(getattr(config, "_commit_hash", None) or folder_fingerprint(local))
-    extra = {"kind": "hf", "model_type": config.model_type, "source": source, "preprocess_from": processor_source}
-    return TorchEncoder(forward, preprocess, spec, revision, device, extra)
+        processor_source += (
+            f"{hf.processor_config.get(NAFLEX_KEY)}, patch_size={hf.processor_config.get('patch_size')})"
+        )
+    extra = {"kind": "hf", "model_type": hf.config.model_type, "source": hf.source, "preprocess_from": processor_source}
+    return TorchEncoder(forward, preprocess, f"hf:{argument}", hf.revision, device, extra)

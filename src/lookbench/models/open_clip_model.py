@@ -28,33 +28,43 @@ def preprocess_from_cfg(cfg: dict[str, Any]) -> Preprocess:
     )
 
 
-def load_open_clip(argument: str) -> TorchEncoder:
-    """Create the model with open_clip, keep `encode_image`, read its own preprocessing config."""
+def create_open_clip(argument: str) -> tuple[Any, str]:
+    """(model on the CPU, weights revision) for `ARCH/PRETRAINED` (tag or local file), `ARCH` or `hf-hub:REPO`."""
     spec = f"open_clip:{argument}"
     if argument.startswith("hf-hub:"):
         ensure_hub_model(argument.removeprefix("hf-hub:"), spec)
     open_clip = require("open_clip", "openclip")
-    torch = require("torch", "torch")
     if argument.startswith("hf-hub:"):
-        model = open_clip.create_model(argument)
-        revision = argument
+        return open_clip.create_model(argument), argument
+    arch, _, pretrained = argument.partition("/")
+    if not arch:
+        raise LookBenchError(f"{spec}: expected ARCH/PRETRAINED, e.g. open_clip:ViT-B-32/openai")
+    if pretrained and Path(pretrained).expanduser().is_file():
+        revision = file_sha256(Path(pretrained).expanduser())[:16]
+    elif pretrained:
+        cfg = open_clip.get_pretrained_cfg(arch, pretrained) or {}
+        hub_id = str(cfg.get("hf_hub", "")).strip("/")
+        if hub_id:
+            ensure_hub_model(hub_id, spec)
+        revision = pretrained
     else:
-        arch, _, pretrained = argument.partition("/")
-        if not arch:
-            raise LookBenchError(f"{spec}: expected ARCH/PRETRAINED, e.g. open_clip:ViT-B-32/openai")
-        if pretrained and Path(pretrained).expanduser().is_file():
-            revision = file_sha256(Path(pretrained).expanduser())[:16]
-        elif pretrained:
-            cfg = open_clip.get_pretrained_cfg(arch, pretrained) or {}
-            hub_id = str(cfg.get("hf_hub", "")).strip("/")
-            if hub_id:
-                ensure_hub_model(hub_id, spec)
-            revision = pretrained
-        else:
-            revision = "random-init"
-        model = open_clip.create_model(arch, pretrained=str(Path(pretrained).expanduser()) if pretrained else None)
+        revision = "random-init"
+    model = open_clip.create_model(arch, pretrained=str(Path(pretrained).expanduser()) if pretrained else None)
+    return model, revision
+
+
+def open_clip_preprocess(model: Any) -> Preprocess:
+    """An open_clip model's own preprocessing (`visual.preprocess_cfg`)."""
+    return preprocess_from_cfg(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
+
+
+def load_open_clip(argument: str) -> TorchEncoder:
+    """Create the model with open_clip, keep `encode_image`, read its own preprocessing config."""
+    torch = require("torch", "torch")
+    model, revision = create_open_clip(argument)
     device = pick_device(torch)
     model = model.to(device).eval()
-    preprocess = preprocess_from_cfg(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
     extra = {"kind": "open_clip", "argument": argument}
-    return TorchEncoder(model.encode_image, preprocess, spec, revision, device, extra)
+    return TorchEncoder(
+        model.encode_image, open_clip_preprocess(model), f"open_clip:{argument}", revision, device, extra
+    )

@@ -31,7 +31,9 @@ def _encoder_kind(
 
         spec = f"{kind}:{argument}"
         card = card_for_spec(spec)
-        return ModelEmbeddings(spec, load(argument, options), options, card=card.facts() if card else None)
+        encoder = load(argument, options)
+        facts = card.facts() if card else getattr(encoder, "card", None)
+        return ModelEmbeddings(spec, encoder, options, card=facts)
 
     return loader
 
@@ -64,6 +66,7 @@ SPEC_KINDS: dict[str, Callable[[str, EmbedOptions], EmbeddingProvider]] = {
     "timm": _encoder_kind(_lazy("lookbench.models.timm_model", "load_timm"), "timm"),
     "hf": _encoder_kind(_lazy("lookbench.models.hf_model", "load_hf"), "hf"),
     "gr": _encoder_kind(_lazy("lookbench.models.gr_model", "load_gr"), "gr"),
+    "trained": _encoder_kind(_lazy("lookbench.models.trained_model", "load_trained"), "trained"),
 }
 """Spec prefix -> loader; each loader imports its heavy dependencies only when called."""
 

@@ -40,12 +40,10 @@ def _hub_id(timm: Any, name: str) -> str:
     return str(getattr(cfg, "hf_hub_id", None) or f"timm/{name}")
 
 
-def load_timm(argument: str) -> TorchEncoder:
-    """Create the model with `num_classes=0` so its forward returns pooled features."""
+def create_timm(argument: str) -> tuple[Any, str, str]:
+    """(model on the CPU with `num_classes=0`, its name, the weights revision) for `NAME[?file=..&pretrained=0]`."""
     timm = require("timm", "timm")
-    torch = require("torch", "torch")
     name, opts = split_options(argument, OPTIONS)
-    spec = f"timm:{argument}"
     kwargs: dict[str, Any] = {"num_classes": 0}
     if "file" in opts:
         path = Path(opts["file"]).expanduser()
@@ -56,10 +54,23 @@ def load_timm(argument: str) -> TorchEncoder:
         revision = "random-init"
     else:
         kwargs["pretrained"] = True
-        ensure_hub_model(_hub_id(timm, name), spec)
+        ensure_hub_model(_hub_id(timm, name), f"timm:{argument}")
         revision = name
-    model = timm.create_model(name, **kwargs)
+    return timm.create_model(name, **kwargs), name, revision
+
+
+def timm_preprocess(model: Any) -> Preprocess:
+    """A timm model's own evaluation preprocessing."""
+    timm = require("timm", "timm")
+    return preprocess_from_data_config(timm.data.resolve_data_config({}, model=model))
+
+
+def load_timm(argument: str) -> TorchEncoder:
+    """Create the model with `num_classes=0` so its forward returns pooled features."""
+    torch = require("torch", "torch")
+    model, name, revision = create_timm(argument)
     device = pick_device(torch)
     model = model.to(device).eval()
-    preprocess = preprocess_from_data_config(timm.data.resolve_data_config({}, model=model))
-    return TorchEncoder(model, preprocess, spec, revision, device, {"kind": "timm", "name": name})
+    return TorchEncoder(
+        model, timm_preprocess(model), f"timm:{argument}", revision, device, {"kind": "timm", "name": name}
+    )

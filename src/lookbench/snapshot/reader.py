@@ -118,6 +118,13 @@ class Snapshot:
             self._labels[key] = labels
         return self._labels[key]
 
+    def training_labels(self, subset: str, split: str) -> SplitLabels:
+        """Labels of a split where `item_ID` may repeat: a training split holds several images per item."""
+        labels = SplitLabels.concat([self._read_labels(p) for p in self.files(subset, split)])
+        if not len(labels):
+            raise SnapshotError(f"empty split: {subset}/{split} of {self.root} has no rows")
+        return labels
+
     def corpus_labels(self, subset: str) -> SplitLabels:
         """The task corpus: the subset's gallery followed by every noise row."""
         parts = [self.labels(subset, "gallery")]

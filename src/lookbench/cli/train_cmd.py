@@ -1,0 +1,45 @@
+"""`lookbench train CONFIG --out DIR`: fine-tune an embedding model and export it as `trained:DIR`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from lookbench.cli.common import console, reports_errors
+from lookbench.errors import LookBenchError
+
+
+def require_torch() -> None:
+    """Stop with the install hint when the training extra is missing."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise LookBenchError("training needs torch: pip install -e '.[train]'") from exc
+
+
+@reports_errors
+def train(
+    config: Path = typer.Argument(..., help="Training config (YAML); see docs/training.md."),
+    out: Path = typer.Option(..., "--out", "-o", help="Run folder: checkpoints, logs and the exported model."),
+    set_: list[str] = typer.Option([], "--set", help="Override a config value: KEY.PATH=VALUE (repeatable)."),
+    strict: bool = typer.Option(False, "--strict", help="Refuse to train if any training image overlaps evaluation."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Start again in a folder that holds a run."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+) -> None:
+    """Train from snapshot data; resume automatically from the newest checkpoint in OUT. Multi-GPU: torchrun."""
+    from lookbench.train.config import load_config
+
+    cfg = load_config(config, set_)
+    require_torch()
+    from lookbench.train.loop import Trainer
+
+    result = Trainer(cfg, out, strict=strict, overwrite=overwrite, progress=progress, say=console.print).run()
+    if result.validation:
+        last = result.validation[-1]
+        console.print(f"final validation on {last.get('snapshot')}: {last.get('summary')}")
+
+
+def register(app: typer.Typer) -> None:
+    """Attach `train`."""
+    app.command("train")(train)

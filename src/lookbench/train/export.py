@@ -1,0 +1,163 @@
+"""Export a trained embedding model as a folder `lookbench eval -m trained:DIR` runs (and optionally ONNX)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from lookbench.atomic import atomic_path, write_text_atomic
+from lookbench.errors import TrainError
+from lookbench.models.card import card_for_spec, find_card
+from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, TrainedModelInfo
+from lookbench.train.backbones import rebuild_backbone
+from lookbench.train.config import TrainConfig
+from lookbench.train.data import TrainingSet
+from lookbench.train.heads import EmbeddingHead, EmbeddingModel
+
+
+def base_card(spec: str) -> dict[str, Any] | None:
+    """The shipped card of the pretrained backbone, when there is one."""
+    card = find_card(spec) or card_for_spec(spec)
+    return card.facts() if card else None
+
+
+def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) -> dict[str, Any]:
+    """Card facts: the training data (snapshots, their sources, the backbone's own data) and the training cutoff."""
+    base = base_card(cfg.model.backbone)
+    data = []
+    for source in training.sources:
+        data.append(source.snapshot)
+        data.extend(source.sources)
+    if base:
+        data.extend(base.get("training_data", []))
+    return {
+        "id": name.lower(),
+        "name": name,
+        "release_date": dt.date.today().isoformat(),
+        "training_cutoff": training.training_cutoff() or "unknown",
+        "training_data": list(dict.fromkeys(data)),
+        "params": f"{params / 1e6:.1f}M",
+        "license": (base or {}).get("license", "unknown"),
+        "open_weights": True,
+        "weights_source": f"lookbench train, fine-tuned from {cfg.model.backbone}",
+    }
+
+
+def _state(model: EmbeddingModel) -> dict[str, torch.Tensor]:
+    return {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
+
+
+def export_model(
+    folder: Path,
+    model: EmbeddingModel,
+    name: str,
+    cfg: TrainConfig,
+    training: TrainingSet,
+    steps: int,
+    guard: dict[str, Any] | None,
+    validation: list[dict[str, Any]],
+) -> TrainedModelInfo:
+    """Write `model.safetensors`, the backbone's extra files, `model.json` and a README card (weights first)."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with atomic_path(folder / WEIGHTS) as tmp:
+        save_file(_state(model), str(tmp), metadata={"format": "pt"})
+    model.backbone.save_files(folder)
+    params = sum(p.numel() for p in model.parameters())
+    info = TrainedModelInfo(
+        name=name,
+        architecture=model.backbone.architecture,
+        feature_dim=model.backbone.feature_dim,
+        embedding_dim=cfg.model.embedding_dim,
+        preprocess=model.backbone.preprocess,
+        card=model_card(name, cfg, training, params),
+        training={
+            "steps": steps,
+            "images": len(training),
+            "items": training.num_classes,
+            "training_cutoff": training.training_cutoff(),
+            "sources": [vars(s) for s in training.sources],
+            "guard": guard,
+            "recipe": cfg.model_dump(mode="json"),
+        },
+        validation=validation,
+    )
+    write_text_atomic(folder / MODEL_JSON, info.model_dump_json(indent=2) + "\n")
+    write_text_atomic(folder / "README.md", card_markdown(info))
+    return info
+
+
+def card_markdown(info: TrainedModelInfo) -> str:
+    """A human-readable model card."""
+    card, training = info.card, info.training
+    lines = [
+        f"# {info.name}",
+        "",
+        f"Fine-tuned with `lookbench train` from `{training['recipe']['model']['backbone']}`; evaluate it with "
+        f"`lookbench eval -m trained:<this folder>`.",
+        "",
+        f"- Architecture: {json.dumps(info.architecture)}, embedding {info.embedding_dim or info.feature_dim}-d",
+        f"- Training data: {', '.join(card['training_data'])}",
+        f"- Training images: {training['images']} of {training['items']} items, {training['steps']} steps",
+        f"- Training cutoff (latest first_seen_at of the training data): {card['training_cutoff']}",
+        f"- Parameters: {card['params']}; licence of the base weights: {card['license']}",
+        f"- Preprocessing: {info.preprocess.model_dump_json()}",
+    ]
+    guard = training.get("guard")
+    if guard:
+        lines.append(f"- Contamination guard: {guard.get('summary', '')}")
+    for result in info.validation:
+        lines.append(f"- Validation at step {result['step']} on {result['snapshot']}: {result['summary']}")
+    return "\n".join(lines) + "\n"
+
+
+def load_embedding_model(folder: Path, info: TrainedModelInfo) -> EmbeddingModel:
+    """Rebuild the exported network and load its weights."""
+    from safetensors.torch import load_file
+
+    backbone = rebuild_backbone(info.architecture, folder, info.preprocess)
+    model = EmbeddingModel(backbone, EmbeddingHead(info.feature_dim, info.embedding_dim))
+    try:
+        model.load_state_dict(load_file(str(folder / WEIGHTS)))
+    except (RuntimeError, OSError) as exc:
+        raise TrainError(f"{folder / WEIGHTS}: does not fit the architecture in {MODEL_JSON} ({exc})") from exc
+    backbone.preprocess = info.preprocess
+    return model
+
+
+def export_onnx(folder: Path, model: EmbeddingModel) -> Path:
+    """`model.onnx` (input `pixels` NCHW, output `embedding`, dynamic batch), checked against PyTorch."""
+    import numpy as np
+
+    crop = model.backbone.preprocess.crop
+    example = torch.randn(2, 3, crop, crop, generator=torch.Generator().manual_seed(0))
+    model = model.eval().float().cpu()
+    target = folder / ONNX_FILE
+    with atomic_path(target) as tmp:
+        size = sum(p.numel() * p.element_size() for p in model.parameters())
+        torch.onnx.export(
+            model,
+            (example,),
+            str(tmp),
+            input_names=["pixels"],
+            output_names=[ONNX_OUTPUT],
+            dynamic_shapes={"images": {0: torch.export.Dim("batch", min=1, max=65536)}},
+            opset_version=18,
+            dynamo=True,
+            external_data=size > 1_800_000_000,  # protobuf's 2 GB limit
+        )
+        import onnxruntime as ort
+
+        session = ort.InferenceSession(str(tmp), providers=["CPUExecutionProvider"])
+        (got,) = session.run([ONNX_OUTPUT], {"pixels": example.numpy()})
+        with torch.no_grad():
+            expected = model(example).numpy()
+        gap = float(np.abs(got - expected).max())
+        if gap > 1e-3:
+            raise TrainError(f"ONNX export differs from PyTorch by {gap:.2e}; keep the safetensors model")
+    return target

@@ -1,0 +1,504 @@
+"""The training loop: plain PyTorch, one process or `torchrun` DDP, resumable, validated, exported at the end."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+from torch.utils.data import DataLoader, Dataset
+
+from lookbench.atomic import write_text_atomic
+from lookbench.embeddings.reader import BadImageError, decode_image
+from lookbench.embeddings.store import default_cache_dir
+from lookbench.errors import TrainError
+from lookbench.train import checkpoint as ckpt
+from lookbench.train.augment import Transform, resolved_backend, train_transform
+from lookbench.train.backbones import create_backbone
+from lookbench.train.config import TrainConfig
+from lookbench.train.data import ImageRows, TrainingSet, load_training_set, open_location
+from lookbench.train.distributed import World, init_world
+from lookbench.train.guard import apply_guard
+from lookbench.train.heads import TrainingModel
+from lookbench.train.losses import attribute_loss, category_loss
+from lookbench.train.optim import freeze_layers, lr_factor, make_optimizer, param_groups, set_lr
+from lookbench.train.partial_fc import PartialFC
+from lookbench.train.sampler import MPerClassSampler, StepBatches
+
+LOG = "train.jsonl"
+CONFIG_COPY = "config.json"
+GUARD_REPORT = "guard.json"
+CHECKPOINTS = "checkpoints"
+
+
+class AugmentedImages(Dataset):  # type: ignore[type-arg]
+    """Decodes and augments training images; indexed by (row, augmentation seed)."""
+
+    def __init__(self, images: ImageRows, origin: list[str], transform: Transform) -> None:
+        self.images = images
+        self.origin = origin
+        self.transform = transform
+
+    def __len__(self) -> int:
+        return len(self.images)
+
+    def __getitem__(self, key: tuple[int, int]) -> tuple[torch.Tensor, int]:
+        row, seed = key
+        try:
+            image = decode_image(self.images[row])
+        except BadImageError as exc:
+            raise TrainError(f"training image {self.origin[row]}: {exc}") from exc
+        return self.transform(image, seed), row
+
+
+def collate(batch: list[tuple[torch.Tensor, int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Stack images; keep the row numbers (labels are looked up in the training process)."""
+    return torch.stack([b[0] for b in batch]), torch.tensor([b[1] for b in batch], dtype=torch.int64)
+
+
+@dataclass
+class LabelTensors:
+    """Every training row's targets as tensors on the device, indexed by row."""
+
+    classes: torch.Tensor
+    category: torch.Tensor
+    single: torch.Tensor
+    multi: list[torch.Tensor]
+    multi_mask: torch.Tensor
+
+    @classmethod
+    def of(cls, training: TrainingSet, device: torch.device) -> LabelTensors:
+        t = training.targets
+        return cls(
+            torch.from_numpy(training.classes).to(device),
+            torch.from_numpy(t.category).to(device),
+            torch.from_numpy(t.single).to(device),
+            [torch.from_numpy(t.multi[g]).to(device) for g in training.space.multi_groups],
+            torch.from_numpy(t.multi_mask).to(device),
+        )
+
+
+@dataclass
+class StepLosses:
+    """Loss terms summed over a step's micro-batches (each already divided by the accumulation count)."""
+
+    values: dict[str, float] = field(default_factory=dict)
+
+    def add(self, name: str, value: torch.Tensor, share: float) -> None:
+        self.values[name] = self.values.get(name, 0.0) + float(value.detach()) * share
+
+
+@dataclass
+class TrainResult:
+    """What a finished run produced."""
+
+    out: Path
+    steps: int
+    images: int
+    items: int
+    validation: list[dict[str, Any]]
+    resumed_from: int | None
+
+
+class Trainer:
+    """Runs one config into one output folder (the exported model folder, with logs and checkpoints)."""
+
+    def __init__(
+        self,
+        cfg: TrainConfig,
+        out: Path,
+        strict: bool = False,
+        overwrite: bool = False,
+        progress: bool = True,
+        say: Callable[[str], None] = print,
+    ) -> None:
+        self.cfg = cfg
+        self.out = out
+        self.strict = strict
+        self.overwrite = overwrite
+        self.progress = progress
+        self.say = say
+        self.cache_dir = default_cache_dir()
+
+    # -- setup -----------------------------------------------------------------------------------------------------
+
+    def _prepare_folder(self, world: World) -> None:
+        if world.is_main:
+            finished = (self.out / "model.json").is_file()
+            if self.overwrite:
+                for name in (CHECKPOINTS, LOG, GUARD_REPORT, CONFIG_COPY, "validation", "model.json"):
+                    path = self.out / name
+                    shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+            elif finished:
+                raise TrainError(f"{self.out} already holds a trained model; use --overwrite to train again")
+            self.out.mkdir(parents=True, exist_ok=True)
+        world.barrier()
+
+    def _training_set(self, world: World) -> tuple[TrainingSet, dict[str, Any] | None]:
+        """Load the data (rank 0 first, so it alone packs the images), then apply the contamination guard."""
+        training: TrainingSet | None = None
+        for turn in (True, False):
+            if world.is_main == turn:
+                training = load_training_set(self.cfg.data.train, self.cfg.seed, self.cache_dir)
+                guard = self.cfg.data.guard
+                if guard.enabled:
+                    names = list(
+                        dict.fromkeys(
+                            guard.against + ([self.cfg.data.validation.snapshot] if self.cfg.data.validation else [])
+                        )
+                    )
+                    snapshots = {s.content_hash: s for s in (open_location(n) for n in names)}
+                    training, report = apply_guard(
+                        training,
+                        list(snapshots.values()),
+                        guard.phash_threshold,
+                        self.cache_dir,
+                        self.strict,
+                        self.out / GUARD_REPORT if world.is_main else None,
+                    )
+                    self.guard_summary: dict[str, Any] | None = {
+                        "summary": report.summary(),
+                        "dropped": len(report.overlaps),
+                        "checked": report.checked,
+                        "against": report.against,
+                        "threshold": report.threshold,
+                    }
+                    if world.is_main:
+                        self.say(report.summary())
+                else:
+                    self.guard_summary = None
+            world.barrier()
+        assert training is not None
+        return training, self.guard_summary
+
+    def total_steps(self, images: int) -> int:
+        """`schedule.steps`, or epochs over the training images."""
+        schedule = self.cfg.schedule
+        if schedule.steps is not None:
+            return schedule.steps
+        assert schedule.epochs is not None
+        return max(1, math.ceil(schedule.epochs * images / self.cfg.batch.size))
+
+    # -- the run -----------------------------------------------------------------------------------------------------
+
+    def run(self) -> TrainResult:
+        """Train (or resume), validate, checkpoint and export."""
+        cfg = self.cfg
+        world = init_world(cfg.runtime.device)
+        try:
+            return self._run(world)
+        finally:
+            if world.distributed and torch.distributed.is_initialized():
+                torch.distributed.destroy_process_group()
+
+    def _run(self, world: World) -> TrainResult:
+        cfg = self.cfg
+        if cfg.runtime.threads:
+            torch.set_num_threads(cfg.runtime.threads)
+        self._prepare_folder(world)
+        training, guard = self._training_set(world)
+        total = self.total_steps(len(training))
+        if world.is_main:
+            self.say(
+                f"training set: {len(training)} images of {training.num_classes} items from "
+                f"{', '.join(s.snapshot for s in training.sources)}; {total} steps of {cfg.batch.size} images; "
+                f"{world.size} process(es) on {world.device}; augmentations: {resolved_backend(cfg.augment)}"
+            )
+
+        torch.manual_seed(cfg.seed)
+        backbone = create_backbone(cfg.model.backbone)
+        frozen = freeze_layers(backbone, cfg.model.freeze_layers)
+        if cfg.model.grad_checkpointing:
+            backbone.set_grad_checkpointing(True)
+        model = TrainingModel(
+            backbone,
+            cfg.model.embedding_dim,
+            training.space,
+            category=cfg.loss.category.weight > 0,
+            attributes=cfg.loss.attributes.weight > 0,
+        ).to(world.device)
+        if cfg.runtime.channels_last:
+            model = model.to(memory_format=torch.channels_last)
+        pfc = None
+        if cfg.loss.identity.weight > 0:
+            pfc = PartialFC(
+                training.num_classes, model.embedder.head.dim, cfg.loss.identity, world.rank, world.size, cfg.seed
+            ).to(world.device)
+        heads: list[nn.Module] = [model.embedder.head] + [
+            m for m in (model.category, model.single, model.multi) if m is not None
+        ]
+        optimizer = make_optimizer(param_groups(backbone, heads, cfg.optim), cfg.optim)
+        pfc_optimizer = None
+        if pfc is not None:
+            pfc_groups = [{"params": [pfc.weight], "lr_scale": cfg.optim.head_lr_multiplier}]
+            pfc_optimizer = make_optimizer(pfc_groups, cfg.optim)  # type: ignore[arg-type]
+
+        start, resumed = 0, None
+        found = ckpt.load_latest(self.out / CHECKPOINTS, world, cfg.fingerprint())
+        if found is not None:
+            model.load_state_dict(found.main["model"])
+            optimizer.load_state_dict(found.main["optimizer"])
+            if pfc is not None and pfc_optimizer is not None:
+                pfc.load_state_dict(found.rank["pfc"])
+                pfc_optimizer.load_state_dict(found.rank["pfc_optimizer"])
+            start = resumed = found.step
+            validation: list[dict[str, Any]] = list(found.main.get("validation", []))
+            if world.is_main:
+                self._trim_log(start)
+                self.say(f"resuming from step {start} ({self.out / CHECKPOINTS})")
+        else:
+            validation = []
+            if world.is_main:
+                (self.out / LOG).unlink(missing_ok=True)
+                self.say(
+                    f"parameters: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M ({frozen} tensors frozen)"
+                )
+
+        if world.is_main:
+            write_text_atomic(self.out / CONFIG_COPY, json.dumps(self.cfg.model_dump(mode="json"), indent=2) + "\n")
+        trained: nn.Module = model
+        if world.distributed:
+            trained = nn.parallel.DistributedDataParallel(
+                model, device_ids=[world.device.index] if world.device.type == "cuda" else None
+            )
+        if cfg.model.compile:
+            trained = torch.compile(trained)  # type: ignore[assignment]
+
+        labels = LabelTensors.of(training, world.device)
+        sampler = MPerClassSampler(training.classes, cfg.batch.size, cfg.batch.m_per_class, cfg.seed)
+        batches = StepBatches(sampler, start, total, cfg.optim.accumulation, world.size, world.rank)
+        transform = train_transform(cfg.augment, cfg.model.image_size or backbone.preprocess.crop, backbone.preprocess)
+        workers = cfg.data.workers
+        loader = DataLoader(
+            AugmentedImages(training.images, training.origin, transform),
+            batch_sampler=batches,
+            num_workers=workers,
+            collate_fn=collate,
+            pin_memory=world.device.type == "cuda",
+            prefetch_factor=4 if workers else None,
+            # its own generator: creating the iterator must not draw from the global RNG a resume restores
+            generator=torch.Generator().manual_seed(cfg.seed),
+        )
+        if start >= total:
+            self.say(f"already at step {start} of {total}")
+        # every rank draws its own dropout / drop-path noise; restored on resume
+        torch.manual_seed(cfg.seed * 1_000_003 + world.rank + 1)
+        if found is not None:
+            ckpt.set_rng_state(found.rank["rng"])
+
+        step = start
+        precision = (
+            torch.autocast(world.device.type, dtype=torch.bfloat16)
+            if cfg.runtime.precision == "bf16"
+            else contextlib.nullcontext()
+        )
+        accumulation = cfg.optim.accumulation
+        losses = StepLosses()
+        seen = 0
+        started = time.perf_counter()
+        micro = 0
+        with self._progress(start, total, world) as advance:
+            for images, rows in loader:
+                images = images.to(world.device, non_blocking=True)
+                if cfg.runtime.channels_last:
+                    images = images.contiguous(memory_format=torch.channels_last)
+                rows = rows.to(world.device)
+                last_micro = micro == accumulation - 1
+                sync = (
+                    trained.no_sync()  # type: ignore[operator]
+                    if world.distributed and not last_micro and hasattr(trained, "no_sync")
+                    else contextlib.nullcontext()
+                )
+                with sync:
+                    with precision:
+                        outputs = trained(images)
+                        loss = self._loss(outputs, rows, labels, pfc, losses, accumulation)
+                    (loss / accumulation).backward()
+                seen += len(rows) * world.size
+                micro += 1
+                if not last_micro:
+                    continue
+                micro = 0
+                factor = lr_factor(step, total, cfg.schedule)
+                set_lr(optimizer, cfg.optim.lr, factor)
+                if cfg.optim.clip_grad_norm:
+                    norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.clip_grad_norm))
+                else:
+                    norm = float("nan")
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                if pfc_optimizer is not None:
+                    set_lr(pfc_optimizer, cfg.optim.lr, factor)
+                    pfc_optimizer.step()
+                    pfc_optimizer.zero_grad(set_to_none=True)
+                step += 1
+                if not all(math.isfinite(v) for v in losses.values.values()):
+                    raise TrainError(f"step {step}: loss is not finite ({losses.values}); lower optim.lr")
+                advance(step, losses.values)
+                if world.is_main and (step % cfg.log_every_steps == 0 or step == total):
+                    elapsed = time.perf_counter() - started
+                    self._log(
+                        {
+                            "step": step,
+                            "lr": cfg.optim.lr * factor,
+                            "grad_norm": norm,
+                            **{f"loss/{k}": v for k, v in losses.values.items()},
+                            "images_per_s": seen / elapsed if elapsed else None,
+                            "elapsed_s": elapsed,
+                        }
+                    )
+                losses = StepLosses()
+                every = cfg.data.validation.every_steps if cfg.data.validation else 0
+                if cfg.data.validation and ((every and step % every == 0) or step == total):
+                    validation.append(self._validate(model, step, world))
+                if step % cfg.checkpoint.every_steps == 0 or step == total:
+                    self._checkpoint(step, world, model, optimizer, pfc, pfc_optimizer, validation)
+        if world.is_main:
+            self._export(model, training, step, validation)
+        world.barrier()
+        return TrainResult(self.out, step, len(training), training.num_classes, validation, resumed)
+
+    # -- pieces ------------------------------------------------------------------------------------------------------
+
+    def _loss(
+        self,
+        outputs: Any,
+        rows: torch.Tensor,
+        labels: LabelTensors,
+        pfc: PartialFC | None,
+        losses: StepLosses,
+        accumulation: int,
+    ) -> torch.Tensor:
+        weights = self.cfg.loss
+        share = 1.0 / accumulation
+        total = outputs.embedding.new_zeros(())
+        if pfc is not None:
+            identity = pfc(outputs.embedding, labels.classes[rows])
+            losses.add("identity", identity, share)
+            total = total + weights.identity.weight * identity
+        if outputs.category is not None:
+            value = category_loss(outputs.category, labels.category[rows])
+            losses.add("category", value, share)
+            total = total + weights.category.weight * value
+        if outputs.single or outputs.multi:
+            value = attribute_loss(
+                outputs.single,
+                labels.single[rows],
+                outputs.multi,
+                [m[rows] for m in labels.multi],
+                labels.multi_mask[rows],
+            )
+            losses.add("attributes", value, share)
+            total = total + weights.attributes.weight * value
+        return total
+
+    def _validate(self, model: TrainingModel, step: int, world: World) -> dict[str, Any]:
+        from lookbench.train.validate import validate
+
+        result: dict[str, Any] = {}
+        if world.is_main:
+            assert self.cfg.data.validation is not None
+            snapshot = open_location(self.cfg.data.validation.snapshot)
+            result = validate(
+                model.embedder,
+                model.embedder.backbone.preprocess,
+                snapshot,
+                self.cfg.data.validation,
+                step,
+                self.out,
+                self.name,
+                world.device,
+            )
+            self.say(f"validation at step {step} on {result['snapshot']}: {result['summary']}")
+            self._log({"step": step, "validation": result["metrics"], "snapshot": result["snapshot"]})
+        world.barrier()
+        return result
+
+    def _checkpoint(
+        self,
+        step: int,
+        world: World,
+        model: TrainingModel,
+        optimizer: torch.optim.Optimizer,
+        pfc: PartialFC | None,
+        pfc_optimizer: torch.optim.Optimizer | None,
+        validation: list[dict[str, Any]],
+    ) -> None:
+        main = {
+            "step": step,
+            "config_fingerprint": self.cfg.fingerprint(),
+            "model": model.state_dict(),
+            "optimizer": optimizer.state_dict(),
+            "validation": validation,
+        }
+        rank: dict[str, Any] = {"rng": ckpt.rng_state()}
+        if pfc is not None and pfc_optimizer is not None:
+            rank["pfc"] = pfc.state_dict()
+            rank["pfc_optimizer"] = pfc_optimizer.state_dict()
+        ckpt.save_checkpoint(self.out / CHECKPOINTS, step, world, main, rank, self.cfg.checkpoint.keep)
+
+    def _export(self, model: TrainingModel, training: TrainingSet, step: int, validation: list[dict[str, Any]]) -> None:
+        from lookbench.train.export import export_model, export_onnx
+
+        info = export_model(
+            self.out, model.embedder.cpu(), self.name, self.cfg, training, step, self.guard_summary, validation
+        )
+        if self.cfg.export.onnx:
+            path = export_onnx(self.out, model.embedder)
+            self.say(f"wrote {path}")
+        self.say(f"exported {info.name} to {self.out}: lookbench eval -m trained:{self.out}")
+
+    @property
+    def name(self) -> str:
+        """The exported model's name."""
+        return self.cfg.export.name or self.out.resolve().name
+
+    def _log(self, record: dict[str, Any]) -> None:
+        with (self.out / LOG).open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+    def _trim_log(self, step: int) -> None:
+        """Drop log records of steps after the checkpoint being resumed (the killed run's tail)."""
+        path = self.out / LOG
+        if not path.is_file():
+            return
+        kept = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                if int(json.loads(line).get("step", 0)) <= step:
+                    kept.append(line)
+            except (ValueError, AttributeError):
+                continue
+        write_text_atomic(path, "".join(f"{line}\n" for line in kept))
+
+    @contextlib.contextmanager
+    def _progress(self, start: int, total: int, world: World) -> Iterator[Callable[[int, dict[str, float]], None]]:
+        if not (self.progress and world.is_main):
+            yield lambda step, values: None
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        columns = (
+            TextColumn("train"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[losses]}"),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, console=Console(stderr=True)) as bar:
+            task = bar.add_task("train", total=total, completed=start, losses="")
+
+            def advance(step: int, values: dict[str, float]) -> None:
+                text = " ".join(f"{k} {v:.3f}" for k, v in values.items())
+                bar.update(task, completed=step, losses=text)
+
+            yield advance

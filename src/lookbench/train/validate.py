@@ -1,0 +1,61 @@
+"""Evaluate the model being trained on a validation snapshot, through the same runner as `lookbench eval`."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.model_provider import ModelEmbeddings
+from lookbench.embeddings.options import EmbedOptions
+from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.metrics.aggregate import OVERALL
+from lookbench.models.torch_base import TorchEncoder
+from lookbench.results.io import save_result
+from lookbench.results.per_query import write_per_query
+from lookbench.snapshot.reader import Snapshot
+from lookbench.train.config import Validation
+from lookbench.train.heads import EmbeddingModel
+
+HEADLINE = ("fine_recall@1", "coarse_recall@1", "item_recall@1")
+
+
+def validate(
+    model: EmbeddingModel,
+    preprocess: Preprocess,
+    snapshot: Snapshot,
+    cfg: Validation,
+    step: int,
+    run_dir: Path,
+    name: str,
+    device: torch.device,
+) -> dict[str, Any]:
+    """Embed and score the validation snapshot; writes `validation/step-N.json` and returns the headline numbers."""
+    was_training = model.training
+    model.eval()
+    # A unique revision: vectors of one step must never be served to another from a cache.
+    encoder = TorchEncoder(model, preprocess, f"{name}@step{step}", uuid.uuid4().hex, str(device), {"kind": "trained"})
+    try:
+        with tempfile.TemporaryDirectory(prefix=".validation-cache-", dir=run_dir) as cache:
+            options = EmbedOptions(cache_dir=Path(cache), batch_size=cfg.batch_size, progress=True)
+            provider = ModelEmbeddings(f"trained:{run_dir}@step{step}", encoder, options)
+            out = evaluate(snapshot, provider, EvalSettings(subsets=cfg.subsets, resamples=cfg.resamples))
+    finally:
+        model.train(was_training)
+    target = run_dir / "validation" / f"step-{step:09d}.json"
+    per_query = target.with_name(target.stem + ".per_query.parquet")
+    write_per_query(out.per_query, per_query)
+    out.result.per_query_file = per_query.name
+    save_result(out.result, target)
+    overall = out.result.metrics[OVERALL]
+    metrics = {k: overall[k].model_dump() for k in HEADLINE if k in overall}
+    summary = ", ".join(
+        f"{k} {100 * overall[k].value:.2f} [{100 * overall[k].ci_low:.2f}, {100 * overall[k].ci_high:.2f}]"
+        for k in HEADLINE
+        if k in overall
+    )
+    return {"step": step, "snapshot": snapshot.snapshot_id, "metrics": metrics, "summary": summary, "file": target.name}

@@ -1,0 +1,81 @@
+"""The contamination guard drops planted duplicates of evaluation images, reports them, and --strict refuses."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageEnhance, ImageOps
+from trainkit import eval_snapshot, item_image, row, training_snapshot
+
+from lookbench.errors import TrainError
+from lookbench.snapshot.reader import open_snapshot
+from lookbench.train.config import TrainData
+from lookbench.train.data import load_training_set
+from lookbench.train.guard import apply_guard
+
+
+def mirrored_copy(data: bytes) -> bytes:
+    """The same photo flipped, brightened and re-encoded as a worse JPEG: different pixels, a near duplicate."""
+    with Image.open(io.BytesIO(data)) as im:
+        buf = io.BytesIO()
+        ImageEnhance.Brightness(ImageOps.mirror(im.convert("RGB"))).enhance(1.15).save(buf, format="JPEG", quality=60)
+    return buf.getvalue()
+
+
+def planted(tmp_path: Path) -> tuple[Path, Path]:
+    evaluation = eval_snapshot(tmp_path / "eval")
+    exact = row("leak-exact", 7, 0, data=item_image(100, 1))  # byte-identical to eval query 0
+    near = row("leak-near", 8, 0, data=mirrored_copy(item_image(103, 0)))  # eval gallery 3, mirrored
+    train = training_snapshot(tmp_path / "train", items=6, views=2, extra=[exact, near])
+    return train, evaluation
+
+
+def test_guard_drops_planted_duplicates_and_reports_them(tmp_path: Path) -> None:
+    train, evaluation = planted(tmp_path)
+    training = load_training_set([TrainData(snapshot=str(train))], 0, tmp_path / "cache")
+    report_path = tmp_path / "guard.json"
+    kept, report = apply_guard(
+        training, [open_snapshot(evaluation)], 24, tmp_path / "cache", strict=False, report_path=report_path
+    )
+    assert len(training) == 14 and len(kept) == 12
+    assert "leak-exact" not in kept.class_names and "leak-near" not in kept.class_names
+    found = {o.train: o for o in report.overlaps}
+    assert found["v20260301/real_studio_flat/gallery#12"].tier == "exact"
+    assert found["v20260301/real_studio_flat/gallery#12"].evaluation == "v20260601/real_studio_flat/query#0"
+    near = found["v20260301/real_studio_flat/gallery#13"]
+    assert near.tier == "perceptual" and near.evaluation == "v20260601/real_studio_flat/gallery#3"
+    saved = json.loads(report_path.read_text())
+    assert saved["checked"] == 14 and len(saved["overlaps"]) == 2 and saved["against"][0]["images"] == 16
+    assert "1 exact, 1 perceptual" in report.summary()
+    # fingerprints are cached: a second check reads them back and finds the same overlaps
+    _, again = apply_guard(training, [open_snapshot(evaluation)], 24, tmp_path / "cache", False, None)
+    assert [o.train for o in again.overlaps] == [o.train for o in report.overlaps]
+
+
+def test_strict_guard_refuses(tmp_path: Path) -> None:
+    train, evaluation = planted(tmp_path)
+    training = load_training_set([TrainData(snapshot=str(train))], 0, tmp_path / "cache")
+    with pytest.raises(TrainError, match=r"--strict: 2 training image\(s\) overlap .*leak|--strict: 2 training"):
+        apply_guard(training, [open_snapshot(evaluation)], 24, tmp_path / "cache", True, tmp_path / "g.json")
+    assert (tmp_path / "g.json").is_file()
+
+
+def test_threshold_zero_keeps_only_the_exact_tier(tmp_path: Path) -> None:
+    train, evaluation = planted(tmp_path)
+    training = load_training_set([TrainData(snapshot=str(train))], 0, tmp_path / "cache")
+    kept, report = apply_guard(training, [open_snapshot(evaluation)], 0, tmp_path / "cache", False, None)
+    assert [o.tier for o in report.overlaps] == ["exact"] and len(kept) == 13
+
+
+def test_corrupt_fingerprint_cache_lines_are_recomputed(tmp_path: Path) -> None:
+    train, evaluation = planted(tmp_path)
+    cache = tmp_path / "cache"
+    training = load_training_set([TrainData(snapshot=str(train))], 0, cache)
+    apply_guard(training, [open_snapshot(evaluation)], 24, cache, False, None)
+    path = cache / "fingerprints" / "phash256.jsonl"
+    path.write_text("not json\n[1, 2]\n" + path.read_text()[: len(path.read_text()) // 2])
+    _, report = apply_guard(training, [open_snapshot(evaluation)], 24, cache, False, None)
+    assert len(report.overlaps) == 2
