@@ -60,3 +60,23 @@ def embed_gallery(spec: str, tmp_path: Path, gallery: int = 3) -> tuple[ModelEmb
     provider = resolve_model(spec, EmbedOptions(cache_dir=tmp_path / "cache", batch_size=2, progress=False))
     assert isinstance(provider, ModelEmbeddings)
     return provider, provider.embed_split(snap, "real_studio_flat", "gallery")
+
+
+TINY_OPEN_CLIP = "lookbench-tiny-vit"
+
+
+def register_tiny_open_clip(folder: Path) -> str:
+    """Register a ViT CLIP small enough to run in milliseconds with open_clip; returns its architecture name."""
+    import json
+
+    import open_clip
+
+    config = {
+        "embed_dim": 16,
+        "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "head_width": 16, "patch_size": 16},
+        "text_cfg": {"context_length": 8, "vocab_size": 64, "width": 32, "heads": 2, "layers": 1},
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{TINY_OPEN_CLIP}.json").write_text(json.dumps(config))
+    open_clip.add_model_config(folder / f"{TINY_OPEN_CLIP}.json")
+    return TINY_OPEN_CLIP

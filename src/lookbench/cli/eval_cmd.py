@@ -16,8 +16,7 @@ from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.evaluation.window import parse_date
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
-from lookbench.results.io import save_result
-from lookbench.results.per_query import write_per_query
+from lookbench.results.io import save_run
 from lookbench.results.schema import MetricValue
 from lookbench.results.tables import percent, short_metric
 from lookbench.snapshot import open_snapshot
@@ -142,12 +141,9 @@ def eval_command(
         console.print(f"[yellow]skip[/yellow] {target} exists")
         return
     out = evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{msg}[/dim]"))
-    per_query = target.with_name(target.stem + ".per_query.parquet")
-    write_per_query(out.per_query, per_query)
-    out.result.per_query_file = per_query.name
-    save_result(out.result, target)
+    save_run(out.result, out.per_query, target)
     _print_summary(out.result.metrics, f"{name} on {snap.snapshot_id} (fine rule: {fine_rule.value}), %")
-    console.print(f"wrote {target} and {per_query}")
+    console.print(f"wrote {target} and {target.with_name(str(out.result.per_query_file))}")
 
 
 def register(app: typer.Typer) -> None:

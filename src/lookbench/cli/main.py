@@ -12,6 +12,7 @@ from lookbench.cli import (
     leaderboard_cmd,
     models_cmd,
     report_cmd,
+    scaling_cmd,
     snapshot_cmd,
     synth_cmd,
     tables_cmd,
@@ -39,6 +40,7 @@ contamination_cmd.register(app)
 leaderboard_cmd.register(app)
 report_cmd.register(app)
 train_cmd.register(app)
+scaling_cmd.register(app)
 
 if __name__ == "__main__":
     app()

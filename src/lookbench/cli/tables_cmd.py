@@ -12,10 +12,7 @@ from lookbench.cli.common import console, reports_errors
 from lookbench.contamination.tables import flag_legend, flagged, windowed_results
 from lookbench.errors import ResultError
 from lookbench.evaluation.window import parse_date
-from lookbench.metrics.bootstrap import paired_bootstrap
-from lookbench.results.compare import pair_queries
-from lookbench.results.io import load_result, per_query_path
-from lookbench.results.per_query import metric_columns, read_per_query
+from lookbench.results.compare import compare_results
 from lookbench.results.tables import DEFAULT_TABLE_METRICS, build_tables, percent, to_csv, to_markdown
 
 
@@ -64,22 +61,14 @@ def compare_command(
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
     """Paired bootstrap test of A - B over the queries both runs scored (clusters kept whole)."""
-    a, b = load_result(result_a), load_result(result_b)
-    if a.snapshot.content_hash != b.snapshot.content_hash:
-        raise ResultError(f"{result_a} and {result_b} were computed on different snapshots; a paired test needs one")
-    ta = read_per_query(per_query_path(result_a, a))
-    tb = read_per_query(per_query_path(result_b, b))
-    ia, ib, clusters = pair_queries(ta, tb)
+    wanted = [m.strip() for m in metrics.split(",") if m.strip()]
+    a, b, tests = compare_results(result_a, result_b, wanted, resamples, seed)
     table = Table(title=f"{a.model_name} - {b.model_name} (paired bootstrap, {resamples} resamples)")
     for col in ("metric", "A %", "B %", "A-B pts", "95% CI", "p", "n"):
         table.add_column(col, justify="right")
-    available = set(metric_columns(ta)) & set(metric_columns(tb))
-    for metric in (m.strip() for m in metrics.split(",") if m.strip()):
-        if metric not in available:
-            raise ResultError(f"metric {metric!r} is not in both per-query files")
-        t = paired_bootstrap(ta[metric].to_numpy()[ia], tb[metric].to_numpy()[ib], clusters, metric, resamples, seed)
+    for t in tests:
         table.add_row(
-            metric,
+            t.metric,
             f"{100 * t.mean_a:.2f}",
             f"{100 * t.mean_b:.2f}",
             f"{100 * t.diff:+.2f}",

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 
 from lookbench.errors import ResultError
+from lookbench.metrics.bootstrap import PairedTest, paired_bootstrap
+from lookbench.results.io import load_result, per_query_path
+from lookbench.results.per_query import metric_columns, read_per_query
+from lookbench.results.schema import ResultFile
 
 
 def _keys(table: pa.Table, column: str) -> list[str]:
@@ -23,3 +29,24 @@ def pair_queries(a: pa.Table, b: pa.Table) -> tuple[np.ndarray, np.ndarray, np.n
     clusters = np.asarray(_keys(a, "cluster"), dtype=object)[ia].astype(str)
     _, dense = np.unique(clusters, return_inverse=True)
     return ia, ib, dense
+
+
+def compare_results(
+    path_a: Path, path_b: Path, metrics: list[str], resamples: int = 1000, seed: int = 0
+) -> tuple[ResultFile, ResultFile, list[PairedTest]]:
+    """Paired bootstrap tests of A - B on the queries both result files scored (same snapshot required)."""
+    a, b = load_result(path_a), load_result(path_b)
+    if a.snapshot.content_hash != b.snapshot.content_hash:
+        raise ResultError(f"{path_a} and {path_b} were computed on different snapshots; a paired test needs one")
+    ta = read_per_query(per_query_path(path_a, a))
+    tb = read_per_query(per_query_path(path_b, b))
+    ia, ib, clusters = pair_queries(ta, tb)
+    available = set(metric_columns(ta)) & set(metric_columns(tb))
+    tests = []
+    for metric in metrics:
+        if metric not in available:
+            raise ResultError(f"metric {metric!r} is not in both per-query files")
+        tests.append(
+            paired_bootstrap(ta[metric].to_numpy()[ia], tb[metric].to_numpy()[ib], clusters, metric, resamples, seed)
+        )
+    return a, b, tests

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 from pydantic import ValidationError
 
 from lookbench.atomic import write_text_atomic
@@ -16,6 +17,16 @@ def save_result(result: ResultFile, path: Path) -> Path:
     """Write a result file atomically as indented JSON."""
     write_text_atomic(path, result.model_dump_json(indent=2) + "\n")
     return path
+
+
+def save_run(result: ResultFile, per_query: pa.Table, path: Path) -> Path:
+    """Write a run: the per-query table beside the result file (`NAME.per_query.parquet`), then the result."""
+    from lookbench.results.per_query import write_per_query
+
+    table_path = path.with_name(path.stem + ".per_query.parquet")
+    write_per_query(per_query, table_path)
+    result.per_query_file = table_path.name
+    return save_result(result, path)
 
 
 def load_result(path: Path) -> ResultFile:

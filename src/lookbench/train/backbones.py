@@ -118,7 +118,13 @@ class HfBackbone(Backbone):
 
     def set_grad_checkpointing(self, enable: bool) -> None:
         """transformers' switch."""
-        if enable:
+        # transformers 5 renamed the switch (`activation_checkpointing_*`); 4.x has only `gradient_checkpointing_*`
+        if hasattr(self.model, "activation_checkpointing_enable"):
+            if enable:
+                self.model.activation_checkpointing_enable({"use_reentrant": False})
+            else:
+                self.model.activation_checkpointing_disable()
+        elif enable:
             self.model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         else:
             self.model.gradient_checkpointing_disable()

@@ -281,12 +281,17 @@ def parse_config(data: Any, where: str) -> TrainConfig:
     try:
         return TrainConfig.model_validate(data)
     except ValidationError as exc:
-        lines = []
-        for error in exc.errors()[:5]:
-            field = ".".join(str(p) for p in error["loc"]) or "(top level)"
-            message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-            lines.append(f"{field}: {message}")
-        raise TrainError(f"{where}: invalid training config: " + "; ".join(lines)) from exc
+        raise TrainError(f"{where}: invalid training config: {validation_message(exc)}") from exc
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first few problems as `field.path: message`, unknown keys called so."""
+    lines = []
+    for error in exc.errors()[:5]:
+        field = ".".join(str(p) for p in error["loc"]) or "(top level)"
+        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
+        lines.append(f"{field}: {message}")
+    return "; ".join(lines)
 
 
 def load_config(path: Path, overrides: list[str] | None = None) -> TrainConfig:

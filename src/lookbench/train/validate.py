@@ -15,8 +15,7 @@ from lookbench.embeddings.options import EmbedOptions
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.models.torch_base import TorchEncoder
-from lookbench.results.io import save_result
-from lookbench.results.per_query import write_per_query
+from lookbench.results.io import save_run
 from lookbench.snapshot.reader import Snapshot
 from lookbench.train.config import Validation
 from lookbench.train.heads import EmbeddingModel
@@ -47,10 +46,7 @@ def validate(
     finally:
         model.train(was_training)
     target = run_dir / "validation" / f"step-{step:09d}.json"
-    per_query = target.with_name(target.stem + ".per_query.parquet")
-    write_per_query(out.per_query, per_query)
-    out.result.per_query_file = per_query.name
-    save_result(out.result, target)
+    save_run(out.result, out.per_query, target)
     overall = out.result.metrics[OVERALL]
     metrics = {k: overall[k].model_dump() for k in HEADLINE if k in overall}
     summary = ", ".join(

@@ -1,0 +1,202 @@
+"""`lookbench scaling`: train over a grid (training-set fractions x backbones), evaluate each cell with intervals.
+
+Each cell is an ordinary training run in `OUT/cells/<cell>/` (so an interrupted study resumes inside the cell it
+was training) whose exported model is evaluated like `lookbench eval -m trained:...` into `OUT/results/<cell>.json`.
+A cell whose result file exists is not run again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from lookbench.atomic import write_text_atomic
+from lookbench.errors import TrainError
+from lookbench.train.config import DEFAULT_SNAPSHOT, TrainConfig, load_config, parse_config, validation_message
+
+HEADLINE = ("fine_recall@1", "coarse_recall@1", "item_recall@1")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Grid(_Strict):
+    """The cells: every fraction of the training items for every backbone."""
+
+    fractions: list[float] = Field(min_length=1)
+    backbones: list[str] | None = None
+    """Default: the training config's backbone."""
+    steps: Literal["proportional", "fixed"] = "proportional"
+    """proportional: a cell trains `fraction` x the config's steps (same passes over its data); fixed: all alike."""
+    min_steps: int = Field(default=20, ge=1)
+    frozen: bool = True
+    """Also evaluate each backbone as it is before training (a reference line in the plot)."""
+
+    @field_validator("fractions")
+    @classmethod
+    def _in_range(cls, value: list[float]) -> list[float]:
+        bad = [f for f in value if not 0 < f <= 1]
+        if bad:
+            raise ValueError(f"fractions must lie in (0, 1], got {bad}")
+        return sorted(set(value))
+
+
+class Evaluation(_Strict):
+    """Where each cell is scored."""
+
+    snapshot: str = DEFAULT_SNAPSHOT
+    subsets: list[str] | None = None
+    resamples: int = Field(default=1000, ge=0)
+    batch_size: int = Field(default=64, ge=1)
+
+
+class ScalingConfig(_Strict):
+    """A scaling study: a base training config, overrides, the grid and the evaluation."""
+
+    train: Path
+    """The base training config (relative paths: to the working directory)."""
+    set: list[str] = []
+    grid: Grid
+    evaluate: Evaluation = Evaluation()
+
+
+def load_scaling(path: Path) -> tuple[ScalingConfig, TrainConfig]:
+    """The study config and its validated base training config."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise TrainError(f"scaling config not found: {path}") from exc
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise TrainError(f"{path}: cannot read the scaling config ({exc})") from exc
+    if not isinstance(data, dict):
+        raise TrainError(f"{path}: expected a mapping with train, grid and evaluate")
+    try:
+        study = ScalingConfig.model_validate(data)
+    except ValidationError as exc:
+        raise TrainError(f"{path}: invalid scaling config: {validation_message(exc)}") from exc
+    return study, load_config(study.train, study.set)
+
+
+@dataclass
+class Cell:
+    """One grid point: a backbone trained on a fraction of the training items (fraction 0: not trained)."""
+
+    backbone: str
+    fraction: float
+
+    @property
+    def name(self) -> str:
+        """A folder-safe name, e.g. `efficientnet-lite0__f0.25`."""
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "_", self.backbone).strip("_")
+        return f"{slug}__frozen" if self.fraction == 0 else f"{slug}__f{self.fraction:g}"
+
+
+@dataclass
+class CellResult:
+    """What one cell measured."""
+
+    backbone: str
+    fraction: float
+    images: int
+    items: int
+    steps: int
+    metrics: dict[str, dict[str, float]]
+    result_file: str
+
+
+def cells(study: ScalingConfig, base: TrainConfig) -> list[Cell]:
+    """Frozen references first, then every (backbone, fraction), smallest fraction first."""
+    backbones = study.grid.backbones or [base.model.backbone]
+    out = [Cell(b, 0.0) for b in backbones] if study.grid.frozen else []
+    return out + [Cell(b, f) for b in backbones for f in study.grid.fractions]
+
+
+def cell_config(study: ScalingConfig, base: TrainConfig, cell: Cell) -> TrainConfig:
+    """The base config with the cell's backbone, fraction and (proportional) steps."""
+    data = base.model_dump(mode="json")
+    data["model"]["backbone"] = cell.backbone
+    for source in data["data"]["train"]:
+        source["fraction"] = source["fraction"] * cell.fraction
+    schedule = data["schedule"]
+    if study.grid.steps == "proportional" and schedule.get("steps") is not None:
+        schedule["steps"] = max(study.grid.min_steps, math.ceil(schedule["steps"] * cell.fraction))
+        schedule["warmup_steps"] = min(schedule["warmup_steps"], schedule["steps"] // 2)
+    elif study.grid.steps == "fixed" and schedule.get("epochs") is not None:
+        raise TrainError("grid.steps fixed needs schedule.steps in the training config, not epochs")
+    if data["export"].get("name"):
+        data["export"]["name"] = f"{data['export']['name']}-{cell.name}"
+    return parse_config(data, f"scaling cell {cell.name}")
+
+
+def run_study(
+    study: ScalingConfig, base: TrainConfig, out: Path, strict: bool, say: Callable[[str], None]
+) -> list[CellResult]:
+    """Train and evaluate every cell not done yet; returns every cell's result."""
+    from lookbench.embeddings.options import EmbedOptions
+    from lookbench.evaluation.runner import EvalSettings, evaluate
+    from lookbench.models.registry import resolve_model
+    from lookbench.results.io import save_run
+    from lookbench.train.data import open_location
+    from lookbench.train.loop import Trainer
+
+    snapshot = open_location(study.evaluate.snapshot)
+    settings = EvalSettings(subsets=study.evaluate.subsets, resamples=study.evaluate.resamples)
+    options = EmbedOptions(batch_size=study.evaluate.batch_size)
+    results = []
+    for cell in cells(study, base):
+        target = out / "results" / f"{cell.name}.json"
+        folder = out / "cells" / cell.name
+        record = out / "results" / f"{cell.name}.cell.json"
+        if record.is_file() and target.is_file():
+            results.append(CellResult(**json.loads(record.read_text(encoding="utf-8"))))
+            say(f"{cell.name}: done before, kept")
+            continue
+        if cell.fraction == 0:
+            provider = frozen_provider(cell.backbone, options)
+            images = items = steps = 0
+        else:
+            say(f"{cell.name}: training")
+            trained = Trainer(cell_config(study, base, cell), folder, strict=strict, say=say).run()
+            images, items, steps = trained.images, trained.items, trained.steps
+            provider = resolve_model(f"trained:{folder}", options)
+        output = evaluate(snapshot, provider, settings)
+        save_run(output.result, output.per_query, target)
+        overall = output.result.metrics["overall"]
+        metrics = {k: overall[k].model_dump() for k in HEADLINE if k in overall}
+        result = CellResult(cell.backbone, cell.fraction, images, items, steps, metrics, target.name)
+        write_text_atomic(record, json.dumps(asdict(result), indent=2) + "\n")
+        say(f"{cell.name}: fine R@1 {100 * metrics['fine_recall@1']['value']:.2f}")
+        results.append(result)
+    return results
+
+
+def frozen_provider(backbone: str, options: Any) -> Any:
+    """The backbone before training: its pooled features, L2-normalised, through the same pipeline."""
+    import torch
+
+    from lookbench.embeddings.model_provider import ModelEmbeddings
+    from lookbench.models.torch_base import TorchEncoder, pick_device
+    from lookbench.train.backbones import create_backbone
+    from lookbench.train.heads import EmbeddingHead, EmbeddingModel
+
+    network = create_backbone(backbone)
+    model = EmbeddingModel(network, EmbeddingHead(network.feature_dim, None))
+    device = pick_device(torch)
+    encoder = TorchEncoder(
+        model.to(device).eval(),
+        network.preprocess,
+        f"{backbone} (frozen)",
+        "pretrained",
+        device,
+        {"kind": "frozen", "backbone": backbone},
+    )
+    return ModelEmbeddings(f"frozen:{backbone}", encoder, options)
