@@ -38,23 +38,24 @@ def photo_jpeg(seed: int, width: int, height: int) -> bytes:
     return buf.getvalue()
 
 
+def photo_row(seed: int, item_id: str, width: int, height: int) -> dict[str, object]:
+    """A split row holding `photo_jpeg(seed, ...)`, with every required column."""
+    return {
+        "image": image_value(photo_jpeg(seed, width, height), f"{seed}.jpg"),
+        "raw_image": None,
+        "category": "top",
+        "main_attribute": "red",
+        "other_attributes": [],
+        "bbox": [0.0, 0.0, float(width), float(height)],
+        "item_ID": item_id,
+        "task": "retrieval",
+        "difficulty": "easy",
+    }
+
+
 def make_snapshot(root: Path, count: int, width: int, height: int) -> Path:
     """One gallery split of `count` distinct JPEGs."""
-    rows = []
-    for i in range(count):
-        rows.append(
-            {
-                "image": image_value(photo_jpeg(i, width, height), f"{i}.jpg"),
-                "raw_image": None,
-                "category": "top",
-                "main_attribute": "red",
-                "other_attributes": [],
-                "bbox": [0.0, 0.0, float(width), float(height)],
-                "item_ID": f"g{i}",
-                "task": "retrieval",
-                "difficulty": "easy",
-            }
-        )
+    rows = [photo_row(i, f"g{i}", width, height) for i in range(count)]
     snap = root / "v20260101"
     write_split(rows_to_table(rows), snap / "real_studio_flat" / "gallery.parquet")
     write_split(rows_to_table(rows[:2]), snap / "real_studio_flat" / "query.parquet")

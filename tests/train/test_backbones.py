@@ -120,3 +120,37 @@ def test_every_backbone_kind_trains_exports_and_evaluates(
         assert onnx.exit_code == 0, onnx.output
         a = load_result(target).metrics["overall"]["fine_recall@1"].value
         assert load_result(tmp_path / "o.json").metrics["overall"]["fine_recall@1"].value == pytest.approx(a)
+
+
+def test_a_clip_backbone_trains_only_its_image_path(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    from lookbench.models.hf_model import create_hf
+    from lookbench.train.backbones import HfBackbone
+
+    config = transformers.CLIPConfig(
+        text_config={
+            "hidden_size": 16,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "intermediate_size": 32,
+            "vocab_size": 64,
+            "max_position_embeddings": 8,
+        },
+        vision_config={
+            "image_size": 32,
+            "patch_size": 8,
+            "hidden_size": 16,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "intermediate_size": 32,
+        },
+        projection_dim=8,
+    )
+    transformers.CLIPModel(config).save_pretrained(tmp_path / "clip")
+    hf = create_hf(str(tmp_path / "clip"))
+    assert hf.preprocess is not None
+    backbone = HfBackbone(hf.model, hf.preprocess, "hf:clip")
+    trainable = {n for n, p in backbone.named_parameters() if p.requires_grad}
+    assert backbone.feature_dim == 8
+    assert trainable and all("text" not in n and "logit" not in n for n in trainable)
+    assert any(n.startswith("model.vision_model.") for n in trainable) and "model.visual_projection.weight" in trainable

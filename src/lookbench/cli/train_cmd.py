@@ -34,7 +34,10 @@ def train(
     require_torch()
     from lookbench.train.loop import Trainer
 
-    result = Trainer(cfg, out, strict=strict, overwrite=overwrite, progress=progress, say=console.print).run()
+    try:
+        result = Trainer(cfg, out, strict=strict, overwrite=overwrite, progress=progress, say=console.print).run()
+    except KeyboardInterrupt:
+        raise LookBenchError(f"interrupted; the same command resumes from the newest checkpoint in {out}") from None
     if result.validation:
         last = result.validation[-1]
         console.print(f"final validation on {last.get('snapshot')}: {last.get('summary')}")

@@ -118,20 +118,17 @@ def basic_transform(cfg: Augment, size: int, preprocess: Preprocess) -> Transfor
     return apply
 
 
-def train_transform(cfg: Augment, size: int, preprocess: Preprocess) -> Transform:
-    """The configured backend: `timm`, `basic`, or `auto` (timm when importable, else basic)."""
-    backend = cfg.backend
-    if backend == "auto":
-        backend = "timm" if timm_available() else "basic"
-    if backend == "timm":
-        if not timm_available():
-            raise TrainError("augment.backend timm needs timm and torchvision: pip install 'lookbench[train]'")
-        return timm_transform(cfg, size, preprocess)
-    return basic_transform(cfg, size, preprocess)
-
-
 def resolved_backend(cfg: Augment) -> str:
-    """The backend `train_transform` uses for this config."""
+    """The backend this config uses: `timm`, `basic`, or for `auto` timm when importable, else basic."""
     if cfg.backend != "auto":
         return cfg.backend
     return "timm" if timm_available() else "basic"
+
+
+def train_transform(cfg: Augment, size: int, preprocess: Preprocess) -> Transform:
+    """The configured training transform."""
+    if resolved_backend(cfg) == "basic":
+        return basic_transform(cfg, size, preprocess)
+    if not timm_available():
+        raise TrainError("augment.backend timm needs timm and torchvision: pip install 'lookbench[train]'")
+    return timm_transform(cfg, size, preprocess)

@@ -115,6 +115,7 @@ class HfBackbone(Backbone):
         self.preprocess = preprocess
         self.architecture = {"kind": "hf", "model_type": self.model_type, "source": source}
         self.feature_dim = _probe_dim(self, self.preprocess.crop)
+        _freeze_unused(self, self.preprocess.crop)
 
     def set_grad_checkpointing(self, enable: bool) -> None:
         """transformers' switch."""
@@ -223,6 +224,19 @@ def _probe_dim(backbone: nn.Module, size: int) -> int:
         out = backbone(torch.zeros(1, 3, size, size))
     backbone.train(was_training)
     return int(out.shape[-1])
+
+
+def _freeze_unused(backbone: nn.Module, size: int) -> None:
+    """Stop training parameters the image path never reaches (a CLIP model's text tower, logit scale)."""
+    was_training = backbone.training
+    backbone.eval()
+    backbone.zero_grad(set_to_none=True)
+    backbone(torch.zeros(2, 3, size, size)).float().square().sum().backward()
+    for param in backbone.parameters():
+        if param.grad is None:
+            param.requires_grad_(False)
+    backbone.zero_grad(set_to_none=True)
+    backbone.train(was_training)
 
 
 def create_backbone(spec: str) -> Backbone:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,8 +101,8 @@ def pack_images(snapshot: Snapshot, pairs: list[tuple[str, str]], folder: Path) 
     """Copy the image bytes of `pairs` (in order) into `folder`, written beside it and renamed into place."""
     if (folder / "meta.json").is_file():
         return PackedImages(folder)
-    tmp = folder.with_name(folder.name + ".partial")
-    shutil.rmtree(tmp, ignore_errors=True)
+    # a private temporary folder: a concurrent packer of the same data writes its own and one rename wins
+    tmp = folder.with_name(f"{folder.name}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}")
     tmp.mkdir(parents=True)
     offsets = [0]
     digests: list[bytes] = []
@@ -122,9 +124,10 @@ def pack_images(snapshot: Snapshot, pairs: list[tuple[str, str]], folder: Path) 
     try:
         tmp.rename(folder)
     except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
         if not (folder / "meta.json").is_file():
             raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     return PackedImages(folder)
 
 

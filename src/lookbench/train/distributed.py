@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import torch
@@ -53,7 +54,8 @@ def init_world(device: str) -> World:
     if size > 1 and not dist.is_initialized():
         if where.type == "cuda":
             torch.cuda.set_device(where)
-        dist.init_process_group(backend="nccl" if where.type == "cuda" else "gloo")
+        # rank 0 validates and exports while the others wait at a barrier: allow for a long evaluation
+        dist.init_process_group(backend="nccl" if where.type == "cuda" else "gloo", timeout=timedelta(hours=2))
     return World(rank, size, local_rank, where)
 
 

@@ -59,6 +59,34 @@ class AugmentedImages(Dataset):  # type: ignore[type-arg]
         return self.transform(image, seed), row
 
 
+@contextlib.contextmanager
+def run_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder/.lock` while training (the OS releases it if the process dies)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks on this platform
+        yield
+        return
+    with (folder / ".lock").open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise TrainError(f"{folder} is in use by another training run") from exc
+        yield
+
+
+def worker_errors(loader: DataLoader) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:  # type: ignore[type-arg]
+    """The loader's batches; a TrainError raised in a worker comes back as its own message, not a traceback."""
+    try:
+        yield from loader
+    except TrainError as exc:
+        text = str(exc).strip()
+        if "Traceback" in text:
+            text = text.splitlines()[-1].split("TrainError: ", 1)[-1]
+        raise TrainError(text) from None
+
+
 def collate(batch: list[tuple[torch.Tensor, int]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Stack images; keep the row numbers (labels are looked up in the training process)."""
     return torch.stack([b[0] for b in batch]), torch.tensor([b[1] for b in batch], dtype=torch.int64)
@@ -194,7 +222,8 @@ class Trainer:
         cfg = self.cfg
         world = init_world(cfg.runtime.device)
         try:
-            return self._run(world)
+            with run_lock(self.out) if world.is_main else contextlib.nullcontext():
+                return self._run(world)
         finally:
             if world.distributed and torch.distributed.is_initialized():
                 torch.distributed.destroy_process_group()
@@ -306,7 +335,7 @@ class Trainer:
         started = time.perf_counter()
         micro = 0
         with self._progress(start, total, world) as advance:
-            for images, rows in loader:
+            for images, rows in worker_errors(loader):
                 images = images.to(world.device, non_blocking=True)
                 if cfg.runtime.channels_last:
                     images = images.contiguous(memory_format=torch.channels_last)

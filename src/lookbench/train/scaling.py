@@ -128,7 +128,8 @@ def cell_config(study: ScalingConfig, base: TrainConfig, cell: Cell) -> TrainCon
         source["fraction"] = source["fraction"] * cell.fraction
     schedule = data["schedule"]
     if study.grid.steps == "proportional" and schedule.get("steps") is not None:
-        schedule["steps"] = max(study.grid.min_steps, math.ceil(schedule["steps"] * cell.fraction))
+        floor = min(study.grid.min_steps, schedule["steps"])
+        schedule["steps"] = max(floor, math.ceil(schedule["steps"] * cell.fraction))
         schedule["warmup_steps"] = min(schedule["warmup_steps"], schedule["steps"] // 2)
     elif study.grid.steps == "fixed" and schedule.get("epochs") is not None:
         raise TrainError("grid.steps fixed needs schedule.steps in the training config, not epochs")

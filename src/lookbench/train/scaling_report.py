@@ -62,6 +62,7 @@ def plot(results: list[CellResult], target: Path, metric: str = "fine_recall@1")
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.ticker import FuncFormatter
     except ImportError as exc:
         raise TrainError("the scaling plot needs matplotlib: pip install -e '.[train]'") from exc
     figure, axis = plt.subplots(figsize=(6.4, 4.2), dpi=150)
@@ -79,6 +80,7 @@ def plot(results: list[CellResult], target: Path, metric: str = "fine_recall@1")
                 value = 100 * r.metrics[metric]["value"]
                 axis.axhline(value, linestyle="--", color=colour, linewidth=1, label=f"{backbone}, frozen")
     axis.set_xscale("log")
+    axis.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: f"{value:,.0f}"))
     axis.set_xlabel("training images (log scale)")
     axis.set_ylabel(f"{metric} (%), 95% CI")
     axis.grid(True, which="both", alpha=0.3)

@@ -1,0 +1,83 @@
+"""Hostile training inputs: undecodable images, a second run in the same folder, augmentation determinism."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from trainkit import HERE, eval_snapshot, row, tiny_config, training_snapshot
+
+pytestmark = pytest.mark.torch
+torch = pytest.importorskip("torch")
+
+from lookbench.errors import TrainError  # noqa: E402
+from lookbench.train.config import Augment, parse_config  # noqa: E402
+from lookbench.train.loop import Trainer, run_lock  # noqa: E402
+
+
+@pytest.fixture
+def broken(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    monkeypatch.setenv("LOOKBENCH_CACHE", str(tmp_path / "cache"))
+    monkeypatch.syspath_prepend(str(HERE))
+    bad = [row("broken", 40, 0, data=b"\xff\xd8\xff\xe0 not really a jpeg"), row("broken", 40, 1)]
+    return training_snapshot(tmp_path / "t", items=6, views=2, extra=bad), eval_snapshot(tmp_path / "e")
+
+
+@pytest.mark.parametrize("guard", [True, False])
+@pytest.mark.parametrize("workers", [0, 1])
+def test_an_undecodable_training_image_is_one_clear_error(
+    broken: tuple[Path, Path], tmp_path: Path, guard: bool, workers: int
+) -> None:
+    train, evaluation = broken
+    data = {
+        "train": {"snapshot": str(train)},
+        "validation": None,
+        "guard": {"enabled": guard, "against": [str(evaluation)]},
+        "workers": workers,
+    }
+    cfg = parse_config(tiny_config(train, evaluation, data=data, schedule={"steps": 8}), "test")
+    with pytest.raises(TrainError) as error:
+        Trainer(cfg, tmp_path / "run", progress=False, say=lambda _m: None).run()
+    message = str(error.value)
+    assert "v20260301/real_studio_flat/gallery#12" in message and "does not decode" in message
+    assert "Traceback" not in message and "\n" not in message
+
+
+def test_a_second_run_in_the_same_folder_is_refused(tmp_path: Path) -> None:
+    with (
+        run_lock(tmp_path / "run"),
+        pytest.raises(TrainError, match="in use by another training run"),
+        run_lock(tmp_path / "run"),
+    ):
+        pass
+    with run_lock(tmp_path / "run"):  # released when the first holder is done
+        pass
+
+
+@pytest.mark.parametrize("backend", ["basic", "timm"])
+def test_augmentations_are_a_function_of_the_seed(backend: str) -> None:
+    if backend == "timm":
+        pytest.importorskip("timm")
+        pytest.importorskip("torchvision")
+    from PIL import Image
+
+    from lookbench.embeddings.mapper import Preprocess
+    from lookbench.train.augment import train_transform
+
+    cfg = Augment(backend=backend, scale=(0.3, 1.0), color_jitter=0.3)  # type: ignore[arg-type]
+    transform = train_transform(cfg, 24, Preprocess(crop=24, mean=(0.5, 0.5, 0.5), std=(0.25, 0.25, 0.25)))
+    image = Image.fromarray(np.random.default_rng(0).integers(0, 256, (50, 40, 3), dtype=np.uint8))
+    state = torch.get_rng_state()
+    a, b, c = transform(image, 11), transform(image, 11), transform(image, 12)
+    assert torch.equal(torch.get_rng_state(), state)  # the global RNG a resume restores is left alone
+    assert a.shape == (3, 24, 24) and a.dtype == torch.float32
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_basic_backend_refuses_timm_only_options() -> None:
+    from lookbench.embeddings.mapper import Preprocess
+    from lookbench.train.augment import train_transform
+
+    with pytest.raises(TrainError, match="need timm"):
+        train_transform(Augment(backend="basic", auto_augment="rand-m9"), 24, Preprocess(crop=24))
