@@ -21,8 +21,9 @@ python3 -m venv .venv
 
 # The torch-backed adapters are tested in a separate venv, kept out of .venv. open_clip and timm need torchvision,
 # which on PyPI only comes with the CUDA build of torch (6.3 GiB installed); without it, the CPU build of torch
-# (1.9 GiB) still runs the transformers, GR, ONNX-export and OWL detector tests. `auto` picks by free disk space,
-# because CI machines differ in it and an install that fills the disk fails the whole run.
+# (1.9 GiB) still runs the transformers, GR, ONNX-export, OWL detector and training tests (the training ones with
+# the built-in augmentations instead of timm's). `auto` picks by free disk space, because CI machines differ in it
+# and an install that fills the disk fails the whole run.
 FULL_TIER_GIB=9
 CPU_TIER_GIB=3
 # A .venv-torch left by an earlier run counts as free: it is reused or replaced.
@@ -39,8 +40,9 @@ if [ "$TORCH_TIER" = auto ]; then
   fi
 fi
 case "$TORCH_TIER" in
-  full) torch_packages=(torch==2.14.1 torchvision==0.29.1 -e '.[dev,openclip,timm,hf]') ;;
-  cpu) torch_packages=(torch==2.13.0 -e '.[dev,hf]') ;;
+  full) torch_packages=(torch==2.14.1 torchvision==0.29.1 -e '.[dev,openclip,timm,hf,train]') ;;
+  # the training tests without timm: built-in augmentations; onnxscript for the ONNX export, matplotlib for plots
+  cpu) torch_packages=(torch==2.13.0 -e '.[dev,hf]' onnxscript matplotlib) ;;
 esac
 echo "torch adapter tests: $TORCH_TIER tier ($free_gib GiB free; full needs $FULL_TIER_GIB, cpu $CPU_TIER_GIB)"
 if [ "$TORCH_TIER" != skip ]; then
