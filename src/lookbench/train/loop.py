@@ -116,12 +116,19 @@ class LabelTensors:
 
 @dataclass
 class StepLosses:
-    """Loss terms summed over a step's micro-batches (each already divided by the accumulation count)."""
+    """Loss terms summed over a step's micro-batches, kept on the device (reading them waits for the device)."""
 
-    values: dict[str, float] = field(default_factory=dict)
+    values: dict[str, torch.Tensor] = field(default_factory=dict)
 
     def add(self, name: str, value: torch.Tensor, share: float) -> None:
-        self.values[name] = self.values.get(name, 0.0) + float(value.detach()) * share
+        self.values[name] = self.values.get(name, 0.0) + value.detach().float() * share
+
+    def read(self, step: int) -> dict[str, float]:
+        """The values as floats; a non-finite one stops the run."""
+        out = {name: float(value) for name, value in self.values.items()}
+        if not all(math.isfinite(v) for v in out.values()):
+            raise TrainError(f"step {step}: loss is not finite ({out}); lower optim.lr")
+        return out
 
 
 @dataclass
@@ -358,10 +365,11 @@ class Trainer:
                 micro = 0
                 factor = lr_factor(step, total, cfg.schedule)
                 set_lr(optimizer, cfg.optim.lr, factor)
-                if cfg.optim.clip_grad_norm:
-                    norm = float(torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.clip_grad_norm))
-                else:
-                    norm = float("nan")
+                norm = (
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.clip_grad_norm)
+                    if cfg.optim.clip_grad_norm
+                    else None
+                )
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
                 if pfc_optimizer is not None:
@@ -369,21 +377,24 @@ class Trainer:
                     pfc_optimizer.step()
                     pfc_optimizer.zero_grad(set_to_none=True)
                 step += 1
-                if not all(math.isfinite(v) for v in losses.values.values()):
-                    raise TrainError(f"step {step}: loss is not finite ({losses.values}); lower optim.lr")
-                advance(step, losses.values)
-                if world.is_main and (step % cfg.log_every_steps == 0 or step == total):
-                    elapsed = time.perf_counter() - started
-                    self._log(
-                        {
-                            "step": step,
-                            "lr": cfg.optim.lr * factor,
-                            "grad_norm": norm,
-                            **{f"loss/{k}": v for k, v in losses.values.items()},
-                            "images_per_s": seen / elapsed if elapsed else None,
-                            "elapsed_s": elapsed,
-                        }
-                    )
+                # reading losses waits for the device: only on log and checkpoint steps
+                if step % cfg.log_every_steps == 0 or step % cfg.checkpoint.every_steps == 0 or step == total:
+                    values = losses.read(step)
+                    advance(step, values)
+                    if world.is_main:
+                        elapsed = time.perf_counter() - started
+                        self._log(
+                            {
+                                "step": step,
+                                "lr": cfg.optim.lr * factor,
+                                "grad_norm": None if norm is None else float(norm),
+                                **{f"loss/{k}": v for k, v in values.items()},
+                                "images_per_s": seen / elapsed if elapsed else None,
+                                "elapsed_s": elapsed,
+                            }
+                        )
+                else:
+                    advance(step, None)
                 losses = StepLosses()
                 every = cfg.data.validation.every_steps if cfg.data.validation else 0
                 if cfg.data.validation and ((every and step % every == 0) or step == total):
@@ -509,7 +520,9 @@ class Trainer:
         write_text_atomic(path, "".join(f"{line}\n" for line in kept))
 
     @contextlib.contextmanager
-    def _progress(self, start: int, total: int, world: World) -> Iterator[Callable[[int, dict[str, float]], None]]:
+    def _progress(
+        self, start: int, total: int, world: World
+    ) -> Iterator[Callable[[int, dict[str, float] | None], None]]:
         if not (self.progress and world.is_main):
             yield lambda step, values: None
             return
@@ -526,8 +539,10 @@ class Trainer:
         with Progress(*columns, console=Console(stderr=True)) as bar:
             task = bar.add_task("train", total=total, completed=start, losses="")
 
-            def advance(step: int, values: dict[str, float]) -> None:
-                text = " ".join(f"{k} {v:.3f}" for k, v in values.items())
-                bar.update(task, completed=step, losses=text)
+            def advance(step: int, values: dict[str, float] | None) -> None:
+                if values is None:
+                    bar.update(task, completed=step)
+                else:
+                    bar.update(task, completed=step, losses=" ".join(f"{k} {v:.3f}" for k, v in values.items()))
 
             yield advance
