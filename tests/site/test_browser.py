@@ -386,6 +386,12 @@ def test_labels_definitions_and_published_block(
     ids = [r.get_attribute("data-id") for r in overall.find_elements("css selector", "tr.published-row")]
     assert "clip-b32" in ids and "tianmu-mere" in ids
     assert "query-weighted mean of the four published subsets" in overall.text
+    overall.find_elements("css selector", "th button.sort")[2].click()  # the published table sorts too
+    published = [float(r.text.split()[-1]) for r in overall.find_elements("css selector", "tr.published-row")]
+    assert published == sorted(published, reverse=True)
+    overall.find_elements("css selector", "th button.sort")[2].click()
+    published = [float(r.text.split()[-1]) for r in overall.find_elements("css selector", "tr.published-row")]
+    assert published == sorted(published)
     _choose(driver, "mrr", 10)
     notes = driver.find_elements("css selector", ".published-none")
     assert notes and "The authors published no MRR@10 numbers" in notes[0].text
@@ -457,6 +463,10 @@ def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path
         assert items[0]["y"] == items[1]["y"] and items[-1]["y"] > items[0]["y"]
     else:
         assert side["x"] + side["width"] <= hits["x"] + 1 and len({round(i["y"]) for i in items}) == 1
+    summary = driver.find_element("css selector", "table.summary")
+    summary.find_elements("css selector", "th button.sort")[1].click()
+    fine = [float(td.text) for td in summary.find_elements("css selector", "tbody tr td:nth-child(2)")]
+    assert fine == sorted(fine, reverse=True)
     legend = driver.find_element("id", "legend").text
     assert "distractors never count as a match" in legend
     for hit in driver.find_elements("css selector", "li.hit.is-noise"):

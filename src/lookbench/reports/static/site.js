@@ -49,6 +49,7 @@
     }
     return String(Number(n.toPrecision(3)));
   }
+  function rate(x) { return (x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1)) + " images/s"; }
   function dayText(d) { return new Date(d * DAY).toISOString().slice(0, 10); }
   function parseDay(text) {
     if (!text || !/^\d{4}-\d{2}-\d{2}$/.test(text)) return null;
@@ -436,6 +437,7 @@
       tr.appendChild(el("td", { "class": "num" }, pct(values[id][metric])));
     });
     details.appendChild(scroller(table));
+    window.lookbenchSortable(table);
     return details;
   }
 
@@ -731,7 +733,7 @@
         }
         placed.push([left, left + width, y]);
         var dot = svgEl("circle", { cx: cx, cy: cy, r: 5, fill: PALETTE[p.i % PALETTE.length], "class": "point", "data-run": p.i });
-        dot.appendChild(svgEl("title", {}, D.runs[p.i].title + ": " + pct(p.y) + "% at " + count(p.raw) + (axis === "params" ? " parameters" : " images/s")));
+        dot.appendChild(svgEl("title", {}, D.runs[p.i].title + ": " + pct(p.y) + "% at " + (axis === "params" ? count(p.raw) + " parameters" : rate(p.raw))));
         svg.appendChild(dot);
         label.setAttribute("x", left);
         label.setAttribute("y", y);
@@ -758,8 +760,8 @@
       [["result file", run.file], ["snapshot", run.snapshot], ["spec", run.spec],
        ["release date", run.releaseText || "unknown"], ["training cutoff", run.cutoffText || "unknown"],
        ["parameters", run.params === null ? "unknown" : count(run.params)],
-       ["evaluated window", w ? run.windowText + " (" + w.kept_queries + " of " + w.total_queries + " queries)" : "every date"],
-       ["embedding throughput", run.throughput ? count(run.throughput) + " images/s" : "not known: " + run.throughputNote]
+       ["evaluated window", w && run.windowText ? run.windowText + " (" + w.kept_queries + " of " + w.total_queries + " queries)" : "every date"],
+       ["embedding throughput", run.throughput ? rate(run.throughput) : "not known: " + run.throughputNote]
       ].forEach(function (pair) {
         var li = facts.appendChild(el("li"));
         li.appendChild(el("span", { "class": "fact" }, pair[0] + ": "));
