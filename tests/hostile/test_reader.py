@@ -48,6 +48,8 @@ def test_only_the_five_required_columns(tmp_path: Path) -> None:
     assert invoke("snapshot", "validate", str(snap), "--images").exit_code == 0
     result = evaluate(snap, write_vectors(tmp_path / "emb", vectors()), tmp_path / "r.json")
     assert result["metrics"]["overall"]["item_recall@1"]["value"] == 1.0
+    report = invoke("report", str(tmp_path / "r.json"), "--out", str(tmp_path / "report"))  # no raw photos to show
+    assert report.exit_code == 0, report.output
 
 
 def test_repeated_item_ids_are_several_photos(tmp_path: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -238,7 +238,7 @@ class Snapshot:
         with reading(path):
             table = pq.read_table(path, columns=columns)
         values = {c: self._decoded(path, table, c, features.get(c)) for c in LABEL_COLUMNS}
-        for column in ("category", "main_attribute"):
+        for column in () if noise else ("category", "main_attribute"):  # noise labels are never compared
             if class_names(features.get(column)) is None and not _is_text(schema.field(column).type):
                 self._warn(
                     f"{path}: {column} is stored as {schema.field(column).type}, not text; its values are compared "
@@ -313,6 +313,28 @@ class Snapshot:
             for values in _file_images(path, column, batch_size):
                 yield start, values
                 start += len(values)
+
+    def image_rows(self, subset: str, split: str, rows: Iterable[int], column: str = "image") -> dict[int, bytes]:
+        """Encoded image bytes of the given rows (global across shards), reading only those rows; rows without an
+        image (or files without the column) are left out."""
+        wanted = sorted(set(rows))
+        out: dict[int, bytes] = {}
+        start = 0
+        for path in self.files(subset, split):
+            with reading(path):
+                pf = pq.ParquetFile(path)
+                count = pf.metadata.num_rows
+                local = [r - start for r in wanted if start <= r < start + count]
+                if not local or column not in pf.schema_arrow.names:
+                    start += count
+                    continue
+                values = pf.read(columns=[column])[column].take(local).to_pylist()
+            for row, value in zip(local, values, strict=True):
+                data = _image_bytes(value)
+                if data:
+                    out[start + row] = data
+            start += count
+        return out
 
     def validate(self, subsets: Sequence[str] | None = None, check_images: bool = False) -> list[str]:
         """Check columns, labels and (optionally) that every image decodes as `eval` decodes it; return a summary."""
