@@ -74,6 +74,8 @@ def test_yaml_duplicate_keys_and_bad_bytes_are_errors(tmp_path: Path) -> None:
     nested.write_text("a:\n  b: 1\n  c: 2\n  b: 3\n", encoding="utf-8")
     with pytest.raises(LookBenchError, match=r"nested.yaml: .*duplicate key 'b' \(first on line 2, again on line 4\)"):
         load_yaml(nested)
+    nested.write_text("base: &base {b: 1, c: 2}\nitem:\n  <<: *base\n  b: 3\n", encoding="utf-8")
+    assert load_yaml(nested)["item"] == {"b": 3, "c": 2}  # overriding a merged key is not a duplicate
 
 
 def test_summary_shows_the_interval(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
