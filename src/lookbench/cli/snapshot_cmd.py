@@ -41,6 +41,7 @@ def info(path: str = typer.Argument(..., help=f"Snapshot folder or {HUB_FORMS}."
         table.add_column(col)
     noise_rows = snap.num_rows(NOISE, "gallery") if snap.has_noise else 0
     for subset in snap.subsets:
+        snap.check_task(subset)
         q = snap.labels(subset, "query")
         g = snap.num_rows(subset, "gallery")
         span = "-"
