@@ -163,15 +163,19 @@ class Snapshot:
     def check_columns(self, subset: str, split: str) -> None:
         """Raise if a file of the split lacks a required column or has no usable image column."""
         for path in self.files(subset, split):
-            schema = self._schema_of(path)
-            missing = [c for c in REQUIRED_COLUMNS if c not in schema.names]
-            if missing:
-                raise SnapshotError(f"{path}: missing column(s) {', '.join(missing)}")
-            image = schema.field("image").type
-            if not (_is_binary(image) or (pa.types.is_struct(image) and image.get_field_index("bytes") >= 0)):
-                raise SnapshotError(
-                    f"{path}: column image is {image}; expected a Hugging Face Image struct {{bytes, path}} or binary"
-                )
+            self._checked_schema(path)
+
+    def _checked_schema(self, path: Path) -> pa.Schema:
+        schema = self._schema_of(path)
+        missing = [c for c in REQUIRED_COLUMNS if c not in schema.names]
+        if missing:
+            raise SnapshotError(f"{path}: missing column(s) {', '.join(missing)}")
+        image = schema.field("image").type
+        if not (_is_binary(image) or (pa.types.is_struct(image) and image.get_field_index("bytes") >= 0)):
+            raise SnapshotError(
+                f"{path}: column image is {image}; expected a Hugging Face Image struct {{bytes, path}} or binary"
+            )
+        return schema
 
     def num_rows(self, subset: str, split: str) -> int:
         """Row count of a split, from parquet metadata."""
@@ -228,11 +232,8 @@ class Snapshot:
             )
 
     def _read_labels(self, path: Path, noise: bool) -> SplitLabels:
-        schema = self._schema_of(path)
+        schema = self._checked_schema(path)
         names = set(schema.names)
-        missing = [c for c in REQUIRED_COLUMNS if c not in names]
-        if missing:
-            raise SnapshotError(f"{path}: missing column(s) {', '.join(missing)}")
         features = features_of(schema)
         columns = [*LABEL_COLUMNS, *(c for c in ("outfit_id", "first_seen_at") if c in names)]
         with reading(path):
