@@ -4,7 +4,7 @@
 
 The leaderboard is built from every run and the report from the first (its snapshot must be reachable). Each
 picture is the page's first screen, plus one further down the leaderboard at the first board table; PNGs are
-stored with a 64-colour palette to stay small. Needs Debian chromium and chromium-driver.
+stored with a 128-colour palette to stay small. Needs Debian chromium and chromium-driver.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ SHOTS = {1400: 1000, 400: 1500}
 def save(driver: Any, target: Path) -> None:
     """The visible screen as a small palette PNG."""
     image = Image.open(io.BytesIO(driver.get_screenshot_as_png())).convert("RGB")
-    image.quantize(colors=64, method=Image.Quantize.MEDIANCUT).save(target, optimize=True)
+    image.quantize(colors=128, method=Image.Quantize.MEDIANCUT).save(target, optimize=True)
     print(f"{target}: {target.stat().st_size / 1024:.0f} KiB")
 
 

@@ -157,6 +157,13 @@ def test_cli_builds_escaped_site_and_report(synth_runs: tuple[Path, list[Path]],
     assert len(re.findall(r"</script>", page)) == 3  # data, sortable.js, site.js: nothing from the data closes one
     assert "http://" not in page.replace('"http://www.w3.org/2000/svg"', "") and "https://" not in page
 
+    nasty = {"since": '<img src=x onerror="alert(1)">', "kept_queries": 1, "total_queries": 2}
+    odd = copy_run(paths[0], tmp_path / "odd.json", lambda r: r["config"].update(window=nasty))
+    r = runner.invoke(app, ["leaderboard", str(odd), *map(str, paths), "--out", str(tmp_path / "odd-site")])
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "odd-site" / "index.html").read_text()
+    assert "<img" not in page and "[since \\u003cimg src=x" in page  # a window text from a file is only text
+
     r = runner.invoke(app, ["report", str(paths[2]), "--out", str(tmp_path / "report"), "--per-subset", "5"])
     assert r.exit_code == 0, r.output
     report = (tmp_path / "report" / "index.html").read_text()

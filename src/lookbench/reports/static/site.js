@@ -344,6 +344,8 @@
     var head = host.appendChild(el("h2", { id: "board-title" }));
     head.appendChild(document.createTextNode(metricTitle(metric) + " (%) "));
     head.appendChild(el("a", { href: "#def-" + state.family, "class": "def-link" }, "definition"));
+    head.appendChild(document.createTextNode(" "));
+    head.appendChild(el("a", { href: "#about", "class": "def-link" }, "how to read ranks and flags"));
     var note = host.appendChild(el("div", { id: "sets-note" }));
     D.scopes.forEach(function (scope) {
       if (state.subset !== "all" && state.subset !== scope) return;
@@ -422,7 +424,7 @@
     if (state.pubOpen) details.setAttribute("open", "");
     details.addEventListener("toggle", function () { state.pubOpen = details.open; });
     details.appendChild(el("summary", {}, "Authors' published " + metricTitle(metric) + ", " + title(scope) + ": " + ids.length +
-      " models on the real release " + P.release + (P.open ? "" : " (not this board's snapshot: not comparable with the runs above)")));
+      " models on the real release " + P.release + (P.open ? "" : " (not this board's snapshot: not comparable)")));
     details.appendChild(el("p", { "class": "muted" }, "Copied from " + P.source + "; not recomputed, not windowed, never ranked with the runs above. " +
       (scope === "overall" ? "Overall is computed here as the query-weighted mean of the four published subsets (" +
         Object.keys(P.weights).map(function (s) { return title(s) + " " + P.weights[s]; }).join(", ") + " queries)." : "")));
