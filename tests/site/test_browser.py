@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from browser import available, chromium
 from site_fixtures import (  # noqa: F401
@@ -163,7 +164,7 @@ def test_numbers_equal_python_with_and_without_a_window(
     _window(driver, since="2026-01-01")
     _, per_query = load_with_per_query(paths[0])
     assert per_query is not None
-    kept = filter_window(per_query, full[0].snapshot.id, pytest.importorskip("numpy").datetime64("2026-01-01"), None)
+    kept = filter_window(per_query, full[0].snapshot.id, np.datetime64("2026-01-01", "us"), None)
     assert _kept(driver) == [(str(kept.num_rows), "48")] * 3 and kept.num_rows == 22
     assert {k: v[:2] for k, v in _shown(driver, "fine_recall@1").items()} == late["fine_recall@1"]
     assert _flags(driver) == {0: set(), 1: set(), 2: {"data", "unknown"}}  # twin: cutoff before 2026
