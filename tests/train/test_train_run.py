@@ -11,12 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tinynet import KILL_ENV
 from trainkit import HERE, eval_snapshot, tiny_config, training_snapshot, write_config
 from typer.testing import CliRunner
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
+
+from tinynet import KILL_ENV  # noqa: E402
 
 from lookbench.cli.main import app  # noqa: E402
 from lookbench.results.io import load_result  # noqa: E402

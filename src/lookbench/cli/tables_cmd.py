@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from lookbench.atomic import write_text_atomic
@@ -13,7 +14,14 @@ from lookbench.contamination.tables import flag_legend, flagged, windowed_result
 from lookbench.errors import ResultError
 from lookbench.evaluation.window import parse_date
 from lookbench.results.compare import compare_results
-from lookbench.results.tables import DEFAULT_TABLE_METRICS, build_tables, percent, to_csv, to_markdown
+from lookbench.results.tables import (
+    DEFAULT_TABLE_METRICS,
+    build_tables,
+    markdown_cell,
+    percent,
+    to_csv,
+    to_markdown,
+)
 
 
 @reports_errors
@@ -36,20 +44,20 @@ def tables_command(
     if not tables:
         raise ResultError("none of the requested metrics is in the result files")
     for t in tables:
-        rich_table = Table(title=f"{t.metric} (%)")
+        rich_table = Table(title=escape(f"{t.metric} (%)"))
         for col in t.header():
             rich_table.add_column(col, justify="left" if col == "model" else "right")
         for label, cells in t.rows:
-            rich_table.add_row(label, *[percent(cells[s], ci) for s in t.scopes])
+            rich_table.add_row(escape(label), *[percent(cells[s], ci) for s in t.scopes])
         console.print(rich_table)
     legend = flag_legend(loaded, flags)
     for line in legend:
         console.print(line, highlight=False, markup=False)
     if out is not None:
-        notes = "\n" + "\n".join(f"- {line}" for line in legend) + "\n" if legend else ""
+        notes = "\n" + "\n".join(f"- {markdown_cell(line)}" for line in legend) + "\n" if legend else ""
         write_text_atomic(out / "tables.md", "\n".join(to_markdown(t) for t in tables) + notes)
         write_text_atomic(out / "tables.csv", to_csv(tables))
-        console.print(f"wrote {out / 'tables.md'} and {out / 'tables.csv'}")
+        console.print(escape(f"wrote {out / 'tables.md'} and {out / 'tables.csv'}"), highlight=False)
 
 
 @reports_errors
@@ -63,12 +71,12 @@ def compare_command(
     """Paired bootstrap test of A - B over the queries both runs scored (clusters kept whole)."""
     wanted = [m.strip() for m in metrics.split(",") if m.strip()]
     a, b, tests = compare_results(result_a, result_b, wanted, resamples, seed)
-    table = Table(title=f"{a.model_name} - {b.model_name} (paired bootstrap, {resamples} resamples)")
+    table = Table(title=escape(f"{a.model_name} - {b.model_name} (paired bootstrap, {resamples} resamples)"))
     for col in ("metric", "A %", "B %", "A-B pts", "95% CI", "p", "n"):
         table.add_column(col, justify="right")
     for t in tests:
         table.add_row(
-            t.metric,
+            escape(t.metric),
             f"{100 * t.mean_a:.2f}",
             f"{100 * t.mean_b:.2f}",
             f"{100 * t.diff:+.2f}",

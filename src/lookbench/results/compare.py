@@ -9,8 +9,8 @@ import pyarrow as pa
 
 from lookbench.errors import ResultError
 from lookbench.metrics.bootstrap import PairedTest, paired_bootstrap
-from lookbench.results.io import load_result, per_query_path
-from lookbench.results.per_query import metric_columns, read_per_query
+from lookbench.results.io import load_with_per_query
+from lookbench.results.per_query import metric_columns
 from lookbench.results.schema import ResultFile
 
 
@@ -31,15 +31,21 @@ def pair_queries(a: pa.Table, b: pa.Table) -> tuple[np.ndarray, np.ndarray, np.n
     return ia, ib, dense
 
 
+def _run_with_per_query(path: Path) -> tuple[ResultFile, pa.Table]:
+    result, per_query = load_with_per_query(path)
+    if per_query is None:
+        raise ResultError(f"{path}: the result has no per-query file; a paired test needs one")
+    return result, per_query
+
+
 def compare_results(
     path_a: Path, path_b: Path, metrics: list[str], resamples: int = 1000, seed: int = 0
 ) -> tuple[ResultFile, ResultFile, list[PairedTest]]:
     """Paired bootstrap tests of A - B on the queries both result files scored (same snapshot required)."""
-    a, b = load_result(path_a), load_result(path_b)
+    a, ta = _run_with_per_query(path_a)
+    b, tb = _run_with_per_query(path_b)
     if a.snapshot.content_hash != b.snapshot.content_hash:
         raise ResultError(f"{path_a} and {path_b} were computed on different snapshots; a paired test needs one")
-    ta = read_per_query(per_query_path(path_a, a))
-    tb = read_per_query(per_query_path(path_b, b))
     ia, ib, clusters = pair_queries(ta, tb)
     available = set(metric_columns(ta)) & set(metric_columns(tb))
     tests = []

@@ -219,7 +219,8 @@ def _keep_rows(labels: SplitLabels, source: TrainData, seed: int) -> np.ndarray:
     """Rows of items with at least `min_images` images, within the seeded `fraction` of items."""
     counts: dict[str, int] = {}
     for item in labels.item_id:
-        counts[item] = counts.get(item, 0) + 1
+        if item:  # noise rows may leave item_ID empty: no identity to learn
+            counts[item] = counts.get(item, 0) + 1
     eligible = [item for item, n in counts.items() if n >= source.min_images]
     order = _stable_order(eligible, seed)
     chosen = set(order[: max(1, int(np.ceil(source.fraction * len(order))))]) if order else set()
@@ -252,7 +253,7 @@ def load_training_set(sources: list[TrainData], seed: int, cache_dir: Path) -> T
         pairs = resolve_parts(snapshot, source.parts)
         key = hashlib.sha256(f"{snapshot.content_hash}\0{pairs}".encode()).hexdigest()[:24]
         store = pack_images(snapshot, pairs, cache_dir / "train-data" / key)
-        labels = SplitLabels.concat([snapshot.training_labels(s, sp) for s, sp in pairs])
+        labels = SplitLabels.concat([snapshot.labels(s, sp) for s, sp in pairs])
         if len(labels) != len(store):
             raise TrainError(f"{store.folder}: {len(store)} packed images for {len(labels)} rows; delete it and rerun")
         names = [f"{snapshot.snapshot_id}/{s}/{sp}#{r}" for s, sp in pairs for r in range(snapshot.num_rows(s, sp))]
