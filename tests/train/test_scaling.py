@@ -98,3 +98,66 @@ def test_scaling_cli_reports_config_errors(tmp_path: Path) -> None:
     path.write_text("grid: [1, 2]\n")
     result = CliRunner().invoke(app, ["scaling", str(path), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2 and "grid" in result.output and "Traceback" not in result.output
+
+
+def test_the_leaderboard_site_shows_a_scaling_study(tmp_path: Path) -> None:
+    import numpy as np
+    from PIL import Image
+
+    evaluation = eval_snapshot(tmp_path / "eval")
+    rng = np.random.default_rng(0)
+    for subset, split, rows in [
+        ("real_studio_flat", "query", 6),
+        ("real_studio_flat", "gallery", 6),
+        ("noise", "gallery", 4),
+    ]:
+        (tmp_path / "emb" / subset).mkdir(parents=True, exist_ok=True)
+        np.save(tmp_path / "emb" / subset / f"{split}.npy", rng.normal(size=(rows, 4)).astype(np.float32))
+    runner = CliRunner()
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "-s",
+            str(evaluation),
+            "-m",
+            f"embeddings:{tmp_path / 'emb'}",
+            "-o",
+            str(tmp_path / "res" / "run.json"),
+            "--resamples",
+            "20",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    study = tmp_path / "study"
+    study.mkdir()
+    fine = {"value": 0.4321, "ci_low": 0.3, "ci_high": 0.55, "n": 6}
+    records = [
+        {
+            "backbone": "efficientnet-lite0",
+            "fraction": f,
+            "images": n,
+            "items": n // 2,
+            "steps": s,
+            "metrics": {"fine_recall@1": fine},
+            "result_file": f"c{f}.json",
+        }
+        for f, n, s in [(0.0, 0, 0), (0.5, 500, 50), (1.0, 1000, 100)]
+    ]
+    (study / "scaling.json").write_text(json.dumps(records))
+    Image.new("RGB", (8, 6), (200, 10, 10)).save(study / "scaling.png")
+    site = tmp_path / "site"
+    built = runner.invoke(
+        app, ["leaderboard", str(tmp_path / "res" / "run.json"), "--out", str(site), "--scaling", str(study)]
+    )
+    assert built.exit_code == 0, built.output
+    page = (site / "index.html").read_text()
+    assert '<section id="scaling">' in page and "data:image/png;base64,iVBORw0KGgo" in page
+    assert "<td>frozen</td>" in page and "<td>1000</td>" in page and "43.21 [30.00, 55.00]" in page
+    without = runner.invoke(app, ["leaderboard", str(tmp_path / "res" / "run.json"), "--out", str(tmp_path / "s2")])
+    assert without.exit_code == 0 and 'id="scaling"' not in (tmp_path / "s2" / "index.html").read_text()
+    for bad, message in [(tmp_path / "nowhere", "no scaling.json"), (study / "scaling.png", "not a scaling.json")]:
+        refused = runner.invoke(
+            app, ["leaderboard", str(tmp_path / "res" / "run.json"), "--out", str(site), "--scaling", str(bad)]
+        )
+        assert refused.exit_code == 2 and message in refused.output

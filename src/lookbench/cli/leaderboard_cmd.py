@@ -16,11 +16,14 @@ def leaderboard_command(
     out: Path = typer.Option(..., "--out", "-o", help="Folder for index.html and data.json."),
     published: bool = typer.Option(True, "--published/--no-published", help="Show the authors' v2601 numbers."),
     title: str = typer.Option("LookBench leaderboard", "--title", help="Page title."),
+    scaling: Path | None = typer.Option(
+        None, "--scaling", help="A `lookbench scaling` study folder (or its scaling.json): adds its section."
+    ),
 ) -> None:
     """A static site (no server, no CDN): tables with ties and flags, a date-window filter, charts."""
     from lookbench.reports.site import build_site
 
-    index = build_site(results, out, published=published, title=title)
+    index = build_site(results, out, published=published, title=title, scaling=scaling)
     console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 

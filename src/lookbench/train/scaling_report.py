@@ -33,9 +33,14 @@ def table_rows(results: list[CellResult]) -> list[list[str]]:
     return rows
 
 
+def table_header() -> list[str]:
+    """Column titles of `table_rows`."""
+    return [*COLUMNS[:5], *(f"{m} % [95% CI]" for m in HEADLINE)]
+
+
 def to_markdown(results: list[CellResult]) -> str:
     """The table in Markdown, metrics in percent with 95% intervals."""
-    header = [*COLUMNS[:5], *(f"{m} % [95% CI]" for m in HEADLINE)]
+    header = table_header()
     lines = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     lines += ["| " + " | ".join(row) + " |" for row in table_rows(results)]
     return "\n".join(lines) + "\n"
