@@ -189,7 +189,7 @@ class TrainingSet:
         return len(self.class_names)
 
     def select(self, rows: np.ndarray) -> TrainingSet:
-        """The given rows, classes renumbered densely in order of first appearance."""
+        """The given rows, their classes renumbered densely (0..C-1, in the order of the original numbers)."""
         rows = np.asarray(rows, dtype=np.int64)
         kept = self.classes[rows]
         names, dense = np.unique(kept, return_inverse=True)

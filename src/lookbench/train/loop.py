@@ -248,6 +248,10 @@ class Trainer:
                 f"{', '.join(s.snapshot for s in training.sources)}; {total} steps of {cfg.batch.size} images; "
                 f"{world.size} process(es) on {world.device}; augmentations: {resolved_backend(cfg.augment)}"
             )
+            unknown = training.targets.unknown
+            if unknown:
+                common = ", ".join(f"{label} ({n})" for label, n in unknown.most_common(5))
+                self.say(f"labels outside the taxonomy, ignored: {sum(unknown.values())} ({common})")
 
         torch.manual_seed(cfg.seed)
         backbone = create_backbone(cfg.model.backbone)
