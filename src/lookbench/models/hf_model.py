@@ -112,6 +112,7 @@ def create_hf(argument: str) -> HfModel:
     if not local.exists():
         ensure_hub_model(name, spec)
     transformers = require("transformers", "hf")
+    require("torch", "torch")
     kwargs: dict[str, Any] = {"trust_remote_code": opts.get("trust_remote_code", "0") in ("1", "true")}
     if "revision" in opts:
         kwargs["revision"] = opts["revision"]
@@ -131,8 +132,8 @@ def create_hf(argument: str) -> HfModel:
 
 def load_hf(argument: str) -> TorchEncoder:
     """Load config, image processor and model; CLIP-like models use `get_image_features`, NaFlex ones get patches."""
-    torch = require("torch", "torch")
     hf = create_hf(argument)
+    torch = require("torch", "torch")
     device = pick_device(torch)
     hf.model = hf.model.to(device).eval()
     target = hf.image_forward

@@ -60,8 +60,8 @@ def open_clip_preprocess(model: Any) -> Preprocess:
 
 def load_open_clip(argument: str) -> TorchEncoder:
     """Create the model with open_clip, keep `encode_image`, read its own preprocessing config."""
-    torch = require("torch", "torch")
     model, revision = create_open_clip(argument)
+    torch = require("torch", "torch")
     device = pick_device(torch)
     model = model.to(device).eval()
     extra = {"kind": "open_clip", "argument": argument}

@@ -67,8 +67,8 @@ def timm_preprocess(model: Any) -> Preprocess:
 
 def load_timm(argument: str) -> TorchEncoder:
     """Create the model with `num_classes=0` so its forward returns pooled features."""
-    torch = require("torch", "torch")
     model, name, revision = create_timm(argument)
+    torch = require("torch", "torch")
     device = pick_device(torch)
     model = model.to(device).eval()
     return TorchEncoder(
