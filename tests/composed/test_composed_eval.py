@@ -78,6 +78,7 @@ def test_a_run_with_image_and_composed_subsets_keeps_overall_to_the_image_subset
 ) -> None:
     snap, vectors = task
     data = _eval(snap, vectors, tmp_path / "both.json", "--compose", "image")
+    _eval(snap, vectors, tmp_path / "image.json", "--compose", "image", "--subsets", "composed")
     assert set(data["metrics"]) == {"real_studio_flat", "overall", "composed"}
     assert data["metrics"]["overall"]["fine_recall@1"]["n"] == 2
     assert "recall@10" not in data["metrics"]["overall"] and "ndcg@5" not in data["metrics"]["composed"]
@@ -85,6 +86,12 @@ def test_a_run_with_image_and_composed_subsets_keeps_overall_to_the_image_subset
     assert table.num_rows == 6 and {"relevant", "ndcg@5", "map@10"} <= set(table.column_names)
     compared = _run("compare", str(tmp_path / "both.json"), str(tmp_path / "both.json"), "--metrics", "map@10")
     assert compared.exit_code == 0 and "  4 " in compared.output.replace("│", " ")
+    site = _run("leaderboard", str(tmp_path / "both.json"), "--out", str(tmp_path / "site"))
+    assert site.exit_code == 0, site.output  # composed queries are left off the page for now
+    site = _run("leaderboard", str(tmp_path / "image.json"), "--out", str(tmp_path / "site2"))
+    assert site.exit_code == 2 and "composed subsets are not shown yet" in site.output
+    report = _run("report", str(tmp_path / "both.json"), "--out", str(tmp_path / "report"))
+    assert report.exit_code == 0, report.output
     result, per_query = load_with_per_query(tmp_path / "both.json")
     assert per_query is not None
     windowed = rewindow(result, per_query, np.datetime64("2020-01-01"), None)

@@ -17,7 +17,7 @@ class ComposedBatch:
     """Composed queries to embed, row-aligned."""
 
     reference: np.ndarray
-    """(n, dim) the reference images, embedded by the run's image model exactly as gallery rows are (not normalised)."""
+    """(n, dim) the reference images, embedded by the run's image model exactly as gallery rows are, L2-normalised."""
     texts: list[str]
     """The modification texts, e.g. "like this, but with short sleeves"."""
     changes: list[tuple[Change, ...]]
