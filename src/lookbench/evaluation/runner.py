@@ -134,6 +134,7 @@ def evaluate(
         snapshot.check_task(subset)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
+    embedded_before = getattr(provider, "embedded_images", None)
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
     skipped_report: dict[tuple[str, str, int], str] = {}
@@ -163,7 +164,8 @@ def evaluate(
         q_skipped = embeddings.skipped(subset, "query")
         for row, error in q_skipped.items():
             skipped_report[(subset, "query", row)] = error
-        keep = window_mask(queries.first_seen_at, len(queries), settings.since, settings.until, fallback_date)
+        outfits = [None if row in q_skipped else key for row, key in enumerate(queries.outfit_key)]
+        keep = window_mask(queries.first_seen_at, len(queries), settings.since, settings.until, fallback_date, outfits)
         total_queries += len(queries)
         if q_skipped:
             keep[list(q_skipped)] = False
@@ -240,6 +242,9 @@ def evaluate(
             kept_queries=kept_queries,
             total_queries=total_queries,
         )
+    embedded_after = getattr(provider, "embedded_images", None)
+    if isinstance(embedded_before, int) and isinstance(embedded_after, int):
+        timings["embedded_images"] = embedded_after - embedded_before
     described = provider.describe()
     if embeddings.dim is not None:
         described.setdefault("embedding_dim", embeddings.dim)
