@@ -10,20 +10,20 @@ import typer
 from lookbench.cli.common import console, reports_errors
 
 if TYPE_CHECKING:
-    from lookbench.build.annotate.base import Item
-    from lookbench.build.annotate.openai import OpenAIAnnotator
+    from lookbench.release.annotate.base import Item
+    from lookbench.release.annotate.openai import OpenAIAnnotator
 
 app = typer.Typer(help="Annotation as an OpenAI batch job (e.g. `vllm run-batch` on a GPU box).", no_args_is_help=True)
 
 
 def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]]:
-    from lookbench.build.annotate.openai import OpenAIAnnotator
-    from lookbench.build.annotate.stage import items_of, make_annotator
-    from lookbench.build.config import load_config
-    from lookbench.build.runner import run_stages
-    from lookbench.build.stages import default_stages
-    from lookbench.build.stages.base import BuildContext, read_samples
     from lookbench.errors import BuildError
+    from lookbench.release.annotate.openai import OpenAIAnnotator
+    from lookbench.release.annotate.stage import items_of, make_annotator
+    from lookbench.release.config import load_config
+    from lookbench.release.runner import run_stages
+    from lookbench.release.stages import default_stages
+    from lookbench.release.stages.base import BuildContext, read_samples
 
     release = load_config(config_path)
     if release.annotate is None or release.annotate.backend != "openai":
@@ -45,7 +45,7 @@ def batch_export(
     out: Path = typer.Argument(..., help="Batch input file to write (JSONL: custom_id, method, url, body)."),
 ) -> None:
     """Run the stages before annotate (resumable) and write one request per crop not yet in the answer cache."""
-    from lookbench.build.annotate.batch import write_batch
+    from lookbench.release.annotate.batch import write_batch
 
     annotator, items = _annotator_and_items(config)
     count = write_batch(annotator, items, out)
@@ -61,7 +61,7 @@ def batch_import(
     results: Path = typer.Argument(..., help="Batch output file (JSONL: custom_id, response{status_code, body})."),
 ) -> None:
     """Validate the batch answers into the answer cache; `lookbench build` then labels from the cache."""
-    from lookbench.build.annotate.batch import import_batch
+    from lookbench.release.annotate.batch import import_batch
 
     annotator, items = _annotator_and_items(config)
     counts = import_batch(annotator, items, results)

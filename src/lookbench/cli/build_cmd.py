@@ -16,10 +16,10 @@ def build(
     show_problems: int = typer.Option(20, "--show-problems", help="How many reported input problems to print."),
 ) -> None:
     """Build a release into OUT/vYYYYMMDD; a re-run resumes and skips finished stages."""
-    from lookbench.build.config import load_config
-    from lookbench.build.push import push_release
-    from lookbench.build.runner import run_stages
-    from lookbench.build.stages import default_stages
+    from lookbench.release.config import load_config
+    from lookbench.release.push import push_release
+    from lookbench.release.runner import run_stages
+    from lookbench.release.stages import default_stages
 
     release = load_config(config)
     ctx = run_stages(release, default_stages(release), echo=console.print)

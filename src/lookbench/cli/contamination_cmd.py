@@ -26,7 +26,7 @@ def contamination(
     fail_on_match: bool = typer.Option(False, "--fail-on-match", help="Exit with status 1 if anything matches."),
 ) -> None:
     """Report which snapshot rows match an image in FOLDER exactly or perceptually (mirror-robust)."""
-    from lookbench.build.contamination import find_contamination
+    from lookbench.release.contamination import find_contamination
     from lookbench.snapshot import open_snapshot
 
     if not against.is_dir():
