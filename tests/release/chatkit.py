@@ -4,7 +4,9 @@ It answers the three request kinds the builder sends (told apart by `response_fo
 `garment_attributes` (annotation), `verdict` (judge) and `garments` (detection). Each image (identified by the
 sha256 of the JPEG it receives) can be given a script of behaviours, one per request: `ok`, `429`, `500`,
 `slow` (sleeps past the client timeout), `malformed` (content that is not JSON), `invalid` (a value outside the
-vocabulary), `reject` (HTTP 400) and `wrong` (a valid but wrong answer). `down` makes every request a 503.
+vocabulary), `reject` (HTTP 400), `wrong` (a valid but wrong answer), and replies that are not chat completions:
+`body-list` (the body is `[]`), `body-null` (`null`) and `usage-text` (non-numeric usage fields). `down` makes every
+request a 503.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ def _reply(content: str) -> dict[str, Any]:
 
 def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, body: dict[str, Any]) -> None:
+        def _send(self, status: int, body: object) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -180,6 +182,9 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 return
             if behaviour == "slow":
                 time.sleep(server.slow_s)
+            if behaviour in ("body-list", "body-null"):
+                self._send(200, [] if behaviour == "body-list" else None)
+                return
             truth = server.truths.get(key)
             if truth is None:
                 self._send(400, {"error": {"message": "unknown image"}})
@@ -191,7 +196,10 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             else:
                 size = text.split("The image is ")[1].split(" pixels")[0].split("x")
                 content = _detection(truth, (int(size[0]), int(size[1])), truth.size)
-            self._send(200, _reply(content))
+            reply = _reply(content)
+            if behaviour == "usage-text":
+                reply["usage"] = {"prompt_tokens": "many", "completion_tokens": None}
+            self._send(200, reply)
 
         def log_message(self, format: str, *args: object) -> None:
             return

@@ -9,10 +9,10 @@ import pytest
 from buildkit import closed_port, encode, photo
 from chatkit import ChatServer, Truth, serve
 
-from lookbench.release.annotate.base import InvalidAnswer, Item, check_labels, labels_from_answer
-from lookbench.release.annotate.batch import import_batch, write_batch
-from lookbench.release.annotate.openai import OpenAIAnnotator
-from lookbench.release.part2_config import ApiConfig
+from lookbench.release.config import ApiConfig
+from lookbench.release.label.base import InvalidAnswer, Item, check_labels, labels_from_answer
+from lookbench.release.label.batch import import_batch, write_batch
+from lookbench.release.label.openai import OpenAIAnnotator
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.release.vlm.client import ApiUnavailable
 from lookbench.taxonomy import category_json_schema, load_taxonomy
@@ -29,11 +29,11 @@ def _items(count: int, category: str = "dress") -> list[Item]:
 
 
 def _api(server: ChatServer, **extra: object) -> ApiConfig:
-    settings = {"base_url": server.base_url, "model": "qwen-local", "backoff_s": 0.01, "timeout_s": 2, **extra}
+    settings = {"base_url": server.base_url, "model": "qwen-local", "timeout_s": 2, **extra}
     return ApiConfig.model_validate(settings)
 
 
-def test_answers_are_validated_retried_flagged_and_cached(tmp_path):
+def test_answers_are_validated_retried_flagged_and_valid_ones_cached(tmp_path):
     server = ChatServer(slow_s=0.6)
     items = _items(7)
     keys = [server.learn(item.image, TRUTH) for item in items]
@@ -58,11 +58,11 @@ def test_answers_are_validated_retried_flagged_and_cached(tmp_path):
         assert usage["retries"] == 3 and usage["prompt_tokens"] == 100 * usage["requests"]
         asked = sum(server.requests.values())
         again = OpenAIAnnotator(_api(server), load_taxonomy(), AnswerCache(tmp_path / "c")).annotate(items)
-        # everything but the rejected image is answered from the cache: a re-run costs one request,
-        # and the image the server rejected last time (its script is spent now) is asked again
-        assert sum(server.requests.values()) == asked + 1
-        assert [o.main_attribute for o in again] == ["red", "red", "red", None, "red", "red", "red", None]
-        assert sum(o.cached for o in again) == 6 and not again[4].cached
+        # valid answers come from the cache; the image answered invalidly and the one the server rejected last
+        # time (their scripts are spent now) are asked again: nothing invalid was kept
+        assert sum(server.requests.values()) == asked + 2
+        assert [o.main_attribute for o in again] == ["red", "red", "red", "red", "red", "red", "red", None]
+        assert sum(o.cached for o in again) == 5 and not again[3].cached and not again[4].cached
 
 
 def test_request_shape(tmp_path):
@@ -100,7 +100,7 @@ def test_api_down_raises_and_a_rerun_loses_nothing(tmp_path):
 
 
 def test_connection_refused_is_unavailable(tmp_path):
-    api = ApiConfig(base_url=f"http://127.0.0.1:{closed_port()}/v1", model="m", retries=1, backoff_s=0.01)
+    api = ApiConfig(base_url=f"http://127.0.0.1:{closed_port()}/v1", model="m", retries=1)
     with pytest.raises(ApiUnavailable, match="ConnectError"):
         OpenAIAnnotator(api, load_taxonomy(), AnswerCache(tmp_path)).annotate(_items(1))
 

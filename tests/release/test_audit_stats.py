@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import json
+from datetime import datetime, timezone
 
 import numpy as np
 import pytest
 
-from lookbench.release.audit.sampling import allocate, canaries, stratified_sample
-from lookbench.release.audit.stats import clustered_bootstrap, cohen_kappa, gwet_ac1, sample_size, wilson
-from lookbench.release.crops.base import Box, box_problem, clipped, iou
-from lookbench.release.crops.vlm import parse_boxes
-from lookbench.release.distractors import band_verdicts, nearest_similarity
+from lookbench.release.detect.base import Box, box_problem, clipped, iou
+from lookbench.release.detect.vlm import garments_of, parse_boxes
+from lookbench.release.judge.sampling import allocate, canaries, stratified_sample
+from lookbench.release.judge.stats import clustered_bootstrap, cohen_kappa, gwet_ac1, sample_size, wilson
+from lookbench.release.records import Sample
+from lookbench.release.stages.distractors import band_verdicts, nearest_similarity
 from lookbench.taxonomy import load_taxonomy
 
 
@@ -56,15 +57,21 @@ def test_clustered_bootstrap_is_wider_for_correlated_crops():
 def test_stratified_sample_and_canaries():
     taxonomy = load_taxonomy()
     rows = [
-        {
-            "sample_id": f"{cat}{i}",
-            "subsets": [subset],
-            "category": cat,
-            "main_attribute": "red",
-            "other_attributes": ["solid"],
-            "source_main_attribute": "red",
-            "source_other_attributes": ["solid"],
-        }
+        Sample(
+            source="s",
+            source_kind="catalog",
+            product_id=f"{cat}{i}",
+            image=b"",
+            first_seen_at=datetime(2026, 1, 1, tzinfo=timezone.utc),
+            category=cat,
+            main_attribute="red",
+            other_attributes=["solid"],
+            subsets=[subset],
+            license="",
+            source_main_attribute="red",
+            source_other_attributes=["solid"],
+            sample_id=f"{cat}{i}",
+        )
         for subset, cat, count in (
             ("real_studio_flat", "dress", 60),
             ("real_streetlook", "skirt", 30),
@@ -75,7 +82,7 @@ def test_stratified_sample_and_canaries():
     assert allocate({"a": 60, "b": 30, "c": 2}, 10) == {"a": 6, "b": 3, "c": 1}
     sample = stratified_sample(rows, 0.1, 0.9, seed=3)
     assert len(sample) == sample_size(0.1, 0.9, 92) == 26
-    cats = [r["category"] for r in sample]
+    cats = [r.category for r in sample]
     assert cats.count("bag") >= 1 and cats.count("dress") > cats.count("skirt")
     assert stratified_sample(rows, 0.1, 0.9, seed=3) == sample
     planted = canaries(sample, 0.5, taxonomy, seed=3)
@@ -98,10 +105,16 @@ def test_boxes_and_band():
 
 def test_detection_answers_are_parsed_defensively():
     taxonomy = load_taxonomy()
-    text = json.dumps(
-        {"garments": [{"category": "skirt", "box": [10, 20, 30, 40]}, "junk", {"category": "cape", "box": [1, 2, 3, 4]},
-                      {"category": "hat", "box": [1, 2, 3]}, {"category": "bag", "box": [1, "x", 3, 4]}]}
-    )  # fmt: skip
-    assert parse_boxes(text, taxonomy, (2.0, 0.5)) == [Box("skirt", (20.0, 10.0, 60.0, 20.0))]
-    assert parse_boxes("{not json", taxonomy, (1.0, 1.0)) == []
-    assert parse_boxes('{"garments": 3}', taxonomy, (1.0, 1.0)) == []
+    garments = [
+        {"category": "skirt", "box": [10, 20, 30, 40]},
+        "junk",
+        {"category": "cape", "box": [1, 2, 3, 4]},
+        {"category": "hat", "box": [1, 2, 3]},
+        {"category": "bag", "box": [1, "x", 3, 4]},
+        {"category": "bag", "box": [1, float("nan"), 3, 4]},
+        {"category": "bag", "box": [True, 1, 3, 4]},
+    ]
+    assert parse_boxes(garments, taxonomy, (2.0, 0.5)) == [Box("skirt", (20.0, 10.0, 60.0, 20.0))]
+    for answer in ({"garments": 3}, [], None, "text"):
+        with pytest.raises(ValueError, match="not a garment list"):
+            garments_of(answer)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 from pathlib import Path
@@ -11,36 +10,26 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from buildkit import Shop, closed_port, encode, near_copy, photo, serve, truncated
+from buildkit import (
+    HTML,
+    PNG,
+    Shop,
+    add_product,
+    closed_port,
+    encode,
+    near_copy,
+    photo,
+    product_page,
+    serve,
+    sitemap,
+    truncated,
+    write_catalog,
+)
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.manifest import manifest_problems, read_manifest
-
-PNG = {"Content-Type": "image/png"}
-HTML = {"Content-Type": "text/html; charset=utf-8"}
-
-
-def product_page(sku: str, name: str, category: str, colour: str, images: list[str], published: str) -> bytes:
-    """A product page with schema.org Product JSON-LD."""
-    ld = {
-        "@context": "https://schema.org",
-        "@graph": [
-            {"@type": "WebPage", "name": name},
-            {
-                "@type": "Product",
-                "sku": sku,
-                "name": name,
-                "brand": {"@type": "Brand", "name": "Acme"},
-                "category": category,
-                "color": colour,
-                "image": [{"@type": "ImageObject", "contentUrl": u} for u in images],
-                "datePublished": published,
-            },
-        ],
-    }
-    return f'<html><head><script type="application/ld+json">{json.dumps(ld)}</script></head></html>'.encode()
 
 
 def og_page(sku: str, images: list[str]) -> bytes:
@@ -53,35 +42,6 @@ def og_page(sku: str, images: list[str]) -> bytes:
         '<meta property="product:color" content="Green">'
         f"{metas}</head></html>"
     ).encode()
-
-
-def sitemap(shop: Shop, pages: dict[str, str | None]) -> bytes:
-    """A urlset with lastmod dates (none where the date is None)."""
-    urls = "".join(
-        f"<url><loc>{shop.url(p)}</loc>{f'<lastmod>{d}</lastmod>' if d else ''}</url>" for p, d in pages.items()
-    )
-    return f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'.encode()
-
-
-def add_product(shop: Shop, path: str, sku: str, category: str, colour: str, images: dict[str, bytes]) -> None:
-    """Serve a JSON-LD product page and its images."""
-    for img_path, data in images.items():
-        shop.routes[img_path] = (200, PNG if data[:4] == b"\x89PNG" else {"Content-Type": "image/jpeg"}, data)
-    page = product_page(sku, f"Item {sku}", category, colour, list(images), "2026-04-01T10:00:00Z")
-    shop.routes[path] = (200, HTML, page)
-
-
-def write_catalog(folder: Path, products: dict[str, list[bytes]]) -> None:
-    """A catalog folder with manifest.csv."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / "manifest.csv").open("w", newline="") as fh:
-        writer = csv.writer(fh)
-        writer.writerow(["image", "product_id", "category", "color", "published_at", "brand"])
-        for pid, images in products.items():
-            for n, data in enumerate(images):
-                name = f"{pid}_{n}.png"
-                (folder / name).write_bytes(data)
-                writer.writerow([name, pid, "dress", "Navy / White", "2026-03-15", "OwnBrand"])
 
 
 def write_generated(folder: Path, products: dict[str, list[bytes]]) -> None:

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from lookbench.release.labels import category_label, colour_labels
+from lookbench.release.sources.metadata import category_label, colour_labels
 from lookbench.release.sources.shop.extract import extract_product
 from lookbench.release.sources.shop.sitemap import parse_sitemap
 
@@ -62,12 +62,18 @@ def test_sitemaps_plain_index_and_gzip():
         b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url><loc>http://a/p/1</loc>'
         b"<lastmod>2026-05-01</lastmod></url><url><loc>http://a/p/2</loc></url></urlset>"
     )
-    pages, children = parse_sitemap(gzip.compress(urlset))
-    assert [p.loc for p in pages] == ["http://a/p/1", "http://a/p/2"] and children == []
-    assert pages[0].lastmod is not None and pages[1].lastmod is None
+    found = parse_sitemap(gzip.compress(urlset), 10_000)
+    assert [p.loc for p in found.pages] == ["http://a/p/1", "http://a/p/2"] and found.children == []
+    assert found.pages[0].lastmod is not None and found.pages[1].lastmod is None
     index = b"<sitemapindex><sitemap><loc>http://a/s2.xml</loc></sitemap></sitemapindex>"
-    assert parse_sitemap(index)[1][0].loc == "http://a/s2.xml"
+    assert parse_sitemap(index, 10_000).children[0].loc == "http://a/s2.xml"
     with pytest.raises(ValueError, match="malformed"):
-        parse_sitemap(b"<urlset><url>")
+        parse_sitemap(b"<urlset><url>", 10_000)
     with pytest.raises(ValueError, match="DOCTYPE"):
-        parse_sitemap(b'<!DOCTYPE x [<!ENTITY a "b">]><urlset/>')
+        parse_sitemap(b'<!DOCTYPE x [<!ENTITY a "b">]><urlset/>', 10_000)
+    with pytest.raises(ValueError, match="exceeds the limit of 100 bytes"):
+        parse_sitemap(gzip.compress(urlset), 100)
+    dated = urlset.replace(b"2026-05-01", b"2026-02-30")
+    assert parse_sitemap(dated, 10_000).problems == [
+        "1 lastmod value(s) are not ISO dates in range; those pages have none"
+    ]

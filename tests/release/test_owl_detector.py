@@ -16,12 +16,11 @@ from buildkit import encode, photo
 from PIL import Image
 
 from lookbench.errors import BuildError, EmbeddingError
-from lookbench.release.config import load_config
-from lookbench.release.crops.base import Photo
-from lookbench.release.crops.owl import OwlDetector
-from lookbench.release.part2_config import OwlConfig
-from lookbench.release.runner import run_stages
-from lookbench.release.stages import default_stages
+from lookbench.release.config import OwlConfig, load_config
+from lookbench.release.detect.base import Photo
+from lookbench.release.detect.owl import OwlDetector
+from lookbench.release.pipeline import run_stages, stages_for
+from lookbench.release.stages.crop import CropStats
 from lookbench.synth.generate import generate_snapshot
 from lookbench.taxonomy import load_taxonomy
 
@@ -178,15 +177,16 @@ def test_crop_stage_runs_the_owl_detector_from_the_release_config(tmp_path, owl_
             "path": str(synth)}], "crop": crop}  # fmt: skip
     (tmp_path / "release.yaml").write_text(yaml.safe_dump(data))
     config = load_config(tmp_path / "release.yaml")
-    stages = default_stages(config)
+    stages = stages_for(config)
     assert [s.name for s in stages[:3]] == ["collect", "dedup", "crop"]
     ctx = run_stages(config, stages[:3])
-    stats = ctx.stats_of("crop")
-    assert stats["detector"]["backend"] == "owl" and stats["detector"]["model"] == str(owl_model)
+    stats = ctx.stats(CropStats)
+    assert stats is not None
+    assert stats.detector["backend"] == "owl" and stats.detector["model"] == str(owl_model)
     rows = [r for r in pq.read_table(config.work / "crop" / "samples.parquet").to_pylist() if r["raw_image"]]
     # every patch says TARGET: only TARGET rows keep a crop, each cut at a grid box inside its photo
     assert rows and {r["category"] for r in rows} == {TARGET}
-    assert stats["crops"] == len(rows) and stats["rows_without_box"] > 0
+    assert stats.crops == len(rows) and stats.rows_without_box > 0
     for row in rows:
         with Image.open(io.BytesIO(row["raw_image"])) as im:
             width, height = im.size

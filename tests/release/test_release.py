@@ -9,78 +9,83 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from buildkit import encode, near_copy, photo
-from PIL import Image, ImageOps
+from buildkit import (
+    encode,
+    near_copy,
+    photo,
+    published_rows,
+    run_build,
+    synth_release_config,
+    synth_rows,
+    write_catalog,
+    write_yaml,
+)
+from PIL import Image, ImageEnhance, ImageOps
 from typer.testing import CliRunner
 
-from conftest import make_row
 from lookbench.cli.main import app
 from lookbench.errors import BuildError, SnapshotError
 from lookbench.models.registry import SPEC_KINDS
-from lookbench.release.config import load_config
+from lookbench.release.config import ReleaseConfig, load_config
+from lookbench.release.pipeline import run_stages
 from lookbench.release.push import push_release
-from lookbench.release.runner import run_stages
-from lookbench.release.stages import CollectStage, DedupStage, PublishStage, SplitStage, StageResult
-from lookbench.release.stages.base import BuildContext, read_samples, write_samples
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+from lookbench.release.stages.collect import CollectStage
+from lookbench.release.stages.dedup import DedupStage, DedupStats
+from lookbench.release.stages.publish import PublishStage
+from lookbench.release.stages.split import SplitStage
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.writer import image_value
-
-
-def _synth_rows(prefix: str, seeds: list[int], offset: int = 0) -> list[dict]:
-    return [
-        make_row(f"{prefix}{s}", "dress", "red", ["silk"], image=image_value(encode(photo(s + offset)), f"{s}.png"))
-        for s in seeds
-    ]
-
-
-def _config(tmp_path: Path, synth: Path, release: str = "2026-06-01", **extra: object) -> Path:
-    noise = tmp_path / "noise"
-    noise.mkdir(exist_ok=True)
-    lines = ["image,product_id,category,color"]
-    for seed in (30, 31, 32):
-        (noise / f"{seed}.png").write_bytes(encode(photo(seed)))
-        lines.append(f"{seed}.png,N{seed},bag,Brown")
-    (noise / "manifest.csv").write_text("\n".join(lines) + "\n")
-    data = {
-        "release_date": release,
-        "output": "out",
-        "sources": [
-            {"kind": "synth", "name": "synth", "path": str(synth)},
-            {"kind": "catalog", "name": "distractors", "path": "noise", "subsets": ["noise"]},
-        ],
-        **extra,
-    }
-    path = tmp_path / f"{release}.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
 
 
 @pytest.fixture
 def synth(make_snapshot) -> Path:
     """A Synth snapshot: 3 items, each with a query and a gallery image."""
     return make_snapshot(
-        {"aigen_studio": {"query": _synth_rows("i", [1, 2, 3]), "gallery": _synth_rows("i", [1, 2, 3], offset=10)}},
+        {"aigen_studio": {"query": synth_rows("i", [1, 2, 3]), "gallery": synth_rows("i", [1, 2, 3], offset=10)}},
         version="v20260501",
     )
 
 
+class CountStats(StageStats):
+    rows: int
+
+
 class CountingStage:
-    """A part-2 style stage inserted between dedup and split: passes rows through, counts them."""
+    """A stage of one's own inserted between dedup and split: passes rows through, counts them."""
 
     name = "count"
+    stats_type = CountStats
 
-    def run(self, ctx: BuildContext, previous: Path | None) -> StageResult:
-        table = read_samples(previous)
-        return StageResult(write_samples(ctx, self.name, table), {"rows": table.num_rows})
+    def check(self) -> None:
+        pass
+
+    def fingerprint(self, ctx: StageContext) -> str:
+        return "count-v1"
+
+    def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
+        samples = samples_of(previous)
+        return StageResult(save_samples(ctx, self.name, samples), CountStats(rows=len(samples)))
+
+
+def basic_stages(config: ReleaseConfig) -> list:
+    """collect, dedup, split, publish."""
+    return [
+        CollectStage(config.sources),
+        DedupStage(config.dedup),
+        SplitStage(config.split),
+        PublishStage(config.publish_section()),
+    ]
 
 
 def test_synth_source_stage_hook_resume_and_push(tmp_path, synth):
-    config = load_config(_config(tmp_path, synth))
+    config = load_config(synth_release_config(tmp_path, synth))
     assert config.output == tmp_path / "out"
-    stages = [CollectStage(), DedupStage(), CountingStage(), SplitStage(), PublishStage()]
-    ctx = run_stages(config, stages)
-    assert [e["stage"] for e in ctx.log] == ["collect", "dedup", "count", "split", "publish"]
-    assert ctx.stats_of("count") == {"rows": 9}
+    stages = basic_stages(config)
+    stages.insert(2, CountingStage())
+    run = run_stages(config, stages)
+    assert [e.stage for e in run.log] == ["collect", "dedup", "count", "split", "publish"]
+    assert run.stats(CountStats) == CountStats(rows=9)
     version = config.output / "v20260601"
     snap = open_snapshot(version)
     assert snap.subsets == ["aigen_studio"] and snap.num_rows("aigen_studio", "query") == 3
@@ -90,7 +95,7 @@ def test_synth_source_stage_hook_resume_and_push(tmp_path, synth):
     assert all(r["generated"] and r["source"] == "synth" for r in query)
     assert query[0]["published_at_origin"] == "synth snapshot version"
     again = run_stages(config, stages)
-    assert all(e["status"].startswith("skipped") for e in again.log)
+    assert all(e.status.startswith("skipped") for e in again.log)
     mirror = tmp_path / "mirror"
     push_release(config.output, "v20260601", str(mirror))
     open_snapshot(mirror / "v20260601")
@@ -100,10 +105,11 @@ def test_synth_source_stage_hook_resume_and_push(tmp_path, synth):
 
 
 def test_changed_config_cannot_overwrite_a_published_version(tmp_path, synth):
-    run_stages(load_config(_config(tmp_path, synth)), [CollectStage(), DedupStage(), SplitStage(), PublishStage()])
-    changed = load_config(_config(tmp_path, synth, dedup={"phash_threshold": 10}))
+    config = load_config(synth_release_config(tmp_path, synth))
+    run_stages(config, basic_stages(config))
+    changed = load_config(synth_release_config(tmp_path, synth, dedup={"phash_threshold": 10}))
     with pytest.raises(BuildError, match="never modified"):
-        run_stages(changed, [CollectStage(), DedupStage(), SplitStage(), PublishStage()])
+        run_stages(changed, basic_stages(changed))
 
 
 def test_config_errors(tmp_path, synth):
@@ -136,7 +142,7 @@ def test_config_errors(tmp_path, synth):
 
 
 def test_contamination_command(tmp_path, make_snapshot):
-    rows = _synth_rows("i", [1, 2, 3, 4])
+    rows = synth_rows("i", [1, 2, 3, 4])
     snap = make_snapshot({"real_studio_flat": {"query": rows[:2], "gallery": rows[2:]}})
     folder = tmp_path / "train"
     folder.mkdir()
@@ -167,35 +173,36 @@ def test_missing_snapshot_is_an_error(tmp_path):
         open_snapshot(tmp_path / "none")
 
 
-class TinyEmbedder:
+class TinyEncoder:
     """A real (if weak) embedding: the 8x8 grey thumbnail of each image, mirror-symmetrised."""
 
-    spec = "tiny:8"
+    model_id, revision, input_kind, preprocess = "tiny:8", "1", "image", None
 
-    def embed_split(self, snapshot, subset: str, split: str) -> np.ndarray:
+    def encode(self, images: list[Image.Image]) -> np.ndarray:
         vectors = []
-        for _, images in snapshot.iter_images(subset, split):
-            for data in images:
-                with Image.open(io.BytesIO(data)) as im:
-                    grey = np.asarray(im.convert("L").resize((8, 8)), dtype=np.float64)
-                vectors.append((grey + grey[:, ::-1]).ravel() - 255)
+        for im in images:
+            grey = np.asarray(im.convert("L").resize((8, 8)), dtype=np.float64)
+            vectors.append((grey + grey[:, ::-1]).ravel() - 255)
         return np.asarray(vectors)
 
     def describe(self) -> dict:
-        return {"spec": self.spec}
+        return {}
 
 
 def test_embedding_tier_catches_what_exact_matching_misses(tmp_path, synth, monkeypatch):
-    monkeypatch.setitem(SPEC_KINDS, "tiny", lambda argument, options: TinyEmbedder())
-    stages = [CollectStage(), DedupStage(), SplitStage(), PublishStage()]
+    from lookbench.embeddings.model_provider import ModelEmbeddings
+
+    monkeypatch.setitem(SPEC_KINDS, "tiny", lambda argument, options: ModelEmbeddings("tiny:8", TinyEncoder(), options))
     exact_only = {"phash_threshold": 0, "embedding_model": "tiny:8", "embedding_threshold": 0.995}
-    run_stages(load_config(_config(tmp_path, synth, dedup=exact_only)), stages)
+    first = load_config(synth_release_config(tmp_path, synth, dedup=exact_only))
+    run_stages(first, basic_stages(first))
     again = make_snapshot_copy(tmp_path, synth)
-    ctx = run_stages(load_config(_config(tmp_path, again, release="2026-12-01", dedup=exact_only)), [*stages[:2]])
-    stats = ctx.stats_of("dedup")
-    excluded = stats["excluded_as_duplicates_of_earlier_versions"]
+    second = load_config(synth_release_config(tmp_path, again, release="2026-12-01", dedup=exact_only))
+    stats = run_stages(second, basic_stages(second)[:2]).stats(DedupStats)
+    assert stats is not None
+    excluded = stats.excluded_as_duplicates_of_earlier_versions
     assert excluded["exact"] == 3 and excluded.get("perceptual", 0) + excluded["embedding"] == 6
-    assert excluded["embedding"] >= 1 and stats["kept"] == 0
+    assert excluded["embedding"] >= 1 and stats.kept == 0
     dropped = pq.read_table(tmp_path / "out" / "_work" / "v20261201" / "dedup" / "dropped.parquet").to_pylist()
     assert all(d["duplicate_of"].startswith("v20260601/") for d in dropped if d["tier"] == "embedding")
 
@@ -244,7 +251,52 @@ def test_collect_resumes_finished_sources_and_cli_reports_errors(tmp_path, synth
 
 
 def test_contamination_default_matches_dedup_default():
-    from lookbench.cli.contamination_cmd import DEFAULT_THRESHOLD
+    from lookbench.cli.contamination_cmd import DEFAULT_COLOUR_THRESHOLD, DEFAULT_THRESHOLD
     from lookbench.release.config import DedupConfig
 
-    assert DedupConfig.model_validate({}).phash_threshold == DEFAULT_THRESHOLD
+    defaults = DedupConfig.model_validate({})
+    assert (defaults.phash_threshold, defaults.colour_threshold) == (DEFAULT_THRESHOLD, DEFAULT_COLOUR_THRESHOLD)
+
+
+@pytest.mark.parametrize("crop", [True, False])
+def test_every_crop_of_a_street_photo_carries_the_photos_date(tmp_path, crop):
+    from datetime import date
+
+    from lookbench.synth.generate import generate_snapshot
+
+    synth = generate_snapshot(tmp_path / "synth", date(2026, 5, 1), "mini", seed=0)
+    extra = {"crop": {"detector": "truth"}} if crop else {}
+    result = run_build(write_yaml(tmp_path / "r.yaml", {
+        "release_date": "2026-06-01",
+        "output": "out",
+        "sources": [{"kind": "synth", "name": "synth", "path": str(synth)}],
+        **extra,
+    }))  # fmt: skip
+    assert result.exit_code == 0, result.output
+    dates: dict[bytes, set[object]] = {}
+    for row in published_rows(tmp_path / "out" / "v20260601"):
+        if row["raw_image"]:
+            dates.setdefault(row["raw_image"]["bytes"], set()).add(row["first_seen_at"])
+    assert dates and any(len(v) for v in dates.values())
+    assert all(len(when) == 1 for when in dates.values())
+
+
+def test_colour_variants_stay_apart_while_edited_copies_merge(tmp_path):
+    original = photo(7)
+    y, cb, cr = original.convert("YCbCr").split()
+    recoloured = Image.merge("YCbCr", (y, cr, cb)).convert("RGB")  # same luminance, other colours
+    brighter = ImageEnhance.Brightness(original).enhance(1.04)
+    folder = tmp_path / "catalog"
+    write_catalog(folder, {"A": [encode(original), encode(photo(8))], "B": [encode(recoloured), encode(photo(9))]})
+    (folder / "copy.jpg").write_bytes(encode(brighter, "JPEG", 80))
+    with (folder / "manifest.csv").open("a") as fh:
+        fh.write("copy.jpg,C,dress,Red,2026-03-15,Brand\n")
+    source = {"kind": "catalog", "name": "cat", "path": "catalog"}
+    result = run_build(
+        write_yaml(tmp_path / "r.yaml", {"release_date": "2026-06-01", "output": "out", "sources": [source]})
+    )
+    assert result.exit_code == 0, result.output
+    rows = published_rows(tmp_path / "out" / "v20260601")
+    assert {r["product_id"] for r in rows} == {"A", "B"}
+    queries = pq.read_table(tmp_path / "out" / "v20260601" / "real_studio_flat" / "query.parquet").to_pylist()
+    assert {r["product_id"] for r in queries} == {"A", "B"}

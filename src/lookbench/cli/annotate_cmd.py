@@ -10,32 +10,33 @@ import typer
 from lookbench.cli.common import console, reports_errors
 
 if TYPE_CHECKING:
-    from lookbench.release.annotate.base import Item
-    from lookbench.release.annotate.openai import OpenAIAnnotator
+    from lookbench.release.label.base import Item
+    from lookbench.release.label.openai import OpenAIAnnotator
 
 app = typer.Typer(help="Annotation as an OpenAI batch job (e.g. `vllm run-batch` on a GPU box).", no_args_is_help=True)
 
 
 def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]]:
     from lookbench.errors import BuildError
-    from lookbench.release.annotate.openai import OpenAIAnnotator
-    from lookbench.release.annotate.stage import items_of, make_annotator
     from lookbench.release.config import load_config
-    from lookbench.release.runner import run_stages
-    from lookbench.release.stages import default_stages
-    from lookbench.release.stages.base import BuildContext, read_samples
+    from lookbench.release.label.openai import OpenAIAnnotator
+    from lookbench.release.pipeline import release_context, run_stages, stages_for
+    from lookbench.release.records import read_samples
+    from lookbench.release.stages.annotate import AnnotateStage, items_of
 
     release = load_config(config_path)
     if release.annotate is None or release.annotate.backend != "openai":
         raise BuildError(f"{config_path}: batch files need `annotate: {{backend: openai, api: ...}}`")
-    stages = default_stages(release)
-    upstream = stages[: [s.name for s in stages].index("annotate")]
-    ctx = run_stages(release, upstream, echo=console.print)
-    table = read_samples(release.work / upstream[-1].name / "samples.parquet")
-    annotator = make_annotator(release.annotate, BuildContext(release, ctx.log))
+    stages = stages_for(release)
+    position = [s.name for s in stages].index("annotate")
+    run_stages(release, stages[:position], echo=console.print)
+    samples = read_samples(release.work / stages[position - 1].name / "samples.parquet")
+    stage = stages[position]
+    assert isinstance(stage, AnnotateStage)
+    annotator = stage.annotator(stage.cache(release_context(release)))
     if not isinstance(annotator, OpenAIAnnotator):
         raise BuildError("batch files are for the openai backend")
-    return annotator, items_of(table.to_pylist())
+    return annotator, items_of(samples)
 
 
 @app.command("batch-export")
@@ -45,7 +46,7 @@ def batch_export(
     out: Path = typer.Argument(..., help="Batch input file to write (JSONL: custom_id, method, url, body)."),
 ) -> None:
     """Run the stages before annotate (resumable) and write one request per crop not yet in the answer cache."""
-    from lookbench.release.annotate.batch import write_batch
+    from lookbench.release.label.batch import write_batch
 
     annotator, items = _annotator_and_items(config)
     count = write_batch(annotator, items, out)
@@ -61,7 +62,7 @@ def batch_import(
     results: Path = typer.Argument(..., help="Batch output file (JSONL: custom_id, response{status_code, body})."),
 ) -> None:
     """Validate the batch answers into the answer cache; `lookbench build` then labels from the cache."""
-    from lookbench.release.annotate.batch import import_batch
+    from lookbench.release.label.batch import import_batch
 
     annotator, items = _annotator_and_items(config)
     counts = import_batch(annotator, items, results)

@@ -1,9 +1,7 @@
-"""The release config: a YAML file naming the release date, sources, dedup settings and output folder."""
+"""The release config: one YAML file naming the release, its sources and one section per stage."""
 
 from __future__ import annotations
 
-import hashlib
-import json
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Literal
@@ -12,12 +10,19 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lookbench.errors import BuildError
-from lookbench.release.part2_config import AnnotateConfig, AuditConfig, CropConfig, DistractorConfig
+from lookbench.hashing import json_sha256
 from lookbench.snapshot.schema import NOISE, SUBSETS
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    def fingerprint(self) -> str:
+        """sha256 of the section's canonical JSON: what a stage's resume marker is keyed on."""
+        return json_sha256(self.model_dump(mode="json"))
+
+
+# --- sources -----------------------------------------------------------------------------------------------------
 
 
 class _SourceBase(_Strict):
@@ -44,9 +49,14 @@ class ShopSource(_SourceBase):
     sitemaps: list[str] = []
     pages: list[str] = []
     user_agent: str = "lookbench-builder/0.1 (+https://github.com/lookbench)"
-    rate_limit_s: float = Field(1.0, ge=0)
-    timeout_s: float = Field(10.0, gt=0)
+    rate_limit_s: float = Field(1.0, ge=0, description="seconds between requests to one host")
+    max_crawl_delay_s: float = Field(60.0, ge=0, description="a robots.txt Crawl-delay above this is capped (warned)")
+    timeout_s: float = Field(10.0, gt=0, description="total time one request may take, body included")
+    retries: int = Field(2, ge=0, description="retries of timeouts, connection errors, 408/425/429/5xx")
+    backoff_s: float = Field(1.0, ge=0, description="first retry wait, doubling; Retry-After wins")
     max_pages: int = Field(10_000, ge=1)
+    max_sitemaps: int = Field(100, ge=1, description="sitemap files read per crawl; more are reported, not read")
+    max_sitemap_bytes: int = Field(50_000_000, ge=1, description="decompressed bytes of one sitemap file")
     max_page_bytes: int = Field(5_000_000, ge=1)
     max_image_bytes: int = Field(10_000_000, ge=1)
     max_images_per_product: int = Field(8, ge=1)
@@ -93,20 +103,162 @@ class SynthSource(_SourceBase):
 SourceConfig = Annotated[ShopSource | CatalogSource | GeneratedSource | SynthSource, Field(discriminator="kind")]
 
 
+# --- stage sections ----------------------------------------------------------------------------------------------
+
+
 class DedupConfig(_Strict):
-    """Duplicate detection: exact sha256 always, perceptual hash always, an embedding tier optionally."""
+    """Duplicate detection: exact sha256, then perceptual hash gated by colour, then optionally embeddings."""
 
     phash_threshold: int = Field(
         24, ge=0, le=256, description="max Hamming distance of 256-bit pHashes (docs/build.md)"
     )
+    colour_threshold: float = Field(
+        0.02, ge=0, le=1, description="max share of thumbnail pixels whose colour differs (docs/build.md)"
+    )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)
+
+
+class ApiConfig(_Strict):
+    """An OpenAI-compatible chat-completions endpoint (vLLM, SGLang or a hosted API), called with the openai SDK."""
+
+    base_url: str = Field(description="e.g. http://gpu-box:8000/v1")
+    model: str
+    api_key_env: str | None = Field(None, description="environment variable holding the API key, if any")
+    timeout_s: float = Field(60.0, gt=0)
+    retries: int = Field(4, ge=0, description="the SDK's max_retries: timeouts, connection errors, 408/409/429/5xx")
+    concurrency: int = Field(4, ge=1)
+    seed: int = 0
+    max_tokens: int = Field(512, ge=1)
+    max_side: int = Field(768, ge=32, description="images are downscaled to this longest side before sending")
+    price_per_million_input: float = Field(0.0, ge=0)
+    price_per_million_output: float = Field(0.0, ge=0)
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL without a trailing slash: part of every answer-cache key."""
+        return self.base_url.rstrip("/")
+
+
+class OwlConfig(_Strict):
+    """A transformers zero-shot detector (OWLv2, or OWL-ViT) queried with one text per taxonomy category."""
+
+    model: str = Field(description="a local model folder or a hub id, e.g. google/owlv2-base-patch16-ensemble")
+    revision: str | None = Field(None, description="hub revision (branch, tag or commit); ignored for a local folder")
+    threshold: float = Field(0.1, ge=0, lt=1, description="boxes scoring at or below this are dropped")
+    template: str = Field("a photo of a {category}", description="text query per category; must contain {category}")
+    categories: list[str] | None = Field(None, description="taxonomy categories to query; default: all of them")
+    max_boxes: int = Field(20, ge=1, description="at most this many boxes per photo, best first")
+    nms_iou: float = Field(0.5, gt=0, le=1, description="a box overlapping a better one more than this is dropped")
+    nms_across_categories: bool = Field(True, description="suppress overlapping boxes of different categories too")
+    device: str = Field("auto", description="auto (cuda when available, else cpu), cpu, cuda, cuda:1, ...")
+
+    @model_validator(mode="after")
+    def _template_names_category(self) -> OwlConfig:
+        if "{category}" not in self.template:
+            raise ValueError("crop.owl.template must contain {category}")
+        return self
+
+
+class CropConfig(_Strict):
+    """Street-look photos are cut into one crop per garment by a detector backend."""
+
+    detector: Literal["truth", "vlm", "owl"] = "truth"
+    api: ApiConfig | None = None
+    owl: OwlConfig | None = None
+    min_side: int = Field(16, ge=1, description="boxes narrower or shorter than this (pixels) are dropped")
+    min_area_fraction: float = Field(0.002, ge=0, lt=1)
+
+    @model_validator(mode="after")
+    def _needs_api(self) -> CropConfig:
+        if self.detector == "vlm" and self.api is None:
+            raise ValueError("crop.detector vlm needs an api section")
+        if self.detector == "owl" and self.owl is None:
+            raise ValueError("crop.detector owl needs an owl section")
+        return self
+
+
+class ProbeConfig(_Strict):
+    """Linear probes per attribute group on embeddings of a model spec, fitted on a labelled snapshot."""
+
+    train: Path = Field(description="a labelled snapshot folder (e.g. an earlier release) to learn from")
+    model: str = Field(description="embedding model spec (`features:colour-gradient` or any resolve_model spec)")
+    ridge: float = Field(1.0, gt=0)
+
+
+class AnnotateConfig(_Strict):
+    """Replace source labels by annotator labels restricted to the taxonomy."""
+
+    backend: Literal["openai", "probe"]
+    api: ApiConfig | None = None
+    probe: ProbeConfig | None = None
+    attempts: int = Field(2, ge=1, description="asks per crop before an invalid answer is flagged")
+    cache_dir: Path | None = Field(None, description="default: OUT/_state/annotation-cache")
+    batch_output: Path | None = Field(None, description="`vllm run-batch` output to import instead of calling the API")
+
+    @model_validator(mode="after")
+    def _backend_settings(self) -> AnnotateConfig:
+        if self.backend == "openai" and self.api is None:
+            raise ValueError("annotate.backend openai needs an api section")
+        if self.backend == "probe" and self.probe is None:
+            raise ValueError("annotate.backend probe needs a probe section")
+        return self
+
+
+class AuditConfig(_Strict):
+    """A judge model checks a stratified sample of annotated attributes, with canaries."""
+
+    api: ApiConfig | None = Field(None, description="the judge's endpoint; required unless a Judge is passed in code")
+    margin: float = Field(0.05, gt=0, lt=0.5, description="wanted half-width of the 95% interval of accuracy")
+    expected_accuracy: float = Field(0.9, gt=0, lt=1)
+    canary_fraction: float = Field(0.1, ge=0, lt=1, description="canaries per sampled crop")
+    floor: float = Field(0.8, ge=0, le=1, description="attributes judged less accurate than this are flagged")
+    min_judged: int = Field(5, ge=1, description="judgements an attribute needs before it can be flagged")
+    exclude_below_floor: bool = False
+    human_labels: Path | None = Field(None, description="CSV sample_id,attribute,verdict judged by people")
+    bootstrap: int = Field(1000, ge=100)
+    seed: int = 0
+
+
+class DistractorConfig(_Strict):
+    """Keep `noise` candidates whose nearest benchmark item is neither a near-duplicate nor unrelated."""
+
+    model: str
+    band: tuple[float, float] = (0.25, 0.45)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DistractorConfig:
+        if not -1 <= self.band[0] < self.band[1] <= 1:
+            raise ValueError(f"distractors.band must be [low, high] with -1 <= low < high <= 1, got {self.band}")
+        return self
 
 
 class SplitConfig(_Strict):
     """Query/gallery assignment."""
 
     seed: int = 0
+
+
+class SourceSummary(_Strict):
+    """What the manifest and the card say about a source."""
+
+    name: str
+    kind: str
+    license: str
+
+
+class PublishConfig(_Strict):
+    """What the publish stage writes beside the splits; `config_sha256` identifies the whole release config."""
+
+    version: str
+    release_date: date
+    title: str
+    changelog: str
+    sources: list[SourceSummary]
+    config_sha256: str
+
+
+# --- the release -------------------------------------------------------------------------------------------------
 
 
 class ReleaseConfig(_Strict):
@@ -151,13 +303,23 @@ class ReleaseConfig(_Strict):
 
     @property
     def state_dir(self) -> Path:
-        """Cross-release state (e.g. crawl lastmod records), kept outside every version folder."""
+        """Cross-release state (crawl records, answer caches, fingerprints), kept outside every version folder."""
         return self.output / "_state"
 
     def config_hash(self) -> str:
-        """sha256 of the canonical JSON form of the config."""
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()
+        """sha256 of the canonical JSON form of the whole config (recorded in MANIFEST.json)."""
+        return self.fingerprint()
+
+    def publish_section(self) -> PublishConfig:
+        """The publish stage's settings."""
+        return PublishConfig(
+            version=self.version,
+            release_date=self.release_date,
+            title=self.title,
+            changelog=self.changelog,
+            sources=[SourceSummary(name=s.name, kind=s.kind, license=s.license) for s in self.sources],
+            config_sha256=self.config_hash(),
+        )
 
 
 PATH_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
@@ -166,7 +328,7 @@ PATH_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("annotate", "probe"), "train"),
     (("audit",), "human_labels"),
 )
-"""Part-2 settings holding paths, resolved relative to the config file like the others."""
+"""Stage settings holding paths, resolved relative to the config file like the others."""
 
 
 def _resolve(base: Path, value: object) -> object:
@@ -181,7 +343,7 @@ def load_config(path: Path | str) -> ReleaseConfig:
     path = Path(path)
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise BuildError(f"{path}: cannot read release config ({exc})") from exc
     if not isinstance(data, dict):
         raise BuildError(f"{path}: a release config must be a mapping")

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lookbench.release.dedup.hashes import phash_pair, sha256_hex
-from lookbench.release.dedup.index import FingerprintIndex
-from lookbench.snapshot import NOISE
+from lookbench.images import BadImageError
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.history import snapshot_parts
+from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import SPLITS
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}
 
@@ -26,24 +26,25 @@ class ContaminationReport:
 
 def index_folder(folder: Path, report: ContaminationReport) -> FingerprintIndex:
     """Fingerprint every image file under `folder`; unreadable ones are listed in the report."""
-    index = FingerprintIndex()
+    index = FingerprintIndex(lambda key: (folder / key).read_bytes())
     for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES):
         try:
-            index.add_image(path.relative_to(folder).as_posix(), path.read_bytes())
-        except (OSError, ValueError, SyntaxError) as exc:
+            found = fingerprint(path.read_bytes())
+        except (OSError, BadImageError) as exc:
             report.unreadable.append(f"{path}: {exc}")
+            continue
+        index.add(path.relative_to(folder).as_posix(), found.sha256, found.phash)
     report.folder_images = len(index)
     return index
 
 
-def find_contamination(snapshot: Snapshot, folder: Path, threshold: int) -> ContaminationReport:
-    """Look every snapshot image up in the folder's index (sha256 first, then mirror-robust pHash)."""
+def find_contamination(
+    snapshot: Snapshot, folder: Path, threshold: int, colour_threshold: float
+) -> ContaminationReport:
+    """Look every snapshot image up in the folder's index (sha256 first, then mirror-robust pHash, colour-checked)."""
     report = ContaminationReport()
     index = index_folder(folder, report)
-    parts = [(s, sp) for s in snapshot.subsets for sp in SPLITS]
-    if snapshot.has_noise:
-        parts.append((NOISE, "gallery"))
-    for subset, split in parts:
+    for subset, split in snapshot_parts(snapshot):
         ids = snapshot.labels(subset, split).item_id
         for start, images in snapshot.iter_images(subset, split):
             for offset, data in enumerate(images):
@@ -51,8 +52,12 @@ def find_contamination(snapshot: Snapshot, folder: Path, threshold: int) -> Cont
                 report.snapshot_rows += 1
                 if not data:
                     continue
-                phash, mirrored = phash_pair(data)
-                match = index.lookup(sha256_hex(data), phash, mirrored, threshold)
+                try:
+                    query = fingerprint(data)
+                except BadImageError as exc:
+                    report.unreadable.append(f"{snapshot.root}/{subset}/{split} row {row}: {exc}")
+                    continue
+                match = index.lookup(query, threshold, colour_threshold).match
                 if match is not None:
                     report.matches.append(
                         {

@@ -13,8 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
+from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.snapshot.labels import SplitLabels, normalise_label
-from lookbench.snapshot.manifest import file_sha256, verify_manifest
+from lookbench.snapshot.manifest import verify_manifest
 from lookbench.snapshot.schema import NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS
 from lookbench.snapshot.source import resolve_snapshot_dir
 
@@ -223,10 +224,8 @@ class Snapshot:
     @cached_property
     def content_hash(self) -> str:
         """sha256 over every parquet file's relative path and sha256: identifies the exact data."""
-        digest = hashlib.sha256()
-        for path in self.all_files():
-            digest.update(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n".encode())
-        return digest.hexdigest()
+        lines = [f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n" for path in self.all_files()]
+        return sha256_hex("".join(lines).encode())
 
 
 def open_snapshot(location: str | Path, verify: bool = True) -> Snapshot:

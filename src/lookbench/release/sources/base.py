@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
-from lookbench.release.config import ReleaseConfig
-from lookbench.release.sample import Sample
+from lookbench.release.records import Problem, Sample
 
 
 @dataclass
 class CollectContext:
-    """What a source may use while collecting: the release, its own folders and a problem log."""
+    """What a source may use while collecting: the release version, its own folders and a problem log."""
 
-    release: ReleaseConfig
+    version: str
+    """The release being built (`vYYYYMMDD`)."""
     work: Path
     """This source's own work folder (raw pages, partial results)."""
     state: Path
     """This source's cross-release state folder."""
-    problems: list[dict[str, Any]] = field(default_factory=list)
+    source: str
+    problems: list[Problem] = field(default_factory=list)
 
     def now(self) -> datetime:
         """The current UTC time, used as `first_seen_at`."""
@@ -30,11 +30,7 @@ class CollectContext:
 
     def report(self, url: str, message: str) -> None:
         """Record a problem with one input; the run goes on."""
-        self.problems.append({"url": url, "error": message, "at": self.now().isoformat()})
-
-    def write_problems(self, path: Path) -> None:
-        """Write the problems as JSON lines."""
-        path.write_text("".join(json.dumps(p) + "\n" for p in self.problems), encoding="utf-8")
+        self.problems.append(Problem(self.source, url, message))
 
 
 class Source(Protocol):
@@ -45,4 +41,8 @@ class Source(Protocol):
 
     def collect(self, ctx: CollectContext) -> Iterator[Sample]:
         """Yield the source's samples for this release."""
+        ...
+
+    def counts(self) -> dict[str, int]:
+        """What the source did (requests, pages, images...), for the build log."""
         ...

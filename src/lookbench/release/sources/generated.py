@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from lookbench.dates import parse_datetime
 from lookbench.errors import BuildError
+from lookbench.images import image_size
 from lookbench.release.config import GeneratedSource
-from lookbench.release.dates import parse_when
-from lookbench.release.images import check_image
-from lookbench.release.labels import split_list
-from lookbench.release.sample import Sample
+from lookbench.release.jsontext import loads
+from lookbench.release.records import Sample
 from lookbench.release.sources.base import CollectContext
+from lookbench.release.sources.catalog import confined
+from lookbench.release.sources.metadata import split_list
 
 RECORDS = "records.jsonl"
 
@@ -52,29 +53,39 @@ class GeneratedCollector:
     def __init__(self, config: GeneratedSource) -> None:
         self.config = config
         self.name = config.name
+        self.records = 0
+
+    def counts(self) -> dict[str, int]:
+        """Records read."""
+        return {"records": self.records}
 
     def collect(self, ctx: CollectContext) -> Iterator[Sample]:
         """Yield one sample per valid record; report the others."""
         records = Path(self.config.path) / RECORDS
         if not records.is_file():
             raise BuildError(f"generated source {self.name}: {records} not found")
-        for number, line in enumerate(records.read_text(encoding="utf-8").splitlines(), start=1):
+        base = records.parent.resolve()
+        try:
+            lines = records.read_text(encoding="utf-8").splitlines()
+        except (OSError, ValueError) as exc:
+            ctx.report(str(records), f"records not read: {exc}")
+            return
+        for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
+            self.records += 1
             where = f"{records}:{number}"
             try:
-                record = GenerationRecord.model_validate(json.loads(line))
-                yield self._sample(records.parent, record, ctx)
+                record = GenerationRecord.model_validate(loads(line))
+                yield self._sample(base, f"{RECORDS}:{number}", record, ctx)
             except (ValueError, ValidationError, OSError) as exc:
                 ctx.report(where, f"skipped: {exc}")
 
-    def _sample(self, base: Path, record: GenerationRecord, ctx: CollectContext) -> Sample:
-        path = base / record.file
+    def _sample(self, base: Path, where: str, record: GenerationRecord, ctx: CollectContext) -> Sample:
+        path = confined(base, record.file, self.kind)
         data = path.read_bytes()
-        check_image(data)
-        created = parse_when(record.created_at)
-        if created is None:
-            raise ValueError(f"created_at {record.created_at!r} is not an ISO date")
+        image_size(data)
+        created = parse_datetime(record.created_at)
         generation: dict[str, Any] = record.model_dump(
             exclude={"file", "product_id", "category", "main_attribute", "other_attributes"}
         )
@@ -89,8 +100,8 @@ class GeneratedCollector:
             other_attributes=split_list(record.other_attributes),
             subsets=list(self.config.subsets),
             license=self.config.license,
-            source_url=path.resolve().as_uri(),
-            image_url=path.resolve().as_uri(),
+            source_url=where,
+            image_url=path.relative_to(base).as_posix(),
             source_published_at=created,
             published_at_origin="generator",
             generated=True,

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lookbench.dates import parse_datetime, version_date
 from lookbench.release.config import SynthSource
-from lookbench.release.sample import Sample
+from lookbench.release.records import Sample
 from lookbench.release.sources.base import CollectContext
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
@@ -47,14 +47,17 @@ class SynthCollector:
     def __init__(self, config: SynthSource) -> None:
         self.config = config
         self.name = config.name
+        self.rows = 0
+
+    def counts(self) -> dict[str, int]:
+        """Snapshot rows read."""
+        return {"rows": self.rows}
 
     def collect(self, ctx: CollectContext) -> Iterator[Sample]:
         """Yield every row of every subset of the Synth snapshot; its noise pool feeds `noise` (distractor pool)."""
         snap = open_snapshot(self.config.path)
-        try:
-            released: datetime | None = datetime.strptime(snap.snapshot_id, "v%Y%m%d").replace(tzinfo=timezone.utc)
-        except ValueError:
-            released = None
+        day = version_date(snap.snapshot_id)
+        released = None if day is None else parse_datetime(day)
         parts = [(subset, split) for subset in snap.subsets for split in SPLITS]
         for subset, split in parts + ([(NOISE, "gallery")] if snap.has_noise else []):
             labels = snap.labels(subset, split)
@@ -62,9 +65,10 @@ class SynthCollector:
             for start, images in snap.iter_images(subset, split):
                 for offset, data in enumerate(images):
                     row = start + offset
-                    where = f"{snap.root}/{subset}/{split}#{row}"
+                    self.rows += 1
+                    where = f"{snap.snapshot_id}/{subset}/{split}#{row}"
                     if not data:
-                        ctx.report(where, "skipped: row has no image bytes")
+                        ctx.report(f"{snap.root}/{subset}/{split}#{row}", "skipped: row has no image bytes")
                         continue
                     yield Sample(
                         source=self.name,

@@ -1,18 +1,23 @@
-"""Dedup: drop duplicates of earlier versions and within the batch (exact, perceptual, optional embedding)."""
+"""Dedup: drop duplicates of earlier versions and within the batch (exact, perceptual and colour, embedding)."""
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from lookbench.release.dedup.hashes import phash_pair
-from lookbench.release.dedup.history import history_index
-from lookbench.release.dedup.index import FingerprintIndex, Match
-from lookbench.release.sample import write_table
-from lookbench.release.stages.base import BuildContext, StageResult, read_samples, write_samples
+from lookbench.hashing import json_sha256, sha256_hex
+from lookbench.images import BadImageError
+from lookbench.release.config import DedupConfig
+from lookbench.release.embedding import ImageEmbedder, image_embedder
+from lookbench.release.fingerprints.embedding import embedding_duplicates
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.history import history_index, versions_fingerprint
+from lookbench.release.fingerprints.index import FingerprintIndex, Match
+from lookbench.release.records import Sample, write_table
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
 
 DROPPED_SCHEMA = pa.schema(
     [
@@ -29,71 +34,135 @@ DROPPED_SCHEMA = pa.schema(
 )
 
 
-def _drop_row(row: dict[str, Any], against: str, match: Match) -> dict[str, Any]:
-    fields = ("sample_id", "source", "source_url", "image_url", "image_sha256")
-    return {
-        **{k: row[k] for k in fields},
-        "against": against,
-        "tier": match.tier,
-        "duplicate_of": match.key,
-        "distance": float(match.distance),
-    }
+class DedupStats(StageStats):
+    """What was dropped, against what, by which tier."""
+
+    input: int
+    kept: int
+    excluded_as_duplicates_of_earlier_versions: dict[str, int]
+    merged_within_batch: dict[str, int]
+    kept_apart_by_colour: int
+    earlier_versions: list[str]
+    earlier_images: int
+    phash_threshold: int
+    colour_threshold: float
+    embedding_model: str | None
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A sample left out as a duplicate."""
+
+    sample: Sample
+    against: str
+    match: Match
+
+    def row(self) -> dict[str, object]:
+        """Its line in `dedup/dropped.parquet`."""
+        s = self.sample
+        return {
+            "sample_id": s.sample_id,
+            "source": s.source,
+            "source_url": s.source_url,
+            "image_url": s.image_url,
+            "image_sha256": s.image_sha256,
+            "against": self.against,
+            "tier": self.match.tier,
+            "duplicate_of": self.match.key,
+            "distance": float(self.match.distance),
+        }
+
+
+def photo_dates(samples: list[Sample]) -> None:
+    """Every crop of one street photo takes the photo's date: the earliest `first_seen_at` among its crops."""
+    earliest: dict[str, Sample] = {}
+    for sample in samples:
+        if sample.raw_image:
+            key = sha256_hex(sample.raw_image)
+            if key not in earliest or sample.first_seen_at < earliest[key].first_seen_at:
+                earliest[key] = sample
+    for sample in samples:
+        if sample.raw_image:
+            sample.first_seen_at = earliest[sha256_hex(sample.raw_image)].first_seen_at
 
 
 class DedupStage:
     """Earliest-seen wins: the batch is scanned in `first_seen_at` order; a kept sample takes its group's min date."""
 
     name = "dedup"
+    stats_type = DedupStats
 
-    def run(self, ctx: BuildContext, previous: Path | None) -> StageResult:
+    def __init__(self, settings: DedupConfig) -> None:
+        self.settings = settings
+        self._embedder: ImageEmbedder | None = None
+
+    def check(self) -> None:
+        """Load the embedding model, if one is configured, so a bad spec stops the build before collect."""
+        if self.settings.embedding_model and self._embedder is None:
+            self._embedder = image_embedder(self.settings.embedding_model, "dedup.embedding_model")
+
+    def fingerprint(self, ctx: StageContext) -> str:
+        """The dedup settings and the earlier versions looked up."""
+        return json_sha256([self.settings.fingerprint(), versions_fingerprint(ctx.output, ctx.version)])
+
+    def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
         """Fingerprint the batch, look each sample up in the earlier versions and in the samples kept so far."""
-        settings = ctx.config.dedup
-        folder = ctx.folder(self.name)
-        table = read_samples(previous)
-        table = table.take(pc.sort_indices(table, [("first_seen_at", "ascending"), ("sample_id", "ascending")]))
-        history, versions = history_index(ctx.config.output, ctx.config.version, ctx.config.state_dir / "fingerprints")
-        batch = FingerprintIndex()
-        rows = table.to_pylist()
-        kept: list[dict[str, Any]] = []
-        position: dict[str, int] = {}
-        dropped: list[dict[str, Any]] = []
-        for row in rows:
-            phash, flipped = phash_pair(row["image"])
-            row["phash"], row["phash_mirror"] = phash, flipped
-            match = history.lookup(row["image_sha256"], phash, flipped, settings.phash_threshold)
-            if match is not None:
-                dropped.append(_drop_row(row, "earlier", match))
+        settings = self.settings
+        samples = sorted(samples_of(previous), key=lambda s: (s.first_seen_at, s.sample_id))
+        history, versions = history_index(ctx.output, ctx.version, ctx.state / "fingerprints")
+        kept: list[Sample] = []
+        by_id: dict[str, Sample] = {}
+        batch = FingerprintIndex(lambda key: by_id[key].image)
+        dropped: list[Dropped] = []
+        rejected = 0
+        for sample in samples:
+            try:
+                query = fingerprint(sample.image)
+            except BadImageError as exc:
+                ctx.report(sample.source, sample.source_url or sample.sample_id, f"dedup: left out, {exc}")
                 continue
-            match = batch.lookup(row["image_sha256"], phash, flipped, settings.phash_threshold)
-            if match is not None:
-                dropped.append(_drop_row(row, "batch", match))
-                first = kept[position[match.key]]
-                first["first_seen_at"] = min(first["first_seen_at"], row["first_seen_at"])
-                continue
-            batch.add(row["sample_id"], row["image_sha256"], phash)
-            position[row["sample_id"]] = len(kept)
-            kept.append(row)
+            for against, index in (("earlier", history), ("batch", batch)):
+                found = index.lookup(query, settings.phash_threshold, settings.colour_threshold)
+                rejected += found.colour_rejected
+                if found.match is not None:
+                    dropped.append(Dropped(sample, against, found.match))
+                    if against == "batch":
+                        first = by_id[found.match.key]
+                        first.first_seen_at = min(first.first_seen_at, sample.first_seen_at)
+                    break
+            else:
+                batch.add(sample.sample_id, query.sha256, query.phash)
+                by_id[sample.sample_id] = sample
+                kept.append(sample)
         if settings.embedding_model:
-            from lookbench.release.dedup.embedding import embedding_duplicates
-
-            found = embedding_duplicates(ctx, kept, settings.embedding_model, settings.embedding_threshold)
-            dropped.extend(_drop_row(kept[i], against, match) for i, (against, match) in found.items())
-            kept = [row for i, row in enumerate(kept) if i not in found]
-        schema = table.schema.append(pa.field("phash", pa.string())).append(pa.field("phash_mirror", pa.string()))
-        write_table(pa.Table.from_pylist(dropped, schema=DROPPED_SCHEMA), folder / "dropped.parquet")
-        out = write_samples(ctx, self.name, pa.Table.from_pylist(kept, schema=schema))
-        counts: dict[str, dict[str, int]] = {"earlier": {}, "batch": {}}
+            self.check()
+            assert self._embedder is not None
+            found_embedded = embedding_duplicates(
+                self._embedder,
+                [s.image for s in kept],
+                [s.sample_id for s in kept],
+                ctx.output,
+                ctx.version,
+                settings.embedding_threshold,
+            )
+            dropped.extend(Dropped(kept[i], against, match) for i, (against, match) in found_embedded.items())
+            kept = [sample for i, sample in enumerate(kept) if i not in found_embedded]
+        photo_dates(kept)
+        table = pa.Table.from_pylist([d.row() for d in dropped], schema=DROPPED_SCHEMA)
+        write_table(table, ctx.folder(self.name) / "dropped.parquet")
+        counts: dict[str, Counter[str]] = {"earlier": Counter(), "batch": Counter()}
         for drop in dropped:
-            tiers = counts[drop["against"]]
-            tiers[drop["tier"]] = tiers.get(drop["tier"], 0) + 1
-        stats = {
-            "input": len(rows),
-            "kept": len(kept),
-            "excluded_as_duplicates_of_earlier_versions": counts["earlier"],
-            "merged_within_batch": counts["batch"],
-            "earlier_versions": versions,
-            "earlier_images": len(history),
-            "phash_threshold": settings.phash_threshold,
-            "embedding_model": settings.embedding_model,
-        }
-        return StageResult(out, stats)
+            counts[drop.against][drop.match.tier] += 1
+        stats = DedupStats(
+            input=len(samples),
+            kept=len(kept),
+            excluded_as_duplicates_of_earlier_versions=dict(counts["earlier"]),
+            merged_within_batch=dict(counts["batch"]),
+            kept_apart_by_colour=rejected,
+            earlier_versions=versions,
+            earlier_images=len(history),
+            phash_threshold=settings.phash_threshold,
+            colour_threshold=settings.colour_threshold,
+            embedding_model=settings.embedding_model,
+        )
+        return StageResult(save_samples(ctx, self.name, kept), stats)

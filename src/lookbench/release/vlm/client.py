@@ -1,22 +1,28 @@
-"""Chat-completions requests with structured output, retries with backoff and usage accounting."""
+"""Chat completions with structured output through the openai SDK (any OpenAI-compatible server: vLLM, SGLang...).
+
+The SDK sends the request and retries what may pass later (timeouts, connection errors, 408/409/429/5xx, with
+exponential backoff that honours Retry-After) up to `api.retries` times. The reply is checked here, not trusted:
+a body that is not a chat completion, or has no text content, is an InvalidReply the caller may re-ask.
+"""
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import httpx
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.errors import BuildError
-from lookbench.release.part2_config import ApiConfig
+from lookbench.release.config import ApiConfig
+from lookbench.release.jsontext import loads
 from lookbench.release.vlm.usage import Usage
 
-RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 T = TypeVar("T")
 R = TypeVar("R")
+RETRY_STATUS = frozenset({408, 409, 429})
+"""Besides 5xx: the statuses the SDK retries, and after which the endpoint counts as unavailable."""
 
 
 class ApiUnavailable(BuildError):
@@ -27,16 +33,29 @@ class ApiRejected(BuildError):
     """The endpoint refused this one request (4xx other than 408/409/429), e.g. an image it cannot read."""
 
 
-def request_body(api: ApiConfig, messages: list[dict[str, Any]], name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """A chat-completions body: temperature 0, fixed seed, the schema as `response_format`."""
-    return {
-        "model": api.model,
-        "messages": messages,
-        "temperature": 0,
-        "seed": api.seed,
-        "max_tokens": api.max_tokens,
-        "response_format": {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}},
-    }
+class InvalidReply(ValueError):
+    """A 200 reply that is not a chat completion with text content."""
+
+
+class _Message(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    content: str
+
+
+class _Choice(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    message: _Message
+
+
+class _Completion(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    choices: list[_Choice]
+    usage: Any = None
+
+
+def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The structured-output request: answers must follow `schema`."""
+    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
 def user_message(text: str, image_url: str) -> dict[str, Any]:
@@ -47,68 +66,77 @@ def user_message(text: str, image_url: str) -> dict[str, Any]:
     }
 
 
-def answer_text(reply: dict[str, Any]) -> str:
-    """The message content of a chat-completions reply."""
+def request_body(api: ApiConfig, messages: list[dict[str, Any]], name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The chat-completions body (as sent by the SDK, and as written to batch files): temperature 0, fixed seed."""
+    return {
+        "model": api.model,
+        "messages": messages,
+        "temperature": 0,
+        "seed": api.seed,
+        "max_tokens": api.max_tokens,
+        "response_format": response_format(name, schema),
+    }
+
+
+def reply_text(body: object) -> tuple[str, Any]:
+    """(message content, usage block) of a decoded chat-completions body; InvalidReply if it is not one."""
     try:
-        content = reply["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError) as exc:
-        raise ValueError(f"reply has no choices[0].message.content ({exc})") from exc
-    if not isinstance(content, str):
-        raise ValueError("message content is not text")
-    return content
+        completion = _Completion.model_validate(body)
+    except ValidationError as exc:
+        raise InvalidReply(f"the reply is not a chat completion ({type(body).__name__})") from exc
+    if not completion.choices:
+        raise InvalidReply("the reply has no choices")
+    return completion.choices[0].message.content, completion.usage
 
 
 class ChatClient:
-    """POSTs to `{base_url}/chat/completions`; retries what may pass on a later try, raises what will not."""
+    """One openai SDK client per endpoint; `complete` returns the answer text or raises one of the errors above."""
 
-    def __init__(self, api: ApiConfig, usage: Usage | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+    def __init__(self, api: ApiConfig, usage: Usage | None = None) -> None:
+        from openai import OpenAI
+
         self.api = api
         self.usage = usage or Usage(api.price_per_million_input, api.price_per_million_output)
-        self._sleep = sleep
-        headers = {"Content-Type": "application/json"}
+        key = None
         if api.api_key_env:
             key = os.environ.get(api.api_key_env)
             if not key:
                 raise BuildError(f"environment variable {api.api_key_env} (api_key_env) is not set")
-            headers["Authorization"] = f"Bearer {key}"
-        self._http = httpx.Client(base_url=api.base_url.rstrip("/"), headers=headers, timeout=api.timeout_s)
+        # servers without authentication (a local vLLM) ignore the key; the SDK needs one
+        self._client = OpenAI(
+            base_url=api.endpoint, api_key=key or "none", max_retries=api.retries, timeout=api.timeout_s
+        )
 
     def close(self) -> None:
         """Close the connection pool."""
-        self._http.close()
+        self._client.close()
 
-    def _wait(self, attempt: int, response: httpx.Response | None) -> float:
-        after = response.headers.get("retry-after") if response is not None else None
-        if after and after.replace(".", "", 1).isdigit():
-            return min(float(after), 60.0)
-        return self.api.backoff_s * 2**attempt
+    def complete(self, messages: list[dict[str, Any]], name: str, schema: dict[str, Any]) -> str:
+        """The answer text of one request."""
+        import openai
 
-    def post(self, body: dict[str, Any]) -> dict[str, Any]:
-        """The decoded reply to one body; ApiUnavailable after the retries, ApiRejected for a refused request."""
-        last = ""
-        for attempt in range(self.api.retries + 1):
-            response: httpx.Response | None = None
-            try:
-                response = self._http.post("/chat/completions", json=body)
-            except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code == 200:
-                    try:
-                        reply: dict[str, Any] = response.json()
-                    except ValueError:
-                        last = "200 with a body that is not JSON"
-                    else:
-                        self.usage.add(reply.get("usage"))
-                        return reply
-                elif response.status_code in RETRY_STATUS:
-                    last = f"HTTP {response.status_code}"
-                else:
-                    raise ApiRejected(f"HTTP {response.status_code}: {response.text[:300]}")
-            if attempt < self.api.retries:
-                self.usage.count("retries")
-                self._sleep(self._wait(attempt, response))
-        raise ApiUnavailable(f"{self.api.base_url}: no answer after {self.api.retries + 1} tries ({last})")
+        body = request_body(self.api, messages, name, schema)
+        try:
+            raw = self._client.chat.completions.with_raw_response.create(**body)
+        except openai.APIStatusError as exc:
+            if exc.status_code in RETRY_STATUS or exc.status_code >= 500:
+                raise self._unavailable(f"HTTP {exc.status_code}") from exc
+            raise ApiRejected(f"HTTP {exc.status_code}: {exc.message[:300]}") from exc
+        except openai.APIConnectionError as exc:
+            cause = f" ({type(exc.__cause__).__name__}: {exc.__cause__})" if exc.__cause__ is not None else ""
+            raise self._unavailable(f"{type(exc).__name__}: {exc}{cause}") from exc
+        self.usage.count("retries", raw.retries_taken)
+        try:
+            decoded = loads(raw.http_response.content)
+        except ValueError as exc:
+            self.usage.add(None)
+            raise InvalidReply(f"the reply is not JSON ({exc})") from exc
+        self.usage.add(decoded.get("usage") if isinstance(decoded, dict) else None)
+        return reply_text(decoded)[0]
+
+    def _unavailable(self, last: str) -> ApiUnavailable:
+        self.usage.count("retries", self.api.retries)
+        return ApiUnavailable(f"{self.api.base_url}: no answer after {self.api.retries + 1} tries ({last})")
 
 
 def run_concurrently(func: Callable[[T], R], items: Iterable[T], workers: int) -> Iterator[R]:

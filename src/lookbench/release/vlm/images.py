@@ -7,19 +7,18 @@ import io
 
 from PIL import Image
 
+from lookbench.images import decode_image
+
 
 def prepared(data: bytes, max_side: int) -> tuple[bytes, tuple[int, int]]:
-    """JPEG bytes no larger than `max_side` on the longest side, and the size sent (width, height)."""
-    with Image.open(io.BytesIO(data)) as im:
-        im = im.convert("RGB")
-        scale = min(1.0, max_side / max(im.size))
-        if scale < 1.0:
-            im = im.resize(
-                (max(1, round(im.width * scale)), max(1, round(im.height * scale))), Image.Resampling.LANCZOS
-            )
-        buf = io.BytesIO()
-        im.save(buf, format="JPEG", quality=90)
-        return buf.getvalue(), im.size
+    """JPEG bytes no larger than `max_side` on the longest side, and the size sent (BadImageError if undecodable)."""
+    im = decode_image(data)
+    scale = min(1.0, max_side / max(im.size))
+    if scale < 1.0:
+        im = im.resize((max(1, round(im.width * scale)), max(1, round(im.height * scale))), Image.Resampling.LANCZOS)
+    buf = io.BytesIO()
+    im.save(buf, format="JPEG", quality=90)
+    return buf.getvalue(), im.size
 
 
 def data_url(jpeg: bytes) -> str:

@@ -18,19 +18,27 @@ class Usage:
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    unreadable_usage: int = 0
+    """Answered requests whose usage block was not whole-number token counts (counted as 0 tokens)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, usage: dict[str, Any] | None) -> None:
-        """Count one answered request and its `usage` block."""
+    def add(self, usage: object) -> None:
+        """Count one answered request and its `usage` block (which the server may garble)."""
+        block = usage if isinstance(usage, dict) else {}
+        tokens = [block.get("prompt_tokens", 0), block.get("completion_tokens", 0)]
+        counts = [n for n in tokens if isinstance(n, int) and not isinstance(n, bool) and n >= 0]
         with self._lock:
             self.requests += 1
-            self.prompt_tokens += int((usage or {}).get("prompt_tokens", 0))
-            self.completion_tokens += int((usage or {}).get("completion_tokens", 0))
+            if usage is not None and len(counts) < 2:
+                self.unreadable_usage += 1
+            elif len(counts) == 2:
+                self.prompt_tokens += counts[0]
+                self.completion_tokens += counts[1]
 
-    def count(self, name: str) -> None:
-        """Increment `retries` or `cache_hits`."""
+    def count(self, name: str, n: int = 1) -> None:
+        """Add to `retries` or `cache_hits`."""
         with self._lock:
-            setattr(self, name, getattr(self, name) + 1)
+            setattr(self, name, getattr(self, name) + n)
 
     def summary(self) -> dict[str, Any]:
         """Plain numbers for the build log and the card."""
@@ -41,5 +49,6 @@ class Usage:
             "cache_hits": self.cache_hits,
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "unreadable_usage": self.unreadable_usage,
             "cost": round(cost, 6),
         }

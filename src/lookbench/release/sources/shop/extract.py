@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 from html.parser import HTMLParser
 from typing import Any
 
-from lookbench.release.dates import parse_when
+from lookbench.dates import optional_datetime
+from lookbench.release.jsontext import loads
 
 
 @dataclass
@@ -24,6 +24,8 @@ class ProductPage:
     published_at: datetime | None = None
     published_origin: str | None = None
     origin: str = "json-ld"
+    robots: list[str] = field(default_factory=list)
+    """Directives of `<meta name="robots">` and of meta tags named after the crawler, lowercased."""
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -61,16 +63,17 @@ class _PageParser(HTMLParser):
             self._in_ld = False
 
 
-def _walk(node: Any) -> list[dict[str, Any]]:
-    """Every JSON object in a JSON-LD document, including those under @graph and in lists."""
+def _walk(document: Any) -> list[dict[str, Any]]:
+    """Every JSON object in a JSON-LD document, including those under @graph, hasVariant and in lists (in order)."""
     found: list[dict[str, Any]] = []
-    if isinstance(node, list):
-        for item in node:
-            found.extend(_walk(item))
-    elif isinstance(node, dict):
-        found.append(node)
-        for key in ("@graph", "hasVariant"):
-            found.extend(_walk(node.get(key)))
+    stack = [document]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+        elif isinstance(node, dict):
+            found.append(node)
+            stack.extend(node.get(key) for key in ("hasVariant", "@graph"))
     return found
 
 
@@ -80,23 +83,43 @@ def _is_product(obj: dict[str, Any]) -> bool:
     return any(str(t).rsplit("/", 1)[-1] in ("Product", "ProductGroup", "IndividualProduct") for t in names)
 
 
-def _text(value: Any) -> str | None:
+MAX_DEPTH = 4
+"""How deep a product's own values are followed (names in lists of objects, image lists)."""
+
+
+def _text(value: Any, depth: int = 0) -> str | None:
     if isinstance(value, dict):
         value = value.get("name") or value.get("@id")
     if isinstance(value, list):
-        value = " > ".join(str(_text(v)) for v in value if _text(v))
-    return str(value).strip() or None if value is not None else None
+        parts = [_text(v, depth + 1) for v in value] if depth < MAX_DEPTH else []
+        value = " > ".join(p for p in parts if p)
+    if isinstance(value, (dict, list)) or value is None:
+        return None
+    return str(value).strip() or None
 
 
-def _image_urls(value: Any) -> list[str]:
+def _image_urls(value: Any, depth: int = 0) -> list[str]:
     if isinstance(value, str):
         return [value]
     if isinstance(value, dict):
         url = value.get("contentUrl") or value.get("url")
         return [url] if isinstance(url, str) else []
-    if isinstance(value, list):
-        return [u for v in value for u in _image_urls(v)]
+    if isinstance(value, list) and depth < MAX_DEPTH:
+        return [u for v in value for u in _image_urls(v, depth + 1)]
     return []
+
+
+def _published(page: ProductPage, candidates: list[tuple[str, Any]]) -> None:
+    """The first usable date among (origin, value); values that are not dates in range are problems."""
+    for origin, value in candidates:
+        try:
+            when = optional_datetime(value if isinstance(value, str) else None)
+        except ValueError as exc:
+            page.problems.append(f"{origin} ignored: {exc}")
+            continue
+        if when is not None:
+            page.published_at, page.published_origin = when, origin
+            return
 
 
 def _from_json_ld(obj: dict[str, Any]) -> ProductPage:
@@ -107,11 +130,7 @@ def _from_json_ld(obj: dict[str, Any]) -> ProductPage:
     page.category = _text(obj.get("category"))
     page.colour = _text(obj.get("color"))
     page.images = _image_urls(obj.get("image"))
-    for key in ("datePublished", "releaseDate", "dateCreated"):
-        when = parse_when(obj.get(key))
-        if when is not None:
-            page.published_at, page.published_origin = when, f"json-ld {key}"
-            break
+    _published(page, [(f"json-ld {key}", obj.get(key)) for key in ("datePublished", "releaseDate", "dateCreated")])
     return page
 
 
@@ -126,33 +145,41 @@ def _from_open_graph(meta: list[tuple[str, str]]) -> ProductPage:
     page.category = first.get("product:category")
     page.colour = first.get("product:color")
     page.images = [v for k, v in meta if k in ("og:image", "og:image:url", "og:image:secure_url")]
-    for key in ("product:release_date", "article:published_time"):
-        when = parse_when(first.get(key))
-        if when is not None:
-            page.published_at, page.published_origin = when, f"opengraph {key}"
-            break
+    _published(
+        page, [(f"opengraph {key}", first.get(key)) for key in ("product:release_date", "article:published_time")]
+    )
     return page
 
 
-def extract_product(html: str) -> ProductPage:
+def _robots(meta: list[tuple[str, str]], token: str) -> list[str]:
+    """Directives of `<meta name="robots">` and of meta tags named after the crawler's product token."""
+    found: list[str] = []
+    for key, value in meta:
+        if key == "robots" or (token and key == token):
+            found += [d.strip().lower() for d in value.split(",") if d.strip()]
+    return found
+
+
+def extract_product(html: str, crawler: str = "") -> ProductPage:
     """The page's product facts; broken JSON-LD is noted in `problems` and OpenGraph is used instead."""
     parser = _PageParser()
     parser.feed(html)
     parser.close()
     problems: list[str] = []
+    page: ProductPage | None = None
     for index, body in enumerate(parser.scripts):
         try:
-            document = json.loads(body)
+            document = loads(body)
         except ValueError as exc:
             problems.append(f"JSON-LD block {index} is not valid JSON ({exc})")
             continue
         products = [obj for obj in _walk(document) if _is_product(obj)]
         if products:
             page = _from_json_ld(products[0])
-            fallback = _from_open_graph(parser.meta)
-            page.images = list(dict.fromkeys(page.images + fallback.images))
-            page.problems = problems
-            return page
-    page = _from_open_graph(parser.meta)
-    page.problems = problems
+            page.images = list(dict.fromkeys(page.images + _from_open_graph(parser.meta).images))
+            break
+    if page is None:
+        page = _from_open_graph(parser.meta)
+    page.problems = problems + page.problems
+    page.robots = _robots(parser.meta, crawler)
     return page

@@ -2,25 +2,26 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from datetime import datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin
 
+from lookbench.dates import optional_datetime
+from lookbench.http import Response
+from lookbench.images import BadImageError, image_size
 from lookbench.release.config import ShopSource
-from lookbench.release.images import check_image
-from lookbench.release.labels import category_label, colour_labels
-from lookbench.release.sample import Sample
+from lookbench.release.records import Sample
 from lookbench.release.sources.base import CollectContext
+from lookbench.release.sources.metadata import category_label, colour_labels
 from lookbench.release.sources.shop.extract import ProductPage, extract_product
-from lookbench.release.sources.shop.fetch import Fetched, Fetcher, FetchError
-from lookbench.release.sources.shop.robots import RobotsRules
+from lookbench.release.sources.shop.fetch import Fetcher, FetchError
+from lookbench.release.sources.shop.robots import RobotsRules, blocks, product_token, tag_directives
 from lookbench.release.sources.shop.sitemap import SitemapEntry, parse_sitemap
 from lookbench.release.sources.shop.state import CrawlState
 from lookbench.release.sources.shop.warc import WarcLog
 
-MAX_SITEMAP_BYTES = 50_000_000
-MAX_SITEMAPS = 100
 PAGE_TYPES = ("text/html", "application/xhtml+xml")
 
 
@@ -28,8 +29,8 @@ def _http_date(value: str | None) -> datetime | None:
     if not value:
         return None
     try:
-        return parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        return optional_datetime(parsedate_to_datetime(value))
+    except (TypeError, ValueError, IndexError):
         return None
 
 
@@ -41,29 +42,34 @@ class ShopCollector:
     def __init__(self, config: ShopSource) -> None:
         self.config = config
         self.name = config.name
-        self.stats: dict[str, int] = {}
+        self.stats: Counter[str] = Counter()
 
-    def _count(self, key: str, n: int = 1) -> None:
-        self.stats[key] = self.stats.get(key, 0) + n
+    def counts(self) -> dict[str, int]:
+        """Requests made and pages and images by outcome."""
+        return dict(self.stats)
 
     def collect(self, ctx: CollectContext) -> Iterator[Sample]:
         """Discover, fetch and extract; every failure is reported with its URL and the crawl goes on."""
+        config = self.config
         fetcher = Fetcher(
-            self.config.hosts,
-            self.config.user_agent,
-            self.config.rate_limit_s,
-            self.config.timeout_s,
+            config.hosts,
+            config.user_agent,
+            config.rate_limit_s,
+            config.timeout_s,
+            retries=config.retries,
+            backoff_s=config.backoff_s,
             warc=WarcLog(ctx.work / "pages.warc.gz"),
         )
-        robots = RobotsRules(fetcher, self.config.user_agent)
-        state = CrawlState(ctx.state, ctx.release.version)
+        robots = RobotsRules(fetcher, config.user_agent, config.max_crawl_delay_s, ctx.report)
+        state = CrawlState(ctx.state, ctx.version)
         try:
-            for entry in self._pages(fetcher, robots, ctx)[: self.config.max_pages]:
+            pages = self._pages(fetcher, robots, ctx)
+            if len(pages) > config.max_pages:
+                ctx.report(self.name, f"max_pages {config.max_pages} reached; {len(pages) - config.max_pages} not read")
+            for entry in pages[: config.max_pages]:
                 yield from self._page(entry, fetcher, robots, state, ctx)
             state.save()
         finally:
-            for url, message in robots.problems:
-                ctx.report(url, message)
             fetcher.close()
             self.stats["requests"] = len(fetcher.requests)
 
@@ -75,24 +81,31 @@ class ShopCollector:
                 queue.extend(robots.sitemaps(root) or [urljoin(root, "/sitemap.xml")])
         pages: dict[str, SitemapEntry] = {url: SitemapEntry(url, None) for url in self.config.pages}
         seen: set[str] = set()
-        while queue and len(seen) < MAX_SITEMAPS:
+        while queue:
             url = queue.pop(0)
             if url in seen:
                 continue
+            if len(seen) == self.config.max_sitemaps:
+                left = len({u for u in [url, *queue] if u not in seen})
+                ctx.report(url, f"limit of {self.config.max_sitemaps} sitemaps reached; {left} more not read")
+                break
             seen.add(url)
-            denial = None if fetcher.refusal(url) else robots.denial(url)
+            denial = fetcher.refusal(url) or robots.denial(url)
             if denial:
                 ctx.report(url, denial)
                 continue
             try:
-                found, children = parse_sitemap(fetcher.get(url, MAX_SITEMAP_BYTES).content)
-            except (FetchError, ValueError, OSError) as exc:
+                fetched = fetcher.get(url, self.config.max_sitemap_bytes, hop_check=robots.denial)
+                sitemap = parse_sitemap(fetched.content, self.config.max_sitemap_bytes)
+            except (FetchError, ValueError) as exc:
                 ctx.report(url, f"sitemap: {exc}")
                 continue
-            queue.extend(child.loc for child in children)
-            for entry in found:
+            for problem in sitemap.problems:
+                ctx.report(url, f"sitemap: {problem}")
+            queue.extend(child.loc for child in sitemap.children)
+            for entry in sitemap.pages:
                 pages[entry.loc] = entry
-        self._count("pages_listed", len(pages))
+        self.stats["pages_listed"] = len(pages)
         return list(pages.values())
 
     def _page(
@@ -105,11 +118,11 @@ class ShopCollector:
             return
         denial = robots.denial(url)
         if denial:
-            self._count("pages_disallowed")
+            self.stats["pages_disallowed"] += 1
             ctx.report(url, denial)
             return
         if self.config.incremental and state.unchanged(url, entry.lastmod):
-            self._count("pages_unchanged")
+            self.stats["pages_unchanged"] += 1
             return
         previous = state.previous(url) if self.config.incremental else None
         headers = {}
@@ -117,33 +130,42 @@ class ShopCollector:
             stamp = datetime.fromisoformat(previous.fetched_at)
             headers["If-Modified-Since"] = stamp.strftime("%a, %d %b %Y %H:%M:%S GMT")
         try:
-            fetched = fetcher.get(url, self.config.max_page_bytes, accept=PAGE_TYPES, headers=headers)
+            fetched = fetcher.get(
+                url, self.config.max_page_bytes, accept=PAGE_TYPES, headers=headers, hop_check=robots.denial
+            )
         except FetchError as exc:
-            self._count("pages_failed")
-            ctx.report(exc.url, str(exc).removeprefix(f"{exc.url}: "))
+            self.stats["pages_failed"] += 1
+            ctx.report(exc.url, exc.reason)
             return
         if fetched.status == 304:
-            self._count("pages_unchanged")
+            self.stats["pages_unchanged"] += 1
             state.record(url, fetched.fetched_at, entry.lastmod)
             return
         fetcher.archive(fetched)
-        self._count("pages_fetched")
-        product = extract_product(fetched.content.decode("utf-8", errors="replace"))
+        self.stats["pages_fetched"] += 1
+        token = product_token(self.config.user_agent)
+        product = extract_product(fetched.content.decode("utf-8", errors="replace"), token)
         for problem in product.problems:
             ctx.report(url, problem)
+        state.record(url, fetched.fetched_at, entry.lastmod)
+        directives = tag_directives(fetched.headers.get("x-robots-tag"), self.config.user_agent) | set(product.robots)
+        no_page, no_images = blocks(directives)
+        if no_page or no_images:
+            self.stats["pages_noindex"] += 1
+            which = "noindex" if no_page else "noimageindex"
+            ctx.report(url, f"skipped: the page says {which} ({', '.join(sorted(directives))})")
+            return
         if product.empty:
             ctx.report(url, "no schema.org Product JSON-LD or OpenGraph product data")
-            state.record(url, fetched.fetched_at, entry.lastmod)
             return
         yield from self._images(url, product, entry, fetched, fetcher, robots, ctx)
-        state.record(url, fetched.fetched_at, entry.lastmod)
 
     def _images(
         self,
         page_url: str,
         product: ProductPage,
         entry: SitemapEntry,
-        page: Fetched,
+        page: Response,
         fetcher: Fetcher,
         robots: RobotsRules,
         ctx: CollectContext,
@@ -161,23 +183,28 @@ class ShopCollector:
             origin = "http last-modified" if published else None
         for raw_url in product.images[: self.config.max_images_per_product]:
             image_url = urljoin(page_url, raw_url)
-            denial = None if fetcher.refusal(image_url) else robots.denial(image_url)
+            denial = fetcher.refusal(image_url) or robots.denial(image_url)
             if denial:
-                self._count("images_failed")
+                self.stats["images_failed"] += 1
                 ctx.report(image_url, denial)
                 continue
             try:
-                image = fetcher.get(image_url, self.config.max_image_bytes, accept=("image/",))
-                check_image(image.content)
+                image = fetcher.get(image_url, self.config.max_image_bytes, accept=("image/",), hop_check=robots.denial)
+                image_size(image.content)
             except FetchError as exc:
-                self._count("images_failed")
-                ctx.report(exc.url, str(exc).removeprefix(f"{exc.url}: "))
+                self.stats["images_failed"] += 1
+                ctx.report(exc.url, exc.reason)
                 continue
-            except ValueError as exc:
-                self._count("images_failed")
-                ctx.report(image_url, str(exc))
+            except BadImageError as exc:
+                self.stats["images_failed"] += 1
+                ctx.report(image_url, f"not a decodable image ({exc})")
                 continue
-            self._count("images")
+            directives = tag_directives(image.headers.get("x-robots-tag"), self.config.user_agent)
+            if any(blocks(directives)):
+                self.stats["images_noindex"] += 1
+                ctx.report(image_url, f"skipped: the image says noimageindex ({', '.join(sorted(directives))})")
+                continue
+            self.stats["images"] += 1
             yield Sample(
                 source=self.name,
                 source_kind=self.kind,

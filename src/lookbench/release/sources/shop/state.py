@@ -8,7 +8,8 @@ from datetime import datetime
 from pathlib import Path
 
 from lookbench.atomic import write_text_atomic
-from lookbench.release.dates import parse_when
+from lookbench.dates import optional_datetime
+from lookbench.errors import BuildError
 
 
 @dataclass
@@ -26,8 +27,11 @@ class CrawlState:
     def __init__(self, folder: Path, release: str) -> None:
         self.path = folder / "pages.json"
         self.release = release
-        raw = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
-        self.pages: dict[str, PageRecord] = {url: PageRecord(**rec) for url, rec in raw.items()}
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
+            self.pages: dict[str, PageRecord] = {url: PageRecord(**rec) for url, rec in raw.items()}
+        except (OSError, ValueError, TypeError, AttributeError) as exc:
+            raise BuildError(f"{self.path}: crawl state is unreadable ({exc}); delete it to crawl afresh") from exc
 
     def previous(self, url: str) -> PageRecord | None:
         """The record from an earlier release (a re-run of this release does not count)."""
@@ -39,7 +43,10 @@ class CrawlState:
         record = self.previous(url)
         if record is None or lastmod is None:
             return False
-        seen = parse_when(record.lastmod) or parse_when(record.fetched_at)
+        try:
+            seen = optional_datetime(record.lastmod) or optional_datetime(record.fetched_at)
+        except ValueError:
+            return False
         return seen is not None and lastmod <= seen
 
     def record(self, url: str, fetched_at: datetime, lastmod: datetime | None) -> None:
