@@ -1,71 +1,194 @@
-"""Measure pHash miss and false-match rates per threshold on Fashion-MNIST (see docs/build.md)."""
+"""Both error kinds of the builder's duplicate detection, measured (docs/build.md, "De-duplication").
+
+Missed copies: the first `--count` Fashion-MNIST test images (28x28, upscaled to 224x224 RGB) are indexed; each
+edited copy (resize, JPEG re-encode, mirror, crop, small colour jitter) is looked up and counts as found only when
+it matches its own original. False matches: each original is looked up among the others. False merges: a
+LookBench-Synth release (every product known) is de-duplicated the way the dedup stage does it (first seen wins);
+a merge of two images of different products is false, and one of products whose labels differ too is a merge of
+distinct designs.
+
+    apt-get install dataset-fashion-mnist
+    python benchmarks/dedup_errors.py \\
+        --fashion-mnist "$(dirname "$(dpkg -L dataset-fashion-mnist | grep t10k-images)")" --synth small
+"""
 
 from __future__ import annotations
 
 import argparse
 import gzip
 import io
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageOps
+from PIL import Image, ImageEnhance, ImageOps
 
-from lookbench.release.dedup.hashes import hamming, phash_pair, to_words
+from lookbench.release.fingerprints.colour import colour_difference
+from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, to_words
+from lookbench.release.fingerprints.index import MAX_CANDIDATES, FingerprintIndex
+from lookbench.snapshot import open_snapshot
+from lookbench.snapshot.reader import Snapshot
+from lookbench.snapshot.schema import NOISE, SPLITS
 
-DEFAULT_DIR = Path("/usr/share/datasets/fashion-mnist")
-
-
-def load_images(folder: Path, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first `count` test images (28x28 uint8) and labels of Fashion-MNIST's idx files."""
-    with gzip.open(folder / "t10k-images-idx3-ubyte.gz") as fh:
-        images = np.frombuffer(fh.read(), dtype=np.uint8, offset=16).reshape(-1, 28, 28)
-    with gzip.open(folder / "t10k-labels-idx1-ubyte.gz") as fh:
-        labels = np.frombuffer(fh.read(), dtype=np.uint8, offset=8)
-    return images[:count], labels[:count]
+PHASH_THRESHOLD = 24
+COLOUR_THRESHOLDS: tuple[float, ...] = (1.0, 0.05, 0.02, 0.01, 0.005)
+"""1.0 is the colour check switched off (every pHash candidate accepted): the tier before this change."""
 
 
-def _encode(im: Image.Image, fmt: str = "PNG", quality: int = 90) -> bytes:
+def encoded(im: Image.Image, fmt: str = "PNG", quality: int = 90) -> bytes:
+    """Encoded image bytes."""
     buf = io.BytesIO()
     im.save(buf, format=fmt, quality=quality)
     return buf.getvalue()
 
 
-TRANSFORMS = {
-    "resize 50%": lambda im: _encode(im.resize((112, 112), Image.Resampling.BILINEAR)),
-    "jpeg q60": lambda im: _encode(im, "JPEG", 60),
-    "resize 75% + jpeg q75": lambda im: _encode(im.resize((168, 168), Image.Resampling.LANCZOS), "JPEG", 75),
-    "mirror": lambda im: _encode(ImageOps.mirror(im)),
-    "mirror + jpeg q70": lambda im: _encode(ImageOps.mirror(im), "JPEG", 70),
+def cropped(im: Image.Image, share: float) -> Image.Image:
+    """The image less `share` of its width and height on every side."""
+    dx, dy = int(im.width * share), int(im.height * share)
+    return im.crop((dx, dy, im.width - dx, im.height - dy))
+
+
+def jittered(im: Image.Image) -> Image.Image:
+    """A small colour jitter: 5% brighter, 5% less contrast, 10% more saturated."""
+    im = ImageEnhance.Brightness(im).enhance(1.05)
+    return ImageEnhance.Color(ImageEnhance.Contrast(im).enhance(0.95)).enhance(1.1)
+
+
+EDITS: dict[str, Callable[[Image.Image], bytes]] = {
+    "resize 50%": lambda im: encoded(im.resize((112, 112), Image.Resampling.BILINEAR)),
+    "JPEG q60": lambda im: encoded(im, "JPEG", 60),
+    "resize 75% + JPEG q75": lambda im: encoded(im.resize((168, 168), Image.Resampling.LANCZOS), "JPEG", 75),
+    "mirror": lambda im: encoded(ImageOps.mirror(im)),
+    "mirror + JPEG q70": lambda im: encoded(ImageOps.mirror(im), "JPEG", 70),
+    "colour jitter + JPEG q85": lambda im: encoded(jittered(im), "JPEG", 85),
+    "crop 5% per side": lambda im: encoded(cropped(im, 0.05)),
 }
-"""Re-uses the detector must catch; originals are 224x224 upscales of the 28x28 photos."""
+"""Edits a duplicate detector must see through; originals are 224x224 upscales of the 28x28 photos."""
+
+
+def fashion_mnist(folder: Path, count: int) -> list[Image.Image]:
+    """The first `count` test images of Fashion-MNIST's idx files, as 224x224 RGB."""
+    with gzip.open(folder / "t10k-images-idx3-ubyte.gz") as fh:
+        arrays = np.frombuffer(fh.read(), dtype=np.uint8, offset=16).reshape(-1, 28, 28)[:count]
+    return [Image.fromarray(a).convert("RGB").resize((224, 224), Image.Resampling.BICUBIC) for a in arrays]
+
+
+def indexed(images: dict[str, bytes]) -> tuple[FingerprintIndex, dict[str, Fingerprint]]:
+    """An index over encoded images and their fingerprints."""
+    index = FingerprintIndex(images.__getitem__)
+    prints = {}
+    for key, data in images.items():
+        prints[key] = fingerprint(data)
+        index.add(key, prints[key].sha256, prints[key].phash)
+    return index, prints
+
+
+def missed_copies(originals: list[Image.Image]) -> tuple[dict[str, list[float]], list[int]]:
+    """Per edit, the share of copies not matched to their own original, per colour threshold; false matches."""
+    images = {f"fm{i}": encoded(im) for i, im in enumerate(originals)}
+    index, prints = indexed(images)
+    misses: dict[str, list[float]] = {}
+    for name, edit in EDITS.items():
+        copies = [fingerprint(edit(im)) for im in originals]
+        rates = []
+        for threshold in COLOUR_THRESHOLDS:
+            found = [index.lookup(c, PHASH_THRESHOLD, threshold).match for c in copies]
+            rates.append(float(np.mean([m is None or m.key != f"fm{i}" for i, m in enumerate(found)])))
+        misses[name] = rates
+        print(f"  {name}: miss rates {[round(r, 4) for r in rates]}", flush=True)
+    return misses, false_matches(list(prints.values()))
+
+
+def false_matches(prints: list[Fingerprint]) -> list[int]:
+    """Per colour threshold: how many images match another (distinct) one, as the index would decide."""
+    straight = to_words([p.phash for p in prints])
+    mirrored = to_words([p.phash_mirror for p in prints])
+    best: list[float] = []
+    for i, query in enumerate(prints):
+        plain, flipped = hamming(straight, straight[i]), hamming(straight, mirrored[i])
+        distances = np.minimum(plain, flipped)
+        distances[i] = PHASH_THRESHOLD + 1
+        near = np.flatnonzero(distances <= PHASH_THRESHOLD)
+        diffs = []
+        for j in near[np.argsort(distances[near], kind="stable")][:MAX_CANDIDATES]:
+            lab = query.lab[:, ::-1] if flipped[j] < plain[j] else query.lab
+            diffs.append(colour_difference(lab, prints[int(j)].lab))
+        best.append(min(diffs, default=2.0))
+    return [sum(d <= threshold for d in best) for threshold in COLOUR_THRESHOLDS]
+
+
+def synth_rows(snap: Snapshot) -> list[tuple[str, frozenset[str], bytes]]:
+    """(product, label set, image) of every image of a Synth snapshot, in the order the synth source collects them."""
+    rows = []
+    parts = [(s, sp) for s in snap.subsets for sp in SPLITS] + ([(NOISE, "gallery")] if snap.has_noise else [])
+    for subset, split in parts:
+        labels = snap.labels(subset, split)
+        for start, images in snap.iter_images(subset, split):
+            for offset, data in enumerate(images):
+                row = start + offset
+                product = f"{subset}/{labels.item_id[row]}" if subset != NOISE else f"noise/{row}"
+                design = frozenset([labels.category[row], labels.main_attribute[row], *labels.other_attributes[row]])
+                rows.append((product, design, data or b""))
+    return rows
+
+
+def false_merges(rows: list[tuple[str, frozenset[str], bytes]]) -> list[tuple[int, int, int]]:
+    """Per colour threshold: (merges, merges of different products, of different designs), first seen wins."""
+    prints = [fingerprint(data) for _, _, data in rows]
+    by_key = {str(i): data for i, (_, _, data) in enumerate(rows)}
+    results = []
+    for threshold in COLOUR_THRESHOLDS:
+        index = FingerprintIndex(by_key.__getitem__)
+        merged = different = distinct = 0
+        for i, query in enumerate(prints):
+            match = index.lookup(query, PHASH_THRESHOLD, threshold).match
+            if match is None:
+                index.add(str(i), query.sha256, query.phash)
+                continue
+            other = int(match.key)
+            merged += 1
+            different += rows[i][0] != rows[other][0]
+            distinct += rows[i][1] != rows[other][1]
+        results.append((merged, different, distinct))
+        print(f"  colour threshold {threshold}: merged {merged}, different products {different}, designs {distinct}")
+    return results
 
 
 def main() -> None:
-    """Print the miss rate per transform and the false-match rate over distinct image pairs, per threshold."""
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", type=Path, default=DEFAULT_DIR)
+    """Print the measurements as Markdown tables."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fashion-mnist", type=Path, required=True, help="folder of t10k-images-idx3-ubyte.gz")
     parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--synth", default="small", help="LookBench-Synth size to de-duplicate (or a snapshot folder)")
     args = parser.parse_args()
-    images, labels = load_images(args.data, args.count)
-    originals = [Image.fromarray(a).convert("RGB").resize((224, 224), Image.Resampling.BICUBIC) for a in images]
-    pairs = [phash_pair(_encode(im)) for im in originals]
-    base, flips = to_words([p[0] for p in pairs]), to_words([p[1] for p in pairs])
-    thresholds = [8, 16, 24, 32, 40, 48, 56, 64]
-    print(f"{len(originals)} Fashion-MNIST test images; rates per Hamming threshold {thresholds}")
-    for name, transform in TRANSFORMS.items():
-        copies = to_words([phash_pair(transform(im))[0] for im in originals])
-        dist = np.minimum(hamming(copies, base), hamming(copies, flips))
-        misses = [f"{np.mean(dist > t):.4f}" for t in thresholds]
-        print(f"miss rate, {name:24s}: {' '.join(misses)}  (max distance {int(dist.max())})")
-    n = len(base)
-    upper = np.triu_indices(n, k=1)
-    pair = np.concatenate(
-        [np.minimum(hamming(base[i], base[i + 1 :]), hamming(base[i], flips[i + 1 :])) for i in range(n - 1)]
-    )
-    same = (labels[:, None] == labels[None, :])[upper]
-    for title, mask in (("all distinct pairs", np.ones_like(same)), ("same-class pairs", same)):
-        rates = [f"{np.mean(pair[mask] <= t):.6f}" for t in thresholds]
-        print(f"false-match rate, {title} ({int(mask.sum())}): {' '.join(rates)}  (min {int(pair[mask].min())})")
+    started = time.monotonic()
+    print(f"Fashion-MNIST: {args.count} test images", flush=True)
+    misses, wrong = missed_copies(fashion_mnist(args.fashion_mnist, args.count))
+    with tempfile.TemporaryDirectory() as tmp:
+        if Path(args.synth).is_dir():
+            snap = open_snapshot(args.synth)
+        else:
+            from lookbench.synth.generate import generate_snapshot
+
+            snap = open_snapshot(generate_snapshot(Path(tmp), date(2026, 5, 1), args.synth, seed=0))
+        rows = synth_rows(snap)
+        print(f"Synth {args.synth}: {len(rows)} images", flush=True)
+        merges = false_merges(rows)
+    labels = ["off" if t >= 1 else f"{t:.1%}" for t in COLOUR_THRESHOLDS]
+    print(f"\npHash threshold {PHASH_THRESHOLD} of 256 bits; colour check threshold per column\n")
+    print("| | " + " | ".join(labels) + " |")
+    print("|---|" + "---|" * len(labels))
+    for name, rates in misses.items():
+        print(f"| missed copies, {name} | " + " | ".join(f"{100 * r:.2f}%" for r in rates) + " |")
+    print(f"| false matches among {args.count} distinct images | " + " | ".join(str(w) for w in wrong) + " |")
+    total = len(rows)
+    for title, column in (("merges", 0), ("false merges (different products)", 1), ("... of different designs", 2)):
+        cells = " | ".join(f"{m[column]} ({100 * m[column] / total:.1f}%)" for m in merges)
+        print(f"| Synth {args.synth}, {title}, of {total} images | {cells} |")
+    print(f"\n{time.monotonic() - started:.0f} s")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Measure the labelling loop on LookBench-Synth: the probe's true accuracy beside a judge's estimate.
 
-    python -m lookbench.release.annotate.measure --size small --judge-error 0.1 [--model efficientnet-lite0]
+    python benchmarks/labelling_accuracy.py --size small --judge-error 0.1 [--model efficientnet-lite0]
 
 Builds two Synth releases (one to fit the probe on, one to label), runs collect -> dedup -> crop (true
 boxes) -> annotate (probe) -> audit, and prints true and judged accuracy. The judge here is simulated from the
@@ -19,15 +19,13 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
 import yaml
 
-from lookbench.release.audit.judge import Verdict
-from lookbench.release.audit.sampling import Check
-from lookbench.release.audit.stage import AuditStage
 from lookbench.release.config import load_config
-from lookbench.release.runner import run_stages
-from lookbench.release.stages import default_stages
+from lookbench.release.judge.judge import Verdict
+from lookbench.release.judge.sampling import Check
+from lookbench.release.pipeline import run_stages, stages_for
+from lookbench.release.records import read_samples
 from lookbench.synth.generate import generate_snapshot
 
 
@@ -73,13 +71,11 @@ def measure(
     path = folder / "release.yaml"
     path.write_text(yaml.safe_dump(data))
     config = load_config(path)
-    stages = default_stages(config)
-    run_stages(config, stages[:4])
-    rows = pq.read_table(config.work / "annotate" / "samples.parquet").to_pylist()
-    truth = {r["image_sha256"]: {r["source_main_attribute"], *r["source_other_attributes"]} for r in rows}
-    judge = SimulatedJudge(truth, judge_error)
-    ctx = run_stages(config, [*stages[:4], AuditStage(judge)])
-    return {stage: ctx.stats_of(stage) for stage in ("dedup", "crop", "annotate", "audit")}
+    run_stages(config, stages_for(config)[:4])
+    rows = read_samples(config.work / "annotate" / "samples.parquet")
+    truth = {r.image_sha256: {r.source_main_attribute or "", *(r.source_other_attributes or [])} for r in rows}
+    run = run_stages(config, stages_for(config, SimulatedJudge(truth, judge_error))[:5])
+    return {entry.stage: entry.stats.model_dump(mode="json") for entry in run.log if entry.stage != "collect"}
 
 
 def main() -> None:

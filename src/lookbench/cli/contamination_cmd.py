@@ -13,7 +13,7 @@ from lookbench.errors import LookBenchError
 
 DEFAULT_THRESHOLD = 24
 """Same as the release config's `dedup.phash_threshold` default (checked by the tests)."""
-DEFAULT_COLOUR_THRESHOLD = 0.02
+DEFAULT_COLOUR_THRESHOLD = 0.01
 """Same as the release config's `dedup.colour_threshold` default (checked by the tests)."""
 
 

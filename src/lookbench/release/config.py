@@ -113,7 +113,7 @@ class DedupConfig(_Strict):
         24, ge=0, le=256, description="max Hamming distance of 256-bit pHashes (docs/build.md)"
     )
     colour_threshold: float = Field(
-        0.02, ge=0, le=1, description="max share of thumbnail pixels whose colour differs (docs/build.md)"
+        0.01, ge=0, le=1, description="max share of thumbnail pixels whose colour differs (docs/build.md)"
     )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)
