@@ -120,6 +120,26 @@ def false_matches(prints: list[Fingerprint]) -> list[int]:
     return [sum(d <= threshold for d in best) for threshold in COLOUR_THRESHOLDS]
 
 
+def embedding_tier(originals: list[Image.Image], spec: str, threshold: float) -> dict[str, float]:
+    """Per edit, the share of copies whose nearest original (cosine) is not their own or is below `threshold`;
+    and the share of originals whose nearest other original is at or above it (false matches)."""
+    from lookbench.release.embedding import image_embedder, unit_rows
+
+    embedder = image_embedder(spec, "--embedding-model")
+    base = unit_rows(embedder.embed_images([encoded(im) for im in originals]))
+    found: dict[str, float] = {}
+    for name, edit in EDITS.items():
+        sims = unit_rows(embedder.embed_images([edit(im) for im in originals])) @ base.T
+        best = sims.argmax(axis=1)
+        ok = (best == np.arange(len(originals))) & (sims.max(axis=1) >= threshold)
+        found[f"missed copies, {name}"] = float(1 - ok.mean())
+        print(f"  {name}: {found[f'missed copies, {name}']:.4f}", flush=True)
+    pairs = base @ base.T
+    np.fill_diagonal(pairs, -1.0)
+    found["false matches"] = float((pairs.max(axis=1) >= threshold).mean())
+    return found
+
+
 def synth_rows(snap: Snapshot) -> list[tuple[str, frozenset[str], bytes]]:
     """(product, label set, image) of every image of a Synth snapshot, in the order the synth source collects them."""
     rows = []
@@ -163,7 +183,19 @@ def main() -> None:
     parser.add_argument("--fashion-mnist", type=Path, required=True, help="folder of t10k-images-idx3-ubyte.gz")
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--synth", default="small", help="LookBench-Synth size to de-duplicate (or a snapshot folder)")
+    parser.add_argument("--embedding-model", help="also measure the embedding tier with this model spec (FMNIST)")
+    parser.add_argument("--embedding-threshold", type=float, default=0.97)
+    parser.add_argument("--skip-phash", action="store_true", help="only the embedding tier")
     args = parser.parse_args()
+    if args.embedding_model:
+        print(f"embedding tier {args.embedding_model} at cosine {args.embedding_threshold}", flush=True)
+        tier = embedding_tier(
+            fashion_mnist(args.fashion_mnist, args.count), args.embedding_model, args.embedding_threshold
+        )
+        for name, rate in tier.items():
+            print(f"| embedding tier, {name} | {100 * rate:.2f}% |")
+        if args.skip_phash:
+            return
     started = time.monotonic()
     print(f"Fashion-MNIST: {args.count} test images", flush=True)
     misses, wrong = missed_copies(fashion_mnist(args.fashion_mnist, args.count))

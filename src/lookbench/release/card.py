@@ -61,7 +61,7 @@ def audit_lines(audit: dict[str, Any]) -> list[str]:
 
 
 def labelling_lines(labelling: dict[str, Any]) -> list[str]:
-    """Sections for whichever part-2 stages ran."""
+    """Sections for whichever labelling stages (crop, annotate, audit, distractors) ran."""
     lines: list[str] = []
     crop = labelling.get("crop")
     if crop:
