@@ -51,7 +51,7 @@ class ShopSource(_SourceBase):
     user_agent: str = "lookbench-builder/0.1 (+https://github.com/lookbench)"
     rate_limit_s: float = Field(1.0, ge=0, description="seconds between requests to one host")
     max_crawl_delay_s: float = Field(60.0, ge=0, description="a robots.txt Crawl-delay above this is capped (warned)")
-    timeout_s: float = Field(10.0, gt=0, description="total time one request may take, body included")
+    timeout_s: float = Field(30.0, gt=0, description="total time one request may take, body included")
     retries: int = Field(2, ge=0, description="retries of timeouts, connection errors, 408/425/429/5xx")
     backoff_s: float = Field(1.0, ge=0, description="first retry wait, doubling; Retry-After wins")
     max_pages: int = Field(10_000, ge=1)
