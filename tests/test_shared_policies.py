@@ -85,4 +85,8 @@ def test_dates_that_cannot_exist_or_be_represented_are_errors():
         parse_date("2026-02-30", "--since")
     assert parse_date("2026-01-02T01:00:00+02:00", "--since") == np.datetime64("2026-01-01T23:00:00", "us")
     assert version_date("v20260601") == dt.date(2026, 6, 1)
-    assert version_date("v20260230") is None and snapshot_date("main") is None
+    assert snapshot_date("main") is None and version_date("latest") is None
+    with pytest.raises(ValueError, match="not a real date"):
+        version_date("v20260230")
+    with pytest.raises(LookBenchError, match="not a real date"):
+        snapshot_date("v20260230")

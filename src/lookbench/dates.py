@@ -52,17 +52,22 @@ def parse_date(text: str | None, option: str) -> np.datetime64 | None:
 
 
 def version_date(snapshot_id: str) -> dt.date | None:
-    """The date of a `vYYYYMMDD` snapshot id, or None if the id is not of that form."""
+    """The date of a `vYYYYMMDD` snapshot id (None if not of that form; ValueError if not a real date)."""
     digits = snapshot_id.removeprefix("v")
     if len(digits) != 8 or not digits.isdigit():
         return None
     try:
         return dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
-    except ValueError:
-        return None
+    except ValueError as exc:
+        raise ValueError(f"{snapshot_id!r} is not a real date (vYYYYMMDD: {exc})") from exc
 
 
 def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
-    """`version_date` as a datetime64 (the evaluation's date fallback)."""
-    day = version_date(snapshot_id)
+    """`version_date` as a datetime64 (the evaluation's date fallback); an impossible date is a LookBenchError."""
+    try:
+        day = version_date(snapshot_id)
+    except ValueError as exc:
+        raise LookBenchError(
+            f"snapshot {snapshot_id!r}: its name is not a real date ({exc}); rows without first_seen_at cannot be dated"
+        ) from exc
     return None if day is None else np.datetime64(day, "us")

@@ -300,3 +300,10 @@ def test_colour_variants_stay_apart_while_edited_copies_merge(tmp_path):
     assert {r["product_id"] for r in rows} == {"A", "B"}
     queries = pq.read_table(tmp_path / "out" / "v20260601" / "real_studio_flat" / "query.parquet").to_pylist()
     assert {r["product_id"] for r in queries} == {"A", "B"}
+
+
+def test_release_config_yaml_duplicate_keys_are_errors(tmp_path):
+    path = tmp_path / "dup.yaml"
+    path.write_text("release_date: 2026-01-01\noutput: o\noutput: p\nsources: []\n")
+    with pytest.raises(BuildError, match="duplicate key 'output'"):
+        load_config(path)

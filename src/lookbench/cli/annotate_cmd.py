@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
 
@@ -13,7 +14,11 @@ if TYPE_CHECKING:
     from lookbench.release.label.base import Item
     from lookbench.release.label.openai import OpenAIAnnotator
 
-app = typer.Typer(help="Annotation as an OpenAI batch job (e.g. `vllm run-batch` on a GPU box).", no_args_is_help=True)
+app = typer.Typer(
+    help="Annotation as an OpenAI batch job (e.g. `vllm run-batch` on a GPU box).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]]:
@@ -29,7 +34,7 @@ def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]
         raise BuildError(f"{config_path}: batch files need `annotate: {{backend: openai, api: ...}}`")
     stages = stages_for(release)
     position = [s.name for s in stages].index("annotate")
-    run_stages(release, stages[:position], echo=console.print)
+    run_stages(release, stages[:position], echo=lambda line: console.print(escape(line), highlight=False))
     samples = read_samples(release.work / stages[position - 1].name / "samples.parquet")
     stage = stages[position]
     assert isinstance(stage, AnnotateStage)
@@ -51,7 +56,10 @@ def batch_export(
     annotator, items = _annotator_and_items(config)
     count = write_batch(annotator, items, out)
     console.print(
-        f"wrote {count} request(s) to {out}; run e.g. `vllm run-batch -i {out.name} -o results.jsonl --model ...`"
+        escape(
+            f"wrote {count} request(s) to {out}; run e.g. `vllm run-batch -i {out.name} -o results.jsonl --model ...`"
+        ),
+        highlight=False,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
 
@@ -23,30 +24,36 @@ def build(
     from lookbench.release.stages.dedup import DedupStats
 
     release = load_config(config)
-    run = run_release(release, echo=console.print)
+    run = run_release(release, echo=lambda line: console.print(escape(line), highlight=False))
     if run.problems:
-        console.print(f"[yellow]{len(run.problems)} problem(s)[/yellow] (details under {release.work}/):")
+        console.print(f"[yellow]{len(run.problems)} problem(s)[/yellow] (details under {escape(str(release.work))}/):")
         for problem in run.problems[:show_problems]:
-            console.print(f"  {problem.source}: {problem.url}: {problem.error}", highlight=False)
+            console.print(escape(f"  {problem.source}: {problem.url}: {problem.error}"), highlight=False)
     dedup = run.stats(DedupStats)
     if dedup is not None:
         console.print(
-            f"dedup: kept {dedup.kept} of {dedup.input}; excluded as earlier duplicates "
-            f"{dedup.excluded_as_duplicates_of_earlier_versions}; merged in batch {dedup.merged_within_batch}; "
-            f"kept apart by colour {dedup.kept_apart_by_colour}"
+            escape(
+                f"dedup: kept {dedup.kept} of {dedup.input}; excluded as earlier duplicates "
+                f"{dedup.excluded_as_duplicates_of_earlier_versions}; merged in batch {dedup.merged_within_batch}; "
+                f"kept apart by colour {dedup.kept_apart_by_colour}"
+            ),
+            highlight=False,
         )
     audit = run.stats(AuditStats)
     if audit is not None:
         overall = audit.overall
         console.print(
-            f"audit: judged accuracy {overall.accuracy} (Wilson 95% {overall.wilson95}), "
-            f"canaries caught {audit.canaries.accuracy}, below floor: {', '.join(audit.below_floor) or 'none'}"
+            escape(
+                f"audit: judged accuracy {overall.accuracy} (Wilson 95% {overall.wilson95}), "
+                f"canaries caught {audit.canaries.accuracy}, below floor: {', '.join(audit.below_floor) or 'none'}"
+            ),
+            highlight=False,
         )
         if audit.true_accuracy_all is not None:
             console.print(f"audit: true accuracy (known labels) {audit.true_accuracy_all.accuracy}")
-    console.print(f"[green]published[/green] {release.output / release.version}")
+    console.print(f"[green]published[/green] {escape(str(release.output / release.version))}")
     if push:
-        console.print(f"[green]pushed[/green] {push_release(release.output, release.version, push)}")
+        console.print(f"[green]pushed[/green] {escape(push_release(release.output, release.version, push))}")
 
 
 def register(app: typer.Typer) -> None:

@@ -6,12 +6,12 @@ from datetime import date
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lookbench.errors import BuildError
 from lookbench.hashing import json_sha256
 from lookbench.snapshot.schema import NOISE, SUBSETS
+from lookbench.yamlfile import YamlError, load_yaml
 
 
 class _Strict(BaseModel):
@@ -342,9 +342,9 @@ def load_config(path: Path | str) -> ReleaseConfig:
     """Read and validate a release config; relative paths are relative to the YAML file."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise BuildError(f"{path}: cannot read release config ({exc})") from exc
+        data = load_yaml(path)
+    except YamlError as exc:
+        raise BuildError(f"cannot read release config: {exc}") from exc
     if not isinstance(data, dict):
         raise BuildError(f"{path}: a release config must be a mapping")
     base = path.resolve().parent

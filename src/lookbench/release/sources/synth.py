@@ -56,7 +56,11 @@ class SynthCollector:
     def collect(self, ctx: CollectContext) -> Iterator[Sample]:
         """Yield every row of every subset of the Synth snapshot; its noise pool feeds `noise` (distractor pool)."""
         snap = open_snapshot(self.config.path)
-        day = version_date(snap.snapshot_id)
+        try:
+            day = version_date(snap.snapshot_id)
+        except ValueError as exc:
+            ctx.report(str(snap.root), f"no release date for its rows: {exc}")
+            day = None
         released = None if day is None else parse_datetime(day)
         parts = [(subset, split) for subset in snap.subsets for split in SPLITS]
         for subset, split in parts + ([(NOISE, "gallery")] if snap.has_noise else []):

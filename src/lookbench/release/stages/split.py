@@ -7,6 +7,7 @@ from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
+from lookbench.hashing import parts_sha256
 from lookbench.release.config import SplitConfig
 from lookbench.release.records import Sample
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
@@ -34,7 +35,7 @@ def item_id(source: str, product_id: str) -> str:
 
 
 def _order(seed: int, text: str) -> str:
-    return hashlib.sha256(f"{seed}\0{text}".encode()).hexdigest()
+    return parts_sha256(str(seed), text)
 
 
 class SplitStage:
