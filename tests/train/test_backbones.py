@@ -10,7 +10,7 @@ import pytest
 from trainkit import HERE, eval_snapshot, tiny_config, training_snapshot
 from typer.testing import CliRunner
 
-from embedding_helpers import register_tiny_open_clip
+from embedding_helpers import tiny_open_clip
 
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
@@ -83,7 +83,8 @@ def backbone_spec(kind: str, tmp_path: Path) -> str:
         return f"hf:{write_tiny_hf(tmp_path / 'tiny-vit')}"
     if kind == "open_clip":
         pytest.importorskip("open_clip")
-        return f"open_clip:{register_tiny_open_clip(tmp_path / 'clip-config')}"
+        (tmp_path / "clip").mkdir()
+        return tiny_open_clip(tmp_path / "clip", "lookbench-tiny-clip")[0]
     return "python:tinynet:make"
 
 

@@ -12,7 +12,7 @@ from trainkit import eval_snapshot, item_image, row, training_snapshot
 
 from lookbench.errors import TrainError
 from lookbench.snapshot.reader import open_snapshot
-from lookbench.train.config import TrainData
+from lookbench.train.config import Guard, TrainData
 from lookbench.train.data import load_training_set
 from lookbench.train.guard import apply_guard
 
@@ -37,9 +37,7 @@ def test_guard_drops_planted_duplicates_and_reports_them(tmp_path: Path) -> None
     train, evaluation = planted(tmp_path)
     training = load_training_set([TrainData(snapshot=str(train))], 0, tmp_path / "cache")
     report_path = tmp_path / "guard.json"
-    kept, report = apply_guard(
-        training, [open_snapshot(evaluation)], 24, tmp_path / "cache", strict=False, report_path=report_path
-    )
+    kept, report = apply_guard(training, [open_snapshot(evaluation)], Guard(), tmp_path / "cache", False, report_path)
     assert len(training) == 14 and len(kept) == 12
     assert "leak-exact" not in kept.class_names and "leak-near" not in kept.class_names
     found = {o.train: o for o in report.overlaps}
@@ -51,7 +49,7 @@ def test_guard_drops_planted_duplicates_and_reports_them(tmp_path: Path) -> None
     assert saved["checked"] == 14 and len(saved["overlaps"]) == 2 and saved["against"][0]["images"] == 16
     assert "1 exact, 1 perceptual" in report.summary()
     # fingerprints are cached: a second check reads them back and finds the same overlaps
-    _, again = apply_guard(training, [open_snapshot(evaluation)], 24, tmp_path / "cache", False, None)
+    _, again = apply_guard(training, [open_snapshot(evaluation)], Guard(), tmp_path / "cache", False, None)
     assert [o.train for o in again.overlaps] == [o.train for o in report.overlaps]
 
 
@@ -59,14 +57,16 @@ def test_strict_guard_refuses(tmp_path: Path) -> None:
     train, evaluation = planted(tmp_path)
     training = load_training_set([TrainData(snapshot=str(train))], 0, tmp_path / "cache")
     with pytest.raises(TrainError, match=r"--strict: 2 training image\(s\) overlap .*leak|--strict: 2 training"):
-        apply_guard(training, [open_snapshot(evaluation)], 24, tmp_path / "cache", True, tmp_path / "g.json")
+        apply_guard(training, [open_snapshot(evaluation)], Guard(), tmp_path / "cache", True, tmp_path / "g.json")
     assert (tmp_path / "g.json").is_file()
 
 
 def test_threshold_zero_keeps_only_the_exact_tier(tmp_path: Path) -> None:
     train, evaluation = planted(tmp_path)
     training = load_training_set([TrainData(snapshot=str(train))], 0, tmp_path / "cache")
-    kept, report = apply_guard(training, [open_snapshot(evaluation)], 0, tmp_path / "cache", False, None)
+    kept, report = apply_guard(
+        training, [open_snapshot(evaluation)], Guard(phash_threshold=0), tmp_path / "cache", False, None
+    )
     assert [o.tier for o in report.overlaps] == ["exact"] and len(kept) == 13
 
 
@@ -74,8 +74,15 @@ def test_corrupt_fingerprint_cache_lines_are_recomputed(tmp_path: Path) -> None:
     train, evaluation = planted(tmp_path)
     cache = tmp_path / "cache"
     training = load_training_set([TrainData(snapshot=str(train))], 0, cache)
-    apply_guard(training, [open_snapshot(evaluation)], 24, cache, False, None)
-    path = cache / "fingerprints" / "phash256.jsonl"
+    apply_guard(training, [open_snapshot(evaluation)], Guard(), cache, False, None)
+    path = cache / "fingerprints" / "training-phash256.jsonl"
     path.write_text("not json\n[1, 2]\n" + path.read_text()[: len(path.read_text()) // 2])
-    _, report = apply_guard(training, [open_snapshot(evaluation)], 24, cache, False, None)
+    _, report = apply_guard(training, [open_snapshot(evaluation)], Guard(), cache, False, None)
     assert len(report.overlaps) == 2
+
+
+def test_guard_defaults_are_the_release_dedup_defaults() -> None:
+    from lookbench.release.config import DedupConfig
+
+    release = DedupConfig()
+    assert (Guard().phash_threshold, Guard().colour_threshold) == (release.phash_threshold, release.colour_threshold)

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import LookBenchError
+from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model
-from lookbench.models.options import file_sha256
 from lookbench.models.torch_base import TorchEncoder, pick_device, require
 
 
@@ -28,14 +30,38 @@ def preprocess_from_cfg(cfg: dict[str, Any]) -> Preprocess:
     )
 
 
-def create_open_clip(argument: str) -> tuple[Any, str]:
-    """(model on the CPU, weights revision) for `ARCH/PRETRAINED` (tag or local file), `ARCH` or `hf-hub:REPO`."""
+class OpenClipEncoder(TorchEncoder):
+    """The image tower embeds images; `embed_texts` runs the text tower (composed queries' modification texts)."""
+
+    TEXT_BATCH = 256
+
+    def __init__(self, model: Any, tokenizer_name: str, preprocess: Preprocess, *args: Any) -> None:
+        super().__init__(model.encode_image, preprocess, *args)
+        self.model = model
+        self.tokenizer_name = tokenizer_name
+        self._tokenizer: Any = None
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        """Tokenise (open_clip's tokenizer for the architecture, made on first use) and run `encode_text`."""
+        if self._tokenizer is None:
+            self._tokenizer = require("open_clip", "openclip").get_tokenizer(self.tokenizer_name)
+        parts = []
+        for start in range(0, len(texts), self.TEXT_BATCH):
+            tokens = self._tokenizer(texts[start : start + self.TEXT_BATCH]).to(self.device)
+            with self.torch.inference_mode():
+                parts.append(self.model.encode_text(tokens).float().cpu().numpy())
+        return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+def create_open_clip(argument: str) -> tuple[Any, str, str]:
+    """(model on the CPU, architecture name, weights revision) for `ARCH/PRETRAINED`, `ARCH` or `hf-hub:REPO`."""
     spec = f"open_clip:{argument}"
     if argument.startswith("hf-hub:"):
         ensure_hub_model(argument.removeprefix("hf-hub:"), spec)
     open_clip = require("open_clip", "openclip")
+    require("torch", "torch")
     if argument.startswith("hf-hub:"):
-        return open_clip.create_model(argument), argument
+        return open_clip.create_model(argument), argument, argument
     arch, _, pretrained = argument.partition("/")
     if not arch:
         raise LookBenchError(f"{spec}: expected ARCH/PRETRAINED, e.g. open_clip:ViT-B-32/openai")
@@ -50,7 +76,7 @@ def create_open_clip(argument: str) -> tuple[Any, str]:
     else:
         revision = "random-init"
     model = open_clip.create_model(arch, pretrained=str(Path(pretrained).expanduser()) if pretrained else None)
-    return model, revision
+    return model, arch, revision
 
 
 def open_clip_preprocess(model: Any) -> Preprocess:
@@ -58,13 +84,11 @@ def open_clip_preprocess(model: Any) -> Preprocess:
     return preprocess_from_cfg(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
 
 
-def load_open_clip(argument: str) -> TorchEncoder:
+def load_open_clip(argument: str) -> OpenClipEncoder:
     """Create the model with open_clip, keep `encode_image`, read its own preprocessing config."""
-    model, revision = create_open_clip(argument)
+    model, arch, revision = create_open_clip(argument)
     torch = require("torch", "torch")
     device = pick_device(torch)
     model = model.to(device).eval()
     extra = {"kind": "open_clip", "argument": argument}
-    return TorchEncoder(
-        model.encode_image, open_clip_preprocess(model), f"open_clip:{argument}", revision, device, extra
-    )
+    return OpenClipEncoder(model, arch, open_clip_preprocess(model), f"open_clip:{argument}", revision, device, extra)

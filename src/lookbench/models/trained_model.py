@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import EmbeddingError, LookBenchError
-from lookbench.models.options import file_sha256, split_options
+from lookbench.hashing import file_sha256
+from lookbench.models.options import split_options
 
 MODEL_JSON = "model.json"
 WEIGHTS = "model.safetensors"

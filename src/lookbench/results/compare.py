@@ -52,7 +52,11 @@ def compare_results(
     for metric in metrics:
         if metric not in available:
             raise ResultError(f"metric {metric!r} is not in both per-query files")
-        tests.append(
-            paired_bootstrap(ta[metric].to_numpy()[ia], tb[metric].to_numpy()[ib], clusters, metric, resamples, seed)
-        )
+        values_a = ta[metric].to_numpy(zero_copy_only=False)[ia].astype(np.float64)
+        values_b = tb[metric].to_numpy(zero_copy_only=False)[ib].astype(np.float64)
+        both = ~(np.isnan(values_a) | np.isnan(values_b))  # composed and image subsets fill different metrics
+        if not both.any():
+            raise ResultError(f"metric {metric!r}: no query has a value in both runs")
+        _, dense = np.unique(clusters[both], return_inverse=True)
+        tests.append(paired_bootstrap(values_a[both], values_b[both], dense, metric, resamples, seed))
     return a, b, tests

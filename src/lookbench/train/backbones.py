@@ -262,7 +262,7 @@ def create_backbone(spec: str) -> Backbone:
         from lookbench.models.open_clip_model import create_open_clip
 
         open_clip = require("open_clip", "openclip")
-        model, _ = create_open_clip(argument)
+        model, _, _ = create_open_clip(argument)
         name = argument if argument.startswith("hf-hub:") else argument.partition("/")[0]
         config = {"model_cfg": open_clip.get_model_config(name), "preprocess_cfg": model.visual.preprocess_cfg}
         return OpenClipBackbone(model, config, spec)

@@ -57,7 +57,9 @@ class Guard(_Strict):
     against: list[str] = [DEFAULT_SNAPSHOT]
     """Evaluation snapshots to check against; the validation snapshot is always added."""
     phash_threshold: int = Field(default=24, ge=0, le=256)
-    """Max Hamming distance of the 256-bit pHashes (the builder's dedup default)."""
+    """Max Hamming distance of the 256-bit pHashes (the release config's `dedup.phash_threshold` default)."""
+    colour_threshold: float = Field(default=0.01, ge=0, le=1)
+    """A pHash match counts only if at most this share of pixels differs in colour (`dedup.colour_threshold`)."""
     enabled: bool = True
 
 

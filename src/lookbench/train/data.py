@@ -15,8 +15,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from lookbench.atomic import write_text_atomic
+from lookbench.dates import snapshot_date
 from lookbench.errors import SnapshotError, TrainError
-from lookbench.evaluation.window import snapshot_date
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS

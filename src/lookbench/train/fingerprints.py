@@ -1,57 +1,64 @@
-"""The builder's duplicate tiers (exact sha256, mirror-robust 256-bit pHash), reached from this one module.
+"""The builder's duplicate tiers (exact sha256; mirror-robust 256-bit pHash, checked by colour), from one module.
 
-Everything the contamination guard needs from the builder's dedup code goes through here, so a move or rename of
-that code (`lookbench.build.dedup` -> `lookbench.release`) and any new tier is a change in this file only.
+Everything the contamination guard needs from the builder's fingerprint code goes through here, so a move or a
+new tier there is a change in this file only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
-from lookbench.build.dedup.hashes import phash_pair, sha256_hex
-from lookbench.build.dedup.index import FingerprintIndex
+from lookbench.hashing import sha256_hex
+from lookbench.images import decode_image
+from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
+from lookbench.release.fingerprints.history import PublishedImages, cached_snapshot_fingerprints
+from lookbench.release.fingerprints.index import FingerprintIndex
+from lookbench.snapshot.reader import Snapshot
 
-TIERS = ("exact", "perceptual")
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """sha256 of the bytes and the pHashes of the image and of its mirror image (hex)."""
-
-    sha256: str
-    phash: str
-    mirrored: str
+__all__ = ["EvaluationIndex", "Fingerprint", "Hit", "training_fingerprint"]
 
 
 @dataclass(frozen=True)
 class Hit:
-    """The indexed entry a fingerprint matched, by which tier, at what distance."""
+    """The evaluation image a training image matched (`version/subset/split#row`), by which tier, how far."""
 
     key: str
     tier: str
     distance: float
 
 
-def fingerprint(data: bytes) -> Fingerprint:
-    """Fingerprint encoded image bytes (raises on an image that does not decode)."""
-    phash, mirrored = phash_pair(data)
-    return Fingerprint(sha256_hex(data), phash, mirrored)
+def training_fingerprint(data: bytes, hashes: tuple[str, str] | None = None) -> tuple[Fingerprint, tuple[str, str]]:
+    """The fingerprint of encoded bytes and its (pHash, mirrored pHash); cached `hashes` skip recomputing them."""
+    if hashes is None:
+        found = fingerprint(data)
+        return found, (found.phash, found.phash_mirror)
+    return Fingerprint(sha256_hex(data), hashes[0], hashes[1], decode_image(data)), hashes
 
 
-class Index:
-    """Fingerprints of evaluation images, answering exact and near-duplicate look-ups."""
+class EvaluationIndex:
+    """Every image of some evaluation snapshots (all splits, noise included), fingerprints cached by content."""
 
-    def __init__(self) -> None:
-        self._index = FingerprintIndex()
+    def __init__(self, cache: Path) -> None:
+        self.cache = cache
+        self._images: list[PublishedImages] = []
+        self._index = FingerprintIndex(self._image)
 
-    def add(self, key: str, print_: Fingerprint) -> None:
-        """Index one image under `key`."""
-        self._index.add(key, print_.sha256, print_.phash)
+    def _image(self, key: str) -> bytes:
+        number, _, row_key = key.partition("|")
+        return self._images[int(number)](row_key)
 
-    def lookup(self, print_: Fingerprint, threshold: int) -> Hit | None:
-        """The exact match, else the nearest within `threshold` bits (mirror-robust), else None."""
-        match = self._index.lookup(print_.sha256, print_.phash, print_.mirrored, threshold)
-        return None if match is None else Hit(match.key, match.tier, float(match.distance))
+    def add_snapshot(self, snapshot: Snapshot) -> int:
+        """Index every image of `snapshot`; returns how many."""
+        number = len(self._images)
+        self._images.append(PublishedImages(snapshot.root.parent))
+        table = cached_snapshot_fingerprints(snapshot, self.cache)
+        columns = (table[c].to_pylist() for c in ("key", "sha256", "phash"))
+        for key, sha, phash in zip(*columns, strict=True):
+            self._index.add(f"{number}|{key}", sha, phash)
+        return table.num_rows
 
-    def __len__(self) -> int:
-        return len(self._index)
+    def lookup(self, query: Fingerprint, threshold: int, colour_threshold: float) -> Hit | None:
+        """The exact match, else the nearest pHash match within `threshold` whose colours agree, else None."""
+        match = self._index.lookup(query, threshold, colour_threshold).match
+        return None if match is None else Hit(match.key.partition("|")[2], match.tier, float(match.distance))

@@ -1,12 +1,14 @@
 """The contamination guard: training images that match an evaluation image are dropped, or the run refuses.
 
 Every image of each evaluation snapshot (query, gallery and noise splits) is fingerprinted with the builder's tiers
-(`train.fingerprints`); each training image is looked up. Fingerprints are cached per image content.
+(`train.fingerprints`: exact sha256, mirror-robust pHash confirmed by a colour check); each training image is looked
+up. Fingerprints are cached: per snapshot content for the evaluation side, per image content for training images.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -15,10 +17,11 @@ import numpy as np
 from lookbench.atomic import write_text_atomic
 from lookbench.embeddings.progress import image_progress
 from lookbench.errors import TrainError
+from lookbench.images import BadImageError
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE, SPLITS
+from lookbench.train.config import Guard
 from lookbench.train.data import TrainingSet
-from lookbench.train.fingerprints import Fingerprint, Index, fingerprint
+from lookbench.train.fingerprints import EvaluationIndex, Fingerprint, training_fingerprint
 
 
 @dataclass
@@ -38,6 +41,7 @@ class GuardReport:
     checked: int = 0
     against: list[dict[str, object]] = field(default_factory=list)
     threshold: int = 0
+    colour_threshold: float = 0.0
     overlaps: list[Overlap] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
 
@@ -55,76 +59,50 @@ class GuardReport:
         return f"contamination guard: {self.checked} training images against {names}: overlaps {counts}"
 
 
-class FingerprintCache:
-    """Fingerprints by image sha256, in one JSON-lines file per cache folder (appended, so a crash loses little)."""
+class HashCache:
+    """pHash pairs of training images by sha256, in one JSON-lines file (appended, so a crash loses little)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.known: dict[str, Fingerprint] = {}
+        self.known: dict[str, tuple[str, str]] = {}
         if path.is_file():
             for line in path.read_text(encoding="utf-8").splitlines():
                 try:
                     sha, phash, mirrored = json.loads(line)
                 except (ValueError, TypeError):
                     continue
-                self.known[sha] = Fingerprint(sha, phash, mirrored)
-        self._pending: list[Fingerprint] = []
+                self.known[str(sha)] = (str(phash), str(mirrored))
+        self._pending: list[tuple[str, str, str]] = []
 
-    def get(self, sha: str, data: bytes) -> Fingerprint:
-        """The cached fingerprint of this content, else a fresh one (remembered)."""
+    def fingerprint(self, sha: str, data: bytes) -> Fingerprint:
+        """The fingerprint of this content, its hashes read from the cache when known (remembered otherwise)."""
+        found, hashes = training_fingerprint(data, self.known.get(sha))
         if sha not in self.known:
-            found = fingerprint(data)
-            self.known[sha] = found
-            self._pending.append(found)
+            self.known[sha] = hashes
+            self._pending.append((sha, *hashes))
             if len(self._pending) >= 512:
                 self.flush()
-        return self.known[sha]
+        return found
 
     def flush(self) -> None:
-        """Append the new fingerprints."""
+        """Append the new entries."""
         if not self._pending:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as out:
-            out.writelines(json.dumps([f.sha256, f.phash, f.mirrored]) + "\n" for f in self._pending)
+            out.writelines(json.dumps(list(entry)) + "\n" for entry in self._pending)
         self._pending = []
 
 
-def index_snapshot(snapshot: Snapshot, cache: FingerprintCache, index: Index, report: GuardReport) -> int:
-    """Add every image of every split of `snapshot` to `index`; returns how many."""
-    import hashlib
-
-    parts = [(s, sp) for s in snapshot.subsets for sp in SPLITS]
-    if snapshot.has_noise:
-        parts.append((NOISE, "gallery"))
-    total = sum(snapshot.num_rows(s, sp) for s, sp in parts)
-    added = 0
-    with image_progress(f"guard: fingerprint {snapshot.snapshot_id}", total, True) as advance:
-        for subset, split in parts:
-            for start, images in snapshot.iter_images(subset, split, batch_size=256):
-                for offset, data in enumerate(images):
-                    key = f"{snapshot.snapshot_id}/{subset}/{split}#{start + offset}"
-                    if not data:
-                        continue
-                    try:
-                        index.add(key, cache.get(hashlib.sha256(data).hexdigest(), data))
-                        added += 1
-                    except (OSError, ValueError, SyntaxError) as exc:
-                        report.unreadable.append(f"{key}: {exc}")
-                advance(len(images))
-    cache.flush()
-    return added
-
-
 def check_overlaps(
-    training: TrainingSet, snapshots: list[Snapshot], threshold: int, cache_dir: Path
+    training: TrainingSet, snapshots: list[Snapshot], guard: Guard, cache_dir: Path, say: Callable[[str], None]
 ) -> tuple[np.ndarray, GuardReport]:
     """(rows of `training` that match no evaluation image, the report)."""
-    cache = FingerprintCache(cache_dir / "fingerprints" / "phash256.jsonl")
-    index = Index()
-    report = GuardReport(threshold=threshold)
+    index = EvaluationIndex(cache_dir / "fingerprints")
+    report = GuardReport(threshold=guard.phash_threshold, colour_threshold=guard.colour_threshold)
     for snapshot in snapshots:
-        added = index_snapshot(snapshot, cache, index, report)
+        say(f"guard: fingerprints of {snapshot.snapshot_id} ({snapshot.location}; cached after the first time)")
+        added = index.add_snapshot(snapshot)
         report.against.append(
             {
                 "snapshot": snapshot.snapshot_id,
@@ -133,21 +111,20 @@ def check_overlaps(
                 "content_hash": snapshot.content_hash,
             }
         )
+    hashes = HashCache(cache_dir / "fingerprints" / "training-phash256.jsonl")
     keep = np.ones(len(training), dtype=bool)
     with image_progress("guard: check training images", len(training), True) as advance:
         for row in range(len(training)):
             try:
-                print_ = cache.get(training.images.sha256_hex(row), training.images[row])
-            except (OSError, ValueError, SyntaxError) as exc:
+                query = hashes.fingerprint(training.images.sha256_hex(row), training.images[row])
+            except BadImageError as exc:
                 raise TrainError(f"training image {training.origin[row]} does not decode ({exc})") from exc
-            hit = index.lookup(print_, threshold)
+            hit = index.lookup(query, guard.phash_threshold, guard.colour_threshold)
             if hit is not None:
                 keep[row] = False
                 report.overlaps.append(Overlap(training.origin[row], hit.key, hit.tier, hit.distance))
-            if row % 256 == 255:
-                advance(256)
-        advance(len(training) % 256)
-    cache.flush()
+            advance(1)
+    hashes.flush()
     report.checked = len(training)
     return np.flatnonzero(keep), report
 
@@ -155,13 +132,14 @@ def check_overlaps(
 def apply_guard(
     training: TrainingSet,
     snapshots: list[Snapshot],
-    threshold: int,
+    guard: Guard,
     cache_dir: Path,
     strict: bool,
     report_path: Path | None,
+    say: Callable[[str], None] = print,
 ) -> tuple[TrainingSet, GuardReport]:
     """Drop overlapping rows (writing the report when given a path), or refuse under `strict`."""
-    keep, report = check_overlaps(training, snapshots, threshold, cache_dir)
+    keep, report = check_overlaps(training, snapshots, guard, cache_dir, say)
     if report_path is not None:
         report.save(report_path)
     if report.overlaps and strict:

@@ -17,9 +17,9 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
 from lookbench.atomic import write_text_atomic
-from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import TrainError
+from lookbench.images import BadImageError, decode_image
 from lookbench.train import checkpoint as ckpt
 from lookbench.train.augment import Transform, resolved_backend, train_transform
 from lookbench.train.backbones import create_backbone
@@ -194,10 +194,11 @@ class Trainer:
                     training, report = apply_guard(
                         training,
                         list(snapshots.values()),
-                        guard.phash_threshold,
+                        guard,
                         self.cache_dir,
                         self.strict,
                         self.out / GUARD_REPORT if world.is_main else None,
+                        self.say if world.is_main else lambda _m: None,
                     )
                     self.guard_summary: dict[str, Any] | None = {
                         "summary": report.summary(),
@@ -205,6 +206,7 @@ class Trainer:
                         "checked": report.checked,
                         "against": report.against,
                         "threshold": report.threshold,
+                        "colour_threshold": report.colour_threshold,
                     }
                     if world.is_main:
                         self.say(report.summary())
