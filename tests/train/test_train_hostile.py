@@ -81,3 +81,36 @@ def test_basic_backend_refuses_timm_only_options() -> None:
 
     with pytest.raises(TrainError, match="need timm"):
         train_transform(Augment(backend="basic", auto_augment="rand-m9"), 24, Preprocess(crop=24))
+
+
+def test_imprinted_centres_are_the_normalised_class_means(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch.nn.functional as F
+
+    from lookbench.images import decode_image
+    from lookbench.train.backbones import create_backbone
+    from lookbench.train.config import IdentityLoss, TrainData
+    from lookbench.train.data import load_training_set
+    from lookbench.train.heads import EmbeddingHead, EmbeddingModel
+    from lookbench.train.imprint import imprint_centres
+    from lookbench.train.partial_fc import PartialFC
+
+    monkeypatch.syspath_prepend(str(HERE))
+    training = load_training_set([TrainData(snapshot=str(training_snapshot(tmp_path, 5, 3)))], 0, tmp_path / "c")
+    torch.manual_seed(0)
+    backbone = create_backbone("python:tinynet:make")
+    model = EmbeddingModel(backbone, EmbeddingHead(backbone.feature_dim, 6)).eval()
+    for rank, subcenters in [(0, 1), (1, 2)]:
+        loss = IdentityLoss(kind="subcenter_arcface" if subcenters > 1 else "arcface", subcenters=subcenters)
+        pfc = PartialFC(training.num_classes, 6, loss, rank=rank, world=2)
+        before = pfc.weight.detach().clone()
+        assert (
+            imprint_centres(pfc, model, training, backbone.preprocess, torch.device("cpu"), 4, 0) == 3 * pfc.num_local
+        )
+        for local in range(pfc.num_local):
+            rows = np.flatnonzero(training.classes == pfc.class_start + local)
+            images = torch.from_numpy(backbone.preprocess.batch([decode_image(training.images[int(r)]) for r in rows]))
+            with torch.no_grad():
+                mean = F.normalize(model(images).double().mean(0), dim=0).float()
+            got = pfc.weight.detach().view(pfc.num_local, subcenters, -1)[local]
+            expected = mean + before.view(pfc.num_local, subcenters, -1)[local] if subcenters > 1 else mean[None]
+            assert torch.allclose(got, expected, atol=1e-5)

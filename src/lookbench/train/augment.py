@@ -22,6 +22,14 @@ Transform = Callable[[Image.Image, int], Any]
 """(RGB image, seed) -> CHW float32 tensor, normalised with the backbone's mean and std."""
 
 
+def evaluation_preprocess(preprocess: Preprocess, size: int) -> Preprocess:
+    """The backbone's evaluation preprocessing scaled to a `size` crop (same resize-to-crop ratio)."""
+    if size == preprocess.crop:
+        return preprocess
+    resize = None if preprocess.resize is None else round(size * preprocess.resize / preprocess.crop)
+    return preprocess.model_copy(update={"crop": size, "resize": resize})
+
+
 def timm_available() -> bool:
     """True when timm and torchvision import (timm's transforms are built on torchvision)."""
     try:

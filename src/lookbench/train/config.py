@@ -108,6 +108,8 @@ class IdentityLoss(_Strict):
     subcenters: int = Field(default=3, ge=1, le=16)
     sample_rate: float = Field(default=1.0, gt=0, le=1)
     """PartialFC: the fraction of class centres in each step's softmax (every positive is always kept)."""
+    init: Literal["random", "class_mean"] = "random"
+    """class_mean: start each centre at its class's mean embedding under the untrained model (weight imprinting)."""
 
 
 class WeightedLoss(_Strict):

@@ -21,7 +21,7 @@ from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import TrainError
 from lookbench.images import BadImageError, decode_image
 from lookbench.train import checkpoint as ckpt
-from lookbench.train.augment import Transform, resolved_backend, train_transform
+from lookbench.train.augment import Transform, evaluation_preprocess, resolved_backend, train_transform
 from lookbench.train.backbones import create_backbone
 from lookbench.train.config import TrainConfig
 from lookbench.train.data import ImageRows, TrainingSet, load_training_set, open_location
@@ -303,6 +303,21 @@ class Trainer:
                 self.say(
                     f"parameters: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M ({frozen} tensors frozen)"
                 )
+            if pfc is not None and cfg.loss.identity.init == "class_mean":
+                from lookbench.train.imprint import imprint_centres
+
+                size = cfg.model.image_size or backbone.preprocess.crop
+                embedded = imprint_centres(
+                    pfc,
+                    model.embedder,
+                    training,
+                    evaluation_preprocess(backbone.preprocess, size),
+                    world.device,
+                    cfg.batch.size,
+                    cfg.data.workers,
+                )
+                if world.is_main:
+                    self.say(f"class centres imprinted from {embedded} images (rank 0's shard)")
 
         if world.is_main:
             write_text_atomic(self.out / CONFIG_COPY, json.dumps(self.cfg.model_dump(mode="json"), indent=2) + "\n")
