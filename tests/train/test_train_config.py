@@ -10,7 +10,7 @@ from trainkit import tiny_config, write_config
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.errors import TrainError
+from lookbench.errors import LookBenchError, TrainError
 from lookbench.train.config import apply_override, load_config
 
 
@@ -60,14 +60,14 @@ def test_bad_configs_name_the_field(tmp_path: Path, sections: dict[str, object],
     ("text", "message"),
     [
         ("- a\n- b\n", "expected a mapping of config sections"),
-        ("seed: [unclosed\n", "not valid YAML"),
+        ("seed: [unclosed\n", "not valid YAML: line 2"),
         ("", "data: Field required"),
     ],
 )
 def test_malformed_yaml(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text)
-    with pytest.raises(TrainError, match=message):
+    with pytest.raises(LookBenchError, match=message):
         load_config(path)
 
 
@@ -76,8 +76,12 @@ def test_missing_and_non_utf8_files(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.yaml")
     bad = tmp_path / "latin1.yaml"
     bad.write_bytes("seed: 1 # caf\xe9\n".encode("latin-1"))
-    with pytest.raises(TrainError, match="cannot read the training config"):
+    with pytest.raises(LookBenchError, match="latin1.yaml: line 1: not UTF-8"):
         load_config(bad)
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("seed: 1\nschedule: {steps: 3}\nseed: 2\n")
+    with pytest.raises(LookBenchError, match=r"twice.yaml: .*duplicate key 'seed' \(first on line 1, again on line 3"):
+        load_config(twice)
 
 
 def test_overrides(tmp_path: Path) -> None:

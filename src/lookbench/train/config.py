@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lookbench.errors import TrainError
+from lookbench.yamlfile import load_yaml, parse_yaml
 
 DEFAULT_SNAPSHOT = "default"
 """Names the embedded default snapshot (LookBench-Synth `small`) wherever a snapshot location is expected."""
@@ -246,17 +246,10 @@ class TrainConfig(_Strict):
 
 
 def _read_yaml(path: Path) -> Any:
-    """The YAML document of `path`; errors name the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise TrainError(f"training config not found: {path}") from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TrainError(f"{path}: cannot read the training config ({exc})") from exc
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise TrainError(f"{path}: not valid YAML ({exc})") from exc
+    """The YAML document of `path` (the shared loader: UTF-8, duplicate keys refused); errors name the file."""
+    if not path.is_file():
+        raise TrainError(f"training config not found: {path}")
+    return load_yaml(path)
 
 
 def apply_override(data: dict[str, Any], override: str) -> None:
@@ -265,10 +258,7 @@ def apply_override(data: dict[str, Any], override: str) -> None:
     names = key.strip().split(".")
     if not sep or not all(names):
         raise TrainError(f"--set {override!r}: expected KEY.PATH=VALUE, e.g. optim.lr=3e-4")
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise TrainError(f"--set {override!r}: value is not valid YAML ({exc})") from exc
+    value = parse_yaml(text, f"--set {override!r}: the value")
     node = data
     for name in names[:-1]:
         child = node.setdefault(name, {})

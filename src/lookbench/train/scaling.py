@@ -15,12 +15,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import TrainError
 from lookbench.train.config import DEFAULT_SNAPSHOT, TrainConfig, load_config, parse_config, validation_message
+from lookbench.yamlfile import load_yaml
 
 HEADLINE = ("fine_recall@1", "coarse_recall@1", "item_recall@1")
 
@@ -71,12 +71,9 @@ class ScalingConfig(_Strict):
 
 def load_scaling(path: Path) -> tuple[ScalingConfig, TrainConfig]:
     """The study config and its validated base training config."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise TrainError(f"scaling config not found: {path}") from exc
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise TrainError(f"{path}: cannot read the scaling config ({exc})") from exc
+    if not path.is_file():
+        raise TrainError(f"scaling config not found: {path}")
+    data = load_yaml(path)
     if not isinstance(data, dict):
         raise TrainError(f"{path}: expected a mapping with train, grid and evaluate")
     try:
