@@ -80,7 +80,7 @@ def model_only(args: argparse.Namespace, snapshot: Path) -> float:
     from lookbench.train.distributed import pick_device
     from lookbench.train.heads import TrainingModel
     from lookbench.train.labels import LabelSpace
-    from lookbench.train.optim import make_optimizer, param_groups
+    from lookbench.train.optim import centre_optimizer, make_optimizer, param_groups
     from lookbench.train.partial_fc import PartialFC
 
     device = pick_device(args.device, 0)
@@ -88,10 +88,11 @@ def model_only(args: argparse.Namespace, snapshot: Path) -> float:
     if args.grad_checkpointing:
         backbone.set_grad_checkpointing(True)
     model = TrainingModel(backbone, 512, LabelSpace.of(load_taxonomy()), False, False).to(device)
-    pfc = PartialFC(args.classes, 512, IdentityLoss(kind="arcface", margin=0.25, scale=32)).to(device)
+    pfc_loss = IdentityLoss(kind="arcface", margin=0.25, scale=32)
+    pfc = PartialFC(args.classes, 512, pfc_loss).to(device)
     cfg = Optim(lr=1e-4, head_lr_multiplier=10)
     optimizer = make_optimizer(param_groups(backbone, [model.embedder.head], cfg), cfg)
-    pfc_optimizer = make_optimizer([{"params": [pfc.weight], "lr_scale": 10.0}], cfg)  # type: ignore[list-item]
+    pfc_optimizer = centre_optimizer(pfc.weight, pfc_loss, cfg)
     forward = torch.compile(model) if args.compile else model
     size = args.image_size or backbone.preprocess.crop
     images = torch.randn(args.batch, 3, size, size, device=device)

@@ -149,3 +149,19 @@ def test_label_losses_ignore_missing_labels() -> None:
         + F.binary_cross_entropy_with_logits(multi[0][[0, 2]], multi_targets[0][[0, 2]])
     ) / 2  # the second single group has no label in the batch: left out of the mean
     assert float(got) == pytest.approx(float(expected), rel=1e-6)
+
+
+def test_sgd_moves_rarely_positive_centres_in_proportion_to_their_gradient() -> None:
+    from lookbench.train.config import Optim
+    from lookbench.train.optim import centre_optimizer
+
+    moved = {}
+    for optimizer in ("sgd", "adamw"):
+        weight = torch.nn.Parameter(torch.zeros(2, 4))
+        opt = centre_optimizer(weight, IdentityLoss(optimizer=optimizer, lr=0.01, weight_decay=0), Optim())
+        weight.grad = torch.tensor([[1.0, 1.0, 1.0, 1.0], [1e-6, 1e-6, 1e-6, 1e-6]])  # a positive row, a negative one
+        opt.step()
+        moved[optimizer] = weight.detach().abs().sum(dim=1)
+    assert moved["sgd"][1] < 1e-5 * moved["sgd"][0]  # the barely-touched centre barely moves
+    # AdamW: a full step either way
+    assert float(moved["adamw"][1]) == pytest.approx(float(moved["adamw"][0]), rel=0.02)

@@ -110,6 +110,16 @@ class IdentityLoss(_Strict):
     """PartialFC: the fraction of class centres in each step's softmax (every positive is always kept)."""
     init: Literal["random", "class_mean"] = "random"
     """class_mean: start each centre at its class's mean embedding under the untrained model (weight imprinting)."""
+    optimizer: Literal["sgd", "adamw"] = "sgd"
+    """Of the class centres. SGD (arcface_torch's): a rarely-positive centre moves in proportion to its gradient;
+    AdamW normalises each coordinate's step, so the tiny negative gradients every centre gets move all of them by a
+    full step towards one common direction, which collapses the embedding when classes are visited rarely."""
+    lr: float = Field(default=0.1, gt=0, le=100)
+    """Of the class centres (the schedule's warmup and decay apply); e.g. 0.1 for SGD, about 1e-3 for AdamW."""
+    momentum: float = Field(default=0.9, ge=0, lt=1)
+    """SGD momentum (AdamW uses optim.betas)."""
+    weight_decay: float = Field(default=5e-4, ge=0)
+    """Of the class centres (coupled for SGD as in arcface_torch, decoupled for AdamW)."""
 
 
 class WeightedLoss(_Strict):

@@ -29,7 +29,7 @@ from lookbench.train.distributed import World, init_world
 from lookbench.train.guard import apply_guard
 from lookbench.train.heads import TrainingModel
 from lookbench.train.losses import attribute_loss, category_loss
-from lookbench.train.optim import freeze_layers, lr_factor, make_optimizer, param_groups, set_lr
+from lookbench.train.optim import centre_optimizer, freeze_layers, lr_factor, make_optimizer, param_groups, set_lr
 from lookbench.train.partial_fc import PartialFC
 from lookbench.train.sampler import MPerClassSampler, StepBatches
 
@@ -280,8 +280,7 @@ class Trainer:
         optimizer = make_optimizer(param_groups(backbone, heads, cfg.optim), cfg.optim)
         pfc_optimizer = None
         if pfc is not None:
-            pfc_groups = [{"params": [pfc.weight], "lr_scale": cfg.optim.head_lr_multiplier}]
-            pfc_optimizer = make_optimizer(pfc_groups, cfg.optim)  # type: ignore[arg-type]
+            pfc_optimizer = centre_optimizer(pfc.weight, cfg.loss.identity, cfg.optim)
 
         start, resumed = 0, None
         found = ckpt.load_latest(self.out / CHECKPOINTS, world, cfg.fingerprint())
@@ -394,7 +393,7 @@ class Trainer:
                 optimizer.step()
                 optimizer.zero_grad(set_to_none=True)
                 if pfc_optimizer is not None:
-                    set_lr(pfc_optimizer, cfg.optim.lr, factor)
+                    set_lr(pfc_optimizer, cfg.loss.identity.lr, factor)
                     pfc_optimizer.step()
                     pfc_optimizer.zero_grad(set_to_none=True)
                 step += 1

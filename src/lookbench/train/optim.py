@@ -9,7 +9,7 @@ from collections.abc import Iterable
 import torch
 from torch import nn
 
-from lookbench.train.config import Optim, Schedule
+from lookbench.train.config import IdentityLoss, Optim, Schedule
 
 _BLOCK = re.compile(r"^(.*?\.\d+)(?:\.|$)")
 
@@ -75,6 +75,14 @@ def param_groups(backbone: nn.Module, heads: Iterable[nn.Module], cfg: Optim) ->
 def make_optimizer(groups: list[dict[str, object]], cfg: Optim) -> torch.optim.AdamW:
     """AdamW over the groups (learning rates are set every step by `set_lr`)."""
     return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.betas, weight_decay=cfg.weight_decay)  # type: ignore[arg-type]
+
+
+def centre_optimizer(weight: nn.Parameter, loss: IdentityLoss, optim: Optim) -> torch.optim.Optimizer:
+    """The optimiser of a PartialFC shard: SGD with momentum (default) or AdamW, at `loss.lr`."""
+    group = [{"params": [weight], "lr_scale": 1.0}]
+    if loss.optimizer == "sgd":
+        return torch.optim.SGD(group, lr=loss.lr, momentum=loss.momentum, weight_decay=loss.weight_decay)
+    return torch.optim.AdamW(group, lr=loss.lr, betas=optim.betas, weight_decay=loss.weight_decay)
 
 
 def lr_factor(step: int, total: int, schedule: Schedule) -> float:
