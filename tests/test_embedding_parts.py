@@ -150,11 +150,11 @@ def test_pipeline_decodes_inline_when_workers_are_starved(monkeypatch: pytest.Mo
     prepared_by: list[str] = []
     original = pipeline.prepare
 
-    def slow_in_workers(encoder: Encoder, batch: Batch, draft: bool = False) -> Prepared:
+    def slow_in_workers(encoder: Encoder, batch: Batch, draft: bool = False, decoder: None = None) -> Prepared:
         if threading.current_thread().name.startswith("lookbench-decode"):
             assert release.wait(30), "the workers were never released"
         prepared_by.append(threading.current_thread().name)
-        return original(encoder, batch, draft)
+        return original(encoder, batch, draft, decoder)
 
     monkeypatch.setattr(pipeline, "prepare", slow_in_workers)
     embedded: dict[int, np.ndarray] = {}

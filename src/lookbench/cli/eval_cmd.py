@@ -10,7 +10,7 @@ from rich.table import Table
 
 from lookbench.cli.common import console, err_console, reports_errors
 from lookbench.contamination.window import cutoff_since
-from lookbench.embeddings.options import EmbedOptions
+from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.evaluation.window import parse_date
@@ -20,11 +20,13 @@ from lookbench.results.io import save_result
 from lookbench.results.per_query import write_per_query
 from lookbench.results.schema import MetricValue
 from lookbench.results.tables import percent, short_metric
+from lookbench.search.select import make_backend
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import SUBSET_TITLES
 
 DEFAULT_OUTPUT = "results/{model}__{snapshot}__{rule}.json"
+
 SHOWN_METRICS = (
     "fine_recall@1",
     "coarse_recall@1",
@@ -105,18 +107,37 @@ def eval_command(
     ),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Do nothing if the result file exists."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
-    batch_size: int = typer.Option(32, "--batch-size", min=1),
-    workers: int = typer.Option(2, "--workers", min=0, help="Decode/preprocess workers."),
+    batch_size: int | None = typer.Option(
+        None, "--batch-size", min=1, help="Images per model call; default: 32 on CPU, 64-256 on CUDA by GPU memory."
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=0, help="Decode/preprocess threads; default: 2 on CPU, all cores but one with CUDA."
+    ),
     on_bad_image: str = typer.Option("stop", "--on-bad-image", help="stop (default) or skip undecodable images."),
     fp16: bool = typer.Option(False, "--fp16", help="Store cached embeddings as float16."),
+    precision: str = typer.Option(
+        "auto",
+        "--precision",
+        help="Torch models: auto (bf16 on CUDA where supported, else fp32), fp32, tf32, bf16, fp16.",
+    ),
+    decode: str = typer.Option(
+        "auto", "--decode", help="Where JPEGs are decoded: auto (the GPU for torch models on CUDA), cpu, device."
+    ),
+    search: str = typer.Option(
+        "auto", "--search", help="auto (torch where CUDA is present, else exact), exact, torch, faiss[:flat|ivf|hnsw]."
+    ),
 ) -> None:
     """Embed, search and score a snapshot; write the result JSON and the per-query parquet file."""
     from lookbench.models.registry import resolve_model
 
     if on_bad_image not in ("stop", "skip"):
         raise LookBenchError(f"--on-bad-image: expected stop or skip, got {on_bad_image!r}")
+    for flag, value, allowed in (("--precision", precision, PRECISIONS), ("--decode", decode, DECODE_PLACES)):
+        if value not in allowed:
+            raise LookBenchError(f"{flag}: expected one of {', '.join(allowed)}, got {value!r}")
     snap = open_snapshot(snapshot) if snapshot else _default_snapshot()
     spec = model or _default_model()
+    backend = make_backend(search)
     settings = EvalSettings(
         subsets=[s.strip() for s in subsets.split(",") if s.strip()] if subsets else None,
         ks=parse_ks(k),
@@ -125,6 +146,7 @@ def eval_command(
         seed=seed,
         since=None if since == "cutoff" else parse_date(since, "--since"),
         until=parse_date(until, "--until"),
+        backend=backend,
     )
     options = EmbedOptions(
         cache_dir=cache_dir,
@@ -132,6 +154,8 @@ def eval_command(
         workers=workers,
         on_bad_image=on_bad_image,  # type: ignore[arg-type]
         storage_dtype="float16" if fp16 else "float32",
+        precision=precision,  # type: ignore[arg-type]
+        decode=decode,  # type: ignore[arg-type]
     )
     provider = resolve_model(spec, options)
     if since == "cutoff":

@@ -6,7 +6,6 @@ import hashlib
 import io
 import json
 import logging
-import os
 import uuid
 import zipfile
 from pathlib import Path
@@ -14,16 +13,13 @@ from pathlib import Path
 import numpy as np
 
 from lookbench.atomic import write_bytes_atomic, write_text_atomic
+from lookbench.cache import default_cache_dir
 
 log = logging.getLogger(__name__)
 
+__all__ = ["CHUNK_ROWS", "EmbeddingStore", "default_cache_dir", "model_key"]
+
 CHUNK_ROWS = 256
-
-
-def default_cache_dir() -> Path:
-    """`$LOOKBENCH_CACHE` or `~/.cache/lookbench`."""
-    env = os.environ.get("LOOKBENCH_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "lookbench"
 
 
 def model_key(model_id: str, revision: str, preprocess: str, dtype: str) -> str:

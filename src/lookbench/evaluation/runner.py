@@ -30,11 +30,13 @@ from lookbench.results.schema import (
     MetricValue,
     ResultFile,
     RunConfig,
+    SearchInfo,
     SnapshotInfo,
     SubsetInfo,
 )
 from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
+from lookbench.search.recall import measured_recall
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE
 
@@ -54,6 +56,8 @@ class EvalSettings:
     since: np.datetime64 | None = None
     until: np.datetime64 | None = None
     backend: SearchBackend = field(default_factory=ExactSearch)
+    recall_queries: int = 500
+    """Queries per subset (at most) searched exactly to measure an approximate backend's recall."""
 
 
 @dataclass
@@ -82,7 +86,7 @@ def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[
 
 
 class _Embeddings:
-    """Fetches and checks embeddings per split, memoising the noise pool shared by every subset."""
+    """Fetches and checks embeddings per split, memoising the noise pool shared by every subset (one copy)."""
 
     def __init__(self, provider: EmbeddingProvider, snapshot: Snapshot) -> None:
         self.provider = provider
@@ -99,12 +103,10 @@ class _Embeddings:
         if key not in self._memo:
             raw = np.asarray(self.provider.embed_split(self.snapshot, subset, split))
             rows = self.snapshot.num_rows(subset, split)
-            skipped = self.skipped(subset, split)
-            if skipped and raw.ndim == 2 and raw.shape[0] == rows:
-                raw = np.array(raw, dtype=np.float32)
-                raw[list(skipped)] = 1.0  # any non-zero vector passes the checks; the evaluator excludes these rows
             where = f"{self.provider.spec} {subset}/{split}"
-            self._memo[key] = check_embeddings(raw, rows, where, self.dim)
+            # skipped rows hold zeros: they become a unit vector and the evaluator excludes them
+            self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=self.skipped(subset, split))
+            del raw
             self.dim = self._memo[key].shape[1]
         return self._memo[key]
 
@@ -126,6 +128,7 @@ def evaluate(
         raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
+    recall: dict[str, dict[str, float]] = {}
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
     skipped_report: dict[tuple[str, str, int], str] = {}
@@ -136,10 +139,9 @@ def evaluate(
         say(f"{subset}: embedding")
         t0 = time.perf_counter()
         q_emb = embeddings.get(subset, "query")
-        parts = [embeddings.get(subset, "gallery")]
+        corpus = [embeddings.get(subset, "gallery")]
         if noise_rows:
-            parts.append(embeddings.get(NOISE, "gallery"))
-        corpus = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            corpus.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
         timings["embed_s"] += time.perf_counter() - t0
 
         queries = snapshot.labels(subset, "query")
@@ -172,8 +174,13 @@ def evaluate(
 
         say(f"{subset}: searching {len(rows)} queries over {len(corpus_labels)} items")
         t0 = time.perf_counter()
-        found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=excluded if excluded.any() else None)
+        exclude = excluded if excluded.any() else None
+        found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=exclude)
         timings["search_s"] += time.perf_counter() - t0
+        if not settings.backend.exact:
+            t0 = time.perf_counter()
+            recall[subset] = measured_recall(q_emb[rows], corpus, found, ks, exclude, settings.recall_queries)
+            timings["recall_s"] = timings.get("recall_s", 0.0) + time.perf_counter() - t0
 
         t0 = time.perf_counter()
         kept = queries.take(rows)
@@ -225,6 +232,11 @@ def evaluate(
             fine_rule=settings.fine_rule.value,
             ks=list(ks),
             search_backend=settings.backend.name,
+            search=SearchInfo(
+                **settings.backend.describe(),
+                recall=recall or None,
+                recall_queries=settings.recall_queries if recall else None,
+            ),
             bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
             window=window,
         ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
 
@@ -13,8 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
+from lookbench.snapshot.digests import DigestIndex
 from lookbench.snapshot.labels import SplitLabels, normalise_label
-from lookbench.snapshot.manifest import file_sha256, verify_manifest
+from lookbench.snapshot.manifest import verify_manifest
 from lookbench.snapshot.schema import NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS
 from lookbench.snapshot.source import resolve_snapshot_dir
 
@@ -22,9 +23,10 @@ from lookbench.snapshot.source import resolve_snapshot_dir
 class Snapshot:
     """A snapshot on local disk: `<subset>/{query,gallery}.parquet` plus `noise/gallery*.parquet`."""
 
-    def __init__(self, root: Path, location: str | None = None) -> None:
+    def __init__(self, root: Path, location: str | None = None, digests: DigestIndex | None = None) -> None:
         self.root = root
         self.location = location or str(root)
+        self.digests = digests or DigestIndex.default()
         self._labels: dict[tuple[str, str], SplitLabels] = {}
         self._check_folders()
 
@@ -139,15 +141,16 @@ class Snapshot:
             raise SnapshotError(f"{path}: missing column(s) {', '.join(missing)}")
         columns = ["category", "main_attribute", "other_attributes", "item_ID"]
         columns += [c for c in ("outfit_id", "first_seen_at") if c in names]
-        table = pq.read_table(path, columns=columns)
+        table = pq.ParquetFile(path).read(columns=columns)  # not pq.read_table: that imports pandas (0.25 s)
         n = table.num_rows
-        categories = [normalise_label(v) for v in table["category"].to_pylist()]
-        mains = [normalise_label(v) for v in table["main_attribute"].to_pylist()]
+        normalise = _memoised(normalise_label)  # a split repeats few distinct labels: normalise each once
+        categories = [normalise(v) for v in table["category"].to_pylist()]
+        mains = [normalise(v) for v in table["main_attribute"].to_pylist()]
         others: list[list[str]] = []
         for row, value in enumerate(table["other_attributes"].to_pylist()):
             if value is not None and not isinstance(value, list):
                 raise SnapshotError(f"{path}: row {row}: other_attributes must be a list of strings")
-            others.append([s for s in (normalise_label(v) for v in value or []) if s])
+            others.append([s for s in (normalise(v) for v in value or []) if s])
         item_ids = []
         for row, value in enumerate(table["item_ID"].to_pylist()):
             if value is None or str(value).strip() == "":
@@ -178,6 +181,13 @@ class Snapshot:
             for value in batch.column(0).to_pylist():
                 data = value.get("bytes") if isinstance(value, dict) else None
                 keys.append(hashlib.sha1(data).hexdigest() if data else None)
+        return keys
+
+    def image_keys(self, subset: str, split: str, column: str = "image") -> list[bytes | None]:
+        """sha256 digest of each row's image bytes, in row order (None: no bytes); remembered across runs."""
+        keys: list[bytes | None] = []
+        for path in self.files(subset, split):
+            keys.extend(self.digests.image_digests(path, column).keys())
         return keys
 
     def iter_images(
@@ -225,13 +235,29 @@ class Snapshot:
         """sha256 over every parquet file's relative path and sha256: identifies the exact data."""
         digest = hashlib.sha256()
         for path in self.all_files():
-            digest.update(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n".encode())
+            sha = self.digests.file_sha256(path)
+            digest.update(f"{path.relative_to(self.root).as_posix()}\0{sha}\n".encode())
         return digest.hexdigest()
+
+
+def _memoised(function: Callable[[object], str]) -> Callable[[object], str]:
+    """`function` remembering its result per hashable argument."""
+    seen: dict[object, str] = {}
+
+    def call(value: object) -> str:
+        try:
+            return seen[value]
+        except KeyError:
+            seen[value] = result = function(value)
+            return result
+
+    return call
 
 
 def open_snapshot(location: str | Path, verify: bool = True) -> Snapshot:
     """Open a snapshot from a local folder or an `hf://` location; check its MANIFEST.json when it has one."""
     root = resolve_snapshot_dir(location)
+    digests = DigestIndex.default()
     if verify:
-        verify_manifest(root)
-    return Snapshot(root, location=str(location))
+        verify_manifest(root, sha256=digests.file_sha256)
+    return Snapshot(root, location=str(location), digests=digests)
