@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 from conftest import make_row, write_snapshot
 from lookbench.snapshot import digests as digests_module
+from lookbench.snapshot import reader as reader_module
 from lookbench.snapshot.digests import DigestIndex
 from lookbench.snapshot.manifest import file_sha256, write_manifest
 from lookbench.snapshot.reader import Snapshot, open_snapshot
@@ -27,18 +29,18 @@ def _snapshot(root: Path, seed: int = 0, missing: int | None = None) -> Path:
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     counts = {"files": 0, "images": 0}
-    hash_file, hash_images = digests_module.file_sha256, digests_module._hash_images
+    hash_file, hash_images = digests_module.file_sha256, reader_module.hash_images
 
     def count_file(path: Path) -> str:
         counts["files"] += 1
         return hash_file(path)
 
-    def count_images(path: Path, column: str) -> digests_module.ImageDigests:
+    def count_images(batches: Iterable[list[bytes | None]]) -> digests_module.ImageDigests:
         counts["images"] += 1
-        return hash_images(path, column)
+        return hash_images(batches)
 
     monkeypatch.setattr(digests_module, "file_sha256", count_file)
-    monkeypatch.setattr(digests_module, "_hash_images", count_images)
+    monkeypatch.setattr(reader_module, "hash_images", count_images)
     return counts
 
 

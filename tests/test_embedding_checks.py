@@ -69,7 +69,7 @@ def test_ignored_rows_become_a_unit_vector() -> None:
         (np.ones(4, dtype=np.float32), 4, None, "2-d array"),
         (np.ones((3, 4), dtype=np.float32), 4, None, "3 rows of embeddings for 4"),
         (np.ones((4, 4), dtype=np.float32), 4, 8, "dimension 4 does not match 8"),
-        (np.ones((4, 4), dtype=np.int32), 4, None, "floating point"),
+        (np.ones((4, 4), dtype=bool), 4, None, "real numbers"),
         (np.ones((4, 0), dtype=np.float32), 4, None, "dimension 0"),
     ],
 )

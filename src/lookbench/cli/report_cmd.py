@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
@@ -31,7 +32,7 @@ def report_command(
 
     chosen = [parse_query(q) for q in query] or None
     index = build_report(result, out, chosen, per_subset, per_category)
-    console.print(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)")
+    console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

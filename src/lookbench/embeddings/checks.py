@@ -24,9 +24,10 @@ def check_embeddings(
 ) -> np.ndarray:
     """Check shape and values of an embedding matrix and return it L2-normalised as a read-only float32 array.
 
-    Each row is divided by its norm, summed in float64: the result is the same for any positive scale of the
-    row (powers of two exactly) and never overflows. `ignore_rows` (skipped images) are not checked and
-    become the unit vector (1, 0, ..., 0).
+    Only NaN, infinite and all-zero rows are errors: any finite non-zero row normalises, whatever its scale. Each
+    row is divided by its norm, summed in float64: the result is the same for any positive scale of the row
+    (powers of two exactly) and never overflows. `ignore_rows` (skipped images) are not checked and become the
+    unit vector (1, 0, ..., 0).
     """
     if array.ndim != 2:
         raise EmbeddingError(f"{where}: expected a 2-d array (rows, dim), got shape {array.shape}")
@@ -34,8 +35,10 @@ def check_embeddings(
         raise EmbeddingError(f"{where}: {array.shape[0]} rows of embeddings for {rows} parquet rows")
     if dim is not None and array.shape[1] != dim:
         raise EmbeddingError(f"{where}: dimension {array.shape[1]} does not match {dim} of the other splits")
-    if not np.issubdtype(array.dtype, np.floating):
-        raise EmbeddingError(f"{where}: embeddings must be floating point, got {array.dtype}")
+    if array.dtype == np.bool_ or not (
+        np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
+    ):
+        raise EmbeddingError(f"{where}: embeddings must be real numbers, got {array.dtype}")
     if array.shape[1] == 0:
         raise EmbeddingError(f"{where}: embeddings have dimension 0")
     ignored = np.zeros(rows, dtype=bool)

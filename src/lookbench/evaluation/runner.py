@@ -104,6 +104,9 @@ class _Embeddings:
             raw = np.asarray(self.provider.embed_split(self.snapshot, subset, split))
             rows = self.snapshot.num_rows(subset, split)
             where = f"{self.provider.spec} {subset}/{split}"
+            source = getattr(self.provider, "path", None)  # a file-backed provider names the file at fault
+            if callable(source):
+                where = f"{source(subset, split)} ({subset}/{split})"
             # skipped rows hold zeros: they become a unit vector and the evaluator excludes them
             self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=self.skipped(subset, split))
             del raw
@@ -126,13 +129,16 @@ def evaluate(
     subsets = snapshot.check_subsets(settings.subsets) if settings.subsets else snapshot.subsets
     if not subsets:
         raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
+    for subset in subsets:  # unscorable labels fail here, before any image is embedded
+        snapshot.check_task(subset)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
     recall: dict[str, dict[str, float]] = {}
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
     skipped_report: dict[tuple[str, str, int], str] = {}
-    fallback_date = snapshot_date(snapshot.snapshot_id)
+    windowed = settings.since is not None or settings.until is not None
+    fallback_date = snapshot_date(snapshot.snapshot_id) if windowed else None
     total_queries = kept_queries = 0
     noise_rows = snapshot.num_rows(NOISE, "gallery") if snapshot.has_noise else 0
     for subset in subsets:
@@ -207,7 +213,7 @@ def evaluate(
     result = summarise_table(per_query, settings)
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
-    if settings.since is not None or settings.until is not None:
+    if windowed:
         window = DateWindow(
             since=None if settings.since is None else str(settings.since)[:10],
             until=None if settings.until is None else str(settings.until)[:10],
@@ -245,6 +251,7 @@ def evaluate(
         per_category=result[1],
         skipped=[{"subset": s, "split": sp, "row": r, "error": e} for (s, sp, r), e in sorted(skipped_report.items())],
         timings={k: round(v, 3) for k, v in timings.items()},
+        warnings=snapshot.warnings,
     )
     return EvalOutput(result=output, per_query=per_query)
 

@@ -23,11 +23,18 @@ def parse_date(text: str | None, option: str) -> np.datetime64 | None:
 
 
 def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
-    """The date of a `vYYYYMMDD` snapshot id, or None if the id is not of that form."""
+    """The date of a `vYYYYMMDD` snapshot id, or None if the id is not of that form; an impossible date is an error."""
     digits = snapshot_id.removeprefix("v")
     if len(digits) != 8 or not digits.isdigit():
         return None
-    return np.datetime64(f"{digits[:4]}-{digits[4:6]}-{digits[6:]}", "us")
+    try:
+        day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+    except ValueError as exc:
+        raise LookBenchError(
+            f"snapshot {snapshot_id!r}: its name is not a real date (vYYYYMMDD: {exc}); "
+            "rows without first_seen_at cannot be dated"
+        ) from exc
+    return np.datetime64(day, "us")
 
 
 def window_mask(

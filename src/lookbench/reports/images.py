@@ -6,7 +6,6 @@ import base64
 import io
 from collections.abc import Iterable
 
-import pyarrow.parquet as pq
 from PIL import Image
 
 from lookbench.snapshot.reader import Snapshot
@@ -34,20 +33,7 @@ def read_rows(
     snapshot: Snapshot, subset: str, split: str, rows: Iterable[int], column: str = "image"
 ) -> dict[int, bytes]:
     """Encoded image bytes of the given rows of one split (rows across shards are global indices)."""
-    wanted = sorted(set(rows))
-    out: dict[int, bytes] = {}
-    start = 0
-    for path in snapshot.files(subset, split):
-        count = pq.ParquetFile(path).metadata.num_rows
-        local = [r - start for r in wanted if start <= r < start + count]
-        if local:
-            values = pq.read_table(path, columns=[column])[column].take(local).to_pylist()
-            for row, value in zip(local, values, strict=True):
-                data = value.get("bytes") if isinstance(value, dict) else None
-                if data:
-                    out[start + row] = data
-        start += count
-    return out
+    return snapshot.image_rows(subset, split, rows, column)
 
 
 def thumbnails(

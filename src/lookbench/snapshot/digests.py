@@ -12,12 +12,12 @@ import hashlib
 import io
 import logging
 import zipfile
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from lookbench.atomic import write_bytes_atomic
 from lookbench.cache import default_cache_dir
@@ -68,11 +68,12 @@ class DigestIndex:
         """The file's hex sha256, hashed only when its size or mtime changed since it was last hashed."""
         return self._entry(path).sha256
 
-    def image_digests(self, path: Path, column: str = "image") -> ImageDigests:
-        """sha256 of each row's image bytes in one parquet file, hashed only when the file's content changed."""
+    def image_digests(self, path: Path, column: str, compute: Callable[[], ImageDigests]) -> ImageDigests:
+        """sha256 of each row's image bytes in one parquet file (`compute` hashes them), computed again only when
+        the file's content changed."""
         entry = self._entry(path)
         if column not in entry.images:
-            entry.images[column] = _hash_images(path, column)
+            entry.images[column] = compute()
             self._save(entry)
         return entry.images[column]
 
@@ -141,13 +142,12 @@ def _digest(data: bytes | None) -> bytes:
     return hashlib.sha256(data).digest() if data else NO_IMAGE
 
 
-def _hash_images(path: Path, column: str) -> ImageDigests:
-    """Read one image column in row batches and hash each value's bytes, on every core (hashlib releases the GIL)."""
+def hash_images(batches: Iterable[list[bytes | None]]) -> ImageDigests:
+    """Hash batches of image bytes (None: no image) on up to 8 threads (hashlib releases the GIL)."""
     digests: list[bytes] = []
     present: list[bool] = []
     with ThreadPoolExecutor(max_workers=min(8, usable_cores()), thread_name_prefix="lookbench-hash") as pool:
-        for batch in pq.ParquetFile(path).iter_batches(batch_size=256, columns=[column]):
-            values = [v.get("bytes") if isinstance(v, dict) else None for v in batch.column(0).to_pylist()]
+        for values in batches:
             digests.extend(pool.map(_digest, values, chunksize=32))
             present.extend(bool(v) for v in values)
     array = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 32).copy()
