@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import make_row, write_snapshot
+from conftest import make_row, png_bytes, write_snapshot
 from lookbench.snapshot import digests as digests_module
 from lookbench.snapshot import reader as reader_module
 from lookbench.snapshot.digests import DigestIndex
@@ -35,9 +35,9 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         counts["files"] += 1
         return hash_file(path)
 
-    def count_images(batches: Iterable[list[bytes | None]]) -> digests_module.ImageDigests:
+    def count_images(batches: Iterable[list[bytes | None]], algorithm: str = "sha256") -> digests_module.ImageDigests:
         counts["images"] += 1
-        return hash_images(batches)
+        return hash_images(batches, algorithm)
 
     monkeypatch.setattr(digests_module, "file_sha256", count_file)
     monkeypatch.setattr(reader_module, "hash_images", count_images)
@@ -121,3 +121,16 @@ def test_open_snapshot_verifies_the_manifest_through_the_index(tmp_path: Path, m
     gallery.write_bytes(bytes(data))
     with pytest.raises(Exception, match="sha256 differs"):
         open_snapshot(root)
+
+
+def test_outfit_keys_are_remembered_sha1_of_the_street_photo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    photo, other = png_bytes(1, 32), png_bytes(2, 32)
+    queries = [make_row(f"s{i}", "pants", "black", raw=raw) for i, raw in enumerate((photo, photo, other))]
+    queries.append(make_row("s3", "shirt", "white"))  # no street photo: its own outfit
+    root = write_snapshot(tmp_path, {"real_streetlook": {"query": queries, "gallery": queries}})
+    index = tmp_path / "index"
+    keys = Snapshot(root, digests=DigestIndex(index)).labels("real_streetlook", "query").outfit_key
+    assert keys == [hashlib.sha1(photo).hexdigest()] * 2 + [hashlib.sha1(other).hexdigest(), None]
+    counts = _counting(monkeypatch)
+    assert Snapshot(root, digests=DigestIndex(index)).labels("real_streetlook", "query").outfit_key == keys
+    assert counts == {"files": 0, "images": 0}

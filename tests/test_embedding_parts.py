@@ -78,6 +78,21 @@ def test_store_roundtrip_chunks_and_dtype(tmp_path: Path) -> None:
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_store_gathers_rows_across_chunks(tmp_path: Path) -> None:
+    store = EmbeddingStore(tmp_path, {"model_id": "m"}, chunk_rows=4)
+    vectors = np.arange(33, dtype=np.float32).reshape(11, 3)
+    for start in (0, 4, 8):
+        store.add(_keys(min(4, 11 - start), start), vectors[start : start + 4])
+    store.add(_keys(2, 3) + _keys(1, 3), np.full((3, 3), -1.0))  # known keys (even twice) keep their first vectors
+    store.flush()
+    reopened = EmbeddingStore(tmp_path, {"model_id": "m"})
+    assert len(list(tmp_path.glob("chunk-*.npz"))) == 3 and len(reopened) == 11 and reopened.dim == 3
+    keys: list[bytes | None] = [*_keys(1, 9), None, *_keys(1, 50), *_keys(1, 0), *_keys(1, 9), *_keys(1, 4)]
+    rows = reopened.rows_of(keys)
+    assert list(rows < 0) == [False, True, True, False, False, False]
+    np.testing.assert_array_equal(reopened.gather(rows), vectors[[9, 0, 0, 0, 9, 4]] * [[1], [0], [0], [1], [1], [1]])
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
 def test_store_drops_corrupt_chunks(tmp_path: Path, damage: str) -> None:
     store = EmbeddingStore(tmp_path, {}, chunk_rows=5)

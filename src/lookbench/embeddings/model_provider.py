@@ -172,22 +172,14 @@ class ModelEmbeddings:
 
     def _assemble(self, keys: list[bytes | None], bad: dict[int, str], where: str) -> np.ndarray:
         first_bad = {keys[row]: message for row, message in bad.items()}
-        vectors: list[np.ndarray | None] = []
-        for row, key in enumerate(keys):
-            vector = self.store.get(key) if key is not None else None
-            if vector is None:
-                bad.setdefault(row, first_bad.get(key, "image was not embedded"))
-            vectors.append(vector)
+        rows = self.store.rows_of(keys)
+        for row in np.flatnonzero(rows < 0).tolist():
+            bad.setdefault(row, first_bad.get(keys[row], "image was not embedded"))
+        if not (rows >= 0).any():
+            raise EmbeddingError(f"{where}: no image could be embedded")
         if self._dim is None:
-            found = next((v for v in vectors if v is not None), None)
-            if found is None:
-                raise EmbeddingError(f"{where}: no image could be embedded")
-            self._dim = int(found.shape[0])
-        out = np.zeros((len(keys), self._dim), dtype=np.float32)
-        for row, vector in enumerate(vectors):
-            if vector is not None:
-                out[row] = vector
-        return out
+            self._dim = self.store.dim
+        return self.store.gather(rows)
 
     def _check_dim(self, dim: int) -> None:
         if self._dim is None:

@@ -27,19 +27,18 @@ from lookbench.snapshot.manifest import file_sha256
 log = logging.getLogger(__name__)
 
 INDEX_FORMAT = 1
-NO_IMAGE = bytes(32)
-"""The digest slot of a row whose image has no bytes (the `present` flag says which)."""
 
 
 @dataclass(frozen=True)
 class ImageDigests:
-    """sha256 of each row's image bytes in row order; `present[i]` is False where row i has no bytes."""
+    """Each row's image digest (sha256 unless said otherwise) in row order; `present[i]` is False where row i has no
+    bytes (its slot holds zeros)."""
 
     digests: np.ndarray
     present: np.ndarray
 
-    def keys(self) -> list[bytes | None]:
-        """One 32-byte digest per row, None where the image has no bytes."""
+    def per_row(self) -> list[bytes | None]:
+        """One digest per row, None where the image has no bytes."""
         return [d.tobytes() if ok else None for d, ok in zip(self.digests, self.present, strict=True)]
 
 
@@ -108,7 +107,11 @@ class DigestIndex:
                 images = {c: ImageDigests(data[f"digests_{c}"], data[f"present_{c}"]) for c in columns}
                 entry = _Entry(resolved, int(data["size"]), int(data["mtime_ns"]), str(data["sha256"]), images)
             for found in entry.images.values():
-                if found.digests.ndim != 2 or found.digests.shape[1] != 32 or len(found.present) != len(found.digests):
+                if (
+                    found.digests.ndim != 2
+                    or found.digests.shape[1] not in (20, 32)
+                    or len(found.present) != len(found.digests)
+                ):
                     raise ValueError(f"digest shapes {found.digests.shape} / {found.present.shape}")
             return entry
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
@@ -138,17 +141,18 @@ class DigestIndex:
             log.warning("cannot write digest index entry %s (%s)", file, exc)
 
 
-def _digest(data: bytes | None) -> bytes:
-    return hashlib.sha256(data).digest() if data else NO_IMAGE
-
-
-def hash_images(batches: Iterable[list[bytes | None]]) -> ImageDigests:
+def hash_images(batches: Iterable[list[bytes | None]], algorithm: str = "sha256") -> ImageDigests:
     """Hash batches of image bytes (None: no image) on up to 8 threads (hashlib releases the GIL)."""
+    empty = bytes(hashlib.new(algorithm).digest_size)
+
+    def digest(data: bytes | None) -> bytes:
+        return hashlib.new(algorithm, data).digest() if data else empty
+
     digests: list[bytes] = []
     present: list[bool] = []
     with ThreadPoolExecutor(max_workers=min(8, usable_cores()), thread_name_prefix="lookbench-hash") as pool:
         for values in batches:
-            digests.extend(pool.map(_digest, values, chunksize=32))
+            digests.extend(pool.map(digest, values, chunksize=32))
             present.extend(bool(v) for v in values)
-    array = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 32).copy()
+    array = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, len(empty)).copy()
     return ImageDigests(array, np.asarray(present, dtype=bool))

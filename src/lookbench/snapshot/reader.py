@@ -68,8 +68,8 @@ def _file_images(path: Path, column: str, batch_size: int) -> Iterator[list[byte
         yield values
 
 
-def _hash_file_images(path: Path, column: str) -> ImageDigests:
-    return hash_images(_file_images(path, column, 256))
+def _hash_file_images(path: Path, column: str, algorithm: str = "sha256") -> ImageDigests:
+    return hash_images(_file_images(path, column, 256), algorithm)
 
 
 def _attribute_list(path: Path, row: int, value: Any, normalise: Callable[[Any], str] = normalise_label) -> list[str]:
@@ -307,10 +307,12 @@ class Snapshot:
         ]
 
     def _raw_image_keys(self, path: Path) -> list[str | None]:
-        keys: list[str | None] = []
-        for values in _file_images(path, "raw_image", 256):
-            keys.extend(hashlib.sha1(data).hexdigest() if data else None for data in values)
-        return keys
+        """Outfit keys from the street photos: sha1 of the raw_image bytes, remembered by the digest index."""
+        with reading(path):
+            found = self.digests.image_digests(
+                path, "raw_image.sha1", partial(_hash_file_images, path, "raw_image", "sha1")
+            )
+        return [None if key is None else key.hex() for key in found.per_row()]
 
     def image_keys(self, subset: str, split: str, column: str = "image") -> list[bytes | None]:
         """sha256 digest of each row's image bytes, in row order (None: no bytes); remembered across runs."""
@@ -318,7 +320,7 @@ class Snapshot:
         for path in self.files(subset, split):
             with reading(path):
                 found = self.digests.image_digests(path, column, partial(_hash_file_images, path, column))
-            keys.extend(found.keys())
+            keys.extend(found.per_row())
         return keys
 
     def iter_images(
