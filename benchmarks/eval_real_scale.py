@@ -30,9 +30,10 @@ from embedding_throughput import photo_jpeg
 from measure import lookbench, timed_process
 from scoring_speed import NOISE, SIZES, fake_labels
 
-from lookbench.snapshot.schema import IMAGE_TYPE, REQUIRED_COLUMNS
+from lookbench.snapshot.schema import IMAGE_TYPE, OPTIONAL_COLUMNS, REQUIRED_COLUMNS
 from lookbench.snapshot.writer import write_split
 
+COLUMN_TYPES = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}
 MODEL_MODULE = '''"""A cheap deterministic 1280-d model for eval_real_scale.py: 8x8 thumbnails, fixed projection."""
 import numpy as np
 
@@ -61,8 +62,8 @@ def _split(rng: np.random.Generator, n: int, prefix: str, street: bool, size: in
         "raw_image": pa.nulls(n, IMAGE_TYPE),
         "category": pa.array(labels.category),
         "main_attribute": pa.array(labels.main_attribute),
-        "other_attributes": pa.array(labels.other_attributes, REQUIRED_COLUMNS["other_attributes"]),
-        "bbox": pa.array([[0.0, 0.0, float(size), float(size)]] * n, REQUIRED_COLUMNS["bbox"]),
+        "other_attributes": pa.array(labels.other_attributes, COLUMN_TYPES["other_attributes"]),
+        "bbox": pa.array([[0.0, 0.0, float(size), float(size)]] * n, COLUMN_TYPES["bbox"]),
         "item_ID": pa.array(labels.item_id),
         "task": pa.array(["retrieval"] * n),
         "difficulty": pa.array(["easy"] * n),

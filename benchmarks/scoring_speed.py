@@ -41,9 +41,10 @@ from lookbench.search import make_backend
 from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
 from lookbench.snapshot.labels import SplitLabels
-from lookbench.snapshot.schema import IMAGE_TYPE, REQUIRED_COLUMNS
+from lookbench.snapshot.schema import IMAGE_TYPE, OPTIONAL_COLUMNS, REQUIRED_COLUMNS
 from lookbench.snapshot.writer import write_split
 
+COLUMN_TYPES = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}
 SIZES = {
     "real_studio_flat": (1011, 3951),
     "aigen_studio": (193, 979),
@@ -140,8 +141,8 @@ def _table(labels: SplitLabels, image: dict[str, Any]) -> pa.Table:
         "raw_image": pa.nulls(n, IMAGE_TYPE),
         "category": pa.array(labels.category),
         "main_attribute": pa.array(labels.main_attribute),
-        "other_attributes": pa.array(labels.other_attributes, REQUIRED_COLUMNS["other_attributes"]),
-        "bbox": pa.array([[0.0, 0.0, 1.0, 1.0]] * n, REQUIRED_COLUMNS["bbox"]),
+        "other_attributes": pa.array(labels.other_attributes, COLUMN_TYPES["other_attributes"]),
+        "bbox": pa.array([[0.0, 0.0, 1.0, 1.0]] * n, COLUMN_TYPES["bbox"]),
         "item_ID": pa.array(labels.item_id),
         "task": pa.array(["retrieval"] * n),
         "difficulty": pa.array(["easy"] * n),

@@ -6,6 +6,7 @@ import io
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.pipeline import DECODE_NICE, Batch, Prepared, lower_thread_priority
 from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.embeddings.store import EmbeddingStore, model_key
+from lookbench.errors import EmbeddingError
 
 
 def _encoded(image: Image.Image, fmt: str = "PNG") -> bytes:
@@ -187,3 +189,52 @@ def test_pipeline_decodes_inline_when_workers_are_starved(monkeypatch: pytest.Mo
     assert prepared_by[:3] == ["MainThread"] * 3
     expected = _Mean().preprocess.batch([decode_image(_encoded(Image.new("RGB", (12, 12), (5, 7, 9))))])
     assert np.allclose(embedded[5], expected.mean(axis=(2, 3))[0])
+
+
+class _Queued(_Mean):
+    """An asynchronous encoder: `submit` records the order, vectors come back only when asked for."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def submit(self, batch: np.ndarray) -> Callable[[], np.ndarray]:
+        n = len(self.events)
+        self.events.append(f"submit {n}")
+        vectors = self.encode(batch)
+
+        def result() -> np.ndarray:
+            self.events.append(f"collect {n}")
+            return vectors
+
+        return result
+
+
+def test_pipeline_submits_the_next_batch_before_collecting_and_writes_in_a_thread() -> None:
+    encoder = _Queued()
+    writers: set[str] = set()
+    embedded: list[int] = []
+
+    def on_vectors(rows: list[int], keys: list[bytes], vectors: np.ndarray) -> None:
+        writers.add(threading.current_thread().name)
+        embedded.extend(rows)
+
+    pipeline.run_pipeline(encoder, _pipeline_batches(3, 2), on_vectors, lambda r, m: None, workers=0)
+    assert [e for e in encoder.events if e.startswith(("submit", "collect"))][:3] == [
+        "submit 0",
+        "submit 1",
+        "collect 0",
+    ]
+    assert sorted(embedded) == list(range(6)) and all(name.startswith("lookbench-write") for name in writers)
+
+
+def test_pipeline_raises_the_writers_error_and_keeps_earlier_vectors() -> None:
+    written: list[int] = []
+
+    def on_vectors(rows: list[int], keys: list[bytes], vectors: np.ndarray) -> None:
+        if rows[0] >= 4:
+            raise EmbeddingError("dimension changed")
+        written.extend(rows)
+
+    with pytest.raises(EmbeddingError, match="dimension changed"):
+        pipeline.run_pipeline(_Mean(), _pipeline_batches(4, 2), on_vectors, lambda r, m: None, workers=2)
+    assert written == [0, 1, 2, 3]

@@ -109,7 +109,11 @@ class DeviceDecoder:
                 by_size.setdefault((int(image.shape[1]), int(image.shape[2])), []).append(i)
             for (height, width), members in by_size.items():
                 pixels = self._resized(torch.stack([decoded[i] for i in members]), width, height)
-                out[[slot[i] for i in members]] = pixels
+                first, last = slot[members[0]], slot[members[-1]]
+                if last - first + 1 == len(members):  # the usual case: one run of slots, no index tensor
+                    out[first : last + 1] = pixels
+                else:
+                    out[torch.as_tensor([slot[i] for i in members], device=self.device)] = pixels
             for i, array in on_cpu.items():
                 out[slot[i]] = torch.from_numpy(array).to(self.device)
             ready = self._record()
