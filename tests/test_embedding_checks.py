@@ -76,3 +76,14 @@ def test_ignored_rows_become_a_unit_vector() -> None:
 def test_shape_and_type_errors(array: np.ndarray, rows: int, dim: int | None, message: str) -> None:
     with pytest.raises(EmbeddingError, match=message):
         check_embeddings(array, rows, "x", dim)
+
+
+def test_in_place_normalises_the_callers_array_only_when_it_can() -> None:
+    x = _rows()
+    expected = check_embeddings(x.copy(), 6, "x")
+    out = check_embeddings(x, 6, "x", in_place=True)
+    assert np.shares_memory(out, x) and np.array_equal(out, expected)
+    wide = _rows().astype(np.float64)
+    assert not np.shares_memory(check_embeddings(wide, 6, "x", in_place=True), wide)
+    strided = np.asfortranarray(_rows())
+    assert not np.shares_memory(check_embeddings(strided, 6, "x", in_place=True), strided)

@@ -21,13 +21,15 @@ def check_embeddings(
     where: str,
     dim: int | None = None,
     ignore_rows: Collection[int] = (),
+    in_place: bool = False,
 ) -> np.ndarray:
     """Check shape and values of an embedding matrix and return it L2-normalised as a read-only float32 array.
 
     Only NaN, infinite and all-zero rows are errors: any finite non-zero row normalises, whatever its scale. Each
     row is divided by its norm, summed in float64: the result is the same for any positive scale of the row
     (powers of two exactly) and never overflows. `ignore_rows` (skipped images) are not checked and become the
-    unit vector (1, 0, ..., 0).
+    unit vector (1, 0, ..., 0). `in_place`: the caller owns `array` and it may be normalised where it is (when it is
+    a writable C-contiguous float32 array), which saves a copy of the largest split.
     """
     if array.ndim != 2:
         raise EmbeddingError(f"{where}: expected a 2-d array (rows, dim), got shape {array.shape}")
@@ -43,7 +45,8 @@ def check_embeddings(
         raise EmbeddingError(f"{where}: embeddings have dimension 0")
     ignored = np.zeros(rows, dtype=bool)
     ignored[np.asarray(list(ignore_rows), dtype=np.int64)] = True
-    out = np.empty(array.shape, dtype=np.float32)
+    reuse = in_place and array.dtype == np.float32 and array.flags.c_contiguous and array.flags.writeable
+    out = array if reuse else np.empty(array.shape, dtype=np.float32)
     bad: list[np.ndarray] = []
     zero: list[np.ndarray] = []
     for start in range(0, rows, BLOCK_ROWS):
@@ -67,7 +70,8 @@ def _load(source: np.ndarray, block: np.ndarray) -> None:
     """Copy `source` rows into the float32 `block`; float64 rows are first scaled by a power of two (exact), so
     huge but finite values survive the cast."""
     if source.dtype.itemsize <= 4:
-        block[...] = source
+        if source is not block and not np.shares_memory(source, block):
+            block[...] = source
         return
     wide = np.asarray(source, dtype=np.float64)
     with np.errstate(invalid="ignore"):

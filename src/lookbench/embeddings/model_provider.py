@@ -22,6 +22,9 @@ from lookbench.snapshot.reader import Snapshot
 class ModelEmbeddings:
     """Embeds snapshot splits with `encoder`; vectors are cached per image content, so re-runs embed nothing."""
 
+    returns_new_arrays = True
+    """Each `embed_split` call builds a new array the caller may modify (the runner normalises it in place)."""
+
     def __init__(
         self,
         spec: str,

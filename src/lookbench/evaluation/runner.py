@@ -108,7 +108,9 @@ class _Embeddings:
             if callable(source):
                 where = f"{source(subset, split)} ({subset}/{split})"
             # skipped rows hold zeros: they become a unit vector and the evaluator excludes them
-            self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=self.skipped(subset, split))
+            skipped = self.skipped(subset, split)
+            fresh = bool(getattr(self.provider, "returns_new_arrays", False))  # then normalise it where it is
+            self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=skipped, in_place=fresh)
             del raw
             self.dim = self._memo[key].shape[1]
         return self._memo[key]

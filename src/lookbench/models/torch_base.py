@@ -138,7 +138,7 @@ class TorchEncoder:
 
         def result() -> np.ndarray:
             done.synchronize()
-            return host.numpy()
+            return host.numpy().copy()  # pageable: the cache keeps these, pinned memory goes back to its pool
 
         return result
 
