@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from conftest import make_row, write_snapshot
 from lookbench.cli.main import app
-from lookbench.embeddings.device_decode import jpeg_components
 from lookbench.search.select import cuda_present
 
 runner = CliRunner()
@@ -94,23 +93,3 @@ def test_bad_flags_are_one_line_errors(tmp_path: Path, flags: list[str], message
     snap, vectors = _snapshot_and_vectors(tmp_path, noise=5)
     result = runner.invoke(app, ["eval", "-s", str(snap), "-m", f"embeddings:{vectors}", *flags])
     assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
-
-
-def test_jpeg_components_reads_the_frame_header() -> None:
-    import io
-
-    from PIL import Image
-
-    def jpeg(mode: str) -> bytes:
-        buf = io.BytesIO()
-        Image.new(mode, (8, 8)).save(buf, format="JPEG")
-        return buf.getvalue()
-
-    assert jpeg_components(jpeg("RGB")) == 3
-    assert jpeg_components(jpeg("L")) == 1
-    assert jpeg_components(jpeg("CMYK")) == 4
-    progressive = io.BytesIO()
-    Image.new("RGB", (8, 8)).save(progressive, format="JPEG", progressive=True)
-    assert jpeg_components(progressive.getvalue()) == 3
-    for junk in (b"", b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n....", jpeg("RGB")[:12], b"\xff\xd8\xff\xe0\x00\x01xx"):
-        assert jpeg_components(junk) is None

@@ -120,6 +120,17 @@ def test_max_row_norm_remembers_only_read_only_arrays() -> None:
     assert max_row_norm(readonly) == pytest.approx(6.0)
 
 
+def test_non_finite_inputs_are_refused() -> None:
+    c = np.eye(4, dtype=np.float32)
+    bad = c.copy()
+    bad[2, 1] = np.nan
+    huge = c.copy()
+    huge[0, 0] = np.inf
+    for queries, corpus in ((bad, c), (c, bad), (huge, c)):
+        with pytest.raises(ValueError, match="NaN or infinite"):
+            ExactSearch().search(queries, corpus, 2)
+
+
 def test_make_backend_names() -> None:
     assert make_backend("exact").name == "exact"
     with pytest.raises(LookBenchError, match="--search: expected one of"):

@@ -165,14 +165,18 @@ def test_device_decoder_falls_back_per_image_with_the_cpu_messages() -> None:
     pre = Preprocess(crop=32, resize=36)
     png, cmyk = _photo(7, 40, 50, fmt="PNG"), _photo(8, 40, 50, mode="CMYK")
     truncated = _photo(9, 40, 50)[:300]
-    data = [_photo(1, 40, 50), png, b"", cmyk, truncated, b"not an image", None]
+    normal = _photo(10, 40, 50)
+    at = normal.index(b"\xff\xc0")  # a header claiming 30000 x 30000 pixels: the CPU path's bomb check refuses it
+    bomb = normal[: at + 5] + (30_000).to_bytes(2, "big") * 2 + normal[at + 9 :]
+    data = [_photo(1, 40, 50), png, b"", cmyk, truncated, b"not an image", None, bomb]
     batch, ok, errors = DeviceDecoder(pre, "cpu").decode(data)
-    assert ok == [0, 1, 3] and sorted(errors) == [2, 4, 5, 6]
+    assert ok == [0, 1, 3] and sorted(errors) == [2, 4, 5, 6, 7]
+    assert "DecompressionBombError" in errors[7]
     for i in ok:
         np.testing.assert_allclose(batch.tensor.numpy()[ok.index(i)], pre(decode_image(data[i])), atol=0.05)
     np.testing.assert_array_equal(batch.tensor.numpy()[1], pre(decode_image(png)))  # PNG: the CPU path itself
     np.testing.assert_array_equal(batch.tensor.numpy()[2], pre(decode_image(cmyk)))  # CMYK: never the GPU decoder
-    for i in (2, 4, 5, 6):
+    for i in (2, 4, 5, 6, 7):
         with pytest.raises(Exception) as cpu_error:  # noqa: PT011
             decode_image(data[i])
         assert _no_address(errors[i]) == _no_address(str(cpu_error.value))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.reader import BadImageError, decode_image
@@ -27,9 +28,17 @@ _SOF_MARKERS = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 
 _STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})
 
 
-def jpeg_components(data: bytes) -> int | None:
-    """The number of colour components in a JPEG's frame header (1 grey, 3 YCbCr, 4 CMYK/YCCK); None if `data` is
-    not a JPEG or its header is cut short."""
+@dataclass(frozen=True)
+class JpegFrame:
+    """What a JPEG's frame header says: colour components (1 grey, 3 YCbCr, 4 CMYK/YCCK) and size."""
+
+    components: int
+    width: int
+    height: int
+
+
+def jpeg_frame(data: bytes) -> JpegFrame | None:
+    """The frame header of a JPEG; None if `data` is not a JPEG or its header is cut short."""
     if len(data) < 4 or data[:3] != b"\xff\xd8\xff":
         return None
     pos = 2
@@ -47,11 +56,23 @@ def jpeg_components(data: bytes) -> int | None:
         if length < 2:
             return None
         if marker in _SOF_MARKERS:
-            return data[pos + 9] if pos + 10 <= len(data) else None
+            if pos + 10 > len(data):
+                return None
+            height = int.from_bytes(data[pos + 5 : pos + 7], "big")
+            width = int.from_bytes(data[pos + 7 : pos + 9], "big")
+            return JpegFrame(data[pos + 9], width, height)
         if marker == 0xDA:  # start of scan before any frame header
             return None
         pos += 2 + length
     return None
+
+
+def _gpu_decodable(data: bytes | None) -> bool:
+    """A YCbCr or grey JPEG of a size the CPU path would also decode (larger ones meet its bomb check there)."""
+    frame = jpeg_frame(data) if data else None
+    if frame is None or frame.components not in (1, 3) or frame.width == 0 or frame.height == 0:
+        return False
+    return Image.MAX_IMAGE_PIXELS is None or frame.width * frame.height <= Image.MAX_IMAGE_PIXELS
 
 
 @dataclass
@@ -122,7 +143,7 @@ class DeviceDecoder:
     def _decode_jpegs(self, data: list[bytes | None]) -> dict[int, Any]:
         """Batch-decode the YCbCr and grey JPEGs; a batch the decoder rejects is retried one image at a time."""
         torch = self.torch
-        picked = [i for i, raw in enumerate(data) if raw and jpeg_components(raw) in (1, 3)]
+        picked = [i for i, raw in enumerate(data) if _gpu_decodable(raw)]
         if not picked:
             return {}
         inputs = [torch.frombuffer(bytearray(data[i] or b""), dtype=torch.uint8) for i in picked]

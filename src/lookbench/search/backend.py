@@ -85,7 +85,10 @@ def max_row_norm(array: np.ndarray, block: int = 16384) -> float:
     best = 0.0
     for start in range(0, len(array), block):
         rows = np.asarray(array[start : start + block], dtype=np.float32)
-        best = max(best, float(np.einsum("ij,ij->i", rows, rows, dtype=np.float64).max()))
+        squares = float(np.einsum("ij,ij->i", rows, rows, dtype=np.float64).max())
+        if not np.isfinite(squares):  # NaN or infinity: the caller refuses it
+            return float("nan")
+        best = max(best, squares)
     norm = float(np.sqrt(best))
     if is_immutable(array):
         for stale in [k for k, (ref, _) in _NORMS.items() if ref() is None]:

@@ -23,6 +23,8 @@ _FLOOR = np.float32(np.finfo(np.float32).min)
 
 def score_margin(dim: int, query_norm: float, corpus_norm: float) -> float:
     """How far below the K-th best approximate score a row of the exact top K can lie."""
+    if not (np.isfinite(query_norm) and np.isfinite(corpus_norm)):
+        raise ValueError("queries or corpus hold NaN or infinite values (or norms beyond float64)")
     u = 2.0**-24
     gamma = dim * u / (1.0 - dim * u)
     return 2.0 * (gamma + 2.0 * u) * max(query_norm, 1.0) * max(corpus_norm, 1.0)
