@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -11,6 +9,8 @@ from typing import Literal
 import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
+
+from lookbench.hashing import json_sha256
 
 _RESAMPLE = {"bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC}
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -47,7 +47,7 @@ class Preprocess(BaseModel):
 
     def fingerprint(self) -> str:
         """A short hash of every field: part of the cache key."""
-        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
+        return json_sha256(self.model_dump())[:16]
 
     @property
     def draft_size(self) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from lookbench.embeddings.pipeline import Batch, run_pipeline
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.store import EmbeddingStore, default_cache_dir, model_key
 from lookbench.errors import EmbeddingError
+from lookbench.hashing import sha256_digest
 from lookbench.snapshot.reader import Snapshot
 
 
@@ -38,6 +39,8 @@ class ModelEmbeddings:
         self.options = options or EmbedOptions()
         self.skipped: dict[tuple[str, str], dict[int, str]] = {}
         self._bad: dict[tuple[str, str, str], dict[int, str]] = {}
+        self.embedded_images = 0
+        """Images run through the encoder by this provider (cache hits and repeats excluded)."""
         self._store: EmbeddingStore | None = None
         self._dim: int | None = None
         self.precision = _apply_precision(encoder, self.options.precision)
@@ -149,6 +152,7 @@ class ModelEmbeddings:
                 def on_vectors(rows: list[int], batch_keys: list[bytes], vectors: np.ndarray) -> None:
                     self._check_dim(vectors.shape[1])
                     store.add(batch_keys, vectors)
+                    self.embedded_images += len(rows)
                     advance(len(rows))
 
                 run_pipeline(
@@ -172,6 +176,39 @@ class ModelEmbeddings:
             self.skipped[memo_key[1:]] = dict(sorted(bad.items()))
             self._bad[memo_key] = dict(bad)
         return out
+
+    def embed_images(self, images: Sequence[bytes]) -> np.ndarray:
+        """Embed encoded images, cached by content like snapshot rows (the builder's dedup, probes and mining)."""
+        where = f"{self.encoder.model_id} images"
+        keys = [sha256_digest(data) if data else None for data in images]
+        bad: dict[int, str] = {row: "image has no bytes" for row, key in enumerate(keys) if key is None}
+        first_row: dict[bytes, int] = {}
+        for row, key in enumerate(keys):
+            if key is not None and key not in first_row and self.store.get(key) is None:
+                first_row[key] = row
+        todo = sorted(first_row.values())
+        size = self.batch_size
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+
+        def on_vectors(rows: list[int], batch_keys: list[bytes], vectors: np.ndarray) -> None:
+            self._check_dim(vectors.shape[1])
+            self.store.add(batch_keys, vectors)
+
+        try:
+            run_pipeline(
+                self.encoder,
+                (Batch(chunk, [keys[r] or b"" for r in chunk], [images[r] for r in chunk]) for chunk in chunks),
+                on_vectors,
+                bad.__setitem__,
+                workers=self.workers,
+                draft=self.options.jpeg_draft,
+                decoder=self.decoder,
+            )
+        finally:
+            self.store.flush()
+        if bad and self.options.on_bad_image == "stop":
+            self._raise_bad(where, bad)
+        return self._assemble(keys, bad, where)
 
     def _assemble(self, keys: list[bytes | None], bad: dict[int, str], where: str) -> np.ndarray:
         first_bad = {keys[row]: message for row, message in bad.items()}

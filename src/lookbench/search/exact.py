@@ -6,8 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from lookbench.search.backend import CorpusLike, SearchResult, max_row_norm, search_inputs
+from lookbench.search.backend import MAX_K, CorpusLike, SearchResult, max_row_norm, search_inputs
 from lookbench.search.candidates import CandidatePool, score_margin
+
+__all__ = ["MAX_K", "ExactSearch"]
 
 
 class ExactSearch:

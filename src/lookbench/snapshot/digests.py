@@ -22,7 +22,7 @@ import numpy as np
 from lookbench.atomic import write_bytes_atomic
 from lookbench.cache import default_cache_dir
 from lookbench.cores import usable_cores
-from lookbench.snapshot.manifest import file_sha256
+from lookbench.hashing import file_sha256
 
 log = logging.getLogger(__name__)
 

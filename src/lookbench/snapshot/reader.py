@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property, partial
@@ -15,11 +14,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
+from lookbench.hashing import sha256_hex
 from lookbench.snapshot.digests import DigestIndex, ImageDigests, hash_images
 from lookbench.snapshot.features import class_names, features_of
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
 from lookbench.snapshot.manifest import verify_manifest
-from lookbench.snapshot.schema import LABEL_COLUMNS, NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS
+from lookbench.snapshot.schema import (
+    COMPOSED_SPLITS,
+    LABEL_COLUMNS,
+    NOISE,
+    REQUIRED_COLUMNS,
+    SPLITS,
+    SUBSETS,
+    is_composed_subset,
+)
 from lookbench.snapshot.source import resolve_snapshot_dir
 
 
@@ -72,8 +80,8 @@ def _hash_file_images(path: Path, column: str, algorithm: str = "sha256") -> Ima
     return hash_images(_file_images(path, column, 256), algorithm)
 
 
-def _attribute_list(path: Path, row: int, value: Any, normalise: Callable[[Any], str] = normalise_label) -> list[str]:
-    """`other_attributes` of one row, normalised: a list (null reads as empty; a JSON-list string is accepted)."""
+def list_cell(path: Path, row: int, column: str, value: Any, what: str = "a list") -> list[Any]:
+    """A list-valued cell: null reads as empty and a string holding a JSON list is accepted."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -85,10 +93,16 @@ def _attribute_list(path: Path, row: int, value: Any, normalise: Callable[[Any],
         except ValueError:
             value = None
         if not isinstance(value, list):
-            raise SnapshotError(f"{path}: row {row}: other_attributes must be a list of strings, got text {text!r}")
+            raise SnapshotError(f"{path}: row {row}: {column} must be {what}, got text {text[:80]!r}")
     if not isinstance(value, list):
-        raise SnapshotError(f"{path}: row {row}: other_attributes must be a list of strings")
-    return [s for s in (normalise(v) for v in value) if s]
+        raise SnapshotError(f"{path}: row {row}: {column} must be {what}, got {type(value).__name__}")
+    return value
+
+
+def _attribute_list(path: Path, row: int, value: Any, normalise: Callable[[Any], str] = normalise_label) -> list[str]:
+    """`other_attributes` of one row, normalised: a list (null reads as empty; a JSON-list string is accepted)."""
+    values = list_cell(path, row, "other_attributes", value, "a list of strings")
+    return [s for s in (normalise(v) for v in values) if s]
 
 
 class Snapshot:
@@ -111,15 +125,18 @@ class Snapshot:
         for child in sorted(self.root.iterdir()):
             if not child.is_dir() or child.name.startswith((".", "_")):
                 continue
-            if child.name not in (*SUBSETS, NOISE) and any(child.glob("*.parquet")):
+            known = child.name in (*SUBSETS, NOISE) or is_composed_subset(child.name)
+            if not known and any(child.glob("*.parquet")):
                 raise SnapshotError(
-                    f"{child}: unknown subset {child.name!r}; known subsets: {', '.join(SUBSETS)} and {NOISE}"
+                    f"{child}: unknown subset {child.name!r}; known subsets: {', '.join(SUBSETS)}, {NOISE} "
+                    "and composed[_NAME]"
                 )
 
     @cached_property
     def subsets(self) -> list[str]:
-        """The task subsets present, in the canonical order."""
-        return [s for s in SUBSETS if (self.root / s).is_dir()]
+        """The task subsets present, in the canonical order: the four image subsets, then composed ones by name."""
+        composed = sorted(p.name for p in self.root.iterdir() if p.is_dir() and is_composed_subset(p.name))
+        return [s for s in SUBSETS if (self.root / s).is_dir()] + composed
 
     @property
     def has_noise(self) -> bool:
@@ -129,11 +146,11 @@ class Snapshot:
     def check_subsets(self, names: Sequence[str]) -> list[str]:
         """Validate requested subset names against the snapshot; return them in canonical order."""
         for name in names:
-            if name not in SUBSETS:
-                raise SnapshotError(f"unknown subset {name!r}; known subsets: {', '.join(SUBSETS)}")
+            if name not in SUBSETS and not is_composed_subset(name):
+                raise SnapshotError(f"unknown subset {name!r}; known subsets: {', '.join(SUBSETS)} and composed[_NAME]")
             if name not in self.subsets:
                 raise SnapshotError(f"subset {name!r} is not in snapshot {self.root}")
-        return [s for s in SUBSETS if s in names]
+        return [s for s in self.subsets if s in names]
 
     def _find_files(self, subset: str, split: str) -> list[Path]:
         folder = self.root / subset
@@ -149,8 +166,9 @@ class Snapshot:
 
     def files(self, subset: str, split: str) -> list[Path]:
         """The parquet file(s) of one split; a clear error if there are none."""
-        if split not in SPLITS:
-            raise SnapshotError(f"unknown split {split!r}; expected one of {SPLITS}")
+        splits = COMPOSED_SPLITS if is_composed_subset(subset) else SPLITS
+        if split not in splits:
+            raise SnapshotError(f"unknown split {split!r} of {subset!r}; expected one of {splits}")
         if subset == NOISE and split == "query":
             raise SnapshotError("the noise subset has a gallery split only")
         found = self._find_files(subset, split)
@@ -222,9 +240,18 @@ class Snapshot:
             parts.append(self.labels(NOISE, "gallery"))
         return SplitLabels.concat(parts)
 
+    def has_split(self, subset: str, split: str) -> bool:
+        """True if the split has at least one file (e.g. the optional `validation` split of a composed subset)."""
+        return bool(self._find_files(subset, split))
+
     def check_task(self, subset: str) -> None:
         """Read a task's labels (failing on unscorable data) and warn about queries that cannot score."""
         queries = self.labels(subset, "query")
+        if is_composed_subset(subset):
+            from lookbench.composed.schema import check_composed
+
+            for message in check_composed(self, subset):
+                self._warn(message)
         present = set(self.labels(subset, "gallery").category)
         if self.has_noise:
             self.labels(NOISE, "gallery")
@@ -362,7 +389,12 @@ class Snapshot:
         names = list(subsets) if subsets is not None else self.subsets
         if not names:
             raise SnapshotError(f"{self.root}: no subsets found")
-        splits = [(s, sp) for s in names for sp in SPLITS]
+        splits = [
+            (s, sp)
+            for s in names
+            for sp in (COMPOSED_SPLITS if is_composed_subset(s) else SPLITS)
+            if sp != "validation" or self.has_split(s, sp)
+        ]
         if self.has_noise:
             splits.append((NOISE, "gallery"))
         lines = []
@@ -380,7 +412,9 @@ class Snapshot:
                                 raise SnapshotError(f"{subset}/{split} row {row} ({path}): {exc}") from exc
                             row += 1
             lines.append(f"{subset}/{split}: {len(labels)} rows")
-            repeats = labels.repeated_ids() if subset != NOISE else {}
+            # queries of a composed split share references by design; elsewhere a repeat means several photos
+            shared = subset == NOISE or (is_composed_subset(subset) and split != "gallery")
+            repeats = labels.repeated_ids() if not shared else {}
             if repeats:
                 item, rows = next(iter(repeats.items()))
                 lines.append(
@@ -394,12 +428,11 @@ class Snapshot:
     @cached_property
     def content_hash(self) -> str:
         """sha256 over every parquet file's relative path and sha256: identifies the exact data."""
-        digest = hashlib.sha256()
+        lines = []
         for path in self.all_files():
             with reading(path):
-                sha = self.digests.file_sha256(path)
-                digest.update(f"{path.relative_to(self.root).as_posix()}\0{sha}\n".encode())
-        return digest.hexdigest()
+                lines.append(f"{path.relative_to(self.root).as_posix()}\0{self.digests.file_sha256(path)}\n")
+        return sha256_hex("".join(lines).encode())
 
 
 def _memoised(function: Callable[[Any], str]) -> Callable[[Any], str]:
