@@ -134,3 +134,19 @@ def test_outfit_keys_are_remembered_sha1_of_the_street_photo(tmp_path: Path, mon
     counts = _counting(monkeypatch)
     assert Snapshot(root, digests=DigestIndex(index)).labels("real_streetlook", "query").outfit_key == keys
     assert counts == {"files": 0, "images": 0}
+
+
+def test_a_file_swapped_behind_the_index_back_is_caught_by_its_row_count(tmp_path: Path) -> None:
+    root = _snapshot(tmp_path)
+    index = tmp_path / "index"
+    Snapshot(root, digests=DigestIndex(index)).image_keys(SUBSET, "gallery")
+    entry = next(index.glob("*.npz"))
+    stale = dict(np.load(entry))  # five rows of digests
+    rows = [make_row(f"g{i}", "top", "red", seed=70 + i) for i in range(3)]
+    write_snapshot(tmp_path, {SUBSET: {"query": rows[:2], "gallery": rows}})
+    gallery = root / SUBSET / "gallery.parquet"
+    stale["size"], stale["mtime_ns"] = np.array(gallery.stat().st_size), np.array(gallery.stat().st_mtime_ns)
+    np.savez(entry, **stale)  # the index now vouches for the new file with the old file's digests
+    keys = Snapshot(root, digests=DigestIndex(index)).image_keys(SUBSET, "gallery")
+    images = [data for _, batch in Snapshot(root).iter_images(SUBSET, "gallery") for data in batch]
+    assert keys == [hashlib.sha256(d).digest() for d in images if d]

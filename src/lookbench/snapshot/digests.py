@@ -67,11 +67,14 @@ class DigestIndex:
         """The file's hex sha256, hashed only when its size or mtime changed since it was last hashed."""
         return self._entry(path).sha256
 
-    def image_digests(self, path: Path, column: str, compute: Callable[[], ImageDigests]) -> ImageDigests:
+    def image_digests(
+        self, path: Path, column: str, compute: Callable[[], ImageDigests], rows: int | None = None
+    ) -> ImageDigests:
         """sha256 of each row's image bytes in one parquet file (`compute` hashes them), computed again only when
-        the file's content changed."""
+        the file's content changed, or when `rows` (the file's row count) disagrees with what is remembered."""
         entry = self._entry(path)
-        if column not in entry.images:
+        known = entry.images.get(column)
+        if known is None or (rows is not None and len(known.digests) != rows):
             entry.images[column] = compute()
             self._save(entry)
         return entry.images[column]

@@ -336,9 +336,9 @@ class Snapshot:
     def _raw_image_keys(self, path: Path) -> list[str | None]:
         """Outfit keys from the street photos: sha1 of the raw_image bytes, remembered by the digest index."""
         with reading(path):
-            found = self.digests.image_digests(
-                path, "raw_image.sha1", partial(_hash_file_images, path, "raw_image", "sha1")
-            )
+            rows = pq.ParquetFile(path).metadata.num_rows
+            compute = partial(_hash_file_images, path, "raw_image", "sha1")
+            found = self.digests.image_digests(path, "raw_image.sha1", compute, rows)
         return [None if key is None else key.hex() for key in found.per_row()]
 
     def image_keys(self, subset: str, split: str, column: str = "image") -> list[bytes | None]:
@@ -346,7 +346,8 @@ class Snapshot:
         keys: list[bytes | None] = []
         for path in self.files(subset, split):
             with reading(path):
-                found = self.digests.image_digests(path, column, partial(_hash_file_images, path, column))
+                rows = pq.ParquetFile(path).metadata.num_rows
+                found = self.digests.image_digests(path, column, partial(_hash_file_images, path, column), rows)
             keys.extend(found.per_row())
         return keys
 
