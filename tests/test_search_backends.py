@@ -131,6 +131,18 @@ def test_non_finite_inputs_are_refused() -> None:
             ExactSearch().search(queries, corpus, 2)
 
 
+@pytest.mark.parametrize("name", ["exact", "faiss", "faiss:hnsw"])
+def test_no_queries_or_an_empty_corpus(name: str) -> None:
+    if name.startswith("faiss"):
+        pytest.importorskip("faiss")
+    backend = make_backend(name)
+    c = np.eye(4, dtype=np.float32)
+    empty = np.zeros((0, 4), dtype=np.float32)
+    assert backend.search(empty, c, 3).indices.shape == (0, 3)
+    assert backend.search(c, empty, 3).indices.tolist() == [[-1, -1, -1]] * 4
+    assert backend.search(c, [empty, c], 2).indices[:, 0].tolist() == [0, 1, 2, 3]
+
+
 def test_make_backend_names() -> None:
     assert make_backend("exact").name == "exact"
     with pytest.raises(LookBenchError, match="--search: expected one of"):
@@ -169,6 +181,9 @@ def test_torch_search_returns_the_exact_rows(extra: int, max_candidates: int) ->
     exclude = np.zeros(len(c), dtype=bool)
     exclude[[3, 460]] = True
     backend = TorchSearch(device="cpu", query_block=16, corpus_block=128, extra=extra, max_candidates=max_candidates)
+    empty = np.zeros((0, q.shape[1]), dtype=np.float32)
+    assert backend.search(empty, c, 5).indices.shape == (0, 5)
+    assert (backend.search(q, empty, 5).indices == -1).all()
     for k in (1, 20):
         found = backend.search(q, [c[:300], c[300:]], k, exclude=exclude)
         expected = ExactSearch().search(q, c, k, exclude=exclude)

@@ -103,6 +103,11 @@ def is_immutable(array: np.ndarray) -> bool:
     return not array.flags.writeable and not (isinstance(base, np.ndarray) and base.flags.writeable)
 
 
+def no_result(queries: int, k: int) -> SearchResult:
+    """Every slot empty: -1 rows, -inf scores (no queries, or an empty corpus)."""
+    return SearchResult(np.full((queries, k), -1, dtype=np.int64), np.full((queries, k), -np.inf, dtype=np.float32))
+
+
 def search_inputs(queries: np.ndarray, corpus: CorpusLike, k: int) -> tuple[np.ndarray, Corpus]:
     """Every backend's argument checks: float32 contiguous queries and the corpus in its parts."""
     rows = Corpus.of(corpus)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lookbench.search.backend import Corpus, SearchResult
+from lookbench.search.backend import Corpus, SearchResult, no_result
 
 _FLOOR = np.float32(np.finfo(np.float32).min)
 """The lowest threshold: every finite score passes it, excluded rows (-inf) never do."""
@@ -48,11 +48,10 @@ def finish(queries: np.ndarray, corpus: Corpus, k: int, q_rows: np.ndarray, c_ro
 
     The candidates of each query must include every row of its exact top k (ties included), each pair once.
     """
-    n = len(queries)
-    indices = np.full((n, k), -1, dtype=np.int64)
-    scores = np.full((n, k), -np.inf, dtype=np.float32)
+    result = no_result(len(queries), k)
+    indices, scores = result.indices, result.scores
     if len(q_rows) == 0:
-        return SearchResult(indices=indices, scores=scores)
+        return result
     q_rows, c_rows = q_rows.astype(np.int64, copy=False), c_rows.astype(np.int64, copy=False)
     exact = exact_scores(queries, q_rows, corpus, c_rows)
     order = np.lexsort((c_rows, -exact, q_rows))
@@ -61,7 +60,7 @@ def finish(queries: np.ndarray, corpus: Corpus, k: int, q_rows: np.ndarray, c_ro
     keep = rank < k
     indices[q_sorted[keep], rank[keep]] = c_rows[order][keep]
     scores[q_sorted[keep], rank[keep]] = exact[order][keep]
-    return SearchResult(indices=indices, scores=scores)
+    return result
 
 
 class CandidatePool:

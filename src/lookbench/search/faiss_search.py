@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from lookbench.search.backend import CorpusLike, SearchResult, is_immutable, search_inputs
+from lookbench.search.backend import CorpusLike, SearchResult, is_immutable, no_result, search_inputs
 
 IndexKind = Literal["flat", "ivf", "hnsw"]
 SMALL_PART = 10_000
@@ -60,6 +60,8 @@ class FaissSearch:
     ) -> SearchResult:
         """Top-K rows of `corpus` for each query, best first; -1 / -inf pad missing slots."""
         q, rows = search_inputs(queries, corpus, k)
+        if len(q) == 0 or len(rows) == 0:
+            return no_result(len(q), k)
         found_rows: list[np.ndarray] = []
         found_scores: list[np.ndarray] = []
         for offset, part in zip(rows.offsets, rows.parts, strict=False):

@@ -16,6 +16,7 @@ from lookbench.search.backend import (
     SearchResult,
     is_immutable,
     max_row_norm,
+    no_result,
     search_inputs,
 )
 from lookbench.search.candidates import finish, score_margin
@@ -73,6 +74,8 @@ class TorchSearch:
     ) -> SearchResult:
         """Top-K rows of `corpus` for each query, best first; -1 / -inf pad queries with fewer than K rows."""
         q, rows = search_inputs(queries, corpus, k)
+        if len(q) == 0 or len(rows) == 0:
+            return no_result(len(q), k)
         margin = score_margin(rows.dim, max_row_norm(q), rows.max_norm())
         parts = [self._on_device(part) for part in rows.parts]
         blocked = None if exclude is None else self.torch.from_numpy(np.asarray(exclude, dtype=bool)).to(self.device)
