@@ -13,7 +13,7 @@ import io
 import logging
 import zipfile
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,17 +145,19 @@ class DigestIndex:
 
 
 def hash_images(batches: Iterable[list[bytes | None]], algorithm: str = "sha256") -> ImageDigests:
-    """Hash batches of image bytes (None: no image) on up to 8 threads (hashlib releases the GIL)."""
+    """Hash batches of image bytes (None: no image), a batch per task on up to 8 threads (hashlib releases the GIL
+    for large inputs)."""
     empty = bytes(hashlib.new(algorithm).digest_size)
 
-    def digest(data: bytes | None) -> bytes:
-        return hashlib.new(algorithm, data).digest() if data else empty
+    def digest_all(values: list[bytes | None]) -> bytes:
+        return b"".join(hashlib.new(algorithm, data).digest() if data else empty for data in values)
 
-    digests: list[bytes] = []
     present: list[bool] = []
     with ThreadPoolExecutor(max_workers=min(8, usable_cores()), thread_name_prefix="lookbench-hash") as pool:
+        pending: list[Future[bytes]] = []
         for values in batches:
-            digests.extend(pool.map(digest, values, chunksize=32))
+            pending.append(pool.submit(digest_all, values))
             present.extend(bool(v) for v in values)
-    array = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, len(empty)).copy()
+        parts = [future.result() for future in pending]
+    array = np.frombuffer(b"".join(parts), dtype=np.uint8).reshape(-1, len(empty)).copy()
     return ImageDigests(array, np.asarray(present, dtype=bool))
