@@ -26,6 +26,8 @@ from lookbench.snapshot.schema import SUBSET_TITLES
 from lookbench.snapshot.source import HUB_FORMS
 
 SHOWN_METRICS = (
+    "recall@1",
+    "recall@10",
     "fine_recall@1",
     "coarse_recall@1",
     "ndcg@5",
@@ -33,6 +35,9 @@ SHOWN_METRICS = (
     "item_recall@1",
     "outfit_recall@1",
 )
+
+
+DEFAULT_K_TEXT = ",".join(map(str, DEFAULT_KS))
 
 
 def parse_ks(text: str) -> tuple[int, ...]:
@@ -44,6 +49,14 @@ def parse_ks(text: str) -> tuple[int, ...]:
     if not ks or ks[0] < 1 or ks[-1] > 100:
         raise LookBenchError(f"--k: cut-offs must lie in 1..100, got {text!r}")
     return ks
+
+
+def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
+    """The cut-offs of the snapshot's official protocol (a legacy benchmark), else LookBench's."""
+    from lookbench.legacy.protocols import protocol_of
+
+    protocol = protocol_of(snapshot)
+    return DEFAULT_KS if protocol is None else protocol.ks
 
 
 def _default_snapshot() -> Snapshot:
@@ -89,7 +102,11 @@ def eval_command(
         None, "--model", "-m", help="Model spec (e.g. embeddings:DIR, onnx:FILE) or name; default: offline default."
     ),
     subsets: str | None = typer.Option(None, "--subsets", help="Comma-separated subsets; default: all present."),
-    k: str = typer.Option(",".join(map(str, DEFAULT_KS)), "--k", help="Comma-separated cut-offs (1..100)."),
+    k: str | None = typer.Option(
+        None,
+        "--k",
+        help=f"Comma-separated cut-offs (1..100); default: the snapshot protocol's, else {DEFAULT_K_TEXT}.",
+    ),
     fine_rule: FineRule = typer.Option(FineRule.MAIN, "--fine-rule", help="main (leaderboard) or strict (paper)."),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -119,7 +136,7 @@ def eval_command(
     spec = model or _default_model()
     settings = EvalSettings(
         subsets=[s.strip() for s in subsets.split(",") if s.strip()] if subsets else None,
-        ks=parse_ks(k),
+        ks=parse_ks(k) if k else default_ks(snap),
         fine_rule=fine_rule,
         resamples=resamples,
         seed=seed,

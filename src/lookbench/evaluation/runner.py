@@ -17,6 +17,7 @@ from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.evaluation.window import snapshot_date, window_mask
+from lookbench.legacy.protocols import AVERAGE, average_scope, protocol_columns, protocol_of
 from lookbench.metrics.aggregate import Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
@@ -205,7 +206,14 @@ def evaluate(
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     t0 = time.perf_counter()
     per_query = pa.concat_tables(tables)
+    protocol = protocol_of(snapshot)
+    if protocol is not None:  # a legacy benchmark: its official recall@K beside the LookBench metrics
+        per_query = protocol_columns(protocol, snapshot, per_query, ks)
     result = summarise_table(per_query, settings)
+    if protocol is not None and protocol.average_of:
+        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
+        if average:
+            result[0][AVERAGE] = average
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
     if windowed:
@@ -238,6 +246,7 @@ def evaluate(
             search_backend=settings.backend.name,
             bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
             window=window,
+            protocol=None if protocol is None else protocol.name,
         ),
         environment=_environment(),
         metrics=result[0],

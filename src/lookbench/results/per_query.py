@@ -72,7 +72,8 @@ def subset_values(table: pa.Table) -> list[SubsetValues]:
     names = metric_columns(table)
     out = []
     subsets = table["subset"].to_numpy(zero_copy_only=False)
-    for subset in [s for s in SUBSETS if s in set(subsets)]:
+    present = list(dict.fromkeys(subsets.tolist()))  # canonical subsets first, then others in table order
+    for subset in [s for s in SUBSETS if s in present] + [s for s in present if s not in SUBSETS]:
         part = table.filter(pa.array(subsets == subset))
         values = {name: part[name].to_numpy() for name in names}
         _, clusters = np.unique(part["cluster"].to_numpy(), return_inverse=True)

@@ -15,10 +15,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
+from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.features import class_names, features_of
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
 from lookbench.snapshot.manifest import file_sha256, verify_manifest
-from lookbench.snapshot.schema import LABEL_COLUMNS, NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS
+from lookbench.snapshot.schema import LABEL_COLUMNS, NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS, TRAIN
 from lookbench.snapshot.source import resolve_snapshot_dir
 
 
@@ -94,6 +95,8 @@ class Snapshot:
         self.location = location or str(root)
         self._labels: dict[tuple[str, str], SplitLabels] = {}
         self._warnings: dict[str, None] = {}
+        self.card: DatasetCard | None = read_card(root)
+        """The dataset card (`DATASET.json`) of an imported benchmark; None for a LookBench snapshot."""
         self._check_folders()
 
     @property
@@ -101,19 +104,26 @@ class Snapshot:
         """The version folder's name, e.g. `v20251201`."""
         return self.root.name
 
+    @property
+    def declared_subsets(self) -> tuple[str, ...]:
+        """Subsets named by the dataset card, in its order (none for a LookBench snapshot)."""
+        return tuple(self.card.subsets) if self.card is not None else ()
+
     def _check_folders(self) -> None:
         for child in sorted(self.root.iterdir()):
             if not child.is_dir() or child.name.startswith((".", "_")):
                 continue
-            if child.name not in (*SUBSETS, NOISE) and any(child.glob("*.parquet")):
+            known = child.name in (*SUBSETS, NOISE, *self.declared_subsets)
+            if not known and (any(child.glob("*.parquet")) or any(child.glob("*/*.parquet"))):
                 raise SnapshotError(
-                    f"{child}: unknown subset {child.name!r}; known subsets: {', '.join(SUBSETS)} and {NOISE}"
+                    f"{child}: unknown subset {child.name!r}; known subsets: "
+                    f"{', '.join((*SUBSETS, *self.declared_subsets))} and {NOISE}"
                 )
 
     @cached_property
     def subsets(self) -> list[str]:
-        """The task subsets present, in the canonical order."""
-        return [s for s in SUBSETS if (self.root / s).is_dir()]
+        """The task subsets present: the four LookBench subsets in canonical order, then the card's in its order."""
+        return [s for s in (*SUBSETS, *self.declared_subsets) if (self.root / s).is_dir()]
 
     @property
     def has_noise(self) -> bool:
@@ -123,11 +133,13 @@ class Snapshot:
     def check_subsets(self, names: Sequence[str]) -> list[str]:
         """Validate requested subset names against the snapshot; return them in canonical order."""
         for name in names:
-            if name not in SUBSETS:
-                raise SnapshotError(f"unknown subset {name!r}; known subsets: {', '.join(SUBSETS)}")
+            if name not in (*SUBSETS, *self.declared_subsets):
+                raise SnapshotError(
+                    f"unknown subset {name!r}; known subsets: {', '.join((*SUBSETS, *self.declared_subsets))}"
+                )
             if name not in self.subsets:
                 raise SnapshotError(f"subset {name!r} is not in snapshot {self.root}")
-        return [s for s in SUBSETS if s in names]
+        return [s for s in self.subsets if s in names]
 
     def _find_files(self, subset: str, split: str) -> list[Path]:
         folder = self.root / subset
@@ -143,14 +155,18 @@ class Snapshot:
 
     def files(self, subset: str, split: str) -> list[Path]:
         """The parquet file(s) of one split; a clear error if there are none."""
-        if split not in SPLITS:
-            raise SnapshotError(f"unknown split {split!r}; expected one of {SPLITS}")
+        if split not in (*SPLITS, TRAIN):
+            raise SnapshotError(f"unknown split {split!r}; expected one of {(*SPLITS, TRAIN)}")
         if subset == NOISE and split == "query":
             raise SnapshotError("the noise subset has a gallery split only")
         found = self._find_files(subset, split)
         if not found:
             raise SnapshotError(f"missing {split} split of {subset!r}: no {self.root / subset / split}.parquet")
         return found
+
+    def has_split(self, subset: str, split: str) -> bool:
+        """True if the split has at least one file (e.g. the optional `train` split)."""
+        return bool(self._find_files(subset, split))
 
     def all_files(self) -> list[Path]:
         """Every parquet file of the snapshot, sorted."""
@@ -344,7 +360,7 @@ class Snapshot:
         names = list(subsets) if subsets is not None else self.subsets
         if not names:
             raise SnapshotError(f"{self.root}: no subsets found")
-        splits = [(s, sp) for s in names for sp in SPLITS]
+        splits = [(s, sp) for s in names for sp in (*SPLITS, TRAIN) if sp != TRAIN or self.has_split(s, sp)]
         if self.has_noise:
             splits.append((NOISE, "gallery"))
         lines = []

@@ -11,6 +11,8 @@ STREETLOOK_SUBSETS: frozenset[str] = frozenset({"real_streetlook", "aigen_street
 NOISE = "noise"
 SPLITS: tuple[str, ...] = ("query", "gallery")
 SplitName = Literal["query", "gallery"]
+TRAIN = "train"
+"""An optional split of training rows (with `item_ID` and labels) beside a subset's query and gallery; never scored."""
 
 SUBSET_TITLES: dict[str, str] = {
     "real_studio_flat": "RealStudioFlat",
