@@ -1,0 +1,100 @@
+"""Each protocol's metrics against hand computation, through lookbench's own evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from legacykit import MeanColour, deepfashion2, df2_detections, fashion200k, inshop, street2shop
+
+from lookbench.cli.eval_cmd import default_ks
+from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.legacy.context import ImportOptions
+from lookbench.legacy.protocols import AVERAGE, PROTOCOLS, average_scope, protocol_columns
+from lookbench.legacy.registry import import_dataset
+from lookbench.snapshot import open_snapshot
+
+
+def run(target: Path):
+    snap = open_snapshot(target)
+    return evaluate(snap, MeanColour(), EvalSettings(ks=default_ks(snap), resamples=200))
+
+
+def value(result, scope: str, metric: str) -> float:
+    return result.result.metrics[scope][metric].value
+
+
+def test_inshop_recall_at_k(tmp_path: Path) -> None:
+    out = run(import_dataset("inshop", inshop(tmp_path / "s"), tmp_path / "o", ImportOptions(train=False)))
+    assert out.result.config.protocol == "inshop" and out.result.config.ks == [1, 10, 20, 30, 40, 50]
+    # A and B find their own item first; C's pink query finds A's red image first, its own blue one later
+    assert value(out, "inshop", "recall@1") == pytest.approx(2 / 3)
+    assert value(out, "inshop", "recall@10") == 1.0
+    assert value(out, "inshop", "recall@1") == value(out, "inshop", "item_recall@1")  # same item id rule
+    assert value(out, "inshop", "coarse_recall@1") == 1.0  # LookBench metrics beside: all three are Dresses/Dresses
+    assert out.per_query["recall@1"].to_pylist() == [1.0, 1.0, 0.0]
+
+
+def test_deepfashion2_ground_truth_and_detector_misses(tmp_path: Path) -> None:
+    src = deepfashion2(tmp_path / "s")
+    truth = run(import_dataset("deepfashion2", src, tmp_path / "o", ImportOptions(train=False)))
+    assert truth.result.config.ks == [1, 5, 10, 15, 20]
+    # pair 2's green consumer trousers meet pair 1's green style-2 trousers first, their own blue ones later
+    assert value(truth, "deepfashion2", "recall@1") == 0.5
+    assert value(truth, "deepfashion2", "recall@5") == 1.0
+    options = ImportOptions(train=False, detections=df2_detections(tmp_path / "d.json"))
+    detected = run(import_dataset("deepfashion2", src, tmp_path / "o", options, snapshot_name="df2-det"))
+    # consumer photo 3's only detection has the wrong category: that query fails at every K
+    for k in (1, 5, 20):
+        assert value(detected, "deepfashion2", f"recall@{k}") == 0.5
+    assert value(detected, "deepfashion2", "item_recall@5") == 1.0  # what a ground-truth crop would have scored
+
+
+def test_street2shop_per_category(tmp_path: Path) -> None:
+    out = run(import_dataset("street2shop", street2shop(tmp_path / "s"), tmp_path / "o", ImportOptions()))
+    assert value(out, "street2shop_dresses", "recall@1") == 0.5
+    assert value(out, "street2shop_dresses", "recall@5") == 1.0
+    assert value(out, "street2shop_skirts", "recall@1") == 1.0
+    assert value(out, "overall", "recall@1") == pytest.approx(2 / 3)
+
+
+def test_fashion200k_product_protocol(tmp_path: Path) -> None:
+    target = import_dataset("fashion200k", fashion200k(tmp_path / "s", queries=False), tmp_path / "o", ImportOptions())
+    out = run(target)
+    # 200_0 is blue; its product's other image is pink, ranked after red 100_1 and green 300_0
+    assert value(out, "fashion200k", "recall@1") == 0.5
+    assert value(out, "fashion200k", "recall@10") == 1.0
+
+
+def _table(subsets: list[str], recall: list[float], item: list[list[bool]]) -> pa.Table:
+    n = len(subsets)
+    return pa.table(
+        {
+            "subset": subsets,
+            "query_row": list(range(n)),
+            "cluster": list(range(n)),
+            "item": item,
+            "recall@10": pa.array(recall, pa.float64()),
+        }
+    )
+
+
+def test_fashioniq_average_is_unweighted() -> None:
+    subsets = ["composed_dress"] * 2 + ["composed_shirt"] * 2 + ["composed_toptee"] * 4
+    table = _table(subsets, [1, 0, 1, 1, 0, 0, 0, 1], [[False]] * 8)
+    average = average_scope(PROTOCOLS["fashioniq"], table, (10,), resamples=300, seed=0, confidence=0.95)
+    assert average["recall@10"].value == pytest.approx((0.5 + 1.0 + 0.25) / 3)  # the query-weighted mean is 0.5
+    assert average["recall@10"].n == 8
+    assert 0.0 <= average["recall@10"].ci_low <= average["recall@10"].value <= average["recall@10"].ci_high <= 1.0
+    assert average_scope(PROTOCOLS["fashioniq"], table.slice(0, 4), (10,), 10, 0, 0.95) == {}  # toptee missing
+    assert AVERAGE == "average"
+
+
+def test_protocol_columns_keep_composed_values() -> None:
+    table = _table(["composed_fashion200k", "fashion200k"], [0.0, float("nan")], [[True, False], [False, True]])
+    filled = protocol_columns(PROTOCOLS["fashion200k"], None, table, (1, 10))  # type: ignore[arg-type]
+    assert filled["recall@10"].to_pylist() == [0.0, 1.0]  # the composed row keeps its own value
+    assert filled["recall@1"].to_pylist() == [1.0, 0.0]
+    assert np.isfinite(filled["recall@1"].to_numpy()).all()
