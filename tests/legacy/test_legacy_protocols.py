@@ -98,3 +98,23 @@ def test_protocol_columns_keep_composed_values() -> None:
     assert filled["recall@10"].to_pylist() == [0.0, 1.0]  # the composed row keeps its own value
     assert filled["recall@1"].to_pylist() == [1.0, 0.0]
     assert np.isfinite(filled["recall@1"].to_numpy()).all()
+
+
+def test_tables_show_labelled_reference_rows(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from lookbench.cli.main import app
+    from lookbench.results.io import save_run
+    from lookbench.results.tables import build_tables, to_csv, to_markdown
+
+    out = run(import_dataset("inshop", inshop(tmp_path / "s"), tmp_path / "o", ImportOptions(train=False)))
+    saved, _ = save_run(out.result, out.per_query, tmp_path / "r" / "mean-colour__inshop__main.json")
+    table = build_tables([saved], ("recall@1",))[0]
+    assert table.scopes == ["inshop", "overall"]
+    labels = [label for label, _ in table.references]
+    assert any("Unicom" in label and label.startswith("reference: ") for label in labels)
+    assert dict(table.references)[labels[0]]["inshop"] == pytest.approx(0.967)
+    assert "*reference: Unicom" in to_markdown(table) and "| 96.70 | - |" in to_markdown(table)
+    assert "0.967,,," in to_csv([table])
+    printed = CliRunner().invoke(app, ["tables", str(tmp_path / "r" / "mean-colour__inshop__main.json")])
+    assert printed.exit_code == 0 and "reference:" in printed.output and "open-metric" in printed.output

@@ -41,7 +41,7 @@ class Reference(BaseModel):
     def fraction(self, metric: str) -> float | None:
         """The value of a metric as a fraction, None when not published."""
         value = self.metrics.get(metric)
-        return None if value is None else value / 100.0
+        return None if value is None else round(value / 100.0, 9)
 
 
 def load_references() -> list[Reference]:
