@@ -118,3 +118,44 @@ def test_tables_show_labelled_reference_rows(tmp_path: Path) -> None:
     assert "0.967,,," in to_csv([table])
     printed = CliRunner().invoke(app, ["tables", str(tmp_path / "r" / "mean-colour__inshop__main.json")])
     assert printed.exit_code == 0 and "reference:" in printed.output and "open-metric" in printed.output
+
+
+def test_site_shows_legacy_scopes_and_reference_rows(tmp_path: Path) -> None:
+    from lookbench.reports.site import build_site
+    from lookbench.reports.sitedata import build_site_data
+    from lookbench.results.io import save_run
+
+    out = run(import_dataset("inshop", inshop(tmp_path / "s"), tmp_path / "o", ImportOptions(train=False)))
+    path = tmp_path / "r" / "mean-colour__inshop__main.json"
+    save_run(out.result, out.per_query, path)
+    data = build_site_data([path])
+    assert data["scopes"] == ["inshop", "overall"]
+    refs = data["published"]["references"]["inshop"]
+    assert [r["metrics"]["recall@1"] for r in refs] == [pytest.approx(0.967), pytest.approx(0.921)]
+    page = build_site([path], tmp_path / "site")
+    assert page.exists() and "inshop" in page.read_text()
+
+
+def test_site_page_renders_reference_rows_in_a_browser(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "site"))
+    import browser  # type: ignore[import-not-found]
+
+    if not browser.available():
+        pytest.skip("chromium and chromium-driver are not installed")
+    from lookbench.reports.site import build_site
+    from lookbench.results.io import save_run
+
+    out = run(import_dataset("inshop", inshop(tmp_path / "s"), tmp_path / "o", ImportOptions(train=False)))
+    path = tmp_path / "r" / "mean-colour__inshop__main.json"
+    save_run(out.result, out.per_query, path)
+    index = build_site([path], tmp_path / "site")
+    with browser.chromium() as driver:
+        driver.get(index.as_uri() + "#metric=item_recall&k=1")
+        block = driver.find_element("css selector", 'details.references[data-scope="inshop"]')
+        rows = block.find_elements("css selector", "tr.reference-row")
+        assert len(rows) == 2 and "Unicom" in rows[0].text and rows[0].text.endswith("96.70")
+        assert not driver.find_elements("css selector", '.published-none[data-scope="inshop"]')
+        severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert severe == []
