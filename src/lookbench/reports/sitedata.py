@@ -179,7 +179,9 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
         group = hashes.setdefault(run.result.snapshot.content_hash, len(hashes))
         entries.append(_run_entry(run, facts, group, (subsets, categories, attributes)))
     shared = share_query_columns([entry["q"] for entry in entries])
-    scopes = [s for s in (*SUBSETS, OVERALL) if any(s in r.result.metrics for r in runs)]
+    present = list(dict.fromkeys(s for r in runs for s in r.result.metrics))
+    others = [s for s in present if s not in (*SUBSETS, OVERALL)]  # a legacy benchmark's subsets and `average`
+    scopes = [s for s in SUBSETS if s in present] + others + ([OVERALL] if OVERALL in present else [])
     metrics = sorted({m for r in runs for s in r.result.metrics.values() for m in s})
     return {
         "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
