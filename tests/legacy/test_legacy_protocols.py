@@ -12,8 +12,9 @@ from legacykit import MeanColour, deepfashion2, df2_detections, fashion200k, ins
 from lookbench.cli.eval_cmd import default_ks
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.legacy.context import ImportOptions
-from lookbench.legacy.protocols import AVERAGE, PROTOCOLS, average_scope, protocol_columns
+from lookbench.legacy.protocols import PROTOCOLS, average_scope, protocol_columns
 from lookbench.legacy.registry import import_dataset
+from lookbench.metrics.aggregate import AVERAGE
 from lookbench.snapshot import open_snapshot
 
 

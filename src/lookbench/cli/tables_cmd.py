@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import typer
 from rich.markup import escape
@@ -96,7 +97,13 @@ def compare_command(
     for metric in (m.strip() for m in metrics.split(",") if m.strip()):
         if metric not in available:
             raise ResultError(f"metric {metric!r} is not in both per-query files")
-        t = paired_bootstrap(ta[metric].to_numpy()[ia], tb[metric].to_numpy()[ib], clusters, metric, resamples, seed)
+        values_a = ta[metric].to_numpy(zero_copy_only=False)[ia].astype(np.float64)
+        values_b = tb[metric].to_numpy(zero_copy_only=False)[ib].astype(np.float64)
+        both = ~(np.isnan(values_a) | np.isnan(values_b))  # composed and image subsets fill different metrics
+        if not both.any():
+            raise ResultError(f"metric {metric!r}: no query has a value in both runs")
+        _, dense = np.unique(clusters[both], return_inverse=True)
+        t = paired_bootstrap(values_a[both], values_b[both], dense, metric, resamples, seed)
         table.add_row(
             escape(metric),
             f"{100 * t.mean_a:.2f}",

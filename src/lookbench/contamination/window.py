@@ -56,7 +56,7 @@ def rewindow(
         raise LookBenchError(f"{result.model_name}: no queries in the window (since={since}, until={until})")
     boot = result.config.bootstrap
     settings = EvalSettings(resamples=boot.resamples, seed=boot.seed, confidence=boot.confidence)
-    metrics, categories = summarise_table(kept, settings)
+    metrics, categories, breakdowns = summarise_table(kept, settings)
     counts = dict(zip(*np.unique(kept["subset"].to_numpy(zero_copy_only=False), return_counts=True), strict=True))
     subsets = {
         name: info.model_copy(update={"queries": int(counts.get(name, 0))})
@@ -72,6 +72,7 @@ def rewindow(
         update={
             "metrics": metrics,
             "per_category": categories,
+            "breakdowns": breakdowns,
             "snapshot": result.snapshot.model_copy(update={"subsets": subsets}),
             "config": result.config.model_copy(update={"window": window}),
         }

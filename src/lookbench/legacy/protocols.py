@@ -19,8 +19,6 @@ from lookbench.results.schema import MetricValue
 from lookbench.snapshot.reader import Snapshot, reading
 
 RECALL = "recall"
-AVERAGE = "average"
-"""The scope holding the unweighted mean over a protocol's categories (FashionIQ's 'Avg')."""
 MISSED_COLUMN = "detector_missed"
 
 

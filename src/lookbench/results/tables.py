@@ -5,12 +5,13 @@ from __future__ import annotations
 import csv
 import html
 import io
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from lookbench.legacy.references import references_for
-from lookbench.metrics.aggregate import OVERALL
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.results.schema import MetricValue, ResultFile
-from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS
+from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS, is_composed_subset
 
 DEFAULT_TABLE_METRICS: tuple[str, ...] = (
     "recall@1",
@@ -35,7 +36,23 @@ class MetricTable:
 
     def header(self) -> list[str]:
         """Column titles."""
-        return ["model", *[SUBSET_TITLES.get(s, "Overall" if s == OVERALL else s) for s in self.scopes]]
+        return ["model", *[scope_title(s) for s in self.scopes]]
+
+
+def scope_title(scope: str) -> str:
+    """A column or row title for a subset or aggregate scope."""
+    titles = {**SUBSET_TITLES, OVERALL: "Overall", COMPOSED_OVERALL: "Composed overall", AVERAGE: "Average"}
+    return titles.get(scope, scope)
+
+
+def ordered_scopes(present: Iterable[str]) -> list[str]:
+    """Scopes in display order: LookBench's image subsets, other image subsets (a legacy benchmark's, in the order
+    given), Overall, composed subsets by name, their overall, then a legacy protocol's unweighted average."""
+    names = list(dict.fromkeys(present))
+    aggregates = (OVERALL, COMPOSED_OVERALL, AVERAGE)
+    composed = sorted(s for s in names if is_composed_subset(s))
+    others = [s for s in names if s not in (*SUBSETS, *aggregates) and not is_composed_subset(s)]
+    return [s for s in (*SUBSETS, *others, OVERALL, *composed, COMPOSED_OVERALL, AVERAGE) if s in names]
 
 
 _SHORT = {
@@ -45,6 +62,9 @@ _SHORT = {
     "outfit_recall": "Outfit R",
     "mrr": "MRR",
     "ndcg": "nDCG",
+    "recall": "R",
+    "map": "mAP",
+    "hard_negative": "HardNeg",
 }
 
 
@@ -62,9 +82,7 @@ def run_label(result: ResultFile) -> str:
 
 def build_tables(results: list[ResultFile], metrics: tuple[str, ...] = DEFAULT_TABLE_METRICS) -> list[MetricTable]:
     """One table per metric; columns are the subsets any run has, then Overall."""
-    present = list(dict.fromkeys(s for r in results for s in r.metrics))
-    others = [s for s in present if s not in (*SUBSETS, OVERALL)]  # legacy benchmarks' subsets, `average`
-    scopes = [s for s in SUBSETS if s in present] + others + ([OVERALL] if OVERALL in present else [])
+    scopes = ordered_scopes(s for r in results for s in r.metrics)
     published = references_for({r.config.protocol for r in results if r.config.protocol})
     tables = []
     for metric in metrics:
