@@ -222,3 +222,117 @@ class MeanColour:
 
     def describe(self) -> dict[str, Any]:
         return {"spec": self.spec, "name": "mean-colour"}
+
+
+def dial(path: Path, angle: int) -> None:
+    """An image whose width in pixels is its angle in degrees (what `Dial` embeds); format from the suffix."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", (angle, 4), (128, 128, 128)).save(path)
+
+
+class Dial:
+    """A two-tower model on the unit circle: an image at the angle its width gives, a text at the first number in
+    it (else its last word found in `words`), so cosine similarity ranks by angular distance."""
+
+    model_id, revision = "dial", "1"
+    words = {"blue": 61, "plain": 7}
+
+    @staticmethod
+    def _point(degrees: float) -> np.ndarray:
+        return np.array([np.cos(np.radians(degrees)), np.sin(np.radians(degrees))], dtype=np.float32)
+
+    def embed(self, images: list[Image.Image]) -> np.ndarray:
+        return np.stack([self._point(im.width) for im in images])
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        return np.stack([self._point(self.angle_of(t)) for t in texts])
+
+    def angle_of(self, text: str) -> float:
+        numbers = [float(w) for w in text.replace(",", " ").split() if w.isdigit()]
+        if numbers:
+            return numbers[0]
+        known = [self.words[w] for w in text.split() if w in self.words]
+        return float(known[-1]) if known else 90.0
+
+
+class DialImages:
+    """`Dial` without its text tower: an image-only model."""
+
+    model_id, revision = "dial", "1"
+
+    def embed(self, images: list[Image.Image]) -> np.ndarray:
+        return Dial().embed(images)
+
+
+def make_dial() -> Dial:
+    return Dial()
+
+
+def make_dial_images() -> DialImages:
+    return DialImages()
+
+
+FIQ_ANGLES = (1, 5, 12, 20, 30, 41, 53, 66, 80, 95, 111, 128)
+"""Every category's val images X00..X11 lie at these angles (degrees)."""
+FIQ_QUERIES = {
+    "dress": [(0, 11, ["Turn to 130.", "and longer"]), (5, 6, ["is 55", "shorter"])],
+    "shirt": [(3, 4, ["is 32?", "brighter"])],
+    "toptee": [
+        (0, 10, ["is 113", "x"]),
+        (1, 11, ["is 126", "y"]),
+        (2, 10, ["is 109", "z"]),
+        (3, 2, ["is 14", "w"]),
+    ],
+}
+"""(candidate, target, captions) per category; the first number of the first caption lies near the target."""
+
+
+def fashioniq_dial(root: Path) -> Path:
+    """FashionIQ in its official layout (`captions/`, `image_splits/`, `resized_images/<category>/`), with images
+    `Dial` places at FIQ_ANGLES and the val captions of FIQ_QUERIES; one train image per category."""
+    for category, queries in FIQ_QUERIES.items():
+        ids = [f"{category[0].upper()}{n:02d}" for n in range(len(FIQ_ANGLES))]
+        for asin, angle in zip(ids, FIQ_ANGLES, strict=True):
+            dial(root / "resized_images" / category / f"{asin}.jpg", angle)
+        dial(root / "resized_images" / category / f"{category}-train.jpg", 50)
+        records = [{"target": ids[t], "candidate": ids[c], "captions": caps} for c, t, caps in queries]
+        files = {
+            f"image_splits/split.{category}.val.json": ids,
+            f"image_splits/split.{category}.train.json": [f"{category}-train"],
+            f"captions/cap.{category}.val.json": records,
+        }
+        for name, data in files.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(json.dumps(data, indent=4), encoding="utf-8")
+    return root
+
+
+TIRG_ROOT = "women/dresses/casual_and_day_dresses"
+
+
+def tirg_path(image: int) -> str:
+    """The path of test image `image` (two images per product folder)."""
+    product = 1000 + image // 2
+    return f"{TIRG_ROOT}/{product}/{product}_{image % 2}.jpeg"
+
+
+TIRG_CAPTIONS = {0: "red floral dress", 5: "blue floral dress", 20: "blue floral dress", 40: "green striped skirt"}
+TIRG_CAPTIONS[2] = "green plain skirt"
+TIRG_QUERIES = [(0, 20), (40, 2)]
+"""(source, target) test images of test_queries.txt."""
+
+
+def fashion200k_dial(root: Path) -> Path:
+    """Fashion200K with 60 test images at angles 1, 4, ..., 178 (image i at 1 + 3i), captions from TIRG_CAPTIONS
+    (else `filler dress i`), image 0 listed a second time in another label file, and TIRG's test queries."""
+    lines = []
+    for image in range(60):
+        dial(root / tirg_path(image), 1 + 3 * image)
+        caption = TIRG_CAPTIONS.get(image, f"filler dress {image}")
+        lines.append(f"{tirg_path(image)}\t0.9\t{caption}")
+    (root / "labels").mkdir(parents=True)
+    (root / "labels" / "dress_test_detect_all.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "labels" / "skirt_test_detect_all.txt").write_text(lines[0] + "\n", encoding="utf-8")
+    queries = "".join(f"{tirg_path(s)} {tirg_path(t)}\n" for s, t in TIRG_QUERIES)
+    (root / "test_queries.txt").write_text(queries, encoding="utf-8")
+    return root

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
-from legacykit import deepfashion2, fashion200k, fashioniq, inshop, street2shop
+from legacykit import F200K_TEST, deepfashion2, fashion200k, fashioniq, inshop, street2shop
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
@@ -104,7 +105,7 @@ def test_bad_detections(tmp_path: Path) -> None:
     src = deepfashion2(tmp_path / "s")
     dets = tmp_path / "dets.json"
     dets.write_text(json.dumps([{"image_id": 1, "category_id": 1, "bbox": [1, 2, 0, 4], "score": 0.5}]))
-    fails("deepfashion2", src, tmp_path, r"dets.json: record 0: bbox .* no area", detections=dets)
+    fails("deepfashion2", src, tmp_path, r"dets.json:1: record 0: bbox .* no area", detections=dets)
 
 
 def test_street2shop_missing_pairs_file(tmp_path: Path) -> None:
@@ -122,13 +123,83 @@ def test_fashion200k_bad_lines(tmp_path: Path) -> None:
     fails("fashion200k", src, tmp_path, r"dress_test_detect_all.txt:6: detection score 'not-a-score'")
 
 
-def test_fashioniq_target_outside_the_split(tmp_path: Path) -> None:
+def _captions(src: Path, records: object, category: str = "shirt") -> Path:
+    path = src / f"captions/cap.{category}.val.json"
+    path.write_text(json.dumps(records, indent=2))
+    return path
+
+
+def _record(**fields: object) -> dict[str, object]:
+    return {"candidate": "S0", "target": "S1", "captions": ["a", "b"], **fields}
+
+
+@pytest.mark.parametrize(
+    ("records", "match"),
+    [
+        (
+            [_record(), _record(target="S9")],
+            r"captions/cap.shirt.val.json:10: record 1: image S9 is not in image_splits/split.shirt.val.json",
+        ),
+        ([_record(captions=["only one"])], r"val.json:2: record 0: captions must be a list of two"),
+        ([_record(captions=["a", 7])], r"val.json:2: record 0: captions must be a list of two"),
+        ([_record(captions=[" . ", "?"])], r"val.json:2: record 0: both captions are empty"),
+        ([_record(captions=["x" * 5000, "b"])], r"val.json:2: record 0: the captions are 5,006"),
+        ([{"candidate": "S0", "captions": ["a", "b"]}], r"val.json:2: record 0: missing field 'target'"),
+        ([_record(candidate=3)], r"val.json:2: record 0: field 'candidate' must be text"),
+        ({"candidate": "S0"}, r"cap.shirt.val.json: expected a JSON list of caption records, got dict"),
+    ],
+)
+def test_fashioniq_bad_caption_records(tmp_path: Path, records: object, match: str) -> None:
     src = fashioniq(tmp_path / "s")
-    path = src / "captions/cap.shirt.val.json"
-    path.write_text(json.dumps([{"candidate": "S0", "target": "S9", "captions": ["a", "b"]}]))
-    fails("fashioniq", src, tmp_path, r"cap.shirt.val.json: record 0: image S9 is not in image_splits/split.shirt")
-    path.write_text(json.dumps([{"candidate": "S0", "target": "S1", "captions": []}]))
-    fails("fashioniq", src, tmp_path, r"cap.shirt.val.json: record 0: captions must be a non-empty list")
+    _captions(src, records)
+    fails("fashioniq", src, tmp_path, match)
+
+
+def test_fashioniq_bad_files(tmp_path: Path) -> None:
+    src = fashioniq(tmp_path / "s")
+    _captions(src, []).write_text('[\n  {"candidate": "S0",\n   "target": }\n]')
+    fails("fashioniq", src, tmp_path, r"cap.shirt.val.json:3: malformed JSON")
+    src = fashioniq(tmp_path / "t")
+    (src / "image_splits/split.dress.val.json").write_text(json.dumps(["D0", "../D1"], indent=1))
+    fails("fashioniq", src, tmp_path, r"split.dress.val.json:3: record 1: expected an image id .*'../D1'")
+    src = fashioniq(tmp_path / "u")
+    (src / "images/D1.png").unlink()
+    fails("fashioniq", src, tmp_path, r"image_splits/split.dress.val.json:1: record 1: image .*D1.png is missing")
+    src = fashioniq(tmp_path / "v")
+    (src / "image_splits/split.toptee.val.json").unlink()
+    (src / "image_splits/split.toptee.val.json").mkdir()
+    fails("fashioniq", src, tmp_path, r"missing list file split.toptee.val.json")
+
+
+def test_tirg_bad_queries(tmp_path: Path) -> None:
+    src = fashion200k(tmp_path / "s")
+    queries = src / "test_queries.txt"
+    real = F200K_TEST[0][0]
+    cases = {
+        f"{real} women/dresses/x/2/2_0.jpeg\n": r"test_queries.txt:1: women/dresses/x/2/2_0.jpeg is not an image of",
+        f"{real} {F200K_TEST[1][0]} extra\n": r"test_queries.txt:1: expected 'source_path target_path'",
+        f"{real} {F200K_TEST[3][0]}\n{F200K_TEST[4][0]} {F200K_TEST[4][0]}\n": (
+            r"test_queries.txt:2: the target's caption is the source's and no other test image has it"
+        ),
+    }
+    for text, match in cases.items():
+        queries.write_text(text)
+        fails("fashion200k", src, tmp_path, match)
+    labels = src / "labels/dress_test_detect_all.txt"
+    labels.write_text(labels.read_text().replace("red floral dress", " "))
+    queries.write_text(f"{real} {F200K_TEST[2][0]}\n")
+    fails("fashion200k", src, tmp_path, r"test_queries.txt:1: .*100_0.jpeg has an empty description \(.*txt:1\)")
+
+
+def test_tirg_target_image_missing(tmp_path: Path) -> None:
+    src = fashion200k(tmp_path / "s")
+    (src / F200K_TEST[3][0]).unlink()  # the first query's target, the only other "blue floral dress" is 200_0
+    fails("fashion200k", src, tmp_path, r"dress_test_detect_all.txt:4: image .*200_1.jpeg is missing")
+    target = import_dataset("fashion200k", src, tmp_path / "out", ImportOptions(skip_missing=True))
+    rows = open_snapshot(target).labels("composed_fashion200k", "query")
+    assert len(rows) == 2  # the query stays; its absent target scores 0 (a warning at eval)
+    queries = pq.read_table(target / "composed_fashion200k" / "query.parquet").to_pylist()
+    assert F200K_TEST[3][0] in queries[0]["target_ids"]
 
 
 def test_interrupted_import_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

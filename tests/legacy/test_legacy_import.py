@@ -142,9 +142,9 @@ def test_fashioniq_composed_subsets(tmp_path: Path) -> None:
     card = json.loads((target / "DATASET.json").read_text())
     assert list(card["subsets"]) == ["composed_dress", "composed_shirt", "composed_toptee"]
     query = rows(target / "composed_dress" / "query.parquet")
-    assert query[0]["modification_text"] == "is green and has no print"
+    assert query[0]["modification_text"] == "Is green and has no print"  # as CLIP4Cir joins them
     assert query[0]["target_ids"] == ["D1"] and query[0]["item_ID"] == "candidate/D0"
     assert [r["item_ID"] for r in rows(target / "composed_dress" / "gallery.parquet")] == ["D0", "D1", "D2"]
     train = rows(target / "composed_dress" / "train.parquet")
     assert train[0]["item_ID"] == "D3" and train[0]["caption_targets"] == ["D3"]
-    assert join_captions(["  a  ", "b."]) == "a and b"
+    assert join_captions(["  a RED top.  ", "b?"]) == "A red top and b"

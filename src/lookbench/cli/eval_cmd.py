@@ -9,7 +9,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lookbench.cli.common import console, err_console, reports_errors
-from lookbench.composed.methods import composed_model_name, resolve_method
+from lookbench.composed.methods import composed_model_name, run_method
 from lookbench.contamination.window import cutoff_since
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
@@ -172,8 +172,9 @@ def eval_command(
     if since == "cutoff":
         settings.since = cutoff_since(provider.describe())
     name = str(provider.describe().get("name") or spec)
-    method = resolve_method(compose, provider)
-    if any(is_composed_subset(s) for s in settings.subsets or snap.subsets):
+    run_subsets = snap.check_subsets(settings.subsets) if settings.subsets else snap.subsets
+    method = run_method(compose, provider, snap, run_subsets)
+    if any(is_composed_subset(s) for s in run_subsets):
         name = composed_model_name(name, method)
     window = window_tag(settings.since, settings.until)
     target = result_target(output, name, snap.snapshot_id, fine_rule.value, window)

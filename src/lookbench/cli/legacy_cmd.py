@@ -38,6 +38,7 @@ def import_command(
     from lookbench.legacy.context import ImportOptions
     from lookbench.legacy.registry import import_dataset
     from lookbench.snapshot.card import read_card
+    from lookbench.snapshot.schema import is_composed_subset
 
     if snapshot_name is not None and (not snapshot_name or "/" in snapshot_name or snapshot_name.startswith(".")):
         raise typer.BadParameter("--name must be a plain folder name")
@@ -53,7 +54,8 @@ def import_command(
     console.print(table)
     for note in card.notes:
         console.print(f"[yellow]note:[/yellow] {escape(note)}", highlight=False)
-    console.print(escape(f"evaluate: lookbench eval --snapshot {target} --model MODEL"), highlight=False)
+    compose = " [--compose image|text|sum]" if any(is_composed_subset(s) for s in card.subsets) else ""
+    console.print(escape(f"evaluate: lookbench eval --snapshot {target} --model MODEL{compose}"), highlight=False)
 
 
 @legacy_app.command("list")

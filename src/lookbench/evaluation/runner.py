@@ -133,6 +133,11 @@ def evaluate(
         raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
     for subset in subsets:  # unscorable labels fail here, before any image is embedded
         snapshot.check_task(subset)
+    method: str | None = None
+    if any(is_composed_subset(s) for s in subsets):
+        from lookbench.composed.methods import run_method
+
+        method = run_method(settings.compose, provider, snapshot, subsets)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
     embedded_before = getattr(provider, "embedded_images", None)
@@ -183,7 +188,7 @@ def evaluate(
             say(f"{subset}: no queries left in the window; skipped")
             continue
 
-        if is_composed_subset(subset):
+        if method is not None and is_composed_subset(subset):
             from lookbench.composed.methods import make_encoder
             from lookbench.composed.task import ComposedTask, score_composed
 
@@ -201,7 +206,7 @@ def evaluate(
                 ks,
                 settings.fine_rule,
             )
-            table, composition[subset] = score_composed(task, make_encoder(settings.compose, provider), rows, say)
+            table, composition[subset] = score_composed(task, make_encoder(method, provider), rows, say)
             tables.append(table)
             timings["search_s"] += time.perf_counter() - t0
             continue
@@ -256,10 +261,9 @@ def evaluate(
     described = provider.describe()
     if embeddings.dim is not None:
         described.setdefault("embedding_dim", embeddings.dim)
-    if composition:
-        from lookbench.composed.methods import composed_model_name, resolve_method
+    if composition and method is not None:
+        from lookbench.composed.methods import composed_model_name
 
-        method = resolve_method(settings.compose, provider)
         described["name"] = composed_model_name(str(described.get("name") or provider.spec), method)
         described["composition"] = {"method": method, "subsets": composition}
     output = ResultFile(

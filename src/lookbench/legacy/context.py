@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
 
 from lookbench.errors import DatasetImportError
 from lookbench.legacy.images import StoredImage, crop_image, read_image
@@ -54,6 +58,29 @@ class ImportContext:
             self._skip(DatasetImportError(f"{where}: image {path} is missing"), where)
             return None
         return crop_image(path, box, where)
+
+    def add_category_row(
+        self,
+        split: tuple[str, str],
+        extras: Mapping[str, pa.DataType],
+        stored: StoredImage,
+        where: str,
+        image: Path,
+        category: str,
+        item: str,
+        **values: Any,
+    ) -> None:
+        """Append a `(subset, split)` row labelled by its category only (the dataset has no attributes)."""
+        self.writer.split(*split, extras).add(
+            stored,
+            where,
+            self.dist.relative(image),
+            category=category,
+            main_attribute="",
+            other_attributes=[],
+            item_ID=item,
+            **values,
+        )
 
     def skipped_notes(self) -> list[str]:
         """One line per list file that had rows left out, with the first reason."""

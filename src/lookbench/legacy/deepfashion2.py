@@ -118,12 +118,8 @@ class Detection:
 
 def read_detections(ctx: ImportContext, path: Path) -> dict[str, list[Detection]]:
     """COCO results `[{image_id, category_id, bbox: [x, y, w, h], score}]` by six-digit image id."""
-    data = ctx.dist.json(path)
-    if not isinstance(data, list):
-        raise DatasetImportError(f"{path}: expected a JSON list of detections")
     out: dict[str, list[Detection]] = {}
-    for number, record in enumerate(data):
-        where = f"{path}: record {number}"
+    for where, record in ctx.dist.json_records(path, "detections"):
         image = json_field(record, "image_id", int, where)
         x, y, w, h = _box_xywh(json_field(record, "bbox", list, where), where)
         score = float(json_field(record, "score", (int, float), where))

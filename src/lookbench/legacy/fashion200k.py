@@ -6,15 +6,18 @@ Two subsets:
 - `fashion200k` (image retrieval by product): per product with two or more test images, its first image (in
   name order) is the query and the others are gallery; single-image products are gallery only. Match = same
   product (the numeric folder of the path).
-- `composed_fashion200k` (TIRG): every test image is gallery (item id = its path); each test query's reference is
-  its source image, its text TIRG's `replace <word> with <word>` built from the two descriptions exactly as
-  `datasets.py` does, and its targets every test image whose description equals the target's (as TIRG's recall
-  counts them). The reference image itself is removed from the ranking, as TIRG does.
+- `composed_fashion200k` (TIRG): as `datasets.py` and `test_retrieval.py` build the test: every line of the test
+  label files is a gallery image (a path listed twice is two images, as in TIRG's `imgs`; the last listing, the
+  one TIRG's `file2imgid` picks, has the path as its id, earlier ones `path#1`, `path#2`, ...); each line of
+  `test_queries.txt` is a query whose reference is its source image (the path's last listing, removed from the
+  ranking as TIRG removes it), whose text is TIRG's `replace <word> with <word>` from the two captions, and whose
+  targets are every listing whose caption equals the target's (TIRG counts a hit by caption).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import pyarrow as pa
 
@@ -113,14 +116,11 @@ def _values(entry: Entry) -> dict[str, object]:
     }
 
 
-def _add(ctx: ImportContext, subset: str, split: str, entry: Entry, item: str, **extra: object) -> bool:
+def _add(ctx: ImportContext, subset: str, split: str, entry: Entry, item: str) -> None:
     where = ctx.dist.where(entry.line)
     stored = ctx.image(ctx.dist.root / entry.path, where)
-    if stored is None:
-        return False
-    extras = COMPOSED_EXTRAS if subset == COMPOSED else EXTRAS
-    ctx.writer.split(subset, split, extras).add(stored, where, entry.path, item_ID=item, **_values(entry), **extra)
-    return True
+    if stored is not None:
+        ctx.writer.split(subset, split, EXTRAS).add(stored, where, entry.path, item_ID=item, **_values(entry))
 
 
 def import_fashion200k(ctx: ImportContext) -> dict[str, SubsetCard]:
@@ -128,11 +128,11 @@ def import_fashion200k(ctx: ImportContext) -> dict[str, SubsetCard]:
     if ctx.options.detections is not None:
         raise DatasetImportError("fashion200k takes no --detections")
     test = read_labels(ctx, "test")
-    by_path: dict[str, Entry] = {}
+    last: dict[str, Entry] = {}
     for entry in test:
-        by_path[entry.path] = entry  # TIRG's file2imgid keeps the last line of a path listed twice
+        last[entry.path] = entry  # TIRG's file2imgid keeps the last line of a path listed twice
     products: dict[str, list[Entry]] = {}
-    for entry in by_path.values():
+    for entry in last.values():
         products.setdefault(entry.product, []).append(entry)
     for entries in products.values():
         entries.sort(key=lambda e: e.path)
@@ -142,30 +142,7 @@ def import_fashion200k(ctx: ImportContext) -> dict[str, SubsetCard]:
     cards = {SUBSET: SubsetCard(title="Fashion200K", description="image retrieval by product (test split)")}
     queries = ctx.options.tirg_queries or ctx.dist.root / "test_queries.txt"
     if queries.is_file():
-        written = {e.path for e in by_path.values() if _add(ctx, COMPOSED, "gallery", e, e.path)}
-        captions: dict[str, list[str]] = {}
-        for entry in by_path.values():
-            if entry.path in written:
-                captions.setdefault(entry.caption, []).append(entry.path)
-        for line in ctx.dist.lines(queries):
-            if len(line.fields) != 2:
-                raise DatasetImportError(
-                    f"{line.where}: expected 'source_path target_path', got {' '.join(line.fields)!r}"
-                )
-            source, target = line.fields
-            for path in (source, target):
-                if path not in by_path:
-                    raise DatasetImportError(f"{line.where}: {path} is not an image of the test label files")
-            src, tgt = by_path[source], by_path[target]
-            text = different_word(src.caption, tgt.caption)
-            targets = [p for p in captions.get(tgt.caption, []) if p != source]
-            where = ctx.dist.where(line)
-            stored = ctx.image(ctx.dist.root / src.path, where)
-            if stored is None:
-                continue
-            ctx.writer.split(COMPOSED, "query", COMPOSED_EXTRAS).add(
-                stored, where, src.path, item_ID=src.path, **_values(src), modification_text=text, target_ids=targets
-            )
+        _import_tirg(ctx, test, last, queries)
         cards[COMPOSED] = SubsetCard(title="Fashion200K (TIRG)", description="TIRG composed test queries")
     else:
         ctx.notes.append(f"no TIRG test_queries.txt at {queries}: the composed protocol was not imported")
@@ -173,3 +150,49 @@ def import_fashion200k(ctx: ImportContext) -> dict[str, SubsetCard]:
         for entry in read_labels(ctx, "train"):
             _add(ctx, SUBSET, "train", entry, entry.product)
     return cards
+
+
+def gallery_ids(test: list[Entry]) -> list[str]:
+    """TIRG's test images' ids, one per label line: the path for its last listing, `path#N` for the N-th earlier."""
+    remaining: dict[str, int] = {}
+    for entry in test:
+        remaining[entry.path] = remaining.get(entry.path, 0) + 1
+    seen: dict[str, int] = {}
+    ids = []
+    for entry in test:
+        seen[entry.path] = seen.get(entry.path, 0) + 1
+        ids.append(entry.path if seen[entry.path] == remaining[entry.path] else f"{entry.path}#{seen[entry.path]}")
+    return ids
+
+
+def _import_tirg(ctx: ImportContext, test: list[Entry], last: dict[str, Entry], queries: Path) -> None:
+    ids = gallery_ids(test)
+    by_caption: dict[str, list[str]] = {}
+    for entry, item in zip(test, ids, strict=True):
+        by_caption.setdefault(entry.caption, []).append(item)
+        _add(ctx, COMPOSED, "gallery", entry, item)
+    for line in ctx.dist.lines(queries):
+        if len(line.fields) != 2:
+            raise DatasetImportError(f"{line.where}: expected 'source_path target_path', got {' '.join(line.fields)!r}")
+        source, target = line.fields
+        for path in (source, target):
+            if path not in last:
+                raise DatasetImportError(f"{line.where}: {path} is not an image of the test label files")
+        src, tgt = last[source], last[target]
+        for entry in (src, tgt):
+            if not entry.caption:
+                raise DatasetImportError(f"{line.where}: {entry.path} has an empty description ({entry.line.where})")
+        # every listing with the target's caption, whether or not its image could be read (a missing one scores 0)
+        targets = [item for item in by_caption[tgt.caption] if item != source]
+        if not targets:
+            raise DatasetImportError(
+                f"{line.where}: the target's caption is the source's and no other test image has it ({target})"
+            )
+        where = ctx.dist.where(line)
+        stored = ctx.image(ctx.dist.root / src.path, where)
+        if stored is None:
+            continue
+        text = different_word(src.caption, tgt.caption)
+        ctx.writer.split(COMPOSED, "query", COMPOSED_EXTRAS).add(
+            stored, where, src.path, item_ID=src.path, **_values(src), modification_text=text, target_ids=targets
+        )

@@ -4,19 +4,21 @@
 
 One composed subset per category (`composed_dress`, `composed_shirt`, `composed_toptee`), scored on the `val`
 split (the test split's targets are not published): each caption pair is a query whose reference is the
-candidate image and whose text is the two captions joined by " and "; the gallery is the split's images. The
-official evaluation leaves the candidate in the gallery, so the query's own id is `candidate/<asin>` and nothing
-is removed from the ranking. The train split holds every train image, with the caption pairs it is the candidate
-of.
+candidate image and whose text is the two captions joined as CLIP4Cir's evaluation joins them; the gallery is the
+split's images. The official evaluation leaves the candidate in the gallery, so the query's own id is
+`candidate/<asin>` and nothing is removed from the ranking. The train split holds every train image, with the
+caption pairs it is the candidate of.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from lookbench.composed.schema import MAX_TEXT_CHARS
 from lookbench.errors import DatasetImportError
 from lookbench.legacy.context import ImportContext
 from lookbench.legacy.source import json_field
@@ -33,9 +35,11 @@ TRAIN_EXTRAS = {"caption_texts": pa.list_(pa.string()), "caption_targets": pa.li
 
 
 def join_captions(captions: list[str]) -> str:
-    """The two relative captions as one modification text: each trimmed (and its final full stop dropped),
-    joined by " and " (the official starter kit joins the two token lists with an `<and>` token)."""
-    return " and ".join(c.strip().rstrip(".").strip() for c in captions if c.strip())
+    """The two relative captions as one modification text, as CLIP4Cir's `validate.py` builds it:
+    `f"{c1.strip('.?, ').capitalize()} and {c2.strip('.?, ')}"` (the starter kit instead joins the two token lists
+    with an `<and>` token for its own vocabulary)."""
+    first, second = (c.strip(".?, ") for c in captions)
+    return f"{first.capitalize()} and {second}"
 
 
 def _image(ctx: ImportContext, category: str, asin: str) -> Path:
@@ -50,29 +54,33 @@ def _image(ctx: ImportContext, category: str, asin: str) -> Path:
     return ctx.dist.root / "images" / f"{asin}.png"
 
 
-def _split_images(ctx: ImportContext, category: str, split: str) -> tuple[Path, list[str]]:
+def _split_images(ctx: ImportContext, category: str, split: str) -> tuple[Path, list[tuple[str, str]]]:
+    """The split file and its image ids, each with the `file:line` naming it (first listing of a repeated id)."""
     path = ctx.dist.find(f"split.{category}.{split}.json", "image_splits", "")
     assert path is not None
-    data = ctx.dist.json(path)
-    if not isinstance(data, list) or not all(isinstance(a, str) and a for a in data):
-        raise DatasetImportError(f"{path}: expected a JSON list of image ids")
-    return path, list(dict.fromkeys(data))
+    images: dict[str, str] = {}
+    for where, asin in ctx.dist.json_records(path, "image ids"):
+        if not isinstance(asin, str) or not asin.strip() or "/" in asin or asin in (".", ".."):
+            raise DatasetImportError(f"{where}: expected an image id (text without '/'), got {asin!r}")
+        images.setdefault(asin, where)
+    return path, [(where, asin) for asin, where in images.items()]
 
 
 def _triplets(ctx: ImportContext, category: str, split: str) -> list[tuple[str, str, str, list[str]]]:
     path = ctx.dist.find(f"cap.{category}.{split}.json", "captions", "")
     assert path is not None
-    data = ctx.dist.json(path)
-    if not isinstance(data, list):
-        raise DatasetImportError(f"{path}: expected a JSON list of caption records")
     out = []
-    for number, record in enumerate(data):
-        where = f"{ctx.dist.relative(path)}: record {number}"
+    for where, record in ctx.dist.json_records(path, "caption records"):
         candidate = json_field(record, "candidate", str, where)
         target = json_field(record, "target", str, where)
         captions: Any = json_field(record, "captions", list, where)
-        if not captions or not all(isinstance(c, str) for c in captions) or not join_captions(captions):
-            raise DatasetImportError(f"{where}: captions must be a non-empty list of text")
+        if len(captions) != 2 or not all(isinstance(c, str) for c in captions):
+            raise DatasetImportError(f"{where}: captions must be a list of two texts, got {captions!r:.200}")
+        if not any(c.strip(".?, ") for c in captions):
+            raise DatasetImportError(f"{where}: both captions are empty")
+        text = join_captions(captions)
+        if len(text) > MAX_TEXT_CHARS:
+            raise DatasetImportError(f"{where}: the captions are {len(text):,} characters (at most {MAX_TEXT_CHARS:,})")
         out.append((where, candidate, target, list(captions)))
     return out
 
@@ -90,40 +98,26 @@ def import_fashioniq(ctx: ImportContext) -> dict[str, SubsetCard]:
     for category in present:
         subset = f"composed_{category}"
         split_path, gallery = _split_images(ctx, category, SCORED_SPLIT)
-        members = set(gallery)
-        for number, asin in enumerate(gallery):
-            where = f"{ctx.dist.relative(split_path)}: record {number}"
-            stored = ctx.image(_image(ctx, category, asin), where)
-            if stored is not None:
-                ctx.writer.split(subset, "gallery", QUERY_EXTRAS).add(
-                    stored,
-                    where,
-                    ctx.dist.relative(_image(ctx, category, asin)),
-                    category=category,
-                    main_attribute="",
-                    other_attributes=[],
-                    item_ID=asin,
-                )
+        members = {asin for _, asin in gallery}
+        for where, asin in gallery:
+            _write(ctx, (subset, "gallery"), {}, where, category, asin, asin)
         for where, candidate, target, captions in _triplets(ctx, category, SCORED_SPLIT):
             for asin in (candidate, target):
                 if asin not in members:
                     raise DatasetImportError(f"{where}: image {asin} is not in {ctx.dist.relative(split_path)}")
-            path = _image(ctx, category, candidate)
-            stored = ctx.image(path, where)
-            if stored is not None:
-                ctx.writer.split(subset, "query", QUERY_EXTRAS).add(
-                    stored,
-                    where,
-                    ctx.dist.relative(path),
-                    category=category,
-                    main_attribute="",
-                    other_attributes=[],
-                    item_ID=f"candidate/{candidate}",
-                    outfit_id=candidate,
-                    modification_text=join_captions(captions),
-                    target_ids=[target],
-                    captions=captions,
-                )
+            _write(
+                ctx,
+                (subset, "query"),
+                QUERY_EXTRAS,
+                where,
+                category,
+                candidate,
+                f"candidate/{candidate}",
+                outfit_id=candidate,
+                modification_text=join_captions(captions),
+                target_ids=[target],
+                captions=captions,
+            )
         if ctx.options.train:
             _write_train(ctx, category, subset)
         cards[subset] = SubsetCard(title=f"FashionIQ {category}", description="val captions; Recall@10/50")
@@ -134,26 +128,38 @@ def _write_train(ctx: ImportContext, category: str, subset: str) -> None:
     if ctx.dist.find(f"split.{category}.train.json", "image_splits", "", required=False) is None:
         ctx.notes.append(f"no image_splits/split.{category}.train.json: no train split for {subset}")
         return
-    split_path, images = _split_images(ctx, category, "train")
+    _, images = _split_images(ctx, category, "train")
     texts: dict[str, list[str]] = {}
     targets: dict[str, list[str]] = {}
     if ctx.dist.find(f"cap.{category}.train.json", "captions", "", required=False) is not None:
         for _where, candidate, target, captions in _triplets(ctx, category, "train"):
             texts.setdefault(candidate, []).append(join_captions(captions))
             targets.setdefault(candidate, []).append(target)
-    for number, asin in enumerate(images):
-        where = f"{ctx.dist.relative(split_path)}: record {number}"
-        path = _image(ctx, category, asin)
-        stored = ctx.image(path, where)
-        if stored is not None:
-            ctx.writer.split(subset, "train", TRAIN_EXTRAS).add(
-                stored,
-                where,
-                ctx.dist.relative(path),
-                category=category,
-                main_attribute="",
-                other_attributes=[],
-                item_ID=asin,
-                caption_texts=texts.get(asin, []),
-                caption_targets=targets.get(asin, []),
-            )
+    for where, asin in images:
+        _write(
+            ctx,
+            (subset, "train"),
+            TRAIN_EXTRAS,
+            where,
+            category,
+            asin,
+            asin,
+            caption_texts=texts.get(asin, []),
+            caption_targets=targets.get(asin, []),
+        )
+
+
+def _write(
+    ctx: ImportContext,
+    split: tuple[str, str],
+    extras: Mapping[str, pa.DataType],
+    where: str,
+    category: str,
+    asin: str,
+    item: str,
+    **values: Any,
+) -> None:
+    path = _image(ctx, category, asin)
+    stored = ctx.image(path, where)
+    if stored is not None:
+        ctx.add_category_row(split, extras, stored, where, path, category, item, **values)

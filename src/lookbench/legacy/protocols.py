@@ -17,6 +17,7 @@ from lookbench.errors import SnapshotError
 from lookbench.metrics.bootstrap import ClusterSums, percentile_interval, replicate_totals, resample_counts, subset_rng
 from lookbench.results.schema import MetricValue
 from lookbench.snapshot.reader import Snapshot, reading
+from lookbench.snapshot.schema import is_composed_subset
 
 RECALL = "recall"
 MISSED_COLUMN = "detector_missed"
@@ -30,8 +31,6 @@ class Protocol:
     title: str
     ks: tuple[int, ...]
     definition: str
-    composed: bool = False
-    """Scored by the composed-retrieval task (its `recall@K`: an explicit target in the top K)."""
     missed_column: str | None = None
     """A boolean query column: True rows score 0 at every K whatever was retrieved (detector misses)."""
     average_of: tuple[str, ...] = ()
@@ -67,7 +66,6 @@ PROTOCOLS: dict[str, Protocol] = {
             (1, 10, 50),
             "image subset: an image of the query's product in the top K; composed subset: an image whose "
             "description equals the target description in the top K (the query image removed)",
-            composed=True,
         ),
         Protocol(
             "fashioniq",
@@ -75,7 +73,6 @@ PROTOCOLS: dict[str, Protocol] = {
             (10, 50),
             "the target image in the top K of the category's gallery (the candidate image left in the gallery); "
             "average: the unweighted mean of the three categories",
-            composed=True,
             average_of=("composed_dress", "composed_shirt", "composed_toptee"),
         ),
     )
@@ -114,22 +111,25 @@ def _missed(snapshot: Snapshot, subset: str, column: str) -> np.ndarray:
 
 
 def protocol_columns(protocol: Protocol, snapshot: Snapshot, per_query: pa.Table, ks: tuple[int, ...]) -> pa.Table:
-    """The per-query table with `recall@K` filled for the image-subset rows (composed rows keep their own)."""
+    """The per-query table with the protocol's `recall@K` on the image-subset rows; composed-subset rows keep the
+    `recall@K` the composed task gave them (an explicit target in the top K)."""
     subsets = per_query["subset"].to_numpy(zero_copy_only=False)
+    composed = np.array([is_composed_subset(s) for s in subsets.tolist()], dtype=bool)
     hits = first_hits(per_query["item"].to_pylist())
     failed = np.zeros(len(per_query), dtype=bool)
     if protocol.missed_column is not None:
-        for subset in dict.fromkeys(subsets.tolist()):
+        for subset in dict.fromkeys(subsets[~composed].tolist()):
             mask = subsets == subset
             missed = _missed(snapshot, subset, protocol.missed_column)
             failed[mask] = missed[per_query["query_row"].to_numpy()[mask]]
     for k in ks:
         name = f"{RECALL}@{k}"
         values = ((hits < k) & ~failed).astype(np.float64)
-        if name in per_query.column_names:  # composed rows computed it already; fill only the image rows
-            own = per_query[name].to_numpy(zero_copy_only=False)
-            values = np.where(np.isnan(own.astype(np.float64)), values, own)
-            per_query = per_query.set_column(per_query.column_names.index(name), name, pa.array(values))
+        if composed.any():
+            own = per_query[name].to_numpy(zero_copy_only=False).astype(np.float64)
+            per_query = per_query.set_column(
+                per_query.column_names.index(name), name, pa.array(np.where(composed, own, values))
+            )
         else:
             per_query = per_query.append_column(name, pa.array(values))
     return per_query

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +22,7 @@ MAX_LINE_BYTES = 1 << 20
 """A list-file line longer than this is refused (a list of image names never has one)."""
 MAX_JSON_BYTES = 1 << 30
 """A JSON file larger than this is refused before parsing (the largest official one is far smaller)."""
+_JSON_SPACE = re.compile(r"[ \t\n\r]*")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".bmp", ".gif")
 
 
@@ -134,22 +136,38 @@ class Distribution:
 
     def json(self, path: Path) -> Any:
         """A parsed JSON file; malformed JSON is an error naming the file, line and column."""
+        return _parse_json(path, self._json_text(path))
+
+    def json_records(self, path: Path, what: str) -> list[tuple[str, Any]]:
+        """The records of a JSON file holding a list, each with `file:line: record N` (the line it starts on)."""
+        text = self._json_text(path)
+        data = _parse_json(path, text)
+        if not isinstance(data, list):
+            raise DatasetImportError(f"{path}: expected a JSON list of {what}, got {type(data).__name__}")
+        decoder = json.JSONDecoder()
+        name = self.relative(path)
+        out: list[tuple[str, Any]] = []
+        at = _after_space(text, text.index("[") + 1)
+        line, counted = 1, 0
+        for number in range(len(data)):
+            line += text.count("\n", counted, at)
+            counted = at
+            _, end = decoder.raw_decode(text, at)  # the file parsed above, so this cannot fail
+            out.append((f"{name}:{line}: record {number}", data[number]))
+            at = _after_space(text, _after_space(text, end) + 1)  # past the comma (or the closing bracket)
+        return out
+
+    def _json_text(self, path: Path) -> str:
         self.record(path)
         try:
             size = path.stat().st_size
             if size > MAX_JSON_BYTES:
                 raise DatasetImportError(f"{path}: {size} bytes, larger than the {MAX_JSON_BYTES} a record file may be")
-            text = path.read_bytes().decode("utf-8")
+            return path.read_bytes().decode("utf-8").lstrip("\ufeff")
         except OSError as exc:
             raise DatasetImportError(f"{path}: cannot read ({exc})") from exc
         except UnicodeDecodeError as exc:
             raise DatasetImportError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-        try:
-            return json.loads(text.lstrip("\ufeff"))
-        except json.JSONDecodeError as exc:
-            raise DatasetImportError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno})") from exc
-        except RecursionError as exc:
-            raise DatasetImportError(f"{path}: JSON nested too deeply") from exc
 
     def image_index(self, folder: Path) -> dict[str, Path]:
         """Image files anywhere under `folder` by file stem (name without suffix), built once per folder."""
@@ -168,6 +186,21 @@ class Distribution:
     def source_files(self) -> list[SourceFile]:
         """Every file read, sorted by path."""
         return [self.read[k] for k in sorted(self.read)]
+
+
+def _after_space(text: str, at: int) -> int:
+    """The first position at or after `at` that is not JSON whitespace."""
+    found = _JSON_SPACE.match(text, at)
+    return found.end() if found else at
+
+
+def _parse_json(path: Path, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DatasetImportError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise DatasetImportError(f"{path}: JSON nested too deeply") from exc
 
 
 def json_field(record: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:

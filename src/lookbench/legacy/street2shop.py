@@ -30,10 +30,7 @@ def _meta_dir(ctx: ImportContext) -> Path:
 
 
 def _records(ctx: ImportContext, path: Path) -> list[tuple[str, dict[str, Any]]]:
-    data = ctx.dist.json(path)
-    if not isinstance(data, list):
-        raise DatasetImportError(f"{path}: expected a JSON list of records")
-    return [(f"{ctx.dist.relative(path)}: record {n}", record) for n, record in enumerate(data)]
+    return ctx.dist.json_records(path, "records")
 
 
 def _photo(ctx: ImportContext, photo: int) -> Path:
@@ -65,14 +62,14 @@ def _write_pairs(ctx: ImportContext, path: Path, subset: str, category: str, spl
         stored = ctx.crop(image, _pair_box(record, where), where)
         if stored is None:
             continue
-        ctx.writer.split(subset, split, EXTRAS).add(
+        ctx.add_category_row(
+            (subset, split),
+            EXTRAS,
             stored,
             where,
-            ctx.dist.relative(image),
-            category=category,
-            main_attribute="",
-            other_attributes=[],
-            item_ID=str(product),
+            image,
+            category,
+            str(product),
             outfit_id=str(photo),
             bbox=list(_pair_box(record, where)),
             photo_id=str(photo),
@@ -107,14 +104,14 @@ def import_street2shop(ctx: ImportContext) -> dict[str, SubsetCard]:
             stored = ctx.image(image, where)
             if stored is None:
                 continue
-            ctx.writer.split(subset, "gallery", EXTRAS).add(
+            ctx.add_category_row(
+                (subset, "gallery"),
+                EXTRAS,
                 stored,
                 where,
-                ctx.dist.relative(image),
-                category=category,
-                main_attribute="",
-                other_attributes=[],
-                item_ID=str(product),
+                image,
+                category,
+                str(product),
                 photo_id=str(photo),
                 product_id=str(product),
             )
