@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 from legacykit import MeanColour, deepfashion2, df2_detections, fashion200k, inshop, street2shop
 
+from conftest import make_row, write_snapshot
 from lookbench.cli.eval_cmd import default_ks
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.legacy.context import ImportOptions
@@ -156,10 +157,48 @@ def test_site_page_renders_reference_rows_in_a_browser(tmp_path: Path) -> None:
     save_run(out.result, out.per_query, path)
     index = build_site([path], tmp_path / "site")
     with browser.chromium() as driver:
-        driver.get(index.as_uri() + "#metric=item_recall&k=1")
+        driver.get(index.as_uri() + "#metric=recall&k=1")
         block = driver.find_element("css selector", 'details.references[data-scope="inshop"]')
         rows = block.find_elements("css selector", "tr.reference-row")
         assert len(rows) == 2 and "Unicom" in rows[0].text and rows[0].text.endswith("96.70")
         assert not driver.find_elements("css selector", '.published-none[data-scope="inshop"]')
         severe = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
         assert severe == []
+
+
+def test_site_shows_deepfashion2_official_recall_with_detector_misses(tmp_path: Path) -> None:
+    import sys
+
+    from lookbench.reports.site import build_site
+    from lookbench.reports.sitedata import build_site_data
+    from lookbench.results.io import save_run
+
+    options = ImportOptions(train=False, detections=df2_detections(tmp_path / "d.json"))
+    out = run(import_dataset("deepfashion2", deepfashion2(tmp_path / "s"), tmp_path / "o", options))
+    path = tmp_path / "r" / "mean-colour__df2__main.json"
+    save_run(out.result, out.per_query, path)
+    data = build_site_data([path])
+    assert data["families"][:4] == ["fine_recall", "coarse_recall", "item_recall", "recall"]
+    q = data["runs"][0]["q"]
+    # pair 1's top is found first; pair 2's trousers, missed by the detector, are found third by their crop
+    assert q["item"] == [1, 3] and q["recall"] == [1, 0]
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "site"))
+    import browser  # type: ignore[import-not-found]
+
+    if not browser.available():
+        pytest.skip("chromium and chromium-driver are not installed")
+    # beside a LookBench run (dated queries, no official Recall): the page's own windowed path skips it
+    rows = [make_row(f"i{n}", "dress", "red", seed=n) for n in range(3)]
+    lookbench = write_snapshot(tmp_path / "lb", {"real_studio_flat": {"query": rows[:1], "gallery": rows}})
+    plain = evaluate(open_snapshot(lookbench), MeanColour(), EvalSettings(ks=(1, 5), resamples=50))
+    save_run(plain.result, plain.per_query, tmp_path / "r" / "mean-colour__v20260101__main.json")
+    index = build_site([path, tmp_path / "r" / "mean-colour__v20260101__main.json"], tmp_path / "site")
+    cell = 'td.value[data-scope="deepfashion2"][data-metric="{}"]'
+    with browser.chromium() as driver:
+        for metric, shown in (("recall", "50.00"), ("item_recall", "100.00")):
+            driver.get(index.as_uri() + f"#metric={metric}&k=5")
+            assert driver.find_element("css selector", cell.format(f"{metric}@5")).text.startswith(shown)
+        driver.get(index.as_uri() + "#metric=recall&k=5&since=2025-12-01")
+        assert driver.find_elements("css selector", "#tables")
+        assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]

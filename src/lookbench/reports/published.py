@@ -100,14 +100,10 @@ def published_block(results: list[ResultFile]) -> dict[str, Any]:
 
 def legacy_references(results: list[ResultFile]) -> dict[str, list[dict[str, Any]]]:
     """Published numbers of the legacy benchmarks the runs were scored on: {scope: [{label, url, metrics}]}."""
-    from lookbench.legacy.protocols import PROTOCOLS
     from lookbench.legacy.references import references_for
 
     out: dict[str, list[dict[str, Any]]] = {}
     for ref in references_for({r.config.protocol for r in results if r.config.protocol}):
         metrics = {m: ref.fraction(m) for m in ref.metrics}
-        if PROTOCOLS[ref.dataset].missed_column is None and not ref.scope.startswith("composed"):
-            # the page's Item Recall@K is these benchmarks' official Recall@K (same item, no other rule)
-            metrics.update({"item_" + m: v for m, v in metrics.items() if m.startswith("recall@")})
         out.setdefault(ref.scope, []).append({"label": ref.label, "url": ref.url, "metrics": metrics})
     return out

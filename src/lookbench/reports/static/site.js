@@ -81,6 +81,12 @@
     if (d === null) return false;
     return (state.since === null || d >= state.since) && (state.until === null || d <= state.until);
   }
+  /* a run has a family's values: official Recall only where a legacy protocol scored it */
+  function hasValues(q, metric) {
+    var family = metric.split("@")[0];
+    if (family === "ndcg") return !!q.ndcg;
+    return !!q[family === "mrr" ? "fine" : family.replace("_recall", "")];
+  }
   function queryValue(q, i, metric) {
     var parts = metric.split("@"), family = parts[0], k = Number(parts[1]);
     if (family === "ndcg") return q.ndcg[parts[1]][i] / D.ndcgScale;
@@ -117,6 +123,7 @@
       order.forEach(function (key, j) { out.keys.push(key); out.clusters.push(j); out.values.push(outfits[key]); });
       return out;
     }
+    if (!hasValues(q, metric)) return out;
     var clusterIds = {}, nextId = 0;
     for (var r = 0; r < q.s.length; r++) {
       if (!inScope(q, r, scope) || !kept(q, r)) continue;
@@ -577,6 +584,7 @@
   /* ---- breakdowns ---- */
   function groupMeans(run, scope, metric, key) {
     var q = run.q, sums = {}, counts = {};
+    if (!hasValues(q, metric)) return {};
     for (var i = 0; i < q.s.length; i++) {
       if (!inScope(q, i, scope) || !kept(q, i)) continue;
       var g = key(q, i);
