@@ -11,10 +11,10 @@ from rich.table import Table
 from lookbench.cli.common import console, err_console, reports_errors
 from lookbench.composed.methods import composed_model_name, run_method
 from lookbench.contamination.window import cutoff_since
+from lookbench.dates import parse_date
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, evaluate
-from lookbench.evaluation.window import parse_date
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.results.io import save_run

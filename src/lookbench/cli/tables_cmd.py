@@ -13,8 +13,8 @@ from rich.table import Table
 from lookbench.atomic import write_text_atomic
 from lookbench.cli.common import console, reports_errors
 from lookbench.contamination.tables import flag_legend, flagged, windowed_results
+from lookbench.dates import parse_date
 from lookbench.errors import ResultError
-from lookbench.evaluation.window import parse_date
 from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.results.compare import pair_queries
 from lookbench.results.io import load_with_per_query

@@ -9,9 +9,10 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench.contamination.card import lenient_date
+from lookbench.dates import snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, summarise_table
-from lookbench.evaluation.window import outfit_dates, snapshot_date, window_mask
+from lookbench.evaluation.window import outfit_dates, window_mask
 from lookbench.results.schema import DateWindow, ResultFile
 
 

@@ -14,10 +14,11 @@ import numpy as np
 import pyarrow as pa
 
 import lookbench
+from lookbench.dates import snapshot_date
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
-from lookbench.evaluation.window import snapshot_date, window_mask
+from lookbench.evaluation.window import window_mask
 from lookbench.legacy.protocols import average_scope, protocol_columns, protocol_of
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule

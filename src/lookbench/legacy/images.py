@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
-
 from lookbench.errors import DatasetImportError
+from lookbench.hashing import sha256_hex
+from lookbench.images import BadImageError, decode_image, opened
 
 CROP_QUALITY = 95
-_DECODE_ERRORS = (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError)
 
 
 @dataclass(frozen=True)
@@ -25,32 +23,33 @@ class StoredImage:
     size: tuple[int, int]
 
 
-def read_image(path: Path, where: str) -> StoredImage:
-    """The file's bytes unchanged, after checking the header identifies an image; errors name `where`."""
+def _read(path: Path, where: str) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError as exc:
         raise DatasetImportError(f"{where}: image {path} is missing") from exc
     except OSError as exc:
         raise DatasetImportError(f"{where}: cannot read image {path} ({exc})") from exc
+
+
+def read_image(path: Path, where: str) -> StoredImage:
+    """The file's bytes unchanged, after checking (lookbench.images' policy) that the header is an image of a size
+    that may be decoded; errors name `where`."""
+    data = _read(path, where)
     try:
-        with Image.open(io.BytesIO(data)) as im:
+        with opened(data) as im:
             size = im.size
-    except _DECODE_ERRORS as exc:
-        raise DatasetImportError(f"{where}: {path} is not a readable image ({type(exc).__name__}: {exc})") from exc
-    return StoredImage(data, path.name, hashlib.sha256(data).hexdigest(), size)
+    except BadImageError as exc:
+        raise DatasetImportError(f"{where}: {path} is not a readable image ({exc})") from exc
+    return StoredImage(data, path.name, sha256_hex(data), size)
 
 
 def crop_image(path: Path, box: tuple[float, float, float, float], where: str) -> StoredImage:
     """The box `(x0, y0, x1, y1)` of an image, clipped to the image, as a JPEG; an empty box is an error."""
     try:
-        with Image.open(path) as im:
-            im.load()
-            rgb = im.convert("RGB")
-    except FileNotFoundError as exc:
-        raise DatasetImportError(f"{where}: image {path} is missing") from exc
-    except _DECODE_ERRORS as exc:
-        raise DatasetImportError(f"{where}: {path} is not a readable image ({type(exc).__name__}: {exc})") from exc
+        rgb = decode_image(_read(path, where))
+    except BadImageError as exc:
+        raise DatasetImportError(f"{where}: {path} is not a readable image ({exc})") from exc
     width, height = rgb.size
     x0, y0, x1, y1 = (round(v) for v in box)
     x0, x1 = max(0, min(x0, width)), max(0, min(x1, width))
@@ -60,6 +59,4 @@ def crop_image(path: Path, box: tuple[float, float, float, float], where: str) -
     buf = io.BytesIO()
     rgb.crop((x0, y0, x1, y1)).save(buf, format="JPEG", quality=CROP_QUALITY)
     data = buf.getvalue()
-    return StoredImage(
-        data, f"{path.stem}_{x0}_{y0}_{x1}_{y1}.jpg", hashlib.sha256(data).hexdigest(), (x1 - x0, y1 - y0)
-    )
+    return StoredImage(data, f"{path.stem}_{x0}_{y0}_{x1}_{y1}.jpg", sha256_hex(data), (x1 - x0, y1 - y0))

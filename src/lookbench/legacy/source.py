@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from lookbench.errors import DatasetImportError
+from lookbench.hashing import file_sha256
 from lookbench.snapshot.card import SourceFile
-from lookbench.snapshot.manifest import file_sha256
 
 MAX_LINE_BYTES = 1 << 20
 """A list-file line longer than this is refused (a list of image names never has one)."""

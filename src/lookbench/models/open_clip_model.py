@@ -9,8 +9,8 @@ import numpy as np
 
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import LookBenchError
+from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model
-from lookbench.models.options import file_sha256
 from lookbench.models.torch_base import TorchEncoder, pick_device, require
 
 

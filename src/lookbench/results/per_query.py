@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +10,11 @@ import pyarrow.parquet as pq
 
 from lookbench.atomic import atomic_path
 from lookbench.errors import ResultError
+from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.metrics.aggregate import SubsetValues
 from lookbench.metrics.outfits import outfit_recall
 from lookbench.metrics.scoring import TaskScores
 from lookbench.snapshot.labels import SplitLabels
-from lookbench.snapshot.manifest import file_sha256
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSETS, is_composed_subset
 
 FIXED_COLUMNS = ("subset", "query_row", "query_item_id", "category", "cluster", "outfit_key", "first_seen_at")
@@ -114,7 +113,7 @@ def read_per_query(path: Path, sha256: str | None = None, result_path: Path | No
         raise ResultError(f"per-query file not found: {path}") from exc
     except OSError as exc:
         raise ResultError(f"{path}: cannot read the per-query file ({exc})") from exc
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+    if sha256 is not None and sha256_hex(data) != sha256:
         raise ResultError(
             f"{path}: the per-query file is not the one {result_path or 'its result'} was written with "
             "(sha256 differs; another run replaced one of the pair); re-run the evaluation"

@@ -15,10 +15,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
+from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.features import class_names, features_of
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
-from lookbench.snapshot.manifest import file_sha256, verify_manifest
+from lookbench.snapshot.manifest import verify_manifest
 from lookbench.snapshot.schema import (
     COMPOSED_SPLITS,
     LABEL_COLUMNS,
@@ -429,11 +430,11 @@ class Snapshot:
     @cached_property
     def content_hash(self) -> str:
         """sha256 over every parquet file's relative path and sha256: identifies the exact data."""
-        digest = hashlib.sha256()
+        lines = []
         for path in self.all_files():
             with reading(path):
-                digest.update(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n".encode())
-        return digest.hexdigest()
+                lines.append(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n")
+        return sha256_hex("".join(lines).encode())
 
 
 def open_snapshot(location: str | Path, verify: bool = True) -> Snapshot:
