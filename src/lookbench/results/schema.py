@@ -107,6 +107,8 @@ class RunConfig(BaseModel):
     search: SearchInfo | None = None
     bootstrap: BootstrapConfig
     window: DateWindow | None = None
+    protocol: str | None = None
+    """The official protocol the snapshot's dataset card names (a legacy benchmark), else None."""
 
 
 class ResultFile(BaseModel):
