@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,11 +30,21 @@ class Run:
     output: EvalOutput
 
 
-def default_snapshot() -> Snapshot:
-    """The embedded LookBench-Synth default (generated on first use)."""
-    from lookbench.synth.default import default_snapshot as location
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options both agreement scripts take."""
+    parser.add_argument("--model", default="builtin:efficientnet-lite0-torch")
+    parser.add_argument("--snapshot", help="snapshot folder; default: the embedded Synth default")
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--json", type=Path)
 
-    return open_snapshot(location())
+
+def chosen_snapshot(location: str | None) -> Snapshot:
+    """The snapshot at `location`, or the embedded LookBench-Synth default (generated on first use)."""
+    if location:
+        return open_snapshot(location)
+    from lookbench.synth.default import default_snapshot as default_location
+
+    return open_snapshot(default_location())
 
 
 def run(snapshot: Snapshot, model: str, label: str, resamples: int, **options: Any) -> Run:

@@ -14,10 +14,18 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 
 import numpy as np
-from agreement import default_snapshot, metric_deltas, ranking_agreement, run, splits, vector_agreement, write
+from agreement import (
+    add_common_arguments,
+    chosen_snapshot,
+    metric_deltas,
+    ranking_agreement,
+    run,
+    splits,
+    vector_agreement,
+    write,
+)
 
 from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.machine import encoder_device
@@ -25,7 +33,7 @@ from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.reader import decode_image
 from lookbench.models.registry import resolve_model
-from lookbench.snapshot.reader import Snapshot, open_snapshot
+from lookbench.snapshot.reader import Snapshot
 
 
 def pixel_agreement(snapshot: Snapshot, decoder: DeviceDecoder, sample: int) -> dict[str, float]:
@@ -56,14 +64,11 @@ def pixel_agreement(snapshot: Snapshot, decoder: DeviceDecoder, sample: int) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="builtin:efficientnet-lite0-torch")
-    parser.add_argument("--snapshot", help="snapshot folder; default: the embedded Synth default")
+    add_common_arguments(parser)
     parser.add_argument("--pixel-images", type=int, default=512)
     parser.add_argument("--pixels-only", action="store_true", help="skip embedding and evaluating the snapshot")
-    parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    snapshot = open_snapshot(args.snapshot) if args.snapshot else default_snapshot()
+    snapshot = chosen_snapshot(args.snapshot)
     started = time.perf_counter()
     reference = None
     if args.pixels_only:

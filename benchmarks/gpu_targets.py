@@ -103,27 +103,14 @@ def main() -> None:
         work = Path(tmp)
         os.environ.setdefault("LOOKBENCH_CACHE", str(work / "cache"))
         common = ["--model", args.model, "--width", "400", "--height", "600"]
-        report["vit_l_bf16_gpu_decode"] = step(
-            "vit_l_bf16_gpu_decode",
-            "embedding_throughput.py",
-            [*common, "--images", str(args.images), "--precision", "bf16", "--decode", "device", "--repeats", "3"],
-            240,
-            work,
+        throughput = (  # name, images, precision, decoding, repeats, time limit
+            ("vit_l_bf16_gpu_decode", args.images, "bf16", "device", 3, 240),
+            ("vit_l_bf16_cpu_decode", args.images // 2, "bf16", "cpu", 1, 150),
+            ("vit_l_fp32", args.images // 4, "fp32", "device", 1, 150),
         )
-        report["vit_l_bf16_cpu_decode"] = step(
-            "vit_l_bf16_cpu_decode",
-            "embedding_throughput.py",
-            [*common, "--images", str(args.images // 2), "--precision", "bf16", "--decode", "cpu", "--repeats", "1"],
-            150,
-            work,
-        )
-        report["vit_l_fp32"] = step(
-            "vit_l_fp32",
-            "embedding_throughput.py",
-            [*common, "--images", str(args.images // 4), "--precision", "fp32", "--decode", "device", "--repeats", "1"],
-            150,
-            work,
-        )
+        for name, images, precision, decode, repeats, limit in throughput:
+            options = ["--images", str(images), "--precision", precision, "--decode", decode, "--repeats", str(repeats)]
+            report[name] = step(name, "embedding_throughput.py", [*common, *options], limit, work)
         report["scoring_torch"] = step("scoring_torch", "scoring_speed.py", ["--search", "torch", "--eval"], 240, work)
         sys.path.insert(0, str(HERE))
         from embedding_throughput import make_snapshot

@@ -14,23 +14,25 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from pathlib import Path
 
-from agreement import default_snapshot, metric_deltas, ranking_agreement, run, vector_agreement, write
-
-from lookbench.snapshot.reader import open_snapshot
+from agreement import (
+    add_common_arguments,
+    chosen_snapshot,
+    metric_deltas,
+    ranking_agreement,
+    run,
+    vector_agreement,
+    write,
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default="builtin:efficientnet-lite0-torch")
+    add_common_arguments(parser)
     parser.add_argument("--precisions", default="bf16", help="comma-separated, compared with fp32")
-    parser.add_argument("--snapshot", help="snapshot folder; default: the embedded Synth default")
     parser.add_argument("--decode", default="cpu", help="cpu (the reference) or device")
-    parser.add_argument("--resamples", type=int, default=1000)
-    parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    snapshot = open_snapshot(args.snapshot) if args.snapshot else default_snapshot()
+    snapshot = chosen_snapshot(args.snapshot)
     started = time.perf_counter()
     reference = run(snapshot, args.model, "fp32", args.resamples, precision="fp32", decode=args.decode)
     report: dict[str, object] = {

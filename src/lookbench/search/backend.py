@@ -135,3 +135,24 @@ class SearchBackend(Protocol):
     def describe(self) -> dict[str, Any]:
         """Backend name and the settings that change its results, for the result file."""
         ...
+
+
+class CheckedSearch:
+    """The shared front of the backends: argument checks and empty inputs, then `_search` on float32 queries and
+    the corpus in its parts."""
+
+    name: str
+    exact: bool
+
+    def search(
+        self, queries: np.ndarray, corpus: CorpusLike, k: int, exclude: np.ndarray | None = None
+    ) -> SearchResult:
+        """Top-K rows of `corpus` for each query, best first; -1 / -inf pad queries with fewer than K rows."""
+        q, rows = search_inputs(queries, corpus, k)
+        if len(q) == 0 or len(rows) == 0:
+            return no_result(len(q), k)
+        return self._search(q, rows, k, exclude)
+
+    def _search(self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None) -> SearchResult:
+        """The backend's own search, on at least one query and one corpus row."""
+        raise NotImplementedError

@@ -6,13 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from lookbench.search.backend import MAX_K, CorpusLike, SearchResult, max_row_norm, search_inputs
+from lookbench.search.backend import MAX_K, CheckedSearch, Corpus, SearchResult, max_row_norm
 from lookbench.search.candidates import CandidatePool, score_margin
 
 __all__ = ["MAX_K", "ExactSearch"]
 
 
-class ExactSearch:
+class ExactSearch(CheckedSearch):
     """The reference backend: every score is computed, and results do not depend on the BLAS library or blocking.
 
     Each (query block, corpus block) product feeds a `CandidatePool`, which keeps the rows whose float32 score is
@@ -32,11 +32,7 @@ class ExactSearch:
         """Backend name (its results do not depend on the block sizes)."""
         return {"backend": self.name}
 
-    def search(
-        self, queries: np.ndarray, corpus: CorpusLike, k: int, exclude: np.ndarray | None = None
-    ) -> SearchResult:
-        """Top-K rows of `corpus` for each query, best first; -1 / -inf pad queries with fewer than K rows."""
-        q, rows = search_inputs(queries, corpus, k)
+    def _search(self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None) -> SearchResult:
         margin = score_margin(rows.dim, max_row_norm(q), rows.max_norm())
         indices = np.full((len(q), k), -1, dtype=np.int64)
         scores = np.full((len(q), k), -np.inf, dtype=np.float32)

@@ -8,14 +8,14 @@ from typing import Any, Literal
 
 import numpy as np
 
-from lookbench.search.backend import CorpusLike, SearchResult, is_immutable, no_result, search_inputs
+from lookbench.search.backend import CheckedSearch, Corpus, SearchResult, is_immutable
 
 IndexKind = Literal["flat", "ivf", "hnsw"]
 SMALL_PART = 10_000
 """Corpus parts with fewer rows get a flat index whatever the kind: an approximate one would save nothing."""
 
 
-class FaissSearch:
+class FaissSearch(CheckedSearch):
     """One faiss index per corpus part (the shared noise pool is indexed once), results merged by score.
 
     `flat` is brute force in float32 (ties in faiss's order), `ivf` an inverted file with `nlist` lists
@@ -55,13 +55,7 @@ class FaissSearch:
             info |= {"hnsw_m": self.hnsw_m, "ef_search": self.ef_search, "ef_construction": self.ef_construction}
         return info
 
-    def search(
-        self, queries: np.ndarray, corpus: CorpusLike, k: int, exclude: np.ndarray | None = None
-    ) -> SearchResult:
-        """Top-K rows of `corpus` for each query, best first; -1 / -inf pad missing slots."""
-        q, rows = search_inputs(queries, corpus, k)
-        if len(q) == 0 or len(rows) == 0:
-            return no_result(len(q), k)
+    def _search(self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None) -> SearchResult:
         found_rows: list[np.ndarray] = []
         found_scores: list[np.ndarray] = []
         for offset, part in zip(rows.offsets, rows.parts, strict=False):

@@ -10,15 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from lookbench.search.backend import (
-    Corpus,
-    CorpusLike,
-    SearchResult,
-    is_immutable,
-    max_row_norm,
-    no_result,
-    search_inputs,
-)
+from lookbench.search.backend import CheckedSearch, Corpus, SearchResult, is_immutable, max_row_norm
 from lookbench.search.candidates import finish, score_margin
 from lookbench.search.exact import ExactSearch
 
@@ -34,7 +26,7 @@ def ieee_float32(torch: Any) -> Iterator[None]:
         torch.set_float32_matmul_precision(before)
 
 
-class TorchSearch:
+class TorchSearch(CheckedSearch):
     """Row for row the result of `ExactSearch`, with the O(queries x corpus) work on the device.
 
     The device keeps each query's `k + extra` best float32 scores; the CPU then checks that every row the rounding
@@ -69,13 +61,7 @@ class TorchSearch:
         """Backend name and device (results equal `exact` on every device)."""
         return {"backend": self.name, "device": self.device}
 
-    def search(
-        self, queries: np.ndarray, corpus: CorpusLike, k: int, exclude: np.ndarray | None = None
-    ) -> SearchResult:
-        """Top-K rows of `corpus` for each query, best first; -1 / -inf pad queries with fewer than K rows."""
-        q, rows = search_inputs(queries, corpus, k)
-        if len(q) == 0 or len(rows) == 0:
-            return no_result(len(q), k)
+    def _search(self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None) -> SearchResult:
         margin = score_margin(rows.dim, max_row_norm(q), rows.max_norm())
         parts = [self._on_device(part) for part in rows.parts]
         blocked = None if exclude is None else self.torch.from_numpy(np.asarray(exclude, dtype=bool)).to(self.device)
