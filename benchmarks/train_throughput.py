@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from embedding_throughput import photo_row  # noqa: E402
+from embedding_throughput import photo_jpeg, photo_row  # noqa: E402
 
 from lookbench.snapshot.writer import rows_to_table, write_split  # noqa: E402
 
@@ -31,7 +31,10 @@ from lookbench.snapshot.writer import rows_to_table, write_split  # noqa: E402
 def training_snapshot(root: Path, classes: int, views: int, side: int) -> Path:
     """`classes` items x `views` distinct photo-like JPEGs (`side` px) in one training split."""
     rows = [
-        photo_row(item * views + view, f"item-{item}", side, side) for item in range(classes) for view in range(views)
+        photo_row(photo_jpeg(seed, side, side), f"{seed}.jpg", f"item-{item}", side, side)
+        for item in range(classes)
+        for view in range(views)
+        for seed in [item * views + view]
     ]
     snap = root / "v20260101"
     write_split(rows_to_table(rows), snap / "real_studio_flat" / "gallery.parquet")

@@ -23,5 +23,9 @@ class BuildError(LookBenchError):
     """A release config or build stage cannot proceed."""
 
 
+class DatasetImportError(LookBenchError):
+    """A dataset distribution being imported is missing a file or holds a malformed line or record."""
+
+
 class TrainError(LookBenchError):
     """A training config, training data or training run cannot proceed."""

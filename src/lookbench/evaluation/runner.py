@@ -19,7 +19,8 @@ from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.evaluation.window import window_mask
-from lookbench.metrics.aggregate import COMPOSED_OVERALL, Estimate, per_category, summarise
+from lookbench.legacy.protocols import average_scope, protocol_columns, protocol_of
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
@@ -32,11 +33,13 @@ from lookbench.results.schema import (
     MetricValue,
     ResultFile,
     RunConfig,
+    SearchInfo,
     SnapshotInfo,
     SubsetInfo,
 )
 from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
+from lookbench.search.recall import measured_recall
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
@@ -56,6 +59,8 @@ class EvalSettings:
     since: np.datetime64 | None = None
     until: np.datetime64 | None = None
     backend: SearchBackend = field(default_factory=ExactSearch)
+    recall_queries: int = 500
+    """Queries per subset (at most) searched exactly to measure an approximate backend's recall."""
     compose: str = "auto"
     """How composed subsets' queries are embedded (see `lookbench.composed.methods.METHODS`)."""
 
@@ -86,7 +91,7 @@ def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[
 
 
 class _Embeddings:
-    """Fetches and checks embeddings per split, memoising the noise pool shared by every subset."""
+    """Fetches and checks embeddings per split, memoising the noise pool shared by every subset (one copy)."""
 
     def __init__(self, provider: EmbeddingProvider, snapshot: Snapshot) -> None:
         self.provider = provider
@@ -103,15 +108,15 @@ class _Embeddings:
         if key not in self._memo:
             raw = np.asarray(self.provider.embed_split(self.snapshot, subset, split))
             rows = self.snapshot.num_rows(subset, split)
-            skipped = self.skipped(subset, split)
-            if skipped and raw.ndim == 2 and raw.shape[0] == rows:
-                raw = np.array(raw, dtype=np.float32)
-                raw[list(skipped)] = 1.0  # any non-zero vector passes the checks; the evaluator excludes these rows
             where = f"{self.provider.spec} {subset}/{split}"
             source = getattr(self.provider, "path", None)  # a file-backed provider names the file at fault
             if callable(source):
                 where = f"{source(subset, split)} ({subset}/{split})"
-            self._memo[key] = check_embeddings(raw, rows, where, self.dim)
+            # skipped rows hold zeros: they become a unit vector and the evaluator excludes them
+            skipped = self.skipped(subset, split)
+            fresh = bool(getattr(self.provider, "returns_new_arrays", False))  # then normalise it where it is
+            self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=skipped, in_place=fresh)
+            del raw
             self.dim = self._memo[key].shape[1]
         return self._memo[key]
 
@@ -133,8 +138,14 @@ def evaluate(
         raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
     for subset in subsets:  # unscorable labels fail here, before any image is embedded
         snapshot.check_task(subset)
+    method: str | None = None
+    if any(is_composed_subset(s) for s in subsets):
+        from lookbench.composed.methods import run_method
+
+        method = run_method(settings.compose, provider, snapshot, subsets)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
+    recall: dict[str, dict[str, float]] = {}
     embedded_before = getattr(provider, "embedded_images", None)
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
@@ -148,10 +159,9 @@ def evaluate(
         say(f"{subset}: embedding")
         t0 = time.perf_counter()
         q_emb = embeddings.get(subset, "query")
-        parts = [embeddings.get(subset, "gallery")]
+        corpus = [embeddings.get(subset, "gallery")]
         if noise_rows:
-            parts.append(embeddings.get(NOISE, "gallery"))
-        corpus = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            corpus.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
         timings["embed_s"] += time.perf_counter() - t0
 
         queries = snapshot.labels(subset, "query")
@@ -183,7 +193,7 @@ def evaluate(
             say(f"{subset}: no queries left in the window; skipped")
             continue
 
-        if is_composed_subset(subset):
+        if method is not None and is_composed_subset(subset):
             from lookbench.composed.methods import make_encoder
             from lookbench.composed.task import ComposedTask, score_composed
 
@@ -201,15 +211,20 @@ def evaluate(
                 ks,
                 settings.fine_rule,
             )
-            table, composition[subset] = score_composed(task, make_encoder(settings.compose, provider), rows, say)
+            table, composition[subset] = score_composed(task, make_encoder(method, provider), rows, say)
             tables.append(table)
             timings["search_s"] += time.perf_counter() - t0
             continue
 
         say(f"{subset}: searching {len(rows)} queries over {len(corpus_labels)} items")
         t0 = time.perf_counter()
-        found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=excluded if excluded.any() else None)
+        exclude = excluded if excluded.any() else None
+        found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=exclude)
         timings["search_s"] += time.perf_counter() - t0
+        if not settings.backend.exact:
+            t0 = time.perf_counter()
+            recall[subset] = measured_recall(q_emb[rows], corpus, found, ks, exclude, settings.recall_queries)
+            timings["recall_s"] = timings.get("recall_s", 0.0) + time.perf_counter() - t0
 
         t0 = time.perf_counter()
         kept = queries.take(rows)
@@ -233,7 +248,14 @@ def evaluate(
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     t0 = time.perf_counter()
     per_query = pa.concat_tables(tables, promote_options="default")  # composed rows add columns
+    protocol = protocol_of(snapshot)
+    if protocol is not None:  # a legacy benchmark: its official recall@K beside the LookBench metrics
+        per_query = protocol_columns(protocol, snapshot, per_query, ks)
     result = summarise_table(per_query, settings)
+    if protocol is not None and protocol.average_of:
+        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
+        if average:
+            result[0][AVERAGE] = average
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
     if windowed:
@@ -249,10 +271,9 @@ def evaluate(
     described = provider.describe()
     if embeddings.dim is not None:
         described.setdefault("embedding_dim", embeddings.dim)
-    if composition:
-        from lookbench.composed.methods import composed_model_name, resolve_method
+    if composition and method is not None:
+        from lookbench.composed.methods import composed_model_name
 
-        method = resolve_method(settings.compose, provider)
         described["name"] = composed_model_name(str(described.get("name") or provider.spec), method)
         described["composition"] = {"method": method, "subsets": composition}
     output = ResultFile(
@@ -270,8 +291,14 @@ def evaluate(
             fine_rule=settings.fine_rule.value,
             ks=list(ks),
             search_backend=settings.backend.name,
+            search=SearchInfo(
+                **settings.backend.describe(),
+                recall=recall or None,
+                recall_queries=settings.recall_queries if recall else None,
+            ),
             bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
             window=window,
+            protocol=None if protocol is None else protocol.name,
         ),
         environment=_environment(),
         metrics=result[0],

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from functools import cached_property
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
-from lookbench.hashing import file_sha256, sha256_hex
+from lookbench.hashing import sha256_hex
+from lookbench.snapshot.card import DatasetCard, read_card
+from lookbench.snapshot.digests import DigestIndex, ImageDigests, hash_images
 from lookbench.snapshot.features import class_names, features_of
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
 from lookbench.snapshot.manifest import verify_manifest
@@ -26,6 +27,7 @@ from lookbench.snapshot.schema import (
     REQUIRED_COLUMNS,
     SPLITS,
     SUBSETS,
+    TRAIN,
     is_composed_subset,
 )
 from lookbench.snapshot.source import resolve_snapshot_dir
@@ -76,6 +78,10 @@ def _file_images(path: Path, column: str, batch_size: int) -> Iterator[list[byte
         yield values
 
 
+def _hash_file_images(path: Path, column: str, algorithm: str = "sha256") -> ImageDigests:
+    return hash_images(_file_images(path, column, 256), algorithm)
+
+
 def list_cell(path: Path, row: int, column: str, value: Any, what: str = "a list") -> list[Any]:
     """A list-valued cell: null reads as empty and a string holding a JSON list is accepted."""
     if value is None:
@@ -95,20 +101,23 @@ def list_cell(path: Path, row: int, column: str, value: Any, what: str = "a list
     return value
 
 
-def _attribute_list(path: Path, row: int, value: Any) -> list[str]:
+def _attribute_list(path: Path, row: int, value: Any, normalise: Callable[[Any], str] = normalise_label) -> list[str]:
     """`other_attributes` of one row, normalised: a list (null reads as empty; a JSON-list string is accepted)."""
     values = list_cell(path, row, "other_attributes", value, "a list of strings")
-    return [s for s in (normalise_label(v) for v in values) if s]
+    return [s for s in (normalise(v) for v in values) if s]
 
 
 class Snapshot:
     """A snapshot on local disk: `<subset>/{query,gallery}.parquet` plus `noise/gallery*.parquet`."""
 
-    def __init__(self, root: Path, location: str | None = None) -> None:
+    def __init__(self, root: Path, location: str | None = None, digests: DigestIndex | None = None) -> None:
         self.root = root
         self.location = location or str(root)
+        self.digests = digests or DigestIndex.default()
         self._labels: dict[tuple[str, str], SplitLabels] = {}
         self._warnings: dict[str, None] = {}
+        self.card: DatasetCard | None = read_card(root)
+        """The dataset card (`DATASET.json`) of an imported benchmark; None for a LookBench snapshot."""
         self._check_folders()
 
     @property
@@ -116,22 +125,29 @@ class Snapshot:
         """The version folder's name, e.g. `v20251201`."""
         return self.root.name
 
+    @property
+    def declared_subsets(self) -> tuple[str, ...]:
+        """Subsets named by the dataset card, in its order (none for a LookBench snapshot)."""
+        return tuple(self.card.subsets) if self.card is not None else ()
+
     def _check_folders(self) -> None:
         for child in sorted(self.root.iterdir()):
             if not child.is_dir() or child.name.startswith((".", "_")):
                 continue
-            known = child.name in (*SUBSETS, NOISE) or is_composed_subset(child.name)
-            if not known and any(child.glob("*.parquet")):
+            known = child.name in (*SUBSETS, NOISE, *self.declared_subsets) or is_composed_subset(child.name)
+            if not known and (any(child.glob("*.parquet")) or any(child.glob("*/*.parquet"))):
                 raise SnapshotError(
-                    f"{child}: unknown subset {child.name!r}; known subsets: {', '.join(SUBSETS)}, {NOISE} "
-                    "and composed[_NAME]"
+                    f"{child}: unknown subset {child.name!r}; known subsets: "
+                    f"{', '.join((*SUBSETS, *self.declared_subsets))}, {NOISE} and composed[_NAME]"
                 )
 
     @cached_property
     def subsets(self) -> list[str]:
-        """The task subsets present, in the canonical order: the four image subsets, then composed ones by name."""
+        """The task subsets present: the four image subsets in canonical order, the card's in its order, then
+        the other composed ones by name."""
         composed = sorted(p.name for p in self.root.iterdir() if p.is_dir() and is_composed_subset(p.name))
-        return [s for s in SUBSETS if (self.root / s).is_dir()] + composed
+        names = dict.fromkeys((*SUBSETS, *self.declared_subsets, *composed))
+        return [s for s in names if (self.root / s).is_dir()]
 
     @property
     def has_noise(self) -> bool:
@@ -141,8 +157,11 @@ class Snapshot:
     def check_subsets(self, names: Sequence[str]) -> list[str]:
         """Validate requested subset names against the snapshot; return them in canonical order."""
         for name in names:
-            if name not in SUBSETS and not is_composed_subset(name):
-                raise SnapshotError(f"unknown subset {name!r}; known subsets: {', '.join(SUBSETS)} and composed[_NAME]")
+            if name not in (*SUBSETS, *self.declared_subsets) and not is_composed_subset(name):
+                raise SnapshotError(
+                    f"unknown subset {name!r}; known subsets: "
+                    f"{', '.join((*SUBSETS, *self.declared_subsets))} and composed[_NAME]"
+                )
             if name not in self.subsets:
                 raise SnapshotError(f"subset {name!r} is not in snapshot {self.root}")
         return [s for s in self.subsets if s in names]
@@ -159,9 +178,14 @@ class Snapshot:
             return shards
         return sorted((folder / split).glob("*.parquet")) if (folder / split).is_dir() else []
 
+    @staticmethod
+    def splits_of(subset: str) -> tuple[str, ...]:
+        """The scored splits a subset may have (a composed one adds `validation`); `train` is optional for every."""
+        return COMPOSED_SPLITS if is_composed_subset(subset) else SPLITS
+
     def files(self, subset: str, split: str) -> list[Path]:
         """The parquet file(s) of one split; a clear error if there are none."""
-        splits = COMPOSED_SPLITS if is_composed_subset(subset) else SPLITS
+        splits = (*self.splits_of(subset), TRAIN)
         if split not in splits:
             raise SnapshotError(f"unknown split {split!r} of {subset!r}; expected one of {splits}")
         if subset == NOISE and split == "query":
@@ -170,6 +194,10 @@ class Snapshot:
         if not found:
             raise SnapshotError(f"missing {split} split of {subset!r}: no {self.root / subset / split}.parquet")
         return found
+
+    def has_split(self, subset: str, split: str) -> bool:
+        """True if the split has at least one file (e.g. an optional `train` or composed `validation` split)."""
+        return bool(self._find_files(subset, split))
 
     def all_files(self) -> list[Path]:
         """Every parquet file of the snapshot, sorted."""
@@ -235,10 +263,6 @@ class Snapshot:
             parts.append(self.labels(NOISE, "gallery"))
         return SplitLabels.concat(parts)
 
-    def has_split(self, subset: str, split: str) -> bool:
-        """True if the split has at least one file (e.g. the optional `validation` split of a composed subset)."""
-        return bool(self._find_files(subset, split))
-
     def check_task(self, subset: str) -> None:
         """Read a task's labels (failing on unscorable data) and warn about queries that cannot score."""
         queries = self.labels(subset, "query")
@@ -265,7 +289,7 @@ class Snapshot:
         features = features_of(schema)
         columns = [*LABEL_COLUMNS, *(c for c in ("outfit_id", "first_seen_at") if c in names)]
         with reading(path):
-            table = pq.read_table(path, columns=columns)
+            table = pq.ParquetFile(path).read(columns=columns)  # not pq.read_table: that imports pandas (0.25 s)
         values = {c: self._decoded(path, table, c, features.get(c)) for c in LABEL_COLUMNS}
         for column in () if noise else ("category", "main_attribute"):  # noise labels are never compared
             if class_names(features.get(column)) is None and not _is_text(schema.field(column).type):
@@ -273,9 +297,10 @@ class Snapshot:
                     f"{path}: {column} is stored as {schema.field(column).type}, not text; its values are compared "
                     "as text (1 and 1.0 read as '1')"
                 )
-        categories = [normalise_label(v) for v in values["category"]]
-        mains = [normalise_label(v) for v in values["main_attribute"]]
-        others = [_attribute_list(path, row, v) for row, v in enumerate(values["other_attributes"])]
+        normalise = _memoised(normalise_label)  # a split repeats few distinct labels: normalise each once
+        categories = [normalise(v) for v in values["category"]]
+        mains = [normalise(v) for v in values["main_attribute"]]
+        others = [_attribute_list(path, row, v, normalise) for row, v in enumerate(values["other_attributes"])]
         item_ids: list[str] = []
         for row, value in enumerate(values["item_ID"]):
             item = canonical_text(value)
@@ -328,9 +353,21 @@ class Snapshot:
         ]
 
     def _raw_image_keys(self, path: Path) -> list[str | None]:
-        keys: list[str | None] = []
-        for values in _file_images(path, "raw_image", 256):
-            keys.extend(hashlib.sha1(data).hexdigest() if data else None for data in values)
+        """Outfit keys from the street photos: sha1 of the raw_image bytes, remembered by the digest index."""
+        with reading(path):
+            rows = pq.ParquetFile(path).metadata.num_rows
+            compute = partial(_hash_file_images, path, "raw_image", "sha1")
+            found = self.digests.image_digests(path, "raw_image.sha1", compute, rows)
+        return [None if key is None else key.hex() for key in found.per_row()]
+
+    def image_keys(self, subset: str, split: str, column: str = "image") -> list[bytes | None]:
+        """sha256 digest of each row's image bytes, in row order (None: no bytes); remembered across runs."""
+        keys: list[bytes | None] = []
+        for path in self.files(subset, split):
+            with reading(path):
+                rows = pq.ParquetFile(path).metadata.num_rows
+                found = self.digests.image_digests(path, column, partial(_hash_file_images, path, column), rows)
+            keys.extend(found.per_row())
         return keys
 
     def iter_images(
@@ -375,8 +412,8 @@ class Snapshot:
         splits = [
             (s, sp)
             for s in names
-            for sp in (COMPOSED_SPLITS if is_composed_subset(s) else SPLITS)
-            if sp != "validation" or self.has_split(s, sp)
+            for sp in (*self.splits_of(s), TRAIN)
+            if sp not in ("validation", TRAIN) or self.has_split(s, sp)
         ]
         if self.has_noise:
             splits.append((NOISE, "gallery"))
@@ -414,13 +451,30 @@ class Snapshot:
         lines = []
         for path in self.all_files():
             with reading(path):
-                lines.append(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n")
+                lines.append(f"{path.relative_to(self.root).as_posix()}\0{self.digests.file_sha256(path)}\n")
         return sha256_hex("".join(lines).encode())
+
+
+def _memoised(function: Callable[[Any], str]) -> Callable[[Any], str]:
+    """`function` remembering its result per argument (unhashable arguments are passed through)."""
+    seen: dict[Any, str] = {}
+
+    def call(value: Any) -> str:
+        try:
+            return seen[value]
+        except KeyError:
+            seen[value] = result = function(value)
+            return result
+        except TypeError:
+            return function(value)
+
+    return call
 
 
 def open_snapshot(location: str | Path, verify: bool = True) -> Snapshot:
     """Open a snapshot from a local folder or an `hf://` location; check its MANIFEST.json when it has one."""
     root = resolve_snapshot_dir(location)
+    digests = DigestIndex.default()
     if verify:
-        verify_manifest(root)
-    return Snapshot(root, location=str(location))
+        verify_manifest(root, sha256=digests.file_sha256)
+    return Snapshot(root, location=str(location), digests=digests)

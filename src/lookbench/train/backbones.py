@@ -183,10 +183,11 @@ class PythonBackbone(Backbone):
         except (ImportError, AttributeError) as exc:
             raise TrainError(f"python backbone {target!r}: cannot import it ({exc})") from exc
         module = factory(pretrained=pretrained) if _takes_pretrained(factory) else factory()
-        if not isinstance(module, nn.Module) or not isinstance(getattr(module, "feature_dim", None), int):
+        feature_dim = getattr(module, "feature_dim", None)
+        if not isinstance(module, nn.Module) or not isinstance(feature_dim, int):
             raise TrainError(f"python backbone {target!r} must return an nn.Module with an int `feature_dim`")
         self.module = module
-        self.feature_dim = int(module.feature_dim)
+        self.feature_dim = feature_dim
         found = getattr(module, "preprocess", None)
         self.preprocess = (
             found
@@ -199,9 +200,11 @@ class PythonBackbone(Backbone):
 
     def set_grad_checkpointing(self, enable: bool) -> None:
         """The module's own `set_grad_checkpointing`, when it has one."""
-        if not hasattr(self.module, "set_grad_checkpointing"):
+        switch = getattr(self.module, "set_grad_checkpointing", None)
+        if not callable(switch):
             super().set_grad_checkpointing(enable)
-        self.module.set_grad_checkpointing(enable)
+        else:
+            switch(enable)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.module(x)
