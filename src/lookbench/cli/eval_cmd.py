@@ -137,7 +137,7 @@ def eval_command(
     if since == "cutoff":
         settings.since = cutoff_since(provider.describe())
     name = str(provider.describe().get("name") or spec)
-    target = Path(output.format(model=slug(name), snapshot=snap.snapshot_id, rule=fine_rule.value))
+    target = Path(output.format(model=slug(name), snapshot=snap.name, rule=fine_rule.value))
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {target} exists")
         return
