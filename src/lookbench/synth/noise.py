@@ -136,7 +136,8 @@ def _on_model(product: Product, rng: np.random.Generator) -> Image.Image:
     factor = zoom * size / max(item.size)
     item = item.resize((max(1, int(item.width * factor)), max(1, int(item.height * factor))), Image.Resampling.BILINEAR)
     x = (size - item.width) // 2 + int(rng.integers(-size // 12, size // 12 + 1))
-    y = -int(item.height * float(rng.uniform(0.02, 0.12)))
+    cut = float(rng.uniform(0.02, 0.12))
+    y = -int(item.height * cut) if kind in HANGS else (size - item.height) // 2
     place(canvas, item, x, y, light, shadow=0.2)
     return finish(canvas, "real", rng)
 
