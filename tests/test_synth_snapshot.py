@@ -226,6 +226,30 @@ def test_a_crash_leaves_no_half_snapshot_and_a_rerun_resumes(tmp_path: Path, mon
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
 
 
+def test_a_resumed_run_redoes_a_damaged_file(tmp_path: Path) -> None:
+    """A file in the partial folder that is not a parquet file of the planned row count is rendered again."""
+    fresh = generate_snapshot(tmp_path / "fresh", RELEASE, "tiny", seed=4, workers=1)
+    partial = tmp_path / "out" / ".v20260601.synth-2-tiny-seed4.partial"
+    (partial / "real_studio_flat").mkdir(parents=True)
+    (partial / "real_studio_flat" / "query.parquet").write_bytes(b"PAR1 not really")
+    (partial / "aigen_studio").mkdir()
+    (partial / "aigen_studio" / "query.parquet").write_bytes(
+        (fresh / "real_studio_flat" / "query.parquet").read_bytes()
+    )
+    resumed = generate_snapshot(tmp_path / "out", RELEASE, "tiny", seed=4, workers=1)
+    for path in fresh.rglob("*.parquet"):
+        assert path.read_bytes() == (resumed / path.relative_to(fresh)).read_bytes(), path
+
+
+def test_generation_errors_name_the_place(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(SnapshotError, match="cannot generate the Synth release .*file/v20260601"):
+        generate_snapshot(blocker, RELEASE, "tiny", seed=1)
+    result = CliRunner().invoke(app, ["synth", "--out", str(blocker), "--size", "tiny"])
+    assert result.exit_code == 2 and "cannot generate" in result.output
+
+
 def test_cli_synth_writes_snapshot_and_contact_sheets(tmp_path: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(

@@ -40,7 +40,7 @@ def default_snapshot(cache_dir: Path | None = None) -> Path:
         return target
     try:
         return generate_snapshot(folder, DEFAULT_RELEASE, DEFAULT_SIZE, DEFAULT_SEED, overwrite=target.exists())
-    except OSError as exc:
+    except (OSError, SnapshotError) as exc:
         if is_complete(target):
             return target
         raise SnapshotError(f"cannot create the default Synth snapshot in {folder}: {exc}") from exc

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import SnapshotError
@@ -45,6 +46,28 @@ class FileJob:
     path: str
     kind: Kind
     tasks: tuple[RenderTask, ...]
+
+    @property
+    def rows(self) -> int:
+        """Rows the file will hold."""
+        return sum(task_rows(task) for task in self.tasks)
+
+
+def task_rows(task: RenderTask) -> int:
+    """Rows a task renders: one per studio query, catalogue shot or distractor, one per queried street garment."""
+    if task.kind == "scene":
+        return sum(len(scene.queried) for scene in task.items)
+    if task.kind == "noise":
+        return sum(chunk.count for chunk in task.items)
+    return len(task.items)
+
+
+def is_written(path: Path, rows: int) -> bool:
+    """True if `path` is a readable parquet file with `rows` rows (a resumed run trusts nothing else)."""
+    try:
+        return pq.ParquetFile(path).metadata.num_rows == rows
+    except (OSError, pa.ArrowException):
+        return False
 
 
 def snapshot_name(release: date, size: str, seed: int) -> str:
@@ -111,7 +134,7 @@ def _make_readable(folder: Path) -> None:
 def render_files(plan: ReleasePlan, folder: Path, workers: int, progress: Progress | None = None) -> list[FileJob]:
     """Render every file of the plan not yet in `folder`; rows stream to parquet in task order."""
     jobs = file_jobs(plan)
-    todo = [job for job in jobs if not (folder / job.path).is_file()]
+    todo = [job for job in jobs if not is_written(folder / job.path, job.rows)]
     say = progress or (lambda _msg: None)
     if len(todo) < len(jobs):
         say(f"resuming: {len(jobs) - len(todo)} of {len(jobs)} files already written")
@@ -150,10 +173,10 @@ def generate_snapshot(
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
     plan = plan_release(seed, release, size)
     work = target.with_name(f".{target.name}.{GENERATOR_VERSION}-{size}-seed{seed}.partial")
-    work.mkdir(parents=True, exist_ok=True)
     if workers is None:
         workers = 1 if plan.preset.total_images() < INLINE_BELOW else available_cpus()
     try:
+        work.mkdir(parents=True, exist_ok=True)
         jobs = render_files(plan, work, workers, progress)
         write_text_atomic(work / MANIFEST, json.dumps(manifest(plan, jobs), indent=2, sort_keys=True) + "\n")
         _make_readable(work)
@@ -164,8 +187,8 @@ def generate_snapshot(
             shutil.rmtree(old, ignore_errors=True)
         else:
             os.replace(work, target)
-    except OSError:
+    except OSError as exc:
         if target.is_dir() and not work.exists():
             return target  # a concurrent run of the same release finished first; its content is identical
-        raise
+        raise SnapshotError(f"cannot generate the Synth release {target}: {exc}") from exc
     return target

@@ -73,7 +73,11 @@ def _props(image: Image.Image, rng: np.random.Generator) -> None:
 
 def _packshot(product: Product, rng: np.random.Generator) -> Image.Image:
     size = STUDIO_SIZE
-    top = rand_rgb(rng, 150, 235) if rng.random() < 0.6 else (lambda v: (v, v, v))(int(rng.integers(170, 225)))
+    if rng.random() < 0.6:
+        top = rand_rgb(rng, 150, 235)
+    else:
+        level = int(rng.integers(170, 225))
+        top = (level, level, level)
     array = gradient((size, size), top, tuple(int(c * rng.uniform(0.75, 0.95)) for c in top))
     canvas = Image.fromarray(array.astype(np.uint8))
     light = sample_light(rng, (0.15, 0.5), (0.15, 0.3))

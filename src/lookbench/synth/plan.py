@@ -118,7 +118,7 @@ class ReleasePlan:
 
     def key(self, *parts: int) -> Seed:
         """A seed for one random stream of this release."""
-        return (self.seed, int(f"{self.release:%Y%m%d}"), *parts)
+        return release_key(self.seed, self.release, *parts)
 
     def counts(self) -> dict[str, int]:
         """Rows per split, as the snapshot will hold them."""
@@ -128,6 +128,11 @@ class ReleasePlan:
             out[f"{sub.subset}/gallery"] = len(sub.gallery)
         out["noise/gallery"] = self.preset.noise
         return out
+
+
+def release_key(seed: int, release: date, *parts: int) -> Seed:
+    """The seed of one random stream of a release: (seed, YYYYMMDD, parts...)."""
+    return (seed, int(f"{release:%Y%m%d}"), *parts)
 
 
 def scene_rng(seed: Seed, part: str) -> np.random.Generator:
@@ -217,7 +222,7 @@ class _Planner:
         return plan
 
     def key(self, *parts: int) -> Seed:
-        return (self.seed, int(f"{self.release:%Y%m%d}"), *parts)
+        return release_key(self.seed, self.release, *parts)
 
     def extras(self, subset: str, rng: np.random.Generator, stream: int, plan: SubsetPlan) -> None:
         for _ in range(self.preset.extra_gallery(subset)):

@@ -168,25 +168,23 @@ def _head(draw: ImageDraw.ImageDraw, p: SceneParams, u: float, cx: float, y0: fl
 def _occlude(
     draw: ImageDraw.ImageDraw | None, labels: ImageDraw.ImageDraw, p: SceneParams, size: tuple[int, int]
 ) -> None:
+    """Draw the occluders over the photo (when drawing one) and clear them from the label map."""
     w, h = size
     for occ in p.occluders:
-        box = [occ.box[0] * w, occ.box[1] * h, occ.box[2] * w, occ.box[3] * h]
+        x0, y0, x1, y1 = occ.box[0] * w, occ.box[1] * h, occ.box[2] * w, occ.box[3] * h
         if occ.kind == "passer-by":
-            head = [
-                box[0] + (box[2] - box[0]) * 0.3,
-                box[1],
-                box[0] + (box[2] - box[0]) * 0.7,
-                box[1] + (box[3] - box[1]) * 0.22,
-            ]
-            body = [box[0], box[1] + (box[3] - box[1]) * 0.2, box[2], box[3] + h]
-            for target, fill in ((draw, occ.colour), (labels, 0)):
-                if target is not None:
-                    target.ellipse(head, fill=fill if target is labels else (180, 140, 110))
-                    target.rounded_rectangle(body, radius=int((box[2] - box[0]) * 0.3), fill=fill)
+            head = [x0 + (x1 - x0) * 0.3, y0, x0 + (x1 - x0) * 0.7, y0 + (y1 - y0) * 0.22]
+            body = [x0, y0 + (y1 - y0) * 0.2, x1, y1 + h]
+            radius = int((x1 - x0) * 0.3)
+            if draw is not None:
+                draw.ellipse(head, fill=(180, 140, 110))
+                draw.rounded_rectangle(body, radius=radius, fill=occ.colour)
+            labels.ellipse(head, fill=0)
+            labels.rounded_rectangle(body, radius=radius, fill=0)
             continue
         if draw is not None:
-            draw.rectangle(box, fill=occ.colour)
-        labels.rectangle(box, fill=0)
+            draw.rectangle([x0, y0, x1, y1], fill=occ.colour)
+        labels.rectangle([x0, y0, x1, y1], fill=0)
 
 
 def _perspective(p: SceneParams, size: tuple[int, int]) -> list[float]:
