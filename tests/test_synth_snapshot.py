@@ -17,6 +17,7 @@ from lookbench.cli.main import app
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSETS
+from lookbench.snapshot.writer import SplitWriter
 from lookbench.synth import default as default_module
 from lookbench.synth import generate as generate_module
 from lookbench.synth.catalogue import NOISE_ONLY
@@ -24,6 +25,7 @@ from lookbench.synth.generate import MANIFEST, generate_snapshot
 from lookbench.synth.plan import plan_release
 from lookbench.synth.release import history_window, release_window
 from lookbench.synth.street import MIN_CROP
+from lookbench.synth.tasks import STUDIO_QUERY_SCHEMA
 from lookbench.taxonomy import load_taxonomy
 
 RELEASE = date(2026, 6, 1)
@@ -239,6 +241,27 @@ def test_a_resumed_run_redoes_a_damaged_file(tmp_path: Path) -> None:
     resumed = generate_snapshot(tmp_path / "out", RELEASE, "tiny", seed=4, workers=1)
     for path in fresh.rglob("*.parquet"):
         assert path.read_bytes() == (resumed / path.relative_to(fresh)).read_bytes(), path
+
+
+def test_split_writer_streams_row_groups_and_refuses_empty_or_partial_files(tmp_path: Path) -> None:
+    target = tmp_path / "s" / "query.parquet"
+    writer = SplitWriter(target, STUDIO_QUERY_SCHEMA)
+    with pytest.raises(SnapshotError, match="refusing to write an empty split"):
+        writer.close()
+    assert not target.exists() and not list(target.parent.iterdir())
+    rows = _rows(generate_snapshot(tmp_path / "g", RELEASE, "tiny", seed=5, workers=1), "real_studio_flat", "query")
+    writer = SplitWriter(target, STUDIO_QUERY_SCHEMA)
+    writer.write(pa.Table.from_pylist(rows[:2], schema=STUDIO_QUERY_SCHEMA))
+    writer.write(pa.Table.from_pylist(rows[2:], schema=STUDIO_QUERY_SCHEMA))
+    assert not target.exists()
+    writer.close()
+    assert pq.ParquetFile(target).metadata.num_row_groups == 2 and pq.read_table(target).num_rows == len(rows)
+    writer = SplitWriter(tmp_path / "s" / "other.parquet", STUDIO_QUERY_SCHEMA)
+    writer.write(pa.Table.from_pylist(rows[:1], schema=STUDIO_QUERY_SCHEMA))
+    writer.abort()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["query.parquet"]
+    with pytest.raises(SnapshotError, match="lacks required column"):
+        SplitWriter(tmp_path / "x.parquet", pa.schema([pa.field("image", pa.string())]))
 
 
 def test_generation_errors_name_the_place(tmp_path: Path) -> None:
