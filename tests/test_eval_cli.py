@@ -71,10 +71,10 @@ def test_eval_embeddings_writes_results(snapshot: Path, tmp_path: Path) -> None:
         app, ["eval", "--snapshot", str(snapshot), "--model", f"embeddings:{emb}", "-o", str(out), "--resamples", "50"]
     )
     assert result.exit_code == 0, result.output
-    files = sorted((tmp_path / "res").iterdir())
+    files = sorted(f for f in (tmp_path / "res").iterdir() if not f.name.startswith("."))
     assert [f.suffix for f in files] == [".json", ".parquet"]
     data = json.loads(files[0].read_text())
-    assert data["schema_version"] == "1.0"
+    assert data["schema_version"] == "1.1"
     assert data["snapshot"]["id"] == "v20260301"
     assert data["snapshot"]["subsets"]["real_studio_flat"] == {
         "queries": 2,

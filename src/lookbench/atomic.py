@@ -1,12 +1,25 @@
-"""Atomic file writes: a crash never leaves a half-written file in place."""
+"""Atomic file writes: a crash never leaves a half-written file in place, and files get the usual umask mode."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
+
+
+def _create_temp(target: Path) -> Path:
+    """Create an empty temporary file beside `target`, mode 0666 less the umask (as `open()` would make it)."""
+    for _ in range(100):
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        os.close(fd)
+        return tmp
+    raise FileExistsError(f"cannot create a temporary file beside {target}")
 
 
 @contextlib.contextmanager
@@ -14,9 +27,7 @@ def atomic_path(target: Path | str) -> Iterator[Path]:
     """Yield a temporary path beside `target` that replaces it only if the block succeeds."""
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
-    tmp = Path(tmp_name)
+    tmp = _create_temp(target)
     try:
         yield tmp
         os.replace(tmp, target)

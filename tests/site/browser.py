@@ -7,6 +7,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -20,7 +21,6 @@ FLAGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
-    "--window-size=1280,1600",
 )
 
 
@@ -30,19 +30,23 @@ def available() -> bool:
 
 
 @contextmanager
-def chromium() -> Iterator[object]:
-    """A selenium Chrome driver on a fresh profile; selenium-manager never runs (explicit driver and binary)."""
+def chromium(width: int = 1280, height: int = 1000) -> Iterator[Any]:
+    """A selenium Chrome driver on a fresh profile, its viewport `width` CSS pixels wide.
+
+    selenium-manager never runs (explicit driver and binary).
+    """
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     profile = tempfile.mkdtemp(prefix="lookbench-chromium-")
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for flag in (*FLAGS, f"--user-data-dir={profile}"):
+    for flag in (*FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)
     try:
+        driver.set_window_size(width, height)
         yield driver
     finally:
         driver.quit()

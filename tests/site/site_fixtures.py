@@ -4,18 +4,33 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from synth_runs import DEFAULT_MODELS, build_snapshot, evaluate_models
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "site"
 
 
-@pytest.fixture(scope="session", name="synth_runs")
-def synth_runs_fixture(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
-    """(snapshot folder, result files of the models sharp, twin and blurry)."""
+@pytest.fixture(scope="session", name="synth_data")
+def synth_data_fixture(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[str, np.ndarray]]:
+    """(work folder, snapshot folder, the 'true' item vectors the fake models perturb)."""
     root = tmp_path_factory.mktemp("synth")
     snapshot, vectors = build_snapshot(root / "snap")
+    return root, snapshot, vectors
+
+
+@pytest.fixture(scope="session", name="synth_runs")
+def synth_runs_fixture(synth_data: tuple[Path, Path, dict[str, np.ndarray]]) -> tuple[Path, list[Path]]:
+    """(snapshot folder, result files of the models sharp, twin and blurry)."""
+    root, snapshot, vectors = synth_data
     return snapshot, evaluate_models(root, snapshot, vectors, DEFAULT_MODELS)
+
+
+@pytest.fixture(scope="session", name="windowed_run")
+def windowed_run_fixture(synth_data: tuple[Path, Path, dict[str, np.ndarray]], synth_runs: object) -> Path:
+    """The model sharp evaluated only on queries first seen since 2026-01-01: a different query set."""
+    root, snapshot, vectors = synth_data
+    return evaluate_models(root, snapshot, vectors, DEFAULT_MODELS[:1], since="2026-01-01")[0]
 
 
 @pytest.fixture(scope="session", name="artifacts")

@@ -1,8 +1,14 @@
-"""Build a small Synth-style snapshot (queries first seen across two releases) and evaluated runs of it."""
+"""Build a small Synth-style snapshot (queries first seen across two releases) and evaluated runs of it.
+
+Street outfits are cut so that one of them (`look-4`: queries 11, 12, 13) has crops first seen in both releases,
+the case a window must keep or drop whole.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,7 +66,7 @@ def build_snapshot(
         for i in range(per_subset):
             category, main, others = _labels(rng, i)
             item = f"{subset}-{i}"
-            outfit = f"look-{i // 3}" if street else None
+            outfit = f"look-{(i + 1) // 3}" if street else None
             extra: dict[str, Any] = {
                 "first_seen_at": RELEASES[int(i >= per_subset // 2)],
                 "source": sources[int(street)],
@@ -105,21 +111,53 @@ def write_embeddings(root: Path, vectors: dict[str, np.ndarray], noise: float, s
     return root
 
 
-def evaluate_models(root: Path, snapshot: Path, vectors: dict[str, np.ndarray], models: list[Model]) -> list[Path]:
-    """Evaluate each model with `lookbench.evaluation.evaluate` and save result + per-query files with cards."""
+def evaluate_models(
+    root: Path, snapshot: Path, vectors: dict[str, np.ndarray], models: list[Model], since: str | None = None
+) -> list[Path]:
+    """Evaluate each model with `lookbench.evaluation.evaluate` and save result + per-query files with cards.
+
+    With `since`, only queries first seen on or after that day are scored (files are named `MODEL-since.json`).
+    """
     snap = open_snapshot(snapshot)
     paths = []
+    start = None if since is None else np.datetime64(since, "us")
     for index, model in enumerate(models):
         provider = PrecomputedEmbeddings(write_embeddings(root / "emb" / model.name, vectors, model.noise, index))
-        out = evaluate(snap, provider, EvalSettings(resamples=200))
+        out = evaluate(snap, provider, EvalSettings(resamples=200, since=start))
         out.result.model.update({"name": model.display or model.name, "card": model.card})
-        target = root / "results" / f"{model.name}.json"
+        target = root / "results" / f"{model.name}{'-since' if since else ''}.json"
         write_per_query(out.per_query, target.with_name(target.stem + ".per_query.parquet"))
         out.result.per_query_file = target.stem + ".per_query.parquet"
         save_result(out.result, target)
         paths.append(target)
     return paths
 
+
+def copy_run(source: Path, target: Path, edit: Callable[[dict[str, Any]], None]) -> Path:
+    """A copy of a result file, changed by `edit`, beside a copy of its per-query file; returns the copy."""
+    result = json.loads(source.read_text())
+    edit(result)
+    target.write_text(json.dumps(result))
+    name = result["per_query_file"]
+    target.with_name(name).write_bytes(source.with_name(name).read_bytes())
+    return target
+
+
+def with_timings(timings: dict[str, float], name: str | None = None) -> Callable[[dict[str, Any]], None]:
+    """An edit for `copy_run`: these timings (and this model name)."""
+
+    def edit(result: dict[str, Any]) -> None:
+        result["timings"] = timings
+        if name is not None:
+            result["model"]["name"] = name
+
+    return edit
+
+
+FRESH = {"embed_s": 2.0, "embedded_images": 120.0}
+"""Timings of a run that embedded 120 images in 2 s: 60 images/s."""
+CACHED = {"embed_s": 0.02, "embedded_images": 0.0}
+"""Timings of a re-run served from the embedding cache."""
 
 NASTY_NAME = 'blurry</script><img src=x onerror="document.title=1">&amp;'
 """A user-written model name that must show as text, never run or break the page."""
@@ -130,8 +168,8 @@ DEFAULT_MODELS = [
         0.9,
         {
             "name": "sharp",
-            "release_date": "2025-06-01",
-            "training_cutoff": "2025-05-01",
+            "release_date": "2025-06",
+            "training_cutoff": "2025-05",
             "training_data": ["laion"],
             "params": 150_000_000,
         },

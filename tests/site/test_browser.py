@@ -1,18 +1,28 @@
-"""Open the built site and report in headless Chromium (file://, offline) and check what a person would see."""
+"""Open the built site and report in headless Chromium (file://, offline) at 1400 and 400 px and check what a
+person would see: numbers, windows, groups, labels, sorting, the URL state and the layout."""
 
 from __future__ import annotations
 
 import csv
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from browser import available, chromium
-from site_fixtures import artifacts_fixture, synth_runs_fixture  # noqa: F401
-from synth_runs import NASTY_NAME
+from site_fixtures import (  # noqa: F401
+    artifacts_fixture,
+    synth_data_fixture,
+    synth_runs_fixture,
+    windowed_run_fixture,
+)
+from synth_runs import CACHED, FRESH, NASTY_NAME, copy_run, with_timings
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.contamination.tables import load_with_per_query
+from lookbench.contamination.window import filter_window
 from lookbench.reports.report import build_report
 from lookbench.reports.site import build_site
 from lookbench.reports.sitedata import build_site_data
@@ -23,19 +33,47 @@ pytestmark = pytest.mark.skipif(
     not available(), reason="needs Debian chromium + chromium-driver (scripts/ensure-chromium.sh)"
 )
 
+WIDTHS = (1400, 400)
+DAY0 = "2025-12-01"
+DAY1 = "2026-01-15"
+
+
+@pytest.fixture(scope="module", params=WIDTHS, ids=[f"{w}px" for w in WIDTHS], name="driver")
+def driver_fixture(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """One headless Chromium per viewport width, shared by the tests of this module."""
+    with chromium(width=request.param) as driver:
+        driver.viewport = request.param
+        yield driver
+
+
+def _open(driver: Any, url: str) -> None:
+    driver.get("about:blank")
+    driver.get(url)
+    assert driver.find_element("css selector", "body").get_attribute("data-ready") or "report" in url
+
 
 def _errors(driver: Any) -> list[dict[str, Any]]:
     return [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")]
 
 
+def _no_page_overflow(driver: Any) -> None:
+    """The page itself never scrolls sideways (wide tables scroll inside their own box)."""
+    width = driver.execute_script("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert width[0] <= width[1], width
+
+
+def _value_text(cell: Any) -> str:
+    return cell.get_attribute("textContent").split("[")[0].strip() if cell.text == "" else cell.text.split("\n")[0]
+
+
 def _shown(driver: Any, metric: str) -> dict[tuple[int, str], tuple[str, str, str]]:
     """{(run, scope): (value text, n text, rank text)} of the rendered tables for `metric`."""
     out = {}
-    for row in driver.find_elements("css selector", f'table.board[data-metric="{metric}"] tbody.runs tr'):
+    for row in driver.find_elements("css selector", f'table.board[data-metric="{metric}"] tbody.runs tr.run'):
         cell = row.find_element("css selector", "td.value")
         n = row.find_element("css selector", "td.n").text
         rank = row.find_element("css selector", "td.rank").text
-        out[(int(cell.get_attribute("data-run")), cell.get_attribute("data-scope"))] = (cell.text, n, rank)
+        out[(int(cell.get_attribute("data-run")), cell.get_attribute("data-scope"))] = (_value_text(cell), n, rank)
     return out
 
 
@@ -75,94 +113,379 @@ def _choose(driver: Any, family: str, k: int | None = None) -> None:
         Select(driver.find_element("id", "k")).select_by_value(str(k))
 
 
+def _window(driver: Any, since: str = "", until: str = "") -> None:
+    driver.execute_script(
+        "document.getElementById('since').value = arguments[0]; document.getElementById('until').value = arguments[1];",
+        since,
+        until,
+    )
+    driver.find_element("id", "apply").click()
+
+
 def _flags(driver: Any) -> dict[int, set[str]]:
     out: dict[int, set[str]] = {}
-    for row in driver.find_elements("css selector", 'table.board[data-scope="overall"] tbody.runs tr'):
+    for row in driver.find_elements("css selector", 'table.board[data-scope="overall"] tbody.runs tr.run'):
         kinds = {s.get_attribute("data-kind") for s in row.find_elements("css selector", "span.flag")}
         out[int(row.get_attribute("data-run"))] = kinds
     return out
 
 
-def test_leaderboard_in_chromium(synth_runs: tuple[Path, list[Path]], tmp_path: Path, artifacts: Path) -> None:
+def _kept(driver: Any) -> list[tuple[str, str]]:
+    counts = driver.find_elements("css selector", "#window-counts li")
+    return [(c.get_attribute("data-kept"), c.get_attribute("data-total")) for c in counts]
+
+
+def _hash(driver: Any) -> str:
+    return str(driver.execute_script("return location.hash"))
+
+
+def test_numbers_equal_python_with_and_without_a_window(
+    driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path, artifacts: Path
+) -> None:
     _, paths = synth_runs
     index = build_site(paths, tmp_path / "site")
     full = [load_result(p) for p in paths]
     late = _tables_window(paths, ["--since", "2026-01-01"], tmp_path / "late")
     early = _tables_window(paths, ["--until", "2025-12-31"], tmp_path / "early")
     ties = build_site_data(paths)["ties"]
-    with chromium() as driver:
-        driver.get(index.as_uri())
-        assert driver.title == "LookBench leaderboard"
-        shown = _shown(driver, "fine_recall@1")
-        assert {key: v[:2] for key, v in shown.items()} == _expected(full, "fine_recall@1")
-        python_ranks = {(run, scope): label for scope, rows in ties["fine_recall@1"].items() for run, label, _ in rows}
-        assert {key: v[2] for key, v in shown.items()} == python_ranks
-        assert _flags(driver) == {0: set(), 1: {"date"}, 2: {"data", "unknown"}}
-        assert driver.find_elements("css selector", "tbody.published tr.published-row")
-        driver.find_element("id", "show-published").click()
-        assert not driver.find_elements("css selector", "tbody.published tr.published-row")
-        assert len(driver.find_elements("css selector", "#chart-recall polyline.curve")) == 3
-        assert len(driver.find_elements("css selector", "#chart-scatter circle.point")) == 2
-        assert driver.find_elements("css selector", "#chart-categories rect.bar")
-        assert driver.find_elements("css selector", "#attributes tr[data-group]")
-        header_flags = driver.find_elements("css selector", "#categories th span.flag")
-        assert sorted(f.get_attribute("data-kind") for f in header_flags) == ["data", "date", "unknown"]
-        labels = {a.text for a in driver.find_elements("css selector", 'table.board a[href^="#model-"]')}
-        assert NASTY_NAME in labels and not driver.find_elements("css selector", "table.board img")
-        driver.save_screenshot(str(artifacts / "leaderboard.png"))
+    _open(driver, index.as_uri())
+    assert driver.title == "LookBench leaderboard"
+    shown = _shown(driver, "fine_recall@1")
+    assert {key: v[:2] for key, v in shown.items()} == _expected(full, "fine_recall@1")
+    python_ranks = {(row[0], scope): row[1] for scope, rows in ties["fine_recall@1"].items() for row in rows}
+    assert {key: v[2] for key, v in shown.items()} == python_ranks
+    assert _flags(driver) == {0: set(), 1: {"date"}, 2: {"data", "unknown"}}
+    labels = {a.text for a in driver.find_elements("css selector", 'table.board a[href^="#model-"]')}
+    assert NASTY_NAME in labels and not driver.find_elements("css selector", "table.board img")
+    _no_page_overflow(driver)
+    driver.save_screenshot(str(artifacts / f"leaderboard-{driver.viewport}.png"))
 
-        driver.execute_script("document.getElementById('since').value = '2026-01-01';")
-        driver.find_element("id", "apply").click()
-        counts = driver.find_elements("css selector", "#window-counts li")
-        assert [(c.get_attribute("data-kept"), c.get_attribute("data-total")) for c in counts] == [("24", "48")] * 3
-        assert {k: v[:2] for k, v in _shown(driver, "fine_recall@1").items()} == late["fine_recall@1"]
-        assert _flags(driver) == {0: set(), 1: set(), 2: {"data", "unknown"}}  # twin: cutoff before 2026
-        for family, k, metric in (
-            ("ndcg", 5, "ndcg@5"),
-            ("mrr", 10, "mrr@10"),
-            ("outfit_recall", None, "outfit_recall@1"),
-        ):
-            _choose(driver, family, k)
-            assert {key: v[:2] for key, v in _shown(driver, metric).items()} == late[metric], metric
-        driver.save_screenshot(str(artifacts / "leaderboard-window.png"))
+    # a window keeps or drops whole outfits: look-4 (one 2025 crop, two 2026 crops) is dropped
+    _window(driver, since="2026-01-01")
+    _, per_query = load_with_per_query(paths[0])
+    assert per_query is not None
+    kept = filter_window(per_query, full[0].snapshot.id, np.datetime64("2026-01-01", "us"), None)
+    assert _kept(driver) == [(str(kept.num_rows), "48")] * 3 and kept.num_rows == 22
+    assert {k: v[:2] for k, v in _shown(driver, "fine_recall@1").items()} == late["fine_recall@1"]
+    assert _flags(driver) == {0: set(), 1: set(), 2: {"data", "unknown"}}  # twin: cutoff before 2026
+    for family, k, metric in (("ndcg", 5, "ndcg@5"), ("mrr", 10, "mrr@10"), ("outfit_recall", None, "outfit_recall@1")):
+        _choose(driver, family, k)
+        assert {key: v[:2] for key, v in _shown(driver, metric).items()} == late[metric], metric
+    _no_page_overflow(driver)
+    driver.save_screenshot(str(artifacts / f"leaderboard-window-{driver.viewport}.png"))
 
-        driver.execute_script(
-            "document.getElementById('since').value = ''; document.getElementById('until').value = '2025-12-31';"
+    _window(driver, until="2025-12-31")
+    _choose(driver, "fine_recall", 1)
+    assert {k: v[:2] for k, v in _shown(driver, "fine_recall@1").items()} == early["fine_recall@1"]
+    assert _flags(driver) == {0: set(), 1: {"date"}, 2: {"data", "unknown"}}  # window starts 2025-12-01
+
+    driver.find_element("id", "reset").click()
+    _choose(driver, "coarse_recall", 5)
+    assert {key: v[:2] for key, v in _shown(driver, "coarse_recall@5").items()} == _expected(full, "coarse_recall@5")
+    assert driver.title == "LookBench leaderboard"
+    assert _errors(driver) == []
+
+
+def test_runs_on_different_query_sets_are_not_ranked_together(
+    driver: Any, synth_runs: tuple[Path, list[Path]], windowed_run: Path, tmp_path: Path, artifacts: Path
+) -> None:
+    _, paths = synth_runs
+    index = build_site([*paths, windowed_run], tmp_path / "site")
+    _open(driver, index.as_uri())
+    overall = driver.find_element("css selector", 'table.board[data-scope="overall"]')
+    groups = overall.find_elements("css selector", "tbody.runs")
+    assert len(groups) == 2
+    assert "Group A: 48 queries" in groups[0].find_element("css selector", "tr.set-caption").text
+    assert "Group B: 22 queries" in groups[1].find_element("css selector", "tr.set-caption").text
+    alone = groups[1].find_elements("css selector", "tr.run")
+    assert [r.get_attribute("data-run") for r in alone] == ["3"]
+    assert alone[0].find_element("css selector", "td.rank").text == "1"
+    assert alone[0].find_element("css selector", "td.rank").get_attribute("title") == ""  # never tested
+    assert "sharp [since 2026-01-01]" in alone[0].find_element("css selector", "td.model").text
+    assert alone[0].find_elements("css selector", ".window-tag")
+    assert driver.find_element("id", "sets-split").is_displayed()
+    # the run is labelled with its window everywhere
+    title = "sharp [since 2026-01-01]"
+    for selector in ("#chart-recall ul.legend li", "#chart-scatter ul.legend li", "#model-cards h3"):
+        assert title in [e.text for e in driver.find_elements("css selector", selector)], selector
+    header = driver.find_elements("css selector", "#categories th .run-name")[3].text
+    assert header.startswith(title)
+    assert [e.text for e in driver.find_elements("css selector", '#chart-scatter text.point-label[data-run="3"]')]
+    assert "[since 2026-01-01]" in driver.find_element("css selector", '#window-counts li[data-run="3"]').text
+    _no_page_overflow(driver)
+    driver.save_screenshot(str(artifacts / f"leaderboard-groups-{driver.viewport}.png"))
+
+    driver.find_element("id", "apply-common").click()
+    assert "since=2026-01-01" in _hash(driver)
+    overall = driver.find_element("css selector", 'table.board[data-scope="overall"]')
+    assert len(overall.find_elements("css selector", "tbody.runs")) == 1
+    assert not driver.find_elements("id", "sets-split") and driver.find_element("id", "sets-common").is_displayed()
+    ranks = {
+        r.get_attribute("data-run"): r.find_element("css selector", "td.rank").text
+        for r in overall.find_elements("css selector", "tr.run")
+    }
+    assert ranks["0"] == ranks["3"] and ranks["0"].endswith("=")  # the same model on the same queries: a tie
+    assert _errors(driver) == []
+
+
+def test_empty_window_and_since_after_until(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    _, paths = synth_runs
+    index = build_site(paths, tmp_path / "site")
+    _open(driver, index.as_uri())
+    _window(driver, since="2030-01-01")
+    message = driver.find_element("id", "empty-window")
+    assert message.is_displayed()
+    assert "No queries in this window (since 2030-01-01)" in message.text and f"from {DAY0} to {DAY1}" in message.text
+    assert not driver.find_elements("css selector", "table.board")
+    assert not driver.find_elements("css selector", "details.published, .published-none")
+    assert not driver.find_element("id", "charts").is_displayed()
+    assert not driver.find_element("id", "breakdowns").is_displayed()
+    assert _kept(driver) == [("0", "48")] * 3
+    _no_page_overflow(driver)
+
+    driver.find_element("id", "reset").click()
+    before = _hash(driver)
+    _window(driver, since="2026-01-10", until="2026-01-01")
+    error = driver.find_element("id", "window-error")
+    assert error.is_displayed() and "since (2026-01-10) is after until (2026-01-01)" in error.text
+    assert _hash(driver) == before and _kept(driver) == [("48", "48")] * 3
+    _window(driver, since="2026-01-01", until="2026-01-20")
+    assert not driver.find_element("id", "window-error").is_displayed()
+    assert _kept(driver) == [("22", "48")] * 3
+    assert _errors(driver) == []
+
+
+def test_date_control_shows_the_data_and_the_cutoffs(
+    driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+    index = build_site(paths, tmp_path / "site")
+    _open(driver, index.as_uri())
+    since, until = driver.find_element("id", "since-range"), driver.find_element("id", "until-range")
+    day = driver.execute_script("return Math.round(Date.UTC(2025, 11, 1) / 86400000)")
+    assert (int(since.get_attribute("min")), int(since.get_attribute("max"))) == (day, day + 45)
+    assert driver.find_element("id", "since").get_attribute("min") == DAY0
+    assert f"from {DAY0} to {DAY1}" in driver.find_element("id", "data-range").text
+    assert len(driver.find_elements("css selector", "#date-strip rect.day")) == 2  # two release days
+    marks = driver.find_elements("css selector", "#date-strip line.cutoff")
+    assert [m.get_attribute("data-run") for m in marks] == ["1"]  # twin's 2025-12-20; sharp's 2025-05 is earlier
+    cutoffs = {li.get_attribute("data-run"): li.text for li in driver.find_elements("css selector", "#cutoff-list li")}
+    assert "training cutoff 2025-05 (before every query)" in cutoffs["0"]
+    driver.find_element("css selector", '#cutoff-list li[data-run="1"] button.after-cutoff').click()
+    assert driver.find_element("id", "since").get_attribute("value") == "2025-12-21"
+    assert _kept(driver) == [("22", "48")] * 3
+    driver.execute_script(
+        "function move(r, v) { r.value = v; ['input', 'change'].forEach(e => r.dispatchEvent(new Event(e))); }"
+        "move(arguments[0], arguments[0].max); move(arguments[1], arguments[1].min);",
+        since,
+        until,
+    )
+    assert int(until.get_attribute("value")) == int(since.get_attribute("value"))  # the thumbs never cross
+    assert driver.find_element("id", "since").get_attribute("value") == DAY1
+    assert driver.find_element("id", "until").get_attribute("value") == ""  # a thumb at the end: no bound
+    assert _kept(driver) == [("22", "48")] * 3
+    assert _errors(driver) == []
+
+
+def test_sorting_and_url_state_round_trip(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    _, paths = synth_runs
+    index = build_site(paths, tmp_path / "site")
+    _open(driver, index.as_uri())
+
+    def order() -> list[str]:
+        return [
+            r.get_attribute("data-run")
+            for r in driver.find_elements("css selector", 'table.board[data-scope="overall"] tr.run')
+        ]
+
+    def values() -> list[float]:
+        cells = driver.find_elements("css selector", 'table.board[data-scope="overall"] td.value')
+        return [float(_value_text(c)) for c in cells]
+
+    def header(key: str) -> Any:
+        return driver.find_element("css selector", f'table.board button.sort[data-key="{key}"]')  # sorts every board
+
+    header("value").click()
+    assert values() == sorted(values(), reverse=True) and "sort=value.desc" in _hash(driver)
+    header("value").click()
+    assert values() == sorted(values()) and "sort=value.asc" in _hash(driver)
+    header("model").click()
+    titles = [e.text for e in driver.find_elements("css selector", 'table.board[data-scope="overall"] td.model a')]
+    assert titles == sorted(titles, key=str.lower) or titles == sorted(titles)
+    header("n").click()
+    assert "sort=n.desc" in _hash(driver)
+    breakdown = driver.find_element("css selector", '#categories button.sort[data-key="run-2"]')
+    breakdown.click()
+    cells = driver.find_elements("css selector", '#categories tbody td[data-run="2"]')
+    shown = [float(c.text.split(" ")[0]) for c in cells if c.text != "\u2013"]
+    assert shown == sorted(shown, reverse=True) and "bsort=run-2.desc" in _hash(driver)
+
+    _choose(driver, "ndcg", 5)
+    Select(driver.find_element("id", "subset")).select_by_value("real_streetlook")
+    _window(driver, since="2026-01-01")
+    header("value").click()
+    url = driver.current_url
+    for key in ("metric=ndcg", "k=5", "subset=real_streetlook", "since=2026-01-01", "sort=value.desc", "bsort=run-2"):
+        assert key in url, key
+    before = (_shown(driver, "ndcg@5"), order(), driver.find_element("id", "categories").text)
+    assert [t.get_attribute("data-scope") for t in driver.find_elements("css selector", "table.board")] == [
+        "real_streetlook"
+    ]
+    _open(driver, url)  # a fresh load of the shared address shows the same view
+    assert driver.find_element("id", "family").get_attribute("value") == "ndcg"
+    assert driver.find_element("id", "k").get_attribute("value") == "5"
+    assert driver.find_element("id", "subset").get_attribute("value") == "real_streetlook"
+    assert driver.find_element("id", "since").get_attribute("value") == "2026-01-01"
+    assert (_shown(driver, "ndcg@5"), order(), driver.find_element("id", "categories").text) == before
+    assert driver.find_element("css selector", "th[aria-sort] button.sort").get_attribute("data-key") == "value"
+    _open(driver, index.as_uri() + "#metric=nonsense&k=7&since=2026-13-45&sort=value.sideways")  # ignored, safely
+    assert driver.find_element("id", "family").get_attribute("value") == "fine_recall"
+    assert driver.find_element("id", "since").get_attribute("value") == ""
+    assert _errors(driver) == []
+
+
+def test_labels_definitions_and_published_block(
+    driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+    index = build_site(paths, tmp_path / "site")
+    _open(driver, index.as_uri())
+    options = [o.text for o in driver.find_elements("css selector", "#family option")]
+    assert options[:2] == ["Fine Recall@K", "Coarse Recall@K"] and "Outfit Recall@1" in options
+    assert "graded nDCG@K" in options and "MRR@K" in options and "Item Recall@K" in options
+    definition = driver.find_element("id", "metric-definition").text
+    assert definition.startswith("Fine Recall@1: share of queries with a fine match in the top 1")
+    link = driver.find_element("css selector", "#board-title a.def-link")
+    assert link.get_attribute("href").endswith("#def-fine_recall")
+    assert driver.find_element("id", "def-fine_recall").get_attribute("textContent") == "Fine Recall@K"
+    assert driver.find_element("css selector", "button.sort[data-key=value]").text.startswith("Fine Recall@1 %")
+    _choose(driver, "outfit_recall")
+    assert (
+        not driver.find_element("id", "k").is_enabled()
+        and "K does not apply" in driver.find_element("id", "k-note").text
+    )
+    assert "k=" not in _hash(driver)
+    _choose(driver, "fine_recall", 1)
+    assert driver.find_element("id", "k").is_enabled()
+    head = [th.text for th in driver.find_elements("css selector", "#categories thead th")]
+    assert head[0].startswith("category") and head[1].startswith("queries")
+    assert all("Fine Recall@1 % (queries)" in h for h in head[2:]) and len(head) == 5
+    assert driver.find_elements("css selector", "#attributes thead th")[0].text.startswith("query main attribute")
+    cards = {c.get_attribute("id"): c.text for c in driver.find_elements("css selector", "#model-cards .model")}
+    assert "parameters: 150M" in cards["model-0"] and "parameters: 400M" in cards["model-1"]
+    assert "release date: 2025-06" in cards["model-0"] and "training cutoff: 2025-05\n" in cards["model-0"] + "\n"
+    assert "embedding throughput: not known" in cards["model-0"]
+
+    # published numbers: collapsed (this board is not the real release), registry ids, an Overall block
+    blocks = driver.find_elements("css selector", "details.published")
+    assert blocks and not any(b.get_attribute("open") for b in blocks)
+    overall = driver.find_element("css selector", 'details.published[data-scope="overall"]')
+    assert "not this board's snapshot" in overall.text
+    overall.find_element("css selector", "summary").click()
+    ids = [r.get_attribute("data-id") for r in overall.find_elements("css selector", "tr.published-row")]
+    assert "clip-b32" in ids and "tianmu-mere" in ids
+    assert "query-weighted mean of the four published subsets" in overall.text
+    overall.find_elements("css selector", "th button.sort")[2].click()  # the published table sorts too
+    published = [float(r.text.split()[-1]) for r in overall.find_elements("css selector", "tr.published-row")]
+    assert published == sorted(published, reverse=True)
+    overall.find_elements("css selector", "th button.sort")[2].click()
+    published = [float(r.text.split()[-1]) for r in overall.find_elements("css selector", "tr.published-row")]
+    assert published == sorted(published)
+    _choose(driver, "mrr", 10)
+    notes = driver.find_elements("css selector", ".published-none")
+    assert notes and "The authors published no MRR@10 numbers" in notes[0].text
+    assert not driver.find_elements("css selector", "details.published")
+    _no_page_overflow(driver)
+    assert _errors(driver) == []
+
+
+def test_charts_legends_labels_and_throughput(
+    driver: Any, synth_runs: tuple[Path, list[Path]], windowed_run: Path, tmp_path: Path
+) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    _, paths = synth_runs
+    long = "-with-a-rather-long-model-name-for-the-label"
+    copies = [
+        copy_run(paths[1], tmp_path / "fresh.json", with_timings(FRESH, f"twin-fresh{long}")),
+        copy_run(paths[1], tmp_path / "cached.json", with_timings(CACHED, f"twin-cached{long}")),
+    ]
+    index = build_site([*paths, windowed_run, *copies], tmp_path / "site")
+    _open(driver, index.as_uri())
+    legend = driver.find_elements("css selector", "#chart-categories ul.legend li")
+    assert len(legend) == 6
+    bars = driver.find_elements("css selector", "#chart-categories rect.bar")
+    assert {b.get_attribute("data-group") for b in bars} == {"dress", "skirt", "pants", "shirt"}
+
+    def labels_inside() -> None:
+        boxes = driver.execute_script(
+            "var svg = document.querySelector('#chart-scatter svg'), w = svg.viewBox.baseVal.width;"
+            "return Array.prototype.map.call(svg.querySelectorAll('text'), function (t) {"
+            "  var b = t.getBBox(); return [b.x, b.x + b.width, w, t.textContent]; });"
         )
-        driver.find_element("id", "apply").click()
-        _choose(driver, "fine_recall", 1)
-        assert {k: v[:2] for k, v in _shown(driver, "fine_recall@1").items()} == early["fine_recall@1"]
-        assert _flags(driver) == {0: set(), 1: {"date"}, 2: {"data", "unknown"}}  # window starts 2025-12-01
+        assert boxes and all(x0 >= 0 and x1 <= w for x0, x1, w, _ in boxes), boxes
 
-        driver.find_element("id", "reset").click()
-        _choose(driver, "coarse_recall", 5)
-        assert {key: v[:2] for key, v in _shown(driver, "coarse_recall@5").items()} == _expected(
-            full, "coarse_recall@5"
-        )
-        assert driver.title == "LookBench leaderboard"
-        assert _errors(driver) == []
+    labels_inside()
+    Select(driver.find_element("id", "scatter-x")).select_by_value("throughput")
+    points = driver.find_elements("css selector", "#chart-scatter circle.point")
+    assert [p.get_attribute("data-run") for p in points] == ["4"]  # only the run that embedded images
+    missing = {
+        li.get_attribute("data-run"): li.text for li in driver.find_elements("css selector", "#chart-scatter li")
+    }
+    assert "embedding cache" in missing["5"] and "does not say how many images" in missing["0"]
+    assert "x=throughput" in _hash(driver)
+    labels_inside()
+    _no_page_overflow(driver)
+    assert _errors(driver) == []
 
 
-def test_report_in_chromium(synth_runs: tuple[Path, list[Path]], tmp_path: Path, artifacts: Path) -> None:
+def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path, artifacts: Path) -> None:
     from selenium.webdriver.support.ui import Select
 
     _, paths = synth_runs
     index = build_report(paths[2], tmp_path / "report", per_subset=6)
-    with chromium() as driver:
-        driver.get(index.as_uri())
-        cards = driver.find_elements("css selector", "article.query")
-        assert len(cards) == 12
-        assert driver.find_element("id", "shown-count").text == "12 of 12 queries shown"
-        first = cards[0]
-        assert len(first.find_elements("css selector", "li.hit")) == 5
-        assert first.find_elements("css selector", "li.hit img")
-        natural = driver.execute_script("return arguments[0].naturalWidth;", first.find_element("css selector", "img"))
-        assert natural > 0
-        Select(driver.find_element("id", "filter-subset")).select_by_value("real_streetlook")
-        assert driver.find_element("id", "shown-count").text == "6 of 12 queries shown"
-        visible = [c for c in cards if c.is_displayed()]
-        assert {c.get_attribute("data-subset") for c in visible} == {"real_streetlook"}
-        assert all(c.find_elements("css selector", "img.photo") for c in visible)
-        assert NASTY_NAME in driver.find_element("tag name", "h1").text
-        driver.save_screenshot(str(artifacts / "report.png"))
-        assert _errors(driver) == []
+    _open(driver, index.as_uri())
+    cards = driver.find_elements("css selector", "article.query")
+    total = len(cards)
+    assert total >= 12 and driver.find_element("id", "shown-count").text == f"{total} of {total} queries shown"
+    loaded = driver.execute_script(
+        "return Array.prototype.every.call(document.images, function (i) { return i.complete && i.naturalWidth > 0; })"
+    )
+    assert loaded
+    first = cards[0]
+    assert len(first.find_elements("css selector", "li.hit")) == 5
+    side = first.find_element("css selector", ".side").rect
+    hits = first.find_element("css selector", "ol.hits").rect
+    items = [li.rect for li in first.find_elements("css selector", "li.hit")]
+    if driver.viewport <= 600:  # phone: the query above its results, results in a wrapping grid
+        assert side["y"] + side["height"] <= hits["y"] + 1
+        assert items[0]["y"] == items[1]["y"] and items[-1]["y"] > items[0]["y"]
+    else:
+        assert side["x"] + side["width"] <= hits["x"] + 1 and len({round(i["y"]) for i in items}) == 1
+    summary = driver.find_element("css selector", "table.summary")
+    summary.find_elements("css selector", "th button.sort")[1].click()
+    fine = [float(td.text) for td in summary.find_elements("css selector", "tbody tr td:nth-child(2)")]
+    assert fine == sorted(fine, reverse=True)
+    legend = driver.find_element("id", "legend").text
+    assert "distractors never count as a match" in legend
+    for hit in driver.find_elements("css selector", "li.hit.is-noise"):
+        assert not hit.find_elements("css selector", ".attr") and "never a match" in hit.text
+    Select(driver.find_element("id", "filter-subset")).select_by_value("real_streetlook")
+    visible = [c for c in cards if c.is_displayed()]
+    assert {c.get_attribute("data-subset") for c in visible} == {"real_streetlook"}
+    assert all(c.find_elements("css selector", "img.photo") for c in visible)
+    assert NASTY_NAME in driver.find_element("tag name", "h1").text
+    _no_page_overflow(driver)
+    driver.save_screenshot(str(artifacts / f"report-{driver.viewport}.png"))
+
+    Select(driver.find_element("id", "filter-subset")).select_by_value("real_studio_flat")
+    example = driver.find_element("css selector", 'table.confusion[data-subset="real_streetlook"] a.example')
+    Select(driver.find_element("id", "filter-subset")).select_by_value("")
+    target = example.get_attribute("href").split("#")[1]
+    Select(driver.find_element("id", "filter-subset")).select_by_value("real_studio_flat")
+    driver.execute_script("location.hash = arguments[0]", target)
+    card = driver.find_element("id", target)
+    assert card.is_displayed() and driver.find_element("id", "filter-subset").get_attribute("value") == ""
+    assert _errors(driver) == []

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from site_fixtures import synth_runs_fixture  # noqa: F401
+from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.card import CardFacts
+from lookbench.contamination.card import CardFacts, date_as_given
 from lookbench.contamination.flags import contamination_flags
 from lookbench.contamination.tables import load_with_per_query
 from lookbench.contamination.window import cutoff_since, rewindow
@@ -39,6 +39,24 @@ def test_card_facts_are_lenient() -> None:
     assert CardFacts.of_model({"card": {"release_date": "2026-01-20T10:00:00+00:00"}}).release_date == dt.date(
         2026, 1, 20
     )
+
+
+def test_partial_dates_are_shown_as_given() -> None:
+    facts = CardFacts.of_model(
+        {"card": {"release_date": "2020-03", "training_cutoff": "2012 (ImageNet-1k collection)"}}
+    )
+    assert (facts.release_text, facts.cutoff_text) == ("2020-03", "2012")
+    assert facts.release_date == dt.date(2020, 3, 31)  # compared as the period's last day, shown as written
+    assert (
+        date_as_given("2026-01-20T10:00:00+00:00") == "2026-01-20"
+        and date_as_given(dt.date(2026, 1, 2)) == "2026-01-02"
+    )
+    assert date_as_given("unknown") is None and date_as_given("soon") is None and date_as_given(None) is None
+    month = CardFacts.of_model({"card": {"training_cutoff": "2026-01"}})
+    reason = contamination_flags(month, dt.date(2026, 1, 1), "v20260201")[0].reason
+    assert reason == "training cutoff 2026-01 is on or after the window start 2026-01-01"
+    hostile = CardFacts.of_model({"card": {"release_date": "2020", "release_text": "<b>forged</b>"}})
+    assert hostile.release_text == "2020"  # computed from the date field, never taken from the card
 
 
 def test_flag_rules() -> None:
@@ -80,7 +98,8 @@ def test_tables_since_matches_eval_since(synth_runs: tuple[Path, list[Path]], tm
     emb = paths[0].parent.parent / "emb" / "sharp"
     full = _eval(snapshot, emb, tmp_path / "full.json", "--resamples", "200")
     direct = _eval(snapshot, emb, tmp_path / "direct.json", "--resamples", "200", "--since", "2026-01-01")
-    assert direct["config"]["window"] == {"since": "2026-01-01", "until": None, "kept_queries": 24, "total_queries": 48}
+    # 24 queries are dated 2026; outfit look-4 (one 2025 crop, two 2026 crops) is dropped whole: 22 kept
+    assert direct["config"]["window"] == {"since": "2026-01-01", "until": None, "kept_queries": 22, "total_queries": 48}
     result, per_query = load_with_per_query(tmp_path / "full.json")
     assert per_query is not None
     again = rewindow(result, per_query, np.datetime64("2026-01-01", "us"), None)
@@ -98,7 +117,7 @@ def test_tables_since_matches_eval_since(synth_runs: tuple[Path, list[Path]], tm
     rows = [line.split(",") for line in (tmp_path / "t" / "tables.csv").read_text().splitlines()[1:]]
     overall = next(row for row in rows if row[1] == "fine_recall@1" and row[2] == "overall")
     assert float(overall[3]) == pytest.approx(direct["metrics"]["overall"]["fine_recall@1"]["value"])
-    assert overall[6] == "24"
+    assert overall[6] == "22"
 
 
 def test_tables_show_flags(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
@@ -135,7 +154,7 @@ def test_eval_since_cutoff_reads_the_card(
     r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"carded:{emb}", "-o", str(out), "--since", "cutoff"])
     assert r.exit_code == 0, r.output
     window = json.loads(out.read_text())["config"]["window"]
-    assert window == {"since": "2026-01-01", "until": None, "kept_queries": 24, "total_queries": 48}
+    assert window == {"since": "2026-01-01", "until": None, "kept_queries": 22, "total_queries": 48}
     (emb / "card.json").write_text(json.dumps({"training_cutoff": None}))
     r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"carded:{emb}", "-o", str(out), "--since", "cutoff"])
     assert r.exit_code == 2 and "--since cutoff: carded declares training_cutoff=None" in r.output.replace("\n", "")
@@ -148,6 +167,6 @@ def test_tables_since_each_cards_cutoff(synth_runs: tuple[Path, list[Path]], tmp
     assert r.exit_code == 0, r.output
     rows = [line.split(",") for line in (tmp_path / "tables.csv").read_text().splitlines()[1:]]
     counts = {row[0]: row[6] for row in rows if row[1] == "fine_recall@1" and row[2] == "overall"}
-    assert counts == {"sharp": "48", "twin": "24"}  # cutoffs 2025-05-01 and 2025-12-20
+    assert counts == {"sharp": "48", "twin": "22"}  # cutoffs 2025-05 and 2025-12-20; outfit look-4 dropped whole
     r = runner.invoke(app, ["tables", str(paths[2]), "--since", "cutoff"])
     assert r.exit_code == 2 and "declares training_cutoff='unknown'" in r.output.replace("\n", "")

@@ -13,7 +13,11 @@ if TYPE_CHECKING:
     from lookbench.build.annotate.base import Item
     from lookbench.build.annotate.openai import OpenAIAnnotator
 
-app = typer.Typer(help="Annotation as an OpenAI batch job (e.g. `vllm run-batch` on a GPU box).", no_args_is_help=True)
+app = typer.Typer(
+    help="Annotation as an OpenAI batch job (e.g. `vllm run-batch` on a GPU box).",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]]:

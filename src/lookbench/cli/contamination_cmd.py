@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
+from lookbench.atomic import write_text_atomic
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
 
@@ -33,7 +36,7 @@ def contamination(
         raise LookBenchError(f"--against {against}: not a folder")
     snap = open_snapshot(snapshot)
     report = find_contamination(snap, against, threshold)
-    table = Table(title=f"{snap.snapshot_id} against {against}")
+    table = Table(title=escape(f"{snap.snapshot_id} against {against}"))
     for col in ("subset", "split", "exact", "perceptual"):
         table.add_column(col)
     counts: dict[tuple[str, str], dict[str, int]] = {}
@@ -45,14 +48,15 @@ def contamination(
         table.add_row(subset, split, str(tiers["exact"]), str(tiers["perceptual"]))
     console.print(table)
     for problem in report.unreadable:
-        console.print(f"[yellow]unreadable[/yellow] {problem}", highlight=False)
+        console.print(f"[yellow]unreadable[/yellow] {escape(str(problem))}", highlight=False)
     found = len(report.matches)
     console.print(f"{found} of {report.snapshot_rows} snapshot rows occur among {report.folder_images} folder images")
     if output is not None:
-        with output.open("w", newline="", encoding="utf-8") as fh:
-            writer = csv.DictWriter(fh, ["subset", "split", "row", "item_ID", "tier", "distance", "file"])
-            writer.writeheader()
-            writer.writerows(report.matches)
+        buffer = io.StringIO(newline="")
+        writer = csv.DictWriter(buffer, ["subset", "split", "row", "item_ID", "tier", "distance", "file"])
+        writer.writeheader()
+        writer.writerows(report.matches)
+        write_text_atomic(output, buffer.getvalue())
     if fail_on_match and report.matches:
         raise typer.Exit(1)
 

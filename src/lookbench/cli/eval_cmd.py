@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from lookbench.cli.common import console, err_console, reports_errors
@@ -16,15 +16,15 @@ from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.evaluation.window import parse_date
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
-from lookbench.results.io import save_result
-from lookbench.results.per_query import write_per_query
+from lookbench.results.io import save_run
+from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue
 from lookbench.results.tables import percent, short_metric
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import SUBSET_TITLES
+from lookbench.snapshot.source import HUB_FORMS
 
-DEFAULT_OUTPUT = "results/{model}__{snapshot}__{rule}.json"
 SHOWN_METRICS = (
     "fine_recall@1",
     "coarse_recall@1",
@@ -33,11 +33,6 @@ SHOWN_METRICS = (
     "item_recall@1",
     "outfit_recall@1",
 )
-
-
-def slug(text: str) -> str:
-    """A file-name-safe version of a model spec or name."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "model"
 
 
 def parse_ks(text: str) -> tuple[int, ...]:
@@ -69,8 +64,8 @@ def _default_model() -> str:
     return str(default)
 
 
-def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str) -> None:
-    table = Table(title=title)
+def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, intervals: bool) -> None:
+    table = Table(title=escape(title))
     table.add_column("subset", no_wrap=True, min_width=16)
     shown = [m for m in SHOWN_METRICS if any(m in values for values in metrics.values())]
     for name in shown:
@@ -79,14 +74,16 @@ def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str) -> No
     for scope, values in metrics.items():
         label = "Overall" if scope == OVERALL else SUBSET_TITLES.get(scope, scope)
         queries = next(v.n for key, v in values.items() if key != OUTFIT_METRIC)
-        table.add_row(label, *[percent(values.get(m)) for m in shown], str(queries))
+        table.add_row(label, *[percent(values.get(m), half_width=intervals) for m in shown], str(queries))
     console.print(table)
+    if intervals:
+        console.print("[dim]± half the 95% bootstrap interval, in points[/dim]")
 
 
 @reports_errors
 def eval_command(
     snapshot: str | None = typer.Option(
-        None, "--snapshot", "-s", help="Snapshot folder or hf://repo[@rev][/vYYYYMMDD]; default: embedded Synth."
+        None, "--snapshot", "-s", help=f"Snapshot folder or {HUB_FORMS}; default: embedded Synth."
     ),
     model: str | None = typer.Option(
         None, "--model", "-m", help="Model spec (e.g. embeddings:DIR, onnx:FILE) or name; default: offline default."
@@ -101,7 +98,10 @@ def eval_command(
     ),
     until: str | None = typer.Option(None, "--until", help="Keep queries first seen on or before this date."),
     output: str = typer.Option(
-        DEFAULT_OUTPUT, "--output", "-o", help="Result path template: {model}, {snapshot}, {rule}."
+        DEFAULT_OUTPUT,
+        "--output",
+        "-o",
+        help="Result path template: {model}, {snapshot}, {rule}, {window} (empty unless --since/--until).",
     ),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Do nothing if the result file exists."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
@@ -137,17 +137,18 @@ def eval_command(
     if since == "cutoff":
         settings.since = cutoff_since(provider.describe())
     name = str(provider.describe().get("name") or spec)
-    target = Path(output.format(model=slug(name), snapshot=snap.name, rule=fine_rule.value))
+    window = window_tag(settings.since, settings.until)
+    target = result_target(output, name, snap.name, fine_rule.value, window)
     if skip_existing and target.exists():
-        console.print(f"[yellow]skip[/yellow] {target} exists")
+        console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return
-    out = evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{msg}[/dim]"))
-    per_query = target.with_name(target.stem + ".per_query.parquet")
-    write_per_query(out.per_query, per_query)
-    out.result.per_query_file = per_query.name
-    save_result(out.result, target)
-    _print_summary(out.result.metrics, f"{name} on {snap.snapshot_id} (fine rule: {fine_rule.value}), %")
-    console.print(f"wrote {target} and {per_query}")
+    out = evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
+    result, per_query = save_run(out.result, out.per_query, target)
+    for warning in result.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+    scope = ", ".join(p for p in (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until)) if p)
+    _print_summary(result.metrics, f"{name} on {snap.snapshot_id} ({scope}), %", intervals=resamples > 0)
+    console.print(f"wrote {escape(str(target))} and {escape(str(per_query))}", highlight=False)
 
 
 def register(app: typer.Typer) -> None:

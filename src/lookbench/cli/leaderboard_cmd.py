@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
 
@@ -20,7 +21,7 @@ def leaderboard_command(
     from lookbench.reports.site import build_site
 
     index = build_site(results, out, published=published, title=title)
-    console.print(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)")
+    console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -17,6 +17,7 @@ from lookbench.cli import (
     tables_cmd,
     taxonomy_cmd,
 )
+from lookbench.cli.common import set_debug
 
 app = typer.Typer(
     name="lookbench",
@@ -24,7 +25,19 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # help texts are plain: `[@rev][/vYYYYMMDD]` is syntax, not rich markup
 )
+
+
+@app.callback()
+def main(
+    debug: bool = typer.Option(
+        False, "--debug", help="Show the Python traceback of an error (also LOOKBENCH_DEBUG=1)."
+    ),
+) -> None:
+    """LookBench: a live, holistic benchmark for fashion image retrieval."""
+    set_debug(debug)
+
 
 eval_cmd.register(app)
 tables_cmd.register(app)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
@@ -25,13 +26,19 @@ def report_command(
     query: list[str] = typer.Option([], "--query", "-q", help="Show this SUBSET:ROW query (repeatable)."),
     per_subset: int = typer.Option(12, "--per-subset", min=1, help="Sampled queries per subset (worst first)."),
     per_category: int = typer.Option(2, "--per-category", min=1, help="Sampled queries per category."),
+    snapshot: str | None = typer.Option(
+        None,
+        "--snapshot",
+        "-s",
+        help="Read the snapshot here (it moved since the run); default: where the run read it.",
+    ),
 ) -> None:
     """Query crops beside their top-5 results with match marks, attribute confusions and filters."""
     from lookbench.reports.report import build_report
 
     chosen = [parse_query(q) for q in query] or None
-    index = build_report(result, out, chosen, per_subset, per_category)
-    console.print(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)")
+    index = build_report(result, out, chosen, per_subset, per_category, snapshot)
+    console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
@@ -36,7 +37,7 @@ def synth(
 ) -> None:
     """Generate a procedurally rendered snapshot with exact labels (four subsets plus noise)."""
     if default:
-        console.print(str(default_snapshot()))
+        console.print(escape(str(default_snapshot())), highlight=False)
         return
     if out is None:
         raise LookBenchError("--out is required (or use --default)")
@@ -47,7 +48,7 @@ def synth(
     preset = size_preset(size)
     target = out / version_name(when)
     if preview and target.exists() and not overwrite:
-        console.print(f"{target} exists; writing contact sheets only")
+        console.print(escape(f"{target} exists; writing contact sheets only"), highlight=False)
     else:
         started = time.perf_counter()
         count = workers or available_cpus()
@@ -59,12 +60,12 @@ def synth(
             seed,
             overwrite=overwrite,
             workers=count,
-            progress=lambda msg: console.print(f"[dim]{time.perf_counter() - started:6.0f}s {msg}[/dim]"),
+            progress=lambda msg: console.print(f"[dim]{time.perf_counter() - started:6.0f}s {escape(msg)}[/dim]"),
         )
-        console.print(f"[green]wrote[/green] {target} ({time.perf_counter() - started:.0f}s)")
+        console.print(f"[green]wrote[/green] {escape(str(target))} ({time.perf_counter() - started:.0f}s)")
     if preview:
         for path in write_previews(target, out / "preview" / target.name):
-            console.print(f"preview {path}")
+            console.print(escape(f"preview {path}"), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from lookbench.atomic import write_text_atomic
@@ -14,9 +16,17 @@ from lookbench.errors import ResultError
 from lookbench.evaluation.window import parse_date
 from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.results.compare import pair_queries
-from lookbench.results.io import load_result, per_query_path
-from lookbench.results.per_query import metric_columns, read_per_query
-from lookbench.results.tables import DEFAULT_TABLE_METRICS, build_tables, percent, to_csv, to_markdown
+from lookbench.results.io import load_with_per_query
+from lookbench.results.per_query import metric_columns
+from lookbench.results.schema import ResultFile
+from lookbench.results.tables import (
+    DEFAULT_TABLE_METRICS,
+    build_tables,
+    markdown_cell,
+    percent,
+    to_csv,
+    to_markdown,
+)
 
 
 @reports_errors
@@ -39,20 +49,27 @@ def tables_command(
     if not tables:
         raise ResultError("none of the requested metrics is in the result files")
     for t in tables:
-        rich_table = Table(title=f"{t.metric} (%)")
+        rich_table = Table(title=escape(f"{t.metric} (%)"))
         for col in t.header():
             rich_table.add_column(col, justify="left" if col == "model" else "right")
         for label, cells in t.rows:
-            rich_table.add_row(label, *[percent(cells[s], ci) for s in t.scopes])
+            rich_table.add_row(escape(label), *[percent(cells[s], ci) for s in t.scopes])
         console.print(rich_table)
     legend = flag_legend(loaded, flags)
     for line in legend:
         console.print(line, highlight=False, markup=False)
     if out is not None:
-        notes = "\n" + "\n".join(f"- {line}" for line in legend) + "\n" if legend else ""
+        notes = "\n" + "\n".join(f"- {markdown_cell(line)}" for line in legend) + "\n" if legend else ""
         write_text_atomic(out / "tables.md", "\n".join(to_markdown(t) for t in tables) + notes)
         write_text_atomic(out / "tables.csv", to_csv(tables))
-        console.print(f"wrote {out / 'tables.md'} and {out / 'tables.csv'}")
+        console.print(escape(f"wrote {out / 'tables.md'} and {out / 'tables.csv'}"), highlight=False)
+
+
+def _run_with_per_query(path: Path) -> tuple[ResultFile, pa.Table]:
+    result, per_query = load_with_per_query(path)
+    if per_query is None:
+        raise ResultError(f"{path}: the result has no per-query file; a paired test needs one")
+    return result, per_query
 
 
 @reports_errors
@@ -64,13 +81,12 @@ def compare_command(
     seed: int = typer.Option(0, "--seed"),
 ) -> None:
     """Paired bootstrap test of A - B over the queries both runs scored (clusters kept whole)."""
-    a, b = load_result(result_a), load_result(result_b)
+    a, ta = _run_with_per_query(result_a)
+    b, tb = _run_with_per_query(result_b)
     if a.snapshot.content_hash != b.snapshot.content_hash:
         raise ResultError(f"{result_a} and {result_b} were computed on different snapshots; a paired test needs one")
-    ta = read_per_query(per_query_path(result_a, a))
-    tb = read_per_query(per_query_path(result_b, b))
     ia, ib, clusters = pair_queries(ta, tb)
-    table = Table(title=f"{a.model_name} - {b.model_name} (paired bootstrap, {resamples} resamples)")
+    table = Table(title=escape(f"{a.model_name} - {b.model_name} (paired bootstrap, {resamples} resamples)"))
     for col in ("metric", "A %", "B %", "A-B pts", "95% CI", "p", "n"):
         table.add_column(col, justify="right")
     available = set(metric_columns(ta)) & set(metric_columns(tb))
@@ -79,7 +95,7 @@ def compare_command(
             raise ResultError(f"metric {metric!r} is not in both per-query files")
         t = paired_bootstrap(ta[metric].to_numpy()[ia], tb[metric].to_numpy()[ib], clusters, metric, resamples, seed)
         table.add_row(
-            metric,
+            escape(metric),
             f"{100 * t.mean_a:.2f}",
             f"{100 * t.mean_b:.2f}",
             f"{100 * t.diff:+.2f}",

@@ -7,7 +7,7 @@ import datetime as dt
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 UNKNOWN_WORDS = frozenset({"", "unknown", "none", "null", "n/a", "na", "?"})
 
@@ -51,6 +51,23 @@ def lenient_date(value: Any) -> dt.date | None:
         return None
 
 
+def date_as_given(value: Any) -> str | None:
+    """The date part of a card value as written: `2020-03` stays `2020-03`, `2012 (ImageNet)` gives `2012`.
+
+    Pages show this text, so a partial date is never displayed as the last day it resolves to.
+    """
+    if lenient_date(value) is None:
+        return None
+    if isinstance(value, dt.date):
+        return (value.date() if isinstance(value, dt.datetime) else value).isoformat()
+    text = str(value).strip()
+    try:
+        return dt.datetime.fromisoformat(text).date().isoformat()
+    except ValueError:
+        match = _DATE_PREFIX.match(text)
+        return match.group(0).strip() if match else None
+
+
 def parameter_count(value: Any) -> int | None:
     """A parameter count from a number or text such as `4.7M`, `0.3B` or `1.5e8`; None if unknown."""
     if value is None or isinstance(value, bool):
@@ -76,6 +93,21 @@ class CardFacts(BaseModel):
     training_cutoff: dt.date | None = None
     training_data: list[str] = []
     params: int | None = None
+    release_text: str | None = None
+    """The release date as the card gives it (`2020-03`), for display."""
+    cutoff_text: str | None = None
+    """The training cutoff as the card gives it, for display."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _given_dates(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        return {
+            **data,
+            "release_text": date_as_given(data.get("release_date")),
+            "cutoff_text": date_as_given(data.get("training_cutoff")),
+        }
 
     @field_validator("release_date", "training_cutoff", mode="before")
     @classmethod

@@ -40,12 +40,14 @@ def date_flags(facts: CardFacts, window_start: dt.date | None) -> list[Flag]:
     """
     if facts.release_date is None and facts.training_cutoff is None:
         return [Flag("unknown", "the model card declares neither a release date nor a training cutoff")]
-    label, value = (
-        ("training cutoff", facts.training_cutoff) if facts.training_cutoff else ("release date", facts.release_date)
+    label, value, given = (
+        ("training cutoff", facts.training_cutoff, facts.cutoff_text)
+        if facts.training_cutoff
+        else ("release date", facts.release_date, facts.release_text)
     )
     if window_start is None or value is None or value < window_start:
         return []
-    return [Flag("date", f"{label} {value.isoformat()} is on or after the window start {window_start}")]
+    return [Flag("date", f"{label} {given or value.isoformat()} is on or after the window start {window_start}")]
 
 
 def data_flags(facts: CardFacts, snapshot_id: str, sources: Iterable[str] = ()) -> list[Flag]:

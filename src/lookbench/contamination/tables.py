@@ -5,23 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
 from lookbench.contamination.assess import assess
 from lookbench.contamination.flags import Flag, marks
 from lookbench.contamination.window import cutoff_since, rewindow
-from lookbench.results.io import load_result, per_query_path
+from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.per_query import read_per_query
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import MetricTable, run_label
-
-
-def load_with_per_query(path: Path) -> tuple[ResultFile, pa.Table | None]:
-    """A result and its per-query table (None when the result has none)."""
-    result = load_result(path)
-    if not result.per_query_file:
-        return result, None
-    return result, read_per_query(per_query_path(path, result))
 
 
 def windowed_results(

@@ -11,16 +11,23 @@ import pyarrow as pa
 from lookbench.contamination.card import lenient_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, summarise_table
-from lookbench.evaluation.window import snapshot_date, window_mask
+from lookbench.evaluation.window import outfit_dates, snapshot_date, window_mask
 from lookbench.results.schema import DateWindow, ResultFile
 
 
 def query_dates(per_query: pa.Table, snapshot_id: str) -> np.ndarray:
-    """datetime64[us] per query: its first_seen_at, else the snapshot date (NaT if neither is known)."""
+    """datetime64[us] per query as a window sees it: the earliest first_seen_at of its outfit, else the snapshot date.
+
+    Queries of one outfit (same subset and cluster) share one date, so every window keeps or drops whole
+    outfits, exactly as `lookbench eval --since/--until` does; NaT where no date is known.
+    """
     column = per_query["first_seen_at"].cast(pa.timestamp("us"))
     dates = np.array(column.to_numpy(zero_copy_only=False), dtype="datetime64[us]")
     fallback = snapshot_date(snapshot_id)
-    return np.where(np.isnat(dates), fallback, dates) if fallback is not None else dates
+    if fallback is not None:
+        dates = np.where(np.isnat(dates), fallback, dates)
+    outfits = zip(per_query["subset"].to_pylist(), per_query["cluster"].to_pylist(), strict=True)
+    return outfit_dates(dates, list(outfits))
 
 
 def filter_window(

@@ -33,6 +33,8 @@ class ModelEmbeddings:
         self.encoder = encoder
         self.options = options or EmbedOptions()
         self.skipped: dict[tuple[str, str], dict[int, str]] = {}
+        self.embedded_images = 0
+        """Images run through the encoder by this provider (cache hits and repeats excluded)."""
         self._memo: dict[tuple[str, str, str], np.ndarray] = {}
         self._store: EmbeddingStore | None = None
         self._dim: int | None = None
@@ -122,6 +124,7 @@ class ModelEmbeddings:
                 def on_vectors(rows: list[int], batch_keys: list[bytes], vectors: np.ndarray) -> None:
                     self._check_dim(vectors.shape[1])
                     store.add(batch_keys, vectors)
+                    self.embedded_images += len(rows)
                     advance(len(rows))
 
                 run_pipeline(

@@ -37,12 +37,12 @@ class PrecomputedEmbeddings:
 
     def describe(self) -> dict[str, Any]:
         """Metadata for result files."""
-        meta: dict[str, Any] = {"spec": self.spec, "kind": "embeddings"}
+        meta: dict[str, Any] = {"spec": self.spec, "kind": "embeddings", "name": self.root.resolve().name}
         card = self.root / "model.json"
         if card.is_file():
             try:
                 facts = json.loads(card.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
+            except (OSError, ValueError) as exc:  # ValueError covers bad JSON and non-UTF-8 bytes
                 raise EmbeddingError(f"{card}: not valid JSON ({exc})") from exc
             if not isinstance(facts, dict):
                 raise EmbeddingError(f"{card}: expected a JSON object of model-card facts")

@@ -104,6 +104,9 @@ class _Embeddings:
                 raw = np.array(raw, dtype=np.float32)
                 raw[list(skipped)] = 1.0  # any non-zero vector passes the checks; the evaluator excludes these rows
             where = f"{self.provider.spec} {subset}/{split}"
+            source = getattr(self.provider, "path", None)  # a file-backed provider names the file at fault
+            if callable(source):
+                where = f"{source(subset, split)} ({subset}/{split})"
             self._memo[key] = check_embeddings(raw, rows, where, self.dim)
             self.dim = self._memo[key].shape[1]
         return self._memo[key]
@@ -124,12 +127,16 @@ def evaluate(
     subsets = snapshot.check_subsets(settings.subsets) if settings.subsets else snapshot.subsets
     if not subsets:
         raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
+    for subset in subsets:  # unscorable labels fail here, before any image is embedded
+        snapshot.check_task(subset)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
+    embedded_before = getattr(provider, "embedded_images", None)
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
     skipped_report: dict[tuple[str, str, int], str] = {}
-    fallback_date = snapshot_date(snapshot.snapshot_id)
+    windowed = settings.since is not None or settings.until is not None
+    fallback_date = snapshot_date(snapshot.snapshot_id) if windowed else None
     total_queries = kept_queries = 0
     noise_rows = snapshot.num_rows(NOISE, "gallery") if snapshot.has_noise else 0
     for subset in subsets:
@@ -153,7 +160,8 @@ def evaluate(
         q_skipped = embeddings.skipped(subset, "query")
         for row, error in q_skipped.items():
             skipped_report[(subset, "query", row)] = error
-        keep = window_mask(queries.first_seen_at, len(queries), settings.since, settings.until, fallback_date)
+        outfits = [None if row in q_skipped else key for row, key in enumerate(queries.outfit_key)]
+        keep = window_mask(queries.first_seen_at, len(queries), settings.since, settings.until, fallback_date, outfits)
         total_queries += len(queries)
         if q_skipped:
             keep[list(q_skipped)] = False
@@ -200,13 +208,16 @@ def evaluate(
     result = summarise_table(per_query, settings)
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
-    if settings.since is not None or settings.until is not None:
+    if windowed:
         window = DateWindow(
             since=None if settings.since is None else str(settings.since)[:10],
             until=None if settings.until is None else str(settings.until)[:10],
             kept_queries=kept_queries,
             total_queries=total_queries,
         )
+    embedded_after = getattr(provider, "embedded_images", None)
+    if isinstance(embedded_before, int) and isinstance(embedded_after, int):
+        timings["embedded_images"] = embedded_after - embedded_before
     described = provider.describe()
     if embeddings.dim is not None:
         described.setdefault("embedding_dim", embeddings.dim)
@@ -233,6 +244,7 @@ def evaluate(
         per_category=result[1],
         skipped=[{"subset": s, "split": sp, "row": r, "error": e} for (s, sp, r), e in sorted(skipped_report.items())],
         timings={k: round(v, 3) for k, v in timings.items()},
+        warnings=snapshot.warnings,
     )
     return EvalOutput(result=output, per_query=per_query)
 

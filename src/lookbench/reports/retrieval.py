@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,10 +9,12 @@ import pyarrow as pa
 
 from lookbench.errors import ResultError
 from lookbench.reports.encode import fine_at_1
-from lookbench.reports.images import thumbnails
+from lookbench.reports.images import ImageTable, thumbnails
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES
+from lookbench.taxonomy.loader import load_taxonomy
+from lookbench.taxonomy.models import TaxonomyError
 
 TOP = 5
 
@@ -34,6 +35,12 @@ class Hit:
     matched: list[str]
     missing: list[str]
     thumb: str | None = None
+    """Image id in the page's image table."""
+
+    @property
+    def compared(self) -> bool:
+        """Attributes are compared only for results of the query's category that are not distractors."""
+        return self.coarse and not self.noise
 
 
 @dataclass
@@ -51,6 +58,18 @@ class QueryCard:
     hits: list[Hit] = field(default_factory=list)
     thumb: str | None = None
     photo: str | None = None
+    confused: list[str] = field(default_factory=list)
+    """The confusions ('category: wanted -> got') this query is an example of."""
+
+    @property
+    def anchor(self) -> str:
+        """The card's element id, linked from the confusion tables."""
+        return query_anchor(self.subset, self.row)
+
+
+def query_anchor(subset: str, row: int) -> str:
+    """Element id of a query's card."""
+    return f"q-{subset}-{row}"
 
 
 def select_rows(
@@ -88,6 +107,7 @@ def _hits(corpus: SplitLabels, gallery: int, record: dict[str, list], attrs: fro
         if row < 0:
             continue
         theirs = corpus.attribute_set(row)
+        same_category = bool(record["coarse"][rank]) and row < gallery
         hits.append(
             Hit(
                 rank=rank + 1,
@@ -99,15 +119,15 @@ def _hits(corpus: SplitLabels, gallery: int, record: dict[str, list], attrs: fro
                 coarse=bool(record["coarse"][rank]),
                 item=bool(record["item"][rank]),
                 noise=row >= gallery,
-                matched=sorted(attrs & theirs),
-                missing=sorted(attrs - theirs),
+                matched=sorted(attrs & theirs) if same_category else [],
+                missing=sorted(attrs - theirs) if same_category else [],
             )
         )
     return hits
 
 
-def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int]) -> list[QueryCard]:
-    """Cards for the selected per-query rows, thumbnails included."""
+def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int], images: ImageTable) -> list[QueryCard]:
+    """Cards for the selected per-query rows, thumbnails stored in `images`."""
     columns = ["subset", "query_row", "topk_rows", "topk_scores", "fine", "coarse", "item"]
     records = per_query.select(columns).take(pa.array(indices, pa.int64())).to_pylist()
     fine1 = fine_at_1(per_query)[indices]
@@ -131,11 +151,11 @@ def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int]) -> 
             hits=_hits(*corpora[subset], record, attrs),
         )
         cards.append((card, record["topk_rows"][:TOP]))
-    _attach_thumbnails(snapshot, cards)
+    _attach_thumbnails(snapshot, cards, images)
     return [card for card, _ in cards]
 
 
-def _attach_thumbnails(snapshot: Snapshot, cards: list[tuple[QueryCard, list[int]]]) -> None:
+def _attach_thumbnails(snapshot: Snapshot, cards: list[tuple[QueryCard, list[int]]], images: ImageTable) -> None:
     for subset in dict.fromkeys(card.subset for card, _ in cards):
         mine = [(card, rows) for card, rows in cards if card.subset == subset]
         query_rows = [card.row for card, _ in mine]
@@ -149,25 +169,79 @@ def _attach_thumbnails(snapshot: Snapshot, cards: list[tuple[QueryCard, list[int
         noise_rows = [r - gallery for r in all_rows if r >= gallery]
         noise = thumbnails(snapshot, NOISE, "gallery", noise_rows) if noise_rows else {}
         for card, top_rows in mine:
-            card.thumb = crops.get(card.row)
-            card.photo = photos.get(card.row)
+            card.thumb = images.add(crops.get(card.row))
+            card.photo = images.add(photos.get(card.row))
             for hit, row in zip(card.hits, [r for r in top_rows if r >= 0], strict=True):
-                hit.thumb = own.get(row) if row < gallery else noise.get(row - gallery)
+                hit.thumb = images.add(own.get(row) if row < gallery else noise.get(row - gallery))
 
 
-def confusions(snapshot: Snapshot, per_query: pa.Table, top: int = 15) -> dict[str, list[tuple[str, str, str, int]]]:
-    """Per subset, the most frequent (category, query main attribute, rank-1 main attribute) mismatches."""
-    out: dict[str, list[tuple[str, str, str, int]]] = {}
+@dataclass
+class Confusion:
+    """Queries of one category whose rank-1 result has the right category but another main attribute."""
+
+    category: str
+    wanted: str
+    got: str
+    count: int
+    examples: list[int]
+    """Per-query table indices of example queries (lowest query rows first)."""
+
+    @property
+    def key(self) -> str:
+        """How query cards name it."""
+        return f"{self.category}: {self.wanted} \u2192 {self.got}"
+
+
+@dataclass
+class ConfusionGroup:
+    """Confusions within one attribute group (colour with colour), or across groups."""
+
+    name: str
+    rows: list[Confusion]
+
+
+ACROSS = "across attribute groups"
+UNKNOWN_GROUP = "not in the taxonomy"
+
+
+def attribute_group(attribute: str) -> str:
+    """The taxonomy group of an attribute (`colour`, `length`, ...), or UNKNOWN_GROUP."""
+    try:
+        return load_taxonomy().group_of(attribute)
+    except TaxonomyError:
+        return UNKNOWN_GROUP
+
+
+def confusions(
+    snapshot: Snapshot, per_query: pa.Table, top: int = 10, examples: int = 2
+) -> dict[str, list[ConfusionGroup]]:
+    """Per subset, the most frequent main-attribute confusions at rank 1, grouped by attribute group.
+
+    A confusion is a query whose rank-1 result is of its category (not a distractor) with a different main
+    attribute. Both attributes in one taxonomy group (red vs blue) file it under that group; otherwise under
+    'across attribute groups', which comes last; the others in order of their largest count.
+    """
+    out: dict[str, list[ConfusionGroup]] = {}
     subsets = per_query["subset"].to_pylist()
     rows = per_query["query_row"].to_pylist()
     first = [r[0] if r else -1 for r in per_query["topk_rows"].to_pylist()]
     for subset in dict.fromkeys(subsets):
         queries, corpus = snapshot.labels(subset, "query"), snapshot.corpus_labels(subset)
-        counts: Counter[tuple[str, str, str]] = Counter()
-        for s, row, hit in zip(subsets, rows, first, strict=True):
-            if s != subset or hit < 0 or corpus.category[hit] != queries.category[row]:
+        gallery = snapshot.num_rows(subset, "gallery")
+        found: dict[tuple[str, str, str], list[int]] = {}
+        for index, (s, row, hit) in enumerate(zip(subsets, rows, first, strict=True)):
+            if s != subset or hit < 0 or hit >= gallery or corpus.category[hit] != queries.category[row]:
                 continue
             if corpus.main_attribute[hit] != queries.main_attribute[row]:
-                counts[(queries.category[row], queries.main_attribute[row], corpus.main_attribute[hit])] += 1
-        out[subset] = [(*key, n) for key, n in counts.most_common(top)]
+                key = (queries.category[row], queries.main_attribute[row], corpus.main_attribute[hit])
+                found.setdefault(key, []).append(index)
+        ranked = sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))[:top]
+        groups: dict[str, list[Confusion]] = {}
+        for (category, wanted, got), members in ranked:
+            a, b = attribute_group(wanted), attribute_group(got)
+            name = a if a == b else ACROSS
+            chosen = sorted(members, key=lambda i: rows[i])[:examples]
+            groups.setdefault(name, []).append(Confusion(category, wanted, got, len(members), chosen))
+        names = sorted(groups, key=lambda name: name == ACROSS)
+        out[subset] = [ConfusionGroup(name, groups[name]) for name in names]
     return out

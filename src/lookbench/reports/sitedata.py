@@ -17,14 +17,13 @@ from lookbench.errors import ResultError
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.reports.attributes import main_attributes
 from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
-from lookbench.reports.published import SOURCE, load_published
+from lookbench.reports.labels import METRICS, metric_infos, run_title, window_text
+from lookbench.reports.published import published_block
 from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import run_label
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS
-
-FAMILIES = ("fine_recall", "coarse_recall", "ndcg", "mrr", "item_recall")
 
 
 @dataclass
@@ -56,37 +55,64 @@ def _metric_dict(result: ResultFile) -> dict[str, dict[str, dict[str, float | in
     }
 
 
-def _throughput(result: ResultFile) -> float | None:
+def _throughput(result: ResultFile) -> tuple[float | None, str | None]:
+    """Images per second over the images this run actually embedded, or None and the reason it is not known."""
+    embedded = result.timings.get("embedded_images")
     seconds = result.timings.get("embed_s") or 0.0
-    images = sum(s.queries + s.gallery for s in result.snapshot.subsets.values()) + result.snapshot.noise_rows
-    return round(images / seconds, 2) if seconds > 0 else None
+    if embedded is None:
+        return None, "the result file does not say how many images the run embedded (precomputed or older run)"
+    if embedded <= 0:
+        return None, "no image was embedded in this run: every vector came from the embedding cache"
+    if seconds <= 0:
+        return None, "the result file records no embedding time"
+    return round(embedded / seconds, 2), None
+
+
+def query_set_groups(runs: list[LoadedRun], scope: str) -> list[list[int]]:
+    """Runs (indices) that scored exactly the same queries of one scope on the same snapshot.
+
+    Groups come largest query set first; runs keep their order within a group. Runs in different groups are
+    never ranked against or tested with each other.
+    """
+    groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
+    for i, run in enumerate(runs):
+        if scope not in run.result.metrics:
+            continue
+        table = run.per_query
+        keys = zip(table["subset"].to_pylist(), table["query_row"].to_pylist(), strict=True)
+        scoped = tuple(sorted(k for k in keys if scope in (OVERALL, k[0])))
+        groups.setdefault((run.result.snapshot.content_hash, scoped), []).append(i)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[0][1]), item[1][0]))
+    return [members for _, members in ordered]
 
 
 def _default_ties(runs: list[LoadedRun], metrics: list[str], scopes: list[str]) -> dict[str, dict[str, list[Any]]]:
-    """Python paired-bootstrap tie groups for the runs' own windows: {metric: {scope: [[run, rank, p], ...]}}."""
+    """Python paired-bootstrap ranks for the runs' own windows, per query-set group.
+
+    {metric: {scope: [[run, rank label, p vs the row above, group], ...]}}
+    """
     tester = PairTester([r.per_query for r in runs], seed=runs[0].result.config.bootstrap.seed)
     out: dict[str, dict[str, list[Any]]] = {}
-    for metric in metrics:
-        for scope in scopes:
-            present = [i for i, r in enumerate(runs) if r.result.metrics.get(scope, {}).get(metric) is not None]
-            order = sorted(present, key=lambda i: -runs[i].result.metrics[scope][metric].value)
-            if not order:
-                continue
+    for scope in scopes:
+        groups = query_set_groups(runs, scope)
+        for metric in metrics:
+            rows: list[Any] = []
+            for group, members in enumerate(groups):
+                present = [i for i in members if runs[i].result.metrics[scope].get(metric) is not None]
+                order = sorted(present, key=lambda i: -runs[i].result.metrics[scope][metric].value)
 
-            def p_above(
-                a: int, b: int, order: list[int] = order, metric: str = metric, scope: str = scope
-            ) -> float | None:
-                ra, rb = runs[order[a]].result, runs[order[b]].result
-                if ra.snapshot.content_hash != rb.snapshot.content_hash:
-                    return None
-                return tester.p(order[a], order[b], metric, scope)
+                def p_above(
+                    a: int, b: int, order: list[int] = order, metric: str = metric, scope: str = scope
+                ) -> float | None:
+                    return tester.p(order[a], order[b], metric, scope)
 
-            ranks = tie_ranks([runs[i].result.metrics[scope][metric].value for i in order], p_above)
-            labels = rank_labels(ranks)
-            out.setdefault(metric, {})[scope] = [
-                [run, label, None if p is None else round(p, 4)]
-                for run, label, (_, _, p) in zip(order, labels, ranks, strict=True)
-            ]
+                ranks = tie_ranks([runs[i].result.metrics[scope][metric].value for i in order], p_above)
+                rows.extend(
+                    [run, label, None if p is None else round(p, 4), group]
+                    for run, label, (_, _, p) in zip(order, rank_labels(ranks), ranks, strict=True)
+                )
+            if rows:
+                out.setdefault(metric, {})[scope] = rows
     return out
 
 
@@ -110,8 +136,12 @@ def _run_entry(run: LoadedRun, facts: SnapshotFacts, group: int, vocabs: tuple[V
     card = CardFacts.of_model(result.model)
     flags = assess(result, run.per_query, facts.sources)
     raw_card = result.model.get("card")
+    throughput, throughput_note = _throughput(result)
+    window = result.config.window
     return {
         "label": run_label(result),
+        "title": run_title(result),
+        "windowText": window_text(window),
         "file": run.path.name,
         "snapshot": result.snapshot.id,
         "group": group,
@@ -119,11 +149,14 @@ def _run_entry(run: LoadedRun, facts: SnapshotFacts, group: int, vocabs: tuple[V
         "card": raw_card if isinstance(raw_card, dict) else None,
         "release": None if card.release_date is None else card.release_date.isoformat(),
         "cutoff": None if card.training_cutoff is None else card.training_cutoff.isoformat(),
+        "releaseText": card.release_text,
+        "cutoffText": card.cutoff_text,
         "params": card.params,
-        "throughput": _throughput(result),
+        "throughput": throughput,
+        "throughputNote": throughput_note,
         "flags": [f.to_dict() for f in flags],
         "staticFlags": [f.to_dict() for f in flags if f.kind != "date"],
-        "window": None if result.config.window is None else result.config.window.model_dump(),
+        "window": None if window is None else window.model_dump(),
         "metrics": _metric_dict(result),
         "q": encode_queries(run.per_query, result.snapshot.id, *vocabs, facts.attributes),
     }
@@ -154,16 +187,15 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
         "titles": {**SUBSET_TITLES, OVERALL: "Overall"},
         "scopes": scopes,
         "ks": sorted({k for r in runs for k in ks_of(r.per_query)}),
-        "families": [f for f in FAMILIES if any(m.startswith(f + "@") for m in metrics)],
+        "families": [f for f in METRICS if any(m.startswith(f + "@") for m in metrics)],
         "streetlook": sorted(STREETLOOK_SUBSETS),
         "ndcgScale": NDCG_SCALE,
-        "hasOutfits": any(m.startswith("outfit_recall") for m in metrics),
         "categories": categories.values,
         "attributes": attributes.values,
         "attributesKnown": all(f.attributes is not None for f in snapshots.values()),
         "runs": entries,
         "queries": shared,
         "ties": _default_ties(runs, metrics, scopes),
-        "published": load_published() if published else {},
-        "publishedSource": SOURCE,
+        "metricInfo": metric_infos(),
+        "published": published_block([r.result for r in runs]) if published else None,
     }

@@ -1,15 +1,23 @@
-"""Save and load result files."""
+"""Save and load result files: the JSON summary and its per-query table, written and read as one pair."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pyarrow as pa
+from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import ResultError
+from lookbench.results.naming import per_query_name
+from lookbench.results.per_query import read_per_query, write_per_query
 from lookbench.results.schema import RESULT_SCHEMA_VERSION, ResultFile
+
+LOCK_TIMEOUT_S = 120.0
+LOCK_NAME = ".lookbench-results.lock"
+"""One lock file per results folder (hidden; left in place, as deleting a lock file races with its waiters)."""
 
 
 def save_result(result: ResultFile, path: Path) -> Path:
@@ -18,12 +26,35 @@ def save_result(result: ResultFile, path: Path) -> Path:
     return path
 
 
+def save_run(result: ResultFile, per_query: pa.Table, path: Path) -> tuple[ResultFile, Path]:
+    """Write a run's per-query file and then its JSON (recording the per-query sha256), under a lock.
+
+    Two runs writing the same name take turns, so the pair on disk always comes from one run.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path.with_name(LOCK_NAME)), timeout=LOCK_TIMEOUT_S)
+    table_path = per_query_name(path)
+    try:
+        with lock:
+            digest = write_per_query(per_query, table_path)
+            saved = result.model_copy(update={"per_query_file": table_path.name, "per_query_sha256": digest})
+            save_result(saved, path)
+    except Timeout as exc:
+        raise ResultError(f"{path}: another run held its lock for {LOCK_TIMEOUT_S:.0f}s; try again") from exc
+    return saved, table_path
+
+
 def load_result(path: Path) -> ResultFile:
     """Read and validate a result file, naming the file and field on error."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ResultError(f"result file not found: {path}") from exc
+    except OSError as exc:
+        raise ResultError(f"{path}: cannot read the result file ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise ResultError(f"{path}: not a result file (not UTF-8 text: {exc})") from exc
     except json.JSONDecodeError as exc:
         raise ResultError(f"{path}: not valid JSON ({exc})") from exc
     version = str(data.get("schema_version", "")) if isinstance(data, dict) else ""
@@ -38,7 +69,21 @@ def load_result(path: Path) -> ResultFile:
 
 
 def per_query_path(result_path: Path, result: ResultFile) -> Path:
-    """Where a result's per-query file lives (stored relative to the result file)."""
-    if not result.per_query_file:
+    """Where a result's per-query file lives: a plain file name, beside the result file."""
+    name = result.per_query_file
+    if not name:
         raise ResultError(f"{result_path}: the result has no per-query file")
-    return (Path(result_path).parent / result.per_query_file).resolve()
+    if name in (".", "..") or "/" in name or "\\" in name or Path(name).name != name:
+        raise ResultError(f"{result_path}: per_query_file {name!r} must be a file name beside the result file")
+    return (Path(result_path).parent / name).resolve()
+
+
+def load_with_per_query(path: Path) -> tuple[ResultFile, pa.Table | None]:
+    """A result and its per-query table (None when the result has none), checked to be one run's pair.
+
+    Every reader of result pairs (`tables`, `leaderboard`, `report`, `compare`) loads them here.
+    """
+    result = load_result(path)
+    if not result.per_query_file:
+        return result, None
+    return result, read_per_query(per_query_path(path, result), result.per_query_sha256, path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +15,7 @@ from lookbench.metrics.aggregate import SubsetValues
 from lookbench.metrics.outfits import outfit_recall
 from lookbench.metrics.scoring import TaskScores
 from lookbench.snapshot.labels import SplitLabels
+from lookbench.snapshot.manifest import file_sha256
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSETS
 
 FIXED_COLUMNS = ("subset", "query_row", "query_item_id", "category", "cluster", "outfit_key", "first_seen_at")
@@ -90,19 +92,29 @@ def subset_values(table: pa.Table) -> list[SubsetValues]:
     return out
 
 
-def write_per_query(table: pa.Table, path: Path) -> Path:
-    """Atomically write the per-query table as parquet."""
+def write_per_query(table: pa.Table, path: Path) -> str:
+    """Atomically write the per-query table as parquet; return the written file's sha256."""
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
-    return path
+        digest = file_sha256(tmp)
+    return digest
 
 
-def read_per_query(path: Path) -> pa.Table:
-    """Read a per-query table, checking its fixed columns."""
-    if not path.is_file():
-        raise ResultError(f"per-query file not found: {path}")
+def read_per_query(path: Path, sha256: str | None = None, result_path: Path | None = None) -> pa.Table:
+    """Read a per-query table, checking its sha256 (when the result recorded one) and its fixed columns."""
     try:
-        table = pq.read_table(path)
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ResultError(f"per-query file not found: {path}") from exc
+    except OSError as exc:
+        raise ResultError(f"{path}: cannot read the per-query file ({exc})") from exc
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise ResultError(
+            f"{path}: the per-query file is not the one {result_path or 'its result'} was written with "
+            "(sha256 differs; another run replaced one of the pair); re-run the evaluation"
+        )
+    try:
+        table = pq.read_table(pa.BufferReader(data))
     except Exception as exc:
         raise ResultError(f"{path}: not a readable parquet file ({exc})") from exc
     missing = [c for c in FIXED_COLUMNS if c not in table.column_names]

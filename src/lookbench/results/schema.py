@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RESULT_SCHEMA_VERSION = "1.0"
+RESULT_SCHEMA_VERSION = "1.1"
+"""1.1 added `per_query_sha256` and `warnings`; readers accept every 1.x."""
 
 
 class MetricValue(BaseModel):
@@ -105,6 +106,10 @@ class ResultFile(BaseModel):
     )
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     per_query_file: str | None = None
+    per_query_sha256: str | None = None
+    """sha256 of the per-query file as written with this JSON; checked whenever the pair is loaded."""
+    warnings: list[str] = Field(default_factory=list)
+    """What the snapshot's labels make doubtful (e.g. queries whose category is absent from the gallery)."""
     timings: dict[str, float] = Field(default_factory=dict)
 
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import html
 import io
 from dataclasses import dataclass
 
@@ -60,12 +61,21 @@ def build_tables(results: list[ResultFile], metrics: tuple[str, ...] = DEFAULT_T
     return tables
 
 
-def percent(value: MetricValue | None, with_ci: bool = False) -> str:
-    """A fraction shown as a percentage with 2 decimals (and its interval if asked)."""
+def percent(value: MetricValue | None, with_ci: bool = False, half_width: bool = False) -> str:
+    """A fraction as a percentage with 2 decimals; with its interval (`[low, high]`) or half-width (`±4.6`)."""
     if value is None:
         return "-"
     text = f"{100 * value.value:.2f}"
-    return f"{text} [{100 * value.ci_low:.2f}, {100 * value.ci_high:.2f}]" if with_ci else text
+    if with_ci:
+        return f"{text} [{100 * value.ci_low:.2f}, {100 * value.ci_high:.2f}]"
+    if half_width:
+        return f"{text} ±{50 * (value.ci_high - value.ci_low):.1f}"
+    return text
+
+
+def markdown_cell(text: str) -> str:
+    """Text safe inside a Markdown table cell: HTML escaped, pipes escaped, on one line."""
+    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
 
 
 def to_markdown(table: MetricTable, with_ci: bool = True) -> str:
@@ -74,7 +84,7 @@ def to_markdown(table: MetricTable, with_ci: bool = True) -> str:
     lines = [f"### {table.metric} (%)", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, cells in table.rows:
         values = [percent(cells[s], with_ci) for s in table.scopes]
-        lines.append("| " + " | ".join([label.replace("|", "\\|"), *values]) + " |")
+        lines.append("| " + " | ".join([markdown_cell(label), *values]) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -1,15 +1,46 @@
-"""Per-row labels of one split, read without the image bytes."""
+"""Per-row labels of one split, read without the image bytes, and the canonical forms labels and ids compare in."""
 
 from __future__ import annotations
 
+import math
+import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 
 import numpy as np
 
 
+def canonical_text(value: object) -> str | None:
+    """One scalar as text: integral numbers without a fraction (`1`, `1.0` and `"1"` agree), NFC, trimmed.
+
+    None, NaN and blank text give None.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        if math.isnan(value):
+            return None
+        text = str(int(value)) if value.is_integer() else repr(value)
+    elif isinstance(value, Decimal):
+        if value.is_nan():
+            return None
+        text = str(int(value)) if value == value.to_integral_value() else str(value.normalize())
+    elif isinstance(value, bytes):
+        text = value.decode("utf-8", errors="replace")
+    else:
+        text = str(value)
+    text = unicodedata.normalize("NFC", text).strip()
+    return text or None
+
+
 def normalise_label(value: object) -> str:
-    """Trim and lowercase one label string; None becomes the empty string."""
-    return "" if value is None else str(value).strip().lower()
+    """A label as the metrics compare it: canonical text, lowercased, Unicode NFC; None becomes ''."""
+    text = canonical_text(value)
+    return "" if text is None else unicodedata.normalize("NFC", text.lower())
 
 
 @dataclass(frozen=True)
@@ -31,6 +62,13 @@ class SplitLabels:
         """A_i: the main attribute together with the other attributes (empty strings dropped)."""
         values = [self.main_attribute[row], *self.other_attributes[row]]
         return frozenset(v for v in values if v)
+
+    def repeated_ids(self) -> dict[str, list[int]]:
+        """Every item_ID held by more than one row, with its rows (several photos of one product)."""
+        rows: dict[str, list[int]] = {}
+        for row, item in enumerate(self.item_id):
+            rows.setdefault(item, []).append(row)
+        return {item: found for item, found in rows.items() if len(found) > 1}
 
     def take(self, rows: np.ndarray) -> SplitLabels:
         """The labels of the given rows, in that order."""

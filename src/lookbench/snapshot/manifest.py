@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -68,6 +68,18 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     return data
 
 
+def inside_path(name: str) -> bool:
+    """True if a manifest entry names a file inside the snapshot: relative, no '..', no drive or backslash."""
+    pure = PurePosixPath(name)
+    return (
+        bool(name)
+        and not pure.is_absolute()
+        and "\\" not in name
+        and ":" not in pure.parts[0]
+        and all(part not in ("", ".", "..") for part in name.split("/"))
+    )
+
+
 def manifest_problems(root: Path, manifest: dict[str, Any]) -> list[str]:
     """Every mismatch between the folder and its manifest: missing, extra, changed files or row counts."""
     problems: list[str] = []
@@ -76,6 +88,12 @@ def manifest_problems(root: Path, manifest: dict[str, Any]) -> list[str]:
     for name in sorted(present - set(listed)):
         problems.append(f"{name}: not in the manifest")
     for name, entry in sorted(listed.items()):
+        if not inside_path(name):
+            problems.append(f"{name!r}: not a path inside the snapshot (absolute or with '..'); not checked")
+            continue
+        if not isinstance(entry, dict):
+            problems.append(f"{name}: manifest entry is not an object")
+            continue
         path = root / name
         if not path.is_file():
             problems.append(f"{name}: listed in the manifest but missing")

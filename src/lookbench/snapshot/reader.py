@@ -2,26 +2,92 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import io
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
-from lookbench.snapshot.labels import SplitLabels, normalise_label
+from lookbench.snapshot.features import class_names, features_of
+from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
 from lookbench.snapshot.manifest import file_sha256, verify_manifest
-from lookbench.snapshot.schema import NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS
+from lookbench.snapshot.schema import LABEL_COLUMNS, NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS
 from lookbench.snapshot.source import resolve_snapshot_dir
 
 NAMED_BY = ("MANIFEST.json", "synth_manifest.json")
 """Files whose `name` field names the snapshot (a name that is not a plain file-name-safe word is ignored)."""
+
+
+@contextlib.contextmanager
+def reading(path: Path) -> Iterator[None]:
+    """Turn any failure to read a parquet file into a SnapshotError naming the file."""
+    try:
+        yield
+    except (pa.ArrowException, OSError) as exc:
+        raise SnapshotError(f"{path}: not a readable parquet file ({type(exc).__name__}: {exc})") from exc
+
+
+def _is_text(dtype: pa.DataType) -> bool:
+    if pa.types.is_dictionary(dtype):
+        return _is_text(dtype.value_type)
+    return pa.types.is_string(dtype) or pa.types.is_large_string(dtype) or str(dtype) == "string_view"
+
+
+def _is_binary(dtype: pa.DataType) -> bool:
+    return pa.types.is_binary(dtype) or pa.types.is_large_binary(dtype) or str(dtype) == "binary_view"
+
+
+def _image_bytes(value: Any) -> bytes | None:
+    """The encoded bytes of one image cell: a Hugging Face Image struct or plain binary."""
+    if isinstance(value, dict):
+        value = value.get("bytes")
+    return value if isinstance(value, bytes) and value else None
+
+
+def _file_images(path: Path, column: str, batch_size: int) -> Iterator[list[bytes | None]]:
+    """Batches of one file's encoded images in row order; None where a row has none (or the column is absent)."""
+    with reading(path):
+        pf = pq.ParquetFile(path)
+        if column not in pf.schema_arrow.names:
+            rows = pf.metadata.num_rows
+            for start in range(0, rows, batch_size):
+                yield [None] * min(batch_size, rows - start)
+            return
+        batches = pf.iter_batches(batch_size=batch_size, columns=[column])
+    while True:
+        with reading(path):
+            batch = next(batches, None)
+            if batch is None:
+                return
+            values = [_image_bytes(v) for v in batch.column(0).to_pylist()]
+        yield values
+
+
+def _attribute_list(path: Path, row: int, value: Any) -> list[str]:
+    """`other_attributes` of one row, normalised: a list (null reads as empty; a JSON-list string is accepted)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return []
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if not isinstance(value, list):
+            raise SnapshotError(f"{path}: row {row}: other_attributes must be a list of strings, got text {text!r}")
+    if not isinstance(value, list):
+        raise SnapshotError(f"{path}: row {row}: other_attributes must be a list of strings")
+    return [s for s in (normalise_label(v) for v in value) if s]
 
 
 class Snapshot:
@@ -31,6 +97,7 @@ class Snapshot:
         self.root = root
         self.location = location or str(root)
         self._labels: dict[tuple[str, str], SplitLabels] = {}
+        self._warnings: dict[str, None] = {}
         self._check_folders()
 
     @property
@@ -107,32 +174,55 @@ class Snapshot:
         return sorted(self.root.rglob("*.parquet"))
 
     def _schema_of(self, path: Path) -> pa.Schema:
-        try:
+        with reading(path):
             return pq.read_schema(path)
-        except Exception as exc:
-            raise SnapshotError(f"{path}: not a readable parquet file ({exc})") from exc
 
     def check_columns(self, subset: str, split: str) -> None:
-        """Raise if a file of the split lacks a required column."""
+        """Raise if a file of the split lacks a required column or has no usable image column."""
         for path in self.files(subset, split):
-            names = set(self._schema_of(path).names)
-            missing = [c for c in REQUIRED_COLUMNS if c not in names]
-            if missing:
-                raise SnapshotError(f"{path}: missing column(s) {', '.join(missing)}")
+            self._checked_schema(path)
+
+    def _checked_schema(self, path: Path) -> pa.Schema:
+        schema = self._schema_of(path)
+        missing = [c for c in REQUIRED_COLUMNS if c not in schema.names]
+        if missing:
+            raise SnapshotError(f"{path}: missing column(s) {', '.join(missing)}")
+        image = schema.field("image").type
+        if not (_is_binary(image) or (pa.types.is_struct(image) and image.get_field_index("bytes") >= 0)):
+            raise SnapshotError(
+                f"{path}: column image is {image}; expected a Hugging Face Image struct {{bytes, path}} or binary"
+            )
+        return schema
 
     def num_rows(self, subset: str, split: str) -> int:
         """Row count of a split, from parquet metadata."""
-        return sum(pq.ParquetFile(p).metadata.num_rows for p in self.files(subset, split))
+        total = 0
+        for path in self.files(subset, split):
+            with reading(path):
+                total += pq.ParquetFile(path).metadata.num_rows
+        return total
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the labels read so far make doubtful (silent zeros, guessed types), in the order found."""
+        return list(self._warnings)
+
+    def _warn(self, message: str) -> None:
+        self._warnings.setdefault(message, None)
 
     def labels(self, subset: str, split: str) -> SplitLabels:
         """Normalised labels of a split (cached)."""
         key = (subset, split)
         if key not in self._labels:
-            parts = [self._read_labels(p) for p in self.files(subset, split)]
+            parts = [self._read_labels(p, noise=subset == NOISE) for p in self.files(subset, split)]
             labels = SplitLabels.concat(parts)
             if not len(labels):
                 raise SnapshotError(f"empty split: {subset}/{split} of {self.root} has no rows")
-            self._check_duplicate_ids(subset, split, labels)
+            if subset != NOISE and not any(labels.main_attribute):
+                self._warn(
+                    f"{subset}/{split}: main_attribute is empty in every row; under the default fine rule (main) "
+                    "these rows fine-match only rows whose main_attribute is empty too"
+                )
             self._labels[key] = labels
         return self._labels[key]
 
@@ -143,59 +233,93 @@ class Snapshot:
             parts.append(self.labels(NOISE, "gallery"))
         return SplitLabels.concat(parts)
 
-    def _check_duplicate_ids(self, subset: str, split: str, labels: SplitLabels) -> None:
-        seen: dict[str, int] = {}
-        for row, item in enumerate(labels.item_id):
-            if item in seen:
-                raise SnapshotError(f"{subset}/{split}: duplicate item_ID {item!r} at rows {seen[item]} and {row}")
-            seen[item] = row
+    def check_task(self, subset: str) -> None:
+        """Read a task's labels (failing on unscorable data) and warn about queries that cannot score."""
+        queries = self.labels(subset, "query")
+        present = set(self.labels(subset, "gallery").category)
+        if self.has_noise:
+            self.labels(NOISE, "gallery")
+        absent = [c for c in queries.category if c not in present]
+        if absent:
+            names = sorted(set(absent))
+            shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+            self._warn(
+                f"{subset}: {len(absent)} of {len(queries)} queries have a category absent from the gallery "
+                f"({shown}); they score 0 on Coarse and Fine recall, MRR and nDCG"
+            )
 
-    def _read_labels(self, path: Path) -> SplitLabels:
-        names = set(self._schema_of(path).names)
-        missing = [c for c in REQUIRED_COLUMNS if c not in names]
-        if missing:
-            raise SnapshotError(f"{path}: missing column(s) {', '.join(missing)}")
-        columns = ["category", "main_attribute", "other_attributes", "item_ID"]
-        columns += [c for c in ("outfit_id", "first_seen_at") if c in names]
-        table = pq.read_table(path, columns=columns)
-        n = table.num_rows
-        categories = [normalise_label(v) for v in table["category"].to_pylist()]
-        mains = [normalise_label(v) for v in table["main_attribute"].to_pylist()]
-        others: list[list[str]] = []
-        for row, value in enumerate(table["other_attributes"].to_pylist()):
-            if value is not None and not isinstance(value, list):
-                raise SnapshotError(f"{path}: row {row}: other_attributes must be a list of strings")
-            others.append([s for s in (normalise_label(v) for v in value or []) if s])
-        item_ids = []
-        for row, value in enumerate(table["item_ID"].to_pylist()):
-            if value is None or str(value).strip() == "":
+    def _read_labels(self, path: Path, noise: bool) -> SplitLabels:
+        schema = self._checked_schema(path)
+        names = set(schema.names)
+        features = features_of(schema)
+        columns = [*LABEL_COLUMNS, *(c for c in ("outfit_id", "first_seen_at") if c in names)]
+        with reading(path):
+            table = pq.read_table(path, columns=columns)
+        values = {c: self._decoded(path, table, c, features.get(c)) for c in LABEL_COLUMNS}
+        for column in () if noise else ("category", "main_attribute"):  # noise labels are never compared
+            if class_names(features.get(column)) is None and not _is_text(schema.field(column).type):
+                self._warn(
+                    f"{path}: {column} is stored as {schema.field(column).type}, not text; its values are compared "
+                    "as text (1 and 1.0 read as '1')"
+                )
+        categories = [normalise_label(v) for v in values["category"]]
+        mains = [normalise_label(v) for v in values["main_attribute"]]
+        others = [_attribute_list(path, row, v) for row, v in enumerate(values["other_attributes"])]
+        item_ids: list[str] = []
+        for row, value in enumerate(values["item_ID"]):
+            item = canonical_text(value)
+            if item is None and not noise:
                 raise SnapshotError(f"{path}: row {row}: item_ID is empty")
-            item_ids.append(str(value))
-        for row, cat in enumerate(categories):
-            if not cat:
-                raise SnapshotError(f"{path}: row {row}: category is empty")
+            item_ids.append(item or "")
+        if not noise:
+            for row, cat in enumerate(categories):
+                if not cat:
+                    raise SnapshotError(f"{path}: row {row}: category is empty")
         if "outfit_id" in names:
-            outfit = [None if v is None else str(v) for v in table["outfit_id"].to_pylist()]
+            outfit = [canonical_text(v) for v in table["outfit_id"].to_pylist()]
+        elif "raw_image" in names:
+            outfit = self._raw_image_keys(path)
         else:
-            outfit = self._raw_image_keys(path, n)
+            outfit = [None] * table.num_rows
         dates = None
         if "first_seen_at" in names:
             col = table["first_seen_at"]
             if not pa.types.is_timestamp(col.type):
                 try:
                     col = col.cast(pa.timestamp("us", tz="UTC"))
-                except pa.ArrowInvalid as exc:
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise SnapshotError(f"{path}: first_seen_at is not a timestamp ({exc})") from exc
             dates = np.array(col.cast(pa.timestamp("us")).to_numpy(zero_copy_only=False), dtype="datetime64[us]")
         return SplitLabels(categories, mains, others, item_ids, outfit, dates)
 
-    def _raw_image_keys(self, path: Path, n: int) -> list[str | None]:
+    def _decoded(self, path: Path, table: pa.Table, column: str, feature: Any) -> list[Any]:
+        """A column's Python values, `ClassLabel` integers replaced by their names."""
+        with reading(path):
+            values = table[column].to_pylist()
+        names = class_names(feature)
+        if names is None:
+            return values
+
+        def name_of(row: int, value: Any) -> Any:
+            if value is None or isinstance(value, str):
+                return value
+            if isinstance(value, int) and value == -1:
+                return None
+            if not isinstance(value, int) or not 0 <= value < len(names):
+                raise SnapshotError(
+                    f"{path}: row {row}: {column} value {value!r} is not a class of its ClassLabel ({len(names)} names)"
+                )
+            return names[value]
+
+        return [
+            [name_of(row, v) for v in value] if isinstance(value, list) else name_of(row, value)
+            for row, value in enumerate(values)
+        ]
+
+    def _raw_image_keys(self, path: Path) -> list[str | None]:
         keys: list[str | None] = []
-        pf = pq.ParquetFile(path)
-        for batch in pf.iter_batches(batch_size=256, columns=["raw_image"]):
-            for value in batch.column(0).to_pylist():
-                data = value.get("bytes") if isinstance(value, dict) else None
-                keys.append(hashlib.sha1(data).hexdigest() if data else None)
+        for values in _file_images(path, "raw_image", 256):
+            keys.extend(hashlib.sha1(data).hexdigest() if data else None for data in values)
         return keys
 
     def iter_images(
@@ -204,15 +328,35 @@ class Snapshot:
         """Yield (first row index, encoded image bytes) batches of a split, in row order."""
         start = 0
         for path in self.files(subset, split):
-            pf = pq.ParquetFile(path)
-            for batch in pf.iter_batches(batch_size=batch_size, columns=[column]):
-                values = batch.column(0).to_pylist()
-                yield start, [v.get("bytes") if isinstance(v, dict) else None for v in values]
+            for values in _file_images(path, column, batch_size):
+                yield start, values
                 start += len(values)
 
+    def image_rows(self, subset: str, split: str, rows: Iterable[int], column: str = "image") -> dict[int, bytes]:
+        """Encoded image bytes of the given rows (global across shards), reading only those rows; rows without an
+        image (or files without the column) are left out."""
+        wanted = sorted(set(rows))
+        out: dict[int, bytes] = {}
+        start = 0
+        for path in self.files(subset, split):
+            with reading(path):
+                pf = pq.ParquetFile(path)
+                count = pf.metadata.num_rows
+                local = [r - start for r in wanted if start <= r < start + count]
+                if not local or column not in pf.schema_arrow.names:
+                    start += count
+                    continue
+                values = pf.read(columns=[column])[column].take(local).to_pylist()
+            for row, value in zip(local, values, strict=True):
+                data = _image_bytes(value)
+                if data:
+                    out[start + row] = data
+            start += count
+        return out
+
     def validate(self, subsets: Sequence[str] | None = None, check_images: bool = False) -> list[str]:
-        """Check columns, labels and (optionally) that every image decodes; return a summary per split."""
-        from PIL import Image
+        """Check columns, labels and (optionally) that every image decodes as `eval` decodes it; return a summary."""
+        from lookbench.embeddings.reader import BadImageError, decode_image
 
         names = list(subsets) if subsets is not None else self.subsets
         if not names:
@@ -225,17 +369,25 @@ class Snapshot:
             self.check_columns(subset, split)
             labels = self.labels(subset, split)
             if check_images:
-                for start, images in self.iter_images(subset, split):
-                    for offset, data in enumerate(images):
-                        where = f"{subset}/{split} row {start + offset} ({self.files(subset, split)[0].parent})"
-                        if not data:
-                            raise SnapshotError(f"{where}: image has no bytes")
-                        try:
-                            with Image.open(io.BytesIO(data)) as im:
-                                im.verify()
-                        except Exception as exc:
-                            raise SnapshotError(f"{where}: image does not decode ({exc})") from exc
+                row = 0
+                for path in self.files(subset, split):
+                    for images in _file_images(path, "image", 64):
+                        for data in images:
+                            try:
+                                decode_image(data)
+                            except BadImageError as exc:
+                                raise SnapshotError(f"{subset}/{split} row {row} ({path}): {exc}") from exc
+                            row += 1
             lines.append(f"{subset}/{split}: {len(labels)} rows")
+            repeats = labels.repeated_ids() if subset != NOISE else {}
+            if repeats:
+                item, rows = next(iter(repeats.items()))
+                lines.append(
+                    f"{subset}/{split}: {len(repeats)} item_ID(s) on more than one row (several photos of one "
+                    f"product), e.g. {item!r} at rows {', '.join(map(str, rows[:5]))}"
+                )
+        for subset in names:
+            self.check_task(subset)
         return lines
 
     @cached_property
@@ -243,7 +395,8 @@ class Snapshot:
         """sha256 over every parquet file's relative path and sha256: identifies the exact data."""
         digest = hashlib.sha256()
         for path in self.all_files():
-            digest.update(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n".encode())
+            with reading(path):
+                digest.update(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n".encode())
         return digest.hexdigest()
 
 

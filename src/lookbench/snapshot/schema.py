@@ -24,18 +24,24 @@ BBOX_TYPE = pa.list_(pa.float64())
 
 REQUIRED_COLUMNS: dict[str, pa.DataType] = {
     "image": IMAGE_TYPE,
-    "raw_image": IMAGE_TYPE,
     "category": pa.string(),
     "main_attribute": pa.string(),
     "other_attributes": pa.list_(pa.string()),
-    "bbox": BBOX_TYPE,
     "item_ID": pa.string(),
+}
+"""The columns the metrics need, in every split; readers accept compatible types (int or float ids, large
+strings, Hugging Face `ClassLabel` integers, a plain binary image column)."""
+
+RELEASE_COLUMNS: dict[str, pa.DataType] = {
+    "raw_image": IMAGE_TYPE,
+    "bbox": BBOX_TYPE,
     "task": pa.string(),
     "difficulty": pa.string(),
 }
-"""Columns every split carries; readers accept compatible types (e.g. int item ids, large strings)."""
+"""Columns of the released dataset the metrics do not need: optional (absent, or null per row)."""
 
 OPTIONAL_COLUMNS: dict[str, pa.DataType] = {
+    **RELEASE_COLUMNS,
     "outfit_id": pa.string(),
     "first_seen_at": pa.timestamp("us", tz="UTC"),
     "source": pa.string(),
@@ -43,6 +49,6 @@ OPTIONAL_COLUMNS: dict[str, pa.DataType] = {
     "source_published_at": pa.timestamp("us", tz="UTC"),
     "image_sha256": pa.string(),
 }
-"""Well-known extra columns; any other extra column is allowed and kept."""
+"""Well-known optional columns; any other extra column is allowed and kept."""
 
 LABEL_COLUMNS: tuple[str, ...] = ("category", "main_attribute", "other_attributes", "item_ID")

@@ -1,36 +1,53 @@
-"""Resolve a snapshot location (a local folder or `hf://repo[@revision][/vYYYYMMDD]`) to a local folder."""
+"""Resolve a snapshot location (a local folder or an `hf://` location) to a local folder."""
 
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.schema import NOISE, SUBSETS
 
 DEFAULT_HUB_REPO = "srpone/look-bench"
+HUB_FORMS = "hf://owner/name[@revision][/vYYYYMMDD] or hf://datasets/owner/name[@revision][/path]"
 _VERSION_RE = re.compile(r"^v\d{8}$")
 
 
 def parse_hub_uri(uri: str) -> tuple[str, str | None, str | None]:
-    """Split `hf://owner/name[@revision][/vYYYYMMDD]` into (repo, revision, version folder)."""
-    rest = uri.removeprefix("hf://").strip("/")
-    parts = rest.split("/")
+    """Split a hub location into (repo, revision, path inside the repo).
+
+    Two forms: `hf://owner/name[@revision][/vYYYYMMDD]` and the `huggingface_hub.HfFileSystem` form
+    `hf://datasets/owner/name[@revision][/path]` (a revision with `/` either URL-encoded or `refs/pr/N`).
+    """
+    expected = f"expected {HUB_FORMS}"
+    parts = uri.removeprefix("hf://").strip("/").split("/")
+    if parts[0] in ("datasets", "models", "spaces"):
+        kind = parts.pop(0)
+        if kind != "datasets":
+            raise SnapshotError(f"bad hub snapshot {uri!r}: a snapshot is a dataset repository, not one of {kind}")
     if len(parts) < 2 or not parts[0] or not parts[1]:
-        raise SnapshotError(f"bad hub snapshot {uri!r}: expected hf://owner/name[@revision][/vYYYYMMDD]")
-    name, _, revision = parts[1].partition("@")
-    version = parts[2] if len(parts) > 2 else None
-    return f"{parts[0]}/{name}", revision or None, version
+        raise SnapshotError(f"bad hub snapshot {uri!r}: {expected}")
+    name, at, revision = parts[1].partition("@")
+    rest = parts[2:]
+    if revision == "refs" and len(rest) >= 2 and rest[0] in ("pr", "convert"):
+        revision, rest = f"refs/{rest[0]}/{rest[1]}", rest[2:]
+    revision = unquote(revision)
+    if (at and not revision) or not name:
+        raise SnapshotError(f"bad hub snapshot {uri!r}: {expected}")
+    if any(part in ("", ".", "..") for part in rest):
+        raise SnapshotError(f"bad hub snapshot {uri!r}: the path inside the repository may not hold '', '.' or '..'")
+    return f"{parts[0]}/{name}", revision or None, "/".join(rest) or None
 
 
 def download_hub_snapshot(uri: str, cache_dir: Path | None = None) -> Path:
     """Download a snapshot from the Hugging Face Hub and return its local folder."""
-    repo, revision, version = parse_hub_uri(uri)
+    repo, revision, folder = parse_hub_uri(uri)
     hint = (
         f"To evaluate offline, download it where a network exists "
         f"(`huggingface-cli download {repo} --repo-type dataset --local-dir DIR`) "
-        f"and pass --snapshot DIR/{version or 'vYYYYMMDD'}."
+        f"and pass --snapshot DIR/{folder or 'vYYYYMMDD'}."
     )
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
         raise SnapshotError(f"cannot download {uri}: HF_HUB_OFFLINE is set. {hint}")
@@ -38,7 +55,7 @@ def download_hub_snapshot(uri: str, cache_dir: Path | None = None) -> Path:
         from huggingface_hub import snapshot_download
     except ImportError as exc:
         raise SnapshotError(f"reading {uri} needs huggingface_hub: pip install 'lookbench[hub]'. {hint}") from exc
-    patterns = [f"{version}/**"] if version else ["v*/**", "*.md", "*.json"]
+    patterns = [f"{folder}/**"] if folder else ["v*/**", "*.md", "*.json"]
     os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "10")
     try:
         local = snapshot_download(
@@ -51,7 +68,7 @@ def download_hub_snapshot(uri: str, cache_dir: Path | None = None) -> Path:
     except Exception as exc:  # network, auth and missing-repo errors all end the same way for the user
         raise SnapshotError(f"cannot download {uri}: {type(exc).__name__}: {exc}. {hint}") from exc
     path = Path(local)
-    return path / version if version else path
+    return path / folder if folder else path
 
 
 def is_snapshot_dir(path: Path) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -12,32 +11,13 @@ import pyarrow.parquet as pq
 
 from lookbench.atomic import atomic_path
 from lookbench.errors import SnapshotError
-from lookbench.snapshot.schema import IMAGE_TYPE, OPTIONAL_COLUMNS, REQUIRED_COLUMNS
+from lookbench.snapshot.features import huggingface_metadata
+from lookbench.snapshot.schema import OPTIONAL_COLUMNS, REQUIRED_COLUMNS
 
 
 def image_value(data: bytes | None, path: str | None = None) -> dict[str, Any] | None:
     """A Hugging Face Image struct value; None for a missing image."""
     return None if data is None else {"bytes": data, "path": path}
-
-
-def _feature_of(dtype: pa.DataType) -> dict[str, Any]:
-    if dtype == IMAGE_TYPE:
-        return {"_type": "Image"}
-    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
-        return {"feature": _feature_of(dtype.value_type), "_type": "Sequence"}
-    if pa.types.is_timestamp(dtype):
-        tz = f", tz={dtype.tz}" if dtype.tz else ""
-        return {"dtype": f"timestamp[{dtype.unit}{tz}]", "_type": "Value"}
-    names = {pa.string(): "string", pa.large_string(): "large_string", pa.bool_(): "bool"}
-    if dtype in names:
-        return {"dtype": names[dtype], "_type": "Value"}
-    return {"dtype": str(dtype), "_type": "Value"}
-
-
-def huggingface_metadata(schema: pa.Schema) -> bytes:
-    """The `huggingface` schema-metadata value that makes `datasets` decode image columns."""
-    features = {field.name: _feature_of(field.type) for field in schema}
-    return json.dumps({"info": {"features": features}}, sort_keys=True).encode()
 
 
 def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:

@@ -5,20 +5,17 @@ from __future__ import annotations
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from lookbench.taxonomy.models import Taxonomy, TaxonomyError
+from lookbench.yamlfile import YamlError, load_yaml, parse_yaml
 
 DEFAULT_FILE = "taxonomy_v1.yaml"
 
 
-def _parse(text: str, where: str) -> Taxonomy:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise TaxonomyError(f"{where}: not valid YAML ({exc})") from exc
+def _validate(data: Any, where: str) -> Taxonomy:
     if not isinstance(data, dict):
         raise TaxonomyError(f"{where}: expected a mapping with version, groups and categories")
     try:
@@ -30,16 +27,16 @@ def _parse(text: str, where: str) -> Taxonomy:
 
 def load_taxonomy_file(path: Path | str) -> Taxonomy:
     """Load a taxonomy from a YAML or JSON file; errors name the file and the field."""
-    path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TaxonomyError(f"{path}: cannot read taxonomy ({exc})") from exc
-    return _parse(text, str(path))
+        data = load_yaml(path)
+    except YamlError as exc:
+        raise TaxonomyError(str(exc)) from exc
+    return _validate(data, str(path))
 
 
 @lru_cache(maxsize=1)
 def load_taxonomy() -> Taxonomy:
     """The taxonomy shipped with the package (cached)."""
     source = resources.files("lookbench.taxonomy").joinpath(DEFAULT_FILE)
-    return _parse(source.read_text(encoding="utf-8"), f"lookbench/taxonomy/{DEFAULT_FILE}")
+    where = f"lookbench/taxonomy/{DEFAULT_FILE}"
+    return _validate(parse_yaml(source.read_text(encoding="utf-8"), where), where)

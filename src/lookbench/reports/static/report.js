@@ -1,6 +1,11 @@
-/* Filter the report's query cards and confusion rows by subset and category. */
+/* The report's images (each stored once, by id), and filters of query cards and confusion rows. */
 (function () {
   "use strict";
+  var images = JSON.parse(document.getElementById("report-images").textContent);
+  Array.prototype.forEach.call(document.querySelectorAll("img[data-img]"), function (img) {
+    var uri = images[img.getAttribute("data-img")];
+    if (typeof uri === "string" && uri.indexOf("data:image/") === 0) img.src = uri;
+  });
   var subset = document.getElementById("filter-subset"), category = document.getElementById("filter-category");
   function match(node) {
     return (!subset.value || node.getAttribute("data-subset") === subset.value) &&
@@ -22,7 +27,19 @@
     });
     document.getElementById("shown-count").textContent = shown + " of " + cards.length + " queries shown";
   }
+  /* An example link to a card the filters hide clears the filters first, so the link always lands. */
+  function reveal() {
+    var target = location.hash ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null;
+    if (target && target.matches("article.query") && target.style.display === "none") {
+      subset.value = "";
+      category.value = "";
+      apply();
+      target.scrollIntoView();
+    }
+  }
   subset.addEventListener("change", apply);
   category.addEventListener("change", apply);
+  window.addEventListener("hashchange", reveal);
   apply();
+  reveal();
 })();

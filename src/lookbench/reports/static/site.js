@@ -5,8 +5,15 @@
   var OUTFIT = "outfit_recall@1";
   var DAY = 86400000;
   var PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22"];
-  var state = { family: D.families[0], k: D.ks[0], since: null, until: null, chartScope: "overall" };
   var SVGNS = "http://www.w3.org/2000/svg";
+  var BOARD_KEYS = ["rank", "model", "flags", "value", "ci", "n"];
+  var DESCENDING_FIRST = { value: 1, ci: 1, n: 1, count: 1 };
+  var state = {
+    family: D.families[0], k: D.ks[0], subset: "all", since: null, until: null,
+    sort: { key: "rank", dir: "asc" }, bsort: { key: "count", dir: "desc" }, x: "params",
+    pubOpen: !!(D.published && D.published.open)
+  };
+  var range = { min: null, max: null };
 
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -21,6 +28,7 @@
     return node;
   }
   function clear(node) { while (node.firstChild) node.removeChild(node.firstChild); return node; }
+  function byId(id) { return document.getElementById(id); }
   /* Percent with 2 decimals, rounding exact ties to even like Python's format (toFixed rounds them up). */
   function pct(v) {
     var x = 100 * v, y = x * 200;
@@ -30,16 +38,41 @@
     }
     return x.toFixed(2);
   }
+  /* 4700000 -> "4.7M", 150000000 -> "150M", 7000000000 -> "7B". */
+  function count(n) {
+    var units = [[1e12, "T"], [1e9, "B"], [1e6, "M"], [1e3, "k"]];
+    for (var i = 0; i < units.length; i++) {
+      if (Math.abs(n) >= units[i][0]) {
+        var v = n / units[i][0];
+        return (v >= 100 ? v.toFixed(0) : String(Number(v.toPrecision(2)))) + units[i][1];
+      }
+    }
+    return String(Number(n.toPrecision(3)));
+  }
+  function rate(x) { return (x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toFixed(1)) + " images/s"; }
   function dayText(d) { return new Date(d * DAY).toISOString().slice(0, 10); }
   function parseDay(text) {
-    if (!text) return null;
+    if (!text || !/^\d{4}-\d{2}-\d{2}$/.test(text)) return null;
     var parts = text.split("-").map(Number);
-    return Math.round(Date.UTC(parts[0], parts[1] - 1, parts[2]) / DAY);
+    var day = Math.round(Date.UTC(parts[0], parts[1] - 1, parts[2]) / DAY);
+    return dayText(day) === text ? day : null;
   }
   function windowed() { return state.since !== null || state.until !== null; }
-  function metricName() { return state.family === "outfit_recall" ? OUTFIT : state.family + "@" + state.k; }
+  function info(family) { return D.metricInfo[family] || { name: family, definition: "", per_k: true }; }
+  function perK() { return info(state.family).per_k; }
+  function metricName() { return perK() ? state.family + "@" + state.k : OUTFIT; }
+  function metricTitle(metric) {
+    var parts = metric.split("@");
+    return info(parts[0]).name + "@" + parts[1];
+  }
   function title(scope) { return D.titles[scope] || scope; }
-  function short(label) { return label.length > 26 ? label.slice(0, 25) + "\u2026" : label; }
+  function chartScope() { return state.subset === "all" ? "overall" : state.subset; }
+  function windowWords(since, until) {
+    if (since === null && until === null) return "every date";
+    if (until === null) return "since " + dayText(since);
+    if (since === null) return "until " + dayText(until);
+    return dayText(since) + " to " + dayText(until);
+  }
 
   /* ---- per-query values ---- */
   function kept(q, i) {
@@ -56,6 +89,18 @@
     return family === "mrr" ? 1 / rank : 1;
   }
   function inScope(q, i, scope) { return scope === "overall" || D.subsets[q.s[i]] === scope; }
+  function keptCount(run, scope) {
+    var q = run.q, n = 0;
+    for (var i = 0; i < q.s.length; i++) if (inScope(q, i, scope) && kept(q, i)) n++;
+    return n;
+  }
+  /* Which queries of a scope a run scored (in the window): runs are ranked together only when these are equal. */
+  function querySet(run, scope) {
+    var q = run.q, keys = [];
+    for (var i = 0; i < q.s.length; i++) if (inScope(q, i, scope) && kept(q, i)) keys.push(q.s[i] + "/" + q.r[i]);
+    keys.sort();
+    return { key: run.group + "|" + keys.join(","), n: keys.length };
+  }
 
   /* Units of one run on one scope: keys (for pairing), clusters (resampled together) and values. */
   function units(run, scope, metric) {
@@ -142,41 +187,50 @@
     return Math.min(1, 2 * Math.min(le / reps.length, ge / reps.length));
   }
 
-  /* ---- rows of one table ---- */
+  /* ---- rows of one table, in query-set groups ---- */
   function rankRows(rows, pAbove) {
     var group = -1, sizes = {};
     rows.forEach(function (row, i) {
       var p = i ? pAbove(rows[i], rows[i - 1]) : null;
       row.p = p;
-      if (i && p !== null && p >= 0.05) { row.rank = rows[i - 1].rank; row.group = group; }
-      else { row.rank = i + 1; group += 1; row.group = group; }
-      sizes[row.group] = (sizes[row.group] || 0) + 1;
+      if (i && p !== null && p >= 0.05) { row.rank = rows[i - 1].rank; row.tie = group; }
+      else { row.rank = i + 1; group += 1; row.tie = group; }
+      sizes[row.tie] = (sizes[row.tie] || 0) + 1;
     });
-    rows.forEach(function (row) { row.label = sizes[row.group] > 1 ? row.rank + "=" : String(row.rank); });
+    rows.forEach(function (row) { row.label = sizes[row.tie] > 1 ? row.rank + "=" : String(row.rank); });
     return rows;
   }
-  function tableRows(scope, metric) {
+  /* [{runs: [...], n: queries, rows: [{run, value, lo, hi, n, label, p}]}], largest query set first. */
+  function tableGroups(scope, metric) {
+    var groups = [];
     if (!windowed()) {
-      var ties = (D.ties[metric] || {})[scope] || [];
-      return ties.map(function (t) {
+      ((D.ties[metric] || {})[scope] || []).forEach(function (t) {
         var m = D.runs[t[0]].metrics[scope][metric];
-        return { run: t[0], value: m.v, lo: m.lo, hi: m.hi, n: m.n, label: t[1], p: t[2],
-                 group: null, tied: /=$/.test(t[1]) };
+        if (!groups[t[3]]) groups[t[3]] = { runs: [], n: querySet(D.runs[t[0]], scope).n, rows: [] };
+        groups[t[3]].runs.push(t[0]);
+        groups[t[3]].rows.push({ run: t[0], value: m.v, lo: m.lo, hi: m.hi, n: m.n, label: t[1], p: t[2] });
       });
+      return groups.filter(Boolean);
     }
-    var rows = [];
+    var sets = {};
     D.runs.forEach(function (run, i) {
-      var u = units(run, scope, metric);
-      if (!u.values.length) return;
-      var ci = interval(u.values, u.clusters, 11 + i);
-      rows.push({ run: i, value: mean(u.values), lo: ci[0], hi: ci[1], n: u.values.length, units: u });
+      if (!keptCount(run, scope)) return;
+      var qs = querySet(run, scope);
+      if (!(qs.key in sets)) { sets[qs.key] = { runs: [], n: qs.n, rows: [] }; groups.push(sets[qs.key]); }
+      sets[qs.key].runs.push(i);
     });
-    rows.sort(function (a, b) { return b.value - a.value || a.run - b.run; });
-    rankRows(rows, function (row, above) {
-      return D.runs[row.run].group === D.runs[above.run].group ? pairedP(row.units, above.units) : null;
+    groups.sort(function (a, b) { return b.n - a.n || a.runs[0] - b.runs[0]; });
+    groups.forEach(function (g) {
+      g.runs.forEach(function (i) {
+        var u = units(D.runs[i], scope, metric);
+        if (!u.values.length) return;
+        var ci = interval(u.values, u.clusters, 11 + i);
+        g.rows.push({ run: i, value: mean(u.values), lo: ci[0], hi: ci[1], n: u.values.length, units: u });
+      });
+      g.rows.sort(function (a, b) { return b.value - a.value || a.run - b.run; });
+      rankRows(g.rows, function (row, above) { return pairedP(row.units, above.units); });
     });
-    rows.forEach(function (row) { row.tied = /=$/.test(row.label); });
-    return rows;
+    return groups.filter(function (g) { return g.rows.length; });
   }
   function bandRows(rows) {
     var band = 0;
@@ -184,6 +238,18 @@
       if (i && row.label !== rows[i - 1].label) band = 1 - band;
       row.band = band;
     });
+  }
+  function compare(a, b, key) {
+    if (key === "model") return D.runs[a.run].title.localeCompare(D.runs[b.run].title);
+    if (key === "flags") return flagText(a.run).localeCompare(flagText(b.run));
+    if (key === "ci") return a.lo - b.lo || a.hi - b.hi;
+    if (key === "n") return a.n - b.n;
+    if (key === "value") return a.value - b.value;
+    return parseInt(a.label, 10) - parseInt(b.label, 10) || b.value - a.value;
+  }
+  function sortRows(rows, sort) {
+    var sign = sort.dir === "desc" ? -1 : 1;
+    return rows.slice().sort(function (a, b) { return sign * compare(a, b, sort.key) || a.run - b.run; });
   }
 
   /* ---- flags ---- */
@@ -196,12 +262,13 @@
       for (var j = 0; j < q.d.length; j++) if (kept(q, j) && q.d[j] !== null) start = start === null ? q.d[j] : Math.min(start, q.d[j]);
     }
     var flags = run.staticFlags.slice();
-    var which = run.cutoff ? ["training cutoff", run.cutoff] : ["release date", run.release];
+    var which = run.cutoff ? ["training cutoff", run.cutoff, run.cutoffText] : ["release date", run.release, run.releaseText];
     if (start !== null && which[1] && parseDay(which[1]) >= start) {
-      flags.push({ kind: "date", mark: "\u2021", reason: which[0] + " " + which[1] + " is on or after the window start " + dayText(start) });
+      flags.push({ kind: "date", mark: "\u2021", reason: which[0] + " " + (which[2] || which[1]) + " is on or after the window start " + dayText(start) });
     }
     return flags;
   }
+  function flagText(i) { return runFlags(i).map(function (f) { return f.mark; }).join(""); }
   function flagCell(i) {
     var td = el("td", { "class": "flags" });
     flagSpans(i).forEach(function (span) { td.appendChild(span); });
@@ -218,69 +285,273 @@
       return el("span", { "class": "flag flag-" + kind, title: f.reasons.join("; "), "data-kind": kind }, f.mark);
     });
   }
-  function modelLink(i) {
-    return el("a", { href: "#model-" + i }, D.runs[i].label);
+  /* The run's name linking to its model card, then its evaluation window as a tag. */
+  function runName(i, withFlags) {
+    var run = D.runs[i], span = el("span", { "class": "run-name" + (run.windowText ? " windowed" : "") });
+    span.appendChild(el("a", { href: "#model-" + i }, run.label));
+    if (run.windowText) {
+      span.appendChild(document.createTextNode(" "));
+      span.appendChild(el("span", { "class": "window-tag", title: "evaluated only on queries first seen " + run.windowText }, "[" + run.windowText + "]"));
+    }
+    if (withFlags) flagSpans(i).forEach(function (s) { span.appendChild(document.createTextNode(" ")); span.appendChild(s); });
+    return span;
   }
 
-  /* ---- rendering ---- */
+  /* ---- sortable headers ---- */
+  function sortHeader(label, key, sort, numeric, onSort) {
+    var th = el("th", { "class": numeric ? "num" : "", scope: "col" });
+    if (sort.key === key) th.setAttribute("aria-sort", sort.dir === "asc" ? "ascending" : "descending");
+    var button = th.appendChild(el("button", { type: "button", "class": "sort", "data-key": key }));
+    if (typeof label === "string") button.textContent = label; else button.appendChild(label);
+    button.appendChild(el("span", { "class": "arrow", "aria-hidden": "true" }, sort.key === key ? (sort.dir === "asc" ? " \u25b2" : " \u25bc") : " \u21c5"));
+    button.addEventListener("click", function () {
+      if (sort.key === key) sort.dir = sort.dir === "asc" ? "desc" : "asc";
+      else { sort.key = key; sort.dir = DESCENDING_FIRST[key] || /^run-/.test(key) ? "desc" : "asc"; }
+      onSort();
+    });
+    return th;
+  }
+  function scroller(table, tall) {
+    var box = el("div", { "class": tall ? "scroll tall" : "scroll" });
+    box.appendChild(table);
+    return box;
+  }
+
+  /* ---- the boards ---- */
+  function commonWindow() {
+    var since = null, until = null, any = false, snapshots = {};
+    D.runs.forEach(function (run) {
+      snapshots[run.group] = 1;
+      if (!run.window) return;
+      any = true;
+      var s = parseDay(run.window.since), u = parseDay(run.window.until);
+      if (s !== null) since = since === null ? s : Math.max(since, s);
+      if (u !== null) until = until === null ? u : Math.min(until, u);
+    });
+    if (!any || Object.keys(snapshots).length > 1 || (since !== null && until !== null && since > until)) return null;
+    return { since: since, until: until };
+  }
+  function groupCaption(g, letter, split) {
+    var snaps = {}, windows = {};
+    g.runs.forEach(function (i) { snaps[D.runs[i].snapshot] = 1; windows[D.runs[i].windowText || "every date"] = 1; });
+    var text = (split ? "Group " + letter + ": " : "") + g.n + " queries of " + Object.keys(snaps).join(", ") +
+      ", evaluated " + Object.keys(windows).map(function (w) { return w === "every date" ? "on every date" : w; }).join("; ");
+    if (windowed()) text += ", page window " + windowWords(state.since, state.until);
+    return text;
+  }
   function renderTables() {
-    var host = clear(document.getElementById("tables")), metric = metricName();
-    host.appendChild(el("h2", {}, metric + " (%)"));
+    var host = clear(byId("tables")), metric = metricName(), split = false, shown = 0;
+    var head = host.appendChild(el("h2", { id: "board-title" }));
+    head.appendChild(document.createTextNode(metricTitle(metric) + " (%) "));
+    head.appendChild(el("a", { href: "#def-" + state.family, "class": "def-link" }, "definition"));
+    head.appendChild(document.createTextNode(" "));
+    head.appendChild(el("a", { href: "#about", "class": "def-link" }, "how to read ranks and flags"));
+    var note = host.appendChild(el("div", { id: "sets-note" }));
     D.scopes.forEach(function (scope) {
-      var rows = tableRows(scope, metric);
-      var published = D.published[scope] || {};
-      var pubNames = Object.keys(published).filter(function (name) { return metric in published[name]; });
-      if (!rows.length && !pubNames.length) return;
-      bandRows(rows);
+      if (state.subset !== "all" && state.subset !== scope) return;
+      var groups = tableGroups(scope, metric);
+      if (!groups.length) return;
+      shown += 1;
+      if (groups.length > 1) split = true;
       host.appendChild(el("h3", {}, title(scope)));
       var table = el("table", { "class": "board", "data-scope": scope, "data-metric": metric });
-      var head = el("tr");
-      ["rank", "model", "flags", "value", "95% CI", "n"].forEach(function (h, j) {
-        head.appendChild(el("th", { "class": j >= 3 ? "num" : "" }, h));
-      });
-      table.appendChild(el("thead")).appendChild(head);
-      var body = table.appendChild(el("tbody", { "class": "runs" }));
-      rows.forEach(function (row) {
-        var tr = el("tr", { "data-run": row.run, "class": "band-" + row.band + (row.tied ? " tied" : "") });
-        tr.appendChild(el("td", { "class": "rank", title: row.p === null || row.p === undefined ? "" : "p vs row above = " + row.p.toFixed(3) }, row.label));
-        tr.appendChild(el("td")).appendChild(modelLink(row.run));
-        tr.appendChild(flagCell(row.run));
-        tr.appendChild(el("td", { "class": "num value", "data-scope": scope, "data-metric": metric, "data-run": row.run }, pct(row.value)));
-        tr.appendChild(el("td", { "class": "num ci" }, "[" + pct(row.lo) + ", " + pct(row.hi) + "]"));
-        tr.appendChild(el("td", { "class": "num n" }, row.n));
-        body.appendChild(tr);
-      });
-      if (pubNames.length && document.getElementById("show-published").checked) {
-        var pub = table.appendChild(el("tbody", { "class": "published" }));
-        var cap = pub.appendChild(el("tr", { "class": "caption" }));
-        cap.appendChild(el("td", { colspan: 6 }, "Authors' published numbers (LookBench v2601, real snapshot; not recomputed, not windowed)"));
-        pubNames.sort(function (a, b) { return published[b][metric] - published[a][metric]; }).forEach(function (name) {
-          var tr = pub.appendChild(el("tr", { "class": "published-row" }));
-          tr.appendChild(el("td", {}, "\u2013"));
-          tr.appendChild(el("td", {}, name));
-          tr.appendChild(el("td"));
-          tr.appendChild(el("td", { "class": "num" }, pct(published[name][metric])));
-          tr.appendChild(el("td"));
-          tr.appendChild(el("td"));
+      var hr = el("tr");
+      [["rank", "rank"], ["model", "model"], ["flags", "flags"], [metricTitle(metric) + " %", "value"], ["95% CI", "ci"], ["n", "n"]]
+        .forEach(function (h, j) { hr.appendChild(sortHeader(h[0], h[1], state.sort, j >= 3, renderAndSave)).classList.add("col-" + h[1]); });
+      table.appendChild(el("thead")).appendChild(hr);
+      groups.forEach(function (g, gi) {
+        var body = table.appendChild(el("tbody", { "class": "runs", "data-set": gi }));
+        if (groups.length > 1) {
+          var cap = body.appendChild(el("tr", { "class": "set-caption" }));
+          cap.appendChild(el("th", { colspan: 6, scope: "rowgroup" })).appendChild(el("div", {}, groupCaption(g, String.fromCharCode(65 + gi), true)));
+        }
+        bandRows(g.rows);
+        var ordered = state.sort.key === "rank" && state.sort.dir === "asc" ? g.rows : sortRows(g.rows, state.sort);
+        ordered.forEach(function (row) {
+          var tied = /=$/.test(row.label);
+          var tr = el("tr", { "class": "run band-" + (state.sort.key === "rank" ? row.band : 0) + (tied ? " tied" : ""), "data-run": row.run });
+          tr.appendChild(el("td", { "class": "rank", title: row.p === null || row.p === undefined ? "" : "p vs the row ranked above = " + row.p.toFixed(3) }, row.label));
+          tr.appendChild(el("td", { "class": "model" })).appendChild(runName(row.run, false));
+          tr.appendChild(flagCell(row.run));
+          var ci = "[" + pct(row.lo) + ", " + pct(row.hi) + "]";
+          var value = tr.appendChild(el("td", { "class": "num value", "data-scope": scope, "data-metric": metric, "data-run": row.run }, pct(row.value)));
+          value.appendChild(el("span", { "class": "ci-inline", "aria-hidden": "true" }, ci));
+          tr.appendChild(el("td", { "class": "num ci" }, ci));
+          tr.appendChild(el("td", { "class": "num n" }, row.n));
+          body.appendChild(tr);
         });
+      });
+      if (groups.length === 1) table.insertBefore(el("caption", { "class": "set-line" }, groupCaption(groups[0], "", false)), table.firstChild);
+      host.appendChild(scroller(table));
+      var pub = publishedBlock(scope, metric);
+      if (pub) host.appendChild(pub);
+    });
+    if (!shown) {
+      host.appendChild(el("p", { id: "empty-window", "class": "empty", role: "status" },
+        "No queries in this window (" + windowWords(state.since, state.until) + "). " +
+        (range.min === null ? "No query of these runs has a date." : "The runs' queries were first seen from " + dayText(range.min) + " to " + dayText(range.max) + ".")));
+    }
+    renderSetsNote(note, split);
+    return shown > 0;
+  }
+  function renderSetsNote(host, split) {
+    clear(host);
+    if (split) {
+      var p = host.appendChild(el("p", { "class": "notice", id: "sets-split" },
+        "Runs scored on different query sets are ranked in separate groups (A, B, \u2026), never against each other: ranks and tie tests compare only runs that scored exactly the same queries. "));
+      var common = commonWindow();
+      if (common && (common.since !== state.since || common.until !== state.until)) {
+        var button = p.appendChild(el("button", { type: "button", id: "apply-common" }, "Rank them together on their common window (" + windowWords(common.since, common.until) + ")"));
+        button.addEventListener("click", function () { setWindow(common.since, common.until); });
       }
-      host.appendChild(table);
+    } else if (windowed() && D.runs.some(function (run) { return run.window; }) && commonWindow()) {
+      host.appendChild(el("p", { "class": "notice", id: "sets-common" },
+        "The page window (" + windowWords(state.since, state.until) + ") applies to every run, so runs evaluated on different windows are ranked together on the same queries."));
+    }
+  }
+  function publishedBlock(scope, metric) {
+    var P = D.published;
+    if (!P) return null;
+    var values = P.scopes[scope] || {};
+    var ids = Object.keys(values).filter(function (id) { return metric in values[id]; });
+    if (!ids.length) {
+      var why = P.metrics.indexOf(metric) < 0
+        ? "The authors published no " + metricTitle(metric) + " numbers for LookBench v2601 (they report Fine Recall, Coarse Recall and nDCG at K = 1, 5, 10, 20)."
+        : "The authors published no " + metricTitle(metric) + " numbers for " + title(scope) + ".";
+      return el("p", { "class": "muted published-none", "data-scope": scope }, why);
+    }
+    var details = el("details", { "class": "published", "data-scope": scope });
+    if (state.pubOpen) details.setAttribute("open", "");
+    details.addEventListener("toggle", function () { state.pubOpen = details.open; });
+    details.appendChild(el("summary", {}, "Authors' published " + metricTitle(metric) + ", " + title(scope) + ": " + ids.length +
+      " models on the real release " + P.release + (P.open ? "" : " (not this board's snapshot: not comparable)")));
+    details.appendChild(el("p", { "class": "muted" }, "Copied from " + P.source + "; not recomputed, not windowed, never ranked with the runs above. " +
+      (scope === "overall" ? "Overall is computed here as the query-weighted mean of the four published subsets (" +
+        Object.keys(P.weights).map(function (s) { return title(s) + " " + P.weights[s]; }).join(", ") + " queries)." : "")));
+    var table = el("table", { "class": "published-table" }), hr = el("tr");
+    ["model (registry id)", "published as", metricTitle(metric) + " %"].forEach(function (h, j) { hr.appendChild(el("th", { "class": j === 2 ? "num" : "", scope: "col" }, h)); });
+    table.appendChild(el("thead")).appendChild(hr);
+    var body = table.appendChild(el("tbody"));
+    ids.sort(function (a, b) { return values[b][metric] - values[a][metric] || (a < b ? -1 : 1); }).forEach(function (id) {
+      var tr = body.appendChild(el("tr", { "class": "published-row", "data-id": id }));
+      tr.appendChild(el("td", {}, id));
+      tr.appendChild(el("td", { "class": "muted" }, P.names[id] || id));
+      tr.appendChild(el("td", { "class": "num" }, pct(values[id][metric])));
     });
+    details.appendChild(scroller(table));
+    window.lookbenchSortable(table);
+    return details;
   }
 
+  /* ---- the window control ---- */
   function renderWindowStatus() {
-    var status = document.getElementById("window-status"), list = clear(document.getElementById("window-counts"));
-    status.textContent = windowed()
-      ? "Window: " + (state.since === null ? "\u2026" : dayText(state.since)) + " to " + (state.until === null ? "\u2026" : dayText(state.until))
-      : "Window: every query of each run (as evaluated)";
+    var list = clear(byId("window-counts"));
+    byId("window-status").textContent = windowed()
+      ? "Page window: queries first seen " + windowWords(state.since, state.until) + " (outfits kept or dropped whole)"
+      : "Page window: none; each run as evaluated";
     D.runs.forEach(function (run, i) {
-      var n = run.q.s.length, k = 0;
-      for (var j = 0; j < n; j++) if (kept(run.q, j)) k++;
-      list.appendChild(el("li", { "data-run": i, "data-kept": k, "data-total": n }, run.label + ": " + k + " of " + n + " queries"));
+      var n = run.q.s.length, k = keptCount(run, "overall");
+      list.appendChild(el("li", { "data-run": i, "data-kept": k, "data-total": n }, run.title + ": " + k + " of " + n + " queries"));
+    });
+    var since = byId("since"), until = byId("until");
+    since.value = state.since === null ? "" : dayText(state.since);
+    until.value = state.until === null ? "" : dayText(state.until);
+    if (range.min !== null) {
+      byId("since-range").value = state.since === null ? range.min : Math.max(range.min, Math.min(range.max, state.since));
+      byId("until-range").value = state.until === null ? range.max : Math.max(range.min, Math.min(range.max, state.until));
+    }
+    renderRangeLabels();
+  }
+  function renderRangeLabels() {
+    if (range.min === null) return;
+    byId("range-values").textContent = dayText(Number(byId("since-range").value)) + " \u2013 " + dayText(Number(byId("until-range").value));
+  }
+  function setWindow(since, until) {
+    var error = byId("window-error");
+    if (since !== null && until !== null && since > until) {
+      error.textContent = "since (" + dayText(since) + ") is after until (" + dayText(until) + "): the window was not changed.";
+      return false;
+    }
+    error.textContent = "";
+    state.since = since;
+    state.until = until;
+    renderAndSave();
+    return true;
+  }
+  function dateInput(id) {
+    var text = byId(id).value;
+    if (!text) return { ok: true, day: null };
+    var day = parseDay(text);
+    return { ok: day !== null, day: day, text: text };
+  }
+  function applyInputs() {
+    var s = dateInput("since"), u = dateInput("until");
+    if (!s.ok || !u.ok) {
+      byId("window-error").textContent = "not a date (YYYY-MM-DD): " + (s.ok ? u.text : s.text);
+      return;
+    }
+    setWindow(s.day, u.day);
+  }
+  function sliderChanged(which) {
+    var lo = Number(byId("since-range").value), hi = Number(byId("until-range").value);
+    if (lo > hi) {
+      if (which === "since") lo = hi; else hi = lo;
+      byId("since-range").value = lo;
+      byId("until-range").value = hi;
+    }
+    renderRangeLabels();
+    return [lo === range.min ? null : lo, hi === range.max ? null : hi];
+  }
+  function dateStrip() {
+    var host = clear(byId("date-strip"));
+    if (range.min === null) { host.appendChild(el("p", { "class": "muted" }, "No query has a date: windows keep nothing.")); return; }
+    var counts = {}, seen = {}, peak = 1, W = 600, H = 64, y0 = 44;
+    var span = Math.max(range.max - range.min, 1), bar = Math.max(Math.min((W - 12) / (span + 1) - 1, 40), 1);
+    var x0 = 6 + bar / 2, x1 = W - 6 - bar / 2;
+    D.queries.forEach(function (shared) {
+      shared.d.forEach(function (d, i) {
+        var key = shared.s[i] + "/" + shared.r[i];
+        if (d === null || key in seen) return;
+        seen[key] = 1;
+        counts[d] = (counts[d] || 0) + 1;
+        peak = Math.max(peak, counts[d]);
+      });
+    });
+    function x(d) { return x0 + (d - range.min) / span * (x1 - x0); }
+    var svg = svgEl("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "queries per day and model cutoffs", preserveAspectRatio: "none" });
+    svg.appendChild(svgEl("title", {}, "Queries first seen per day, " + dayText(range.min) + " to " + dayText(range.max) + "; dashed: model training cutoffs"));
+    Object.keys(counts).forEach(function (d) {
+      var h = counts[d] / peak * 36;
+      var rect = svgEl("rect", { x: x(Number(d)) - bar / 2, y: y0 - h, width: bar, height: h, "class": "day" });
+      rect.appendChild(svgEl("title", {}, dayText(Number(d)) + ": " + counts[d] + " queries"));
+      svg.appendChild(rect);
+    });
+    svg.appendChild(svgEl("line", { x1: x0, x2: x1, y1: y0, y2: y0, stroke: "#999" }));
+    var outside = [];
+    D.runs.forEach(function (run, i) {
+      if (!run.cutoff) return;
+      var d = parseDay(run.cutoff);
+      if (d < range.min || d > range.max) { outside.push(i); return; }
+      var line = svgEl("line", { x1: x(d), x2: x(d), y1: 2, y2: y0, "class": "cutoff", "data-run": i, stroke: PALETTE[i % PALETTE.length] });
+      line.appendChild(svgEl("title", {}, run.title + ": training cutoff " + run.cutoffText));
+      svg.appendChild(line);
+    });
+    host.appendChild(svg);
+    var list = clear(byId("cutoff-list"));
+    D.runs.forEach(function (run, i) {
+      if (!run.cutoff) return;
+      var d = parseDay(run.cutoff), li = list.appendChild(el("li", { "data-run": i }));
+      li.appendChild(el("span", { "class": "swatch", style: "background:" + PALETTE[i % PALETTE.length] }));
+      li.appendChild(document.createTextNode(run.title + ": training cutoff " + run.cutoffText +
+        (d < range.min ? " (before every query)" : d > range.max ? " (after every query)" : "") + " "));
+      if (d >= range.min && d < range.max) {
+        var b = li.appendChild(el("button", { type: "button", "class": "after-cutoff" }, "queries after it"));
+        b.addEventListener("click", function () { setWindow(d + 1, state.until !== null && state.until < d + 1 ? null : state.until); });
+      }
     });
   }
 
-  /* Per-key means of one run: key(q, i) -> group name. */
+  /* ---- breakdowns ---- */
   function groupMeans(run, scope, metric, key) {
     var q = run.q, sums = {}, counts = {};
     for (var i = 0; i < q.s.length; i++) {
@@ -294,58 +565,82 @@
     Object.keys(sums).forEach(function (g) { out[g] = { v: sums[g] / counts[g], n: counts[g] }; });
     return out;
   }
-  function breakdownTable(id, groups, perRun, limit) {
-    var host = clear(document.getElementById(id));
-    var table = el("table", { "class": "breakdown" }), head = el("tr");
-    head.appendChild(el("th", {}, "value"));
-    D.runs.forEach(function (run, i) {
-      var th = head.appendChild(el("th", { "class": "num" }));
-      th.appendChild(modelLink(i));
-      th.appendChild(document.createTextNode(" "));
-      flagSpans(i).forEach(function (span) { th.appendChild(span); });
-    });
-    table.appendChild(el("thead")).appendChild(head);
-    var body = table.appendChild(el("tbody"));
-    groups.slice(0, limit).forEach(function (g) {
-      var tr = body.appendChild(el("tr", { "data-group": g }));
-      tr.appendChild(el("td", {}, g));
-      perRun.forEach(function (means) {
-        var m = means[g];
-        tr.appendChild(el("td", { "class": "num" }, m ? pct(m.v) + " (" + m.n + ")" : "-"));
-      });
-    });
-    host.appendChild(table);
-    if (groups.length > limit) host.appendChild(el("p", { "class": "muted" }, "showing the " + limit + " most frequent of " + groups.length));
-  }
   function sortedGroups(perRun) {
     var counts = {};
     perRun.forEach(function (means) { Object.keys(means).forEach(function (g) { counts[g] = Math.max(counts[g] || 0, means[g].n); }); });
-    return Object.keys(counts).sort(function (a, b) { return counts[b] - counts[a] || (a < b ? -1 : 1); });
+    var names = Object.keys(counts);
+    var sort = state.bsort, sign = sort.dir === "desc" ? -1 : 1;
+    function value(g) {
+      if (sort.key === "count") return counts[g];
+      var m = perRun[Number(sort.key.slice(4))] && perRun[Number(sort.key.slice(4))][g];
+      return m ? m.v : -1;
+    }
+    return names.sort(function (a, b) {
+      var c = sort.key === "group" ? a.localeCompare(b) : value(a) - value(b);
+      return sign * c || counts[b] - counts[a] || (a < b ? -1 : 1);
+    });
+  }
+  function breakdownTable(id, what, groups, perRun, metric) {
+    var host = clear(byId(id));
+    var table = el("table", { "class": "breakdown", "data-what": what }), head = el("tr");
+    head.appendChild(sortHeader(what, "group", state.bsort, false, renderAndSave));
+    head.appendChild(sortHeader("queries", "count", state.bsort, true, renderAndSave));
+    D.runs.forEach(function (run, i) {
+      var label = el("span");
+      label.appendChild(runName(i, true));
+      label.appendChild(el("span", { "class": "unit" }, " " + metricTitle(metric) + " % (queries)"));
+      head.appendChild(sortHeader(label, "run-" + i, state.bsort, true, renderAndSave));
+    });
+    table.appendChild(el("thead")).appendChild(head);
+    var body = table.appendChild(el("tbody"));
+    groups.forEach(function (g) {
+      var tr = body.appendChild(el("tr", { "data-group": g }));
+      tr.appendChild(el("th", { scope: "row" }, g));
+      tr.appendChild(el("td", { "class": "num" }, Math.max.apply(null, perRun.map(function (m) { return m[g] ? m[g].n : 0; }))));
+      perRun.forEach(function (means, i) {
+        var m = means[g];
+        tr.appendChild(el("td", { "class": "num", "data-run": i }, m ? pct(m.v) + " (" + m.n + ")" : "\u2013"));
+      });
+    });
+    host.appendChild(scroller(table, groups.length > 20));
   }
   function renderBreakdowns() {
-    var metric = metricName() === OUTFIT ? "fine_recall@1" : metricName(), scope = state.chartScope;
+    var metric = metricName() === OUTFIT ? "fine_recall@1" : metricName(), scope = chartScope();
+    byId("breakdown-note").textContent = metricTitle(metric) + " on " + title(scope) +
+      (metricName() === OUTFIT ? " (outfit recall has no per-garment breakdown, so Fine Recall@1 is shown)" : "") +
+      ": mean % over the queries of each group, with their count in brackets; click a column title to sort.";
     var cats = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return D.categories[q.g[i]]; }); });
-    breakdownTable("categories", sortedGroups(cats), cats, 60);
-    var note = document.getElementById("attribute-note");
+    breakdownTable("categories", "category", sortedGroups(cats), cats, metric);
+    var note = byId("attribute-note");
     if (!D.attributesKnown) {
       note.textContent = "The snapshot of at least one run was not reachable when the site was built, so only the per-category breakdown is shown.";
-      clear(document.getElementById("attributes"));
+      clear(byId("attributes"));
     } else {
-      note.textContent = metric + ", " + title(scope) + ", per query main attribute (mean % and query count).";
+      note.textContent = "";
       var attrs = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.a[i] < 0 ? null : D.attributes[q.a[i]]; }); });
-      breakdownTable("attributes", sortedGroups(attrs), attrs, 40);
+      breakdownTable("attributes", "query main attribute", sortedGroups(attrs), attrs, metric);
     }
-    renderCategoryChart(cats, sortedGroups(cats).slice(0, 12), metric);
+    renderCategoryChart(cats, metric);
   }
 
-  /* ---- charts (inline SVG) ---- */
+  /* ---- charts (inline SVG; legends are HTML so long names wrap instead of being cut) ---- */
+  /* Chart width in user units: the box's width (so text keeps its size on phones), 300 to 560. */
+  function chartWidth(host) { return Math.round(Math.max(300, Math.min(560, host.clientWidth || 560))); }
   function frame(host, w, h, heading) {
     clear(host);
-    var svg = svgEl("svg", { viewBox: "0 0 " + w + " " + h, width: w, height: h, role: "img" });
+    host.appendChild(el("h3", { "class": "chart-title" }, heading));
+    var svg = svgEl("svg", { viewBox: "0 0 " + w + " " + h, role: "img", "aria-label": heading });
     svg.appendChild(svgEl("title", {}, heading));
-    svg.appendChild(svgEl("text", { x: 10, y: 16, "font-weight": "bold" }, heading));
     host.appendChild(svg);
     return svg;
+  }
+  function legend(host, runs) {
+    var list = host.appendChild(el("ul", { "class": "legend" }));
+    runs.forEach(function (i) {
+      var li = list.appendChild(el("li", { "data-run": i }));
+      li.appendChild(el("span", { "class": "swatch", style: "background:" + PALETTE[i % PALETTE.length] }));
+      li.appendChild(document.createTextNode(D.runs[i].title));
+    });
   }
   function yAxis(svg, x0, y0, y1, w) {
     [0, 0.25, 0.5, 0.75, 1].forEach(function (t) {
@@ -354,96 +649,133 @@
       svg.appendChild(svgEl("text", { x: x0 - 6, y: y + 4, "text-anchor": "end" }, (100 * t).toFixed(0)));
     });
   }
-  function legend(svg, x, y) {
-    D.runs.forEach(function (run, i) {
-      svg.appendChild(svgEl("rect", { x: x, y: y + 16 * i - 9, width: 10, height: 10, fill: PALETTE[i % PALETTE.length] }));
-      svg.appendChild(svgEl("text", { x: x + 14, y: y + 16 * i }, short(run.label)));
-    });
-  }
   function renderRecallChart() {
-    var family = /recall$/.test(state.family) && state.family !== "outfit_recall" ? state.family : "fine_recall";
-    var scope = state.chartScope, W = 640, H = 280, x0 = 50, x1 = 420, y0 = 250, y1 = 30;
-    var svg = frame(document.getElementById("chart-recall"), W, H, family + "@K, " + title(scope) + " (%)");
+    var family = /recall$/.test(state.family) && info(state.family).per_k ? state.family : "fine_recall";
+    var host = byId("chart-recall"), scope = chartScope(), W = chartWidth(host), H = 260, x0 = 44, x1 = W - 20, y0 = 230, y1 = 12;
+    var svg = frame(host, W, H, info(family).name + "@K on " + title(scope) + " (%)");
     yAxis(svg, x0, y0, y1, x1 - x0);
-    var ks = D.ks, step = ks.length > 1 ? (x1 - x0) / (ks.length - 1) : 0;
-    ks.forEach(function (k, j) { svg.appendChild(svgEl("text", { x: x0 + j * step, y: y0 + 16, "text-anchor": "middle" }, "K=" + k)); });
+    var ks = D.ks, step = ks.length > 1 ? (x1 - x0 - 20) / (ks.length - 1) : 0, drawn = [];
+    ks.forEach(function (k, j) { svg.appendChild(svgEl("text", { x: x0 + 10 + j * step, y: y0 + 18, "text-anchor": "middle" }, "K=" + k)); });
     D.runs.forEach(function (run, i) {
       var points = [];
       ks.forEach(function (k, j) {
         var u = units(run, scope, family + "@" + k);
-        if (u.values.length) points.push([x0 + j * step, y0 - mean(u.values) * (y0 - y1)]);
+        if (u.values.length) points.push([x0 + 10 + j * step, y0 - mean(u.values) * (y0 - y1)]);
       });
       if (!points.length) return;
+      drawn.push(i);
       var color = PALETTE[i % PALETTE.length];
-      svg.appendChild(svgEl("polyline", { points: points.map(function (p) { return p.join(","); }).join(" "), fill: "none", stroke: color, "stroke-width": 2, "class": "curve", "data-run": i }));
+      var line = svgEl("polyline", { points: points.map(function (p) { return p.join(","); }).join(" "), fill: "none", stroke: color, "stroke-width": 2, "class": "curve", "data-run": i });
+      line.appendChild(svgEl("title", {}, run.title));
+      svg.appendChild(line);
       points.forEach(function (p) { svg.appendChild(svgEl("circle", { cx: p[0], cy: p[1], r: 3, fill: color })); });
     });
-    legend(svg, x1 + 20, 40);
+    legend(host, drawn);
   }
-  function renderCategoryChart(cats, groups, metric) {
-    var W = 640, H = 300, x0 = 50, x1 = 620, y0 = 230, y1 = 30;
-    var svg = frame(document.getElementById("chart-categories"), W, H, metric + " per category, " + title(state.chartScope) + " (%)");
-    yAxis(svg, x0, y0, y1, x1 - x0);
-    var slot = groups.length ? (x1 - x0) / groups.length : 0, bar = slot * 0.8 / Math.max(D.runs.length, 1);
+  function renderCategoryChart(cats, metric) {
+    var groups = Object.keys(cats.reduce(function (all, means) { Object.keys(means).forEach(function (g) { all[g] = 1; }); return all; }, {})).sort();
+    var runs = D.runs.map(function (_, i) { return i; }).filter(function (i) { return Object.keys(cats[i]).length; });
+    var host = byId("chart-categories"), W = chartWidth(host);
+    var bar = 9, pad = 8, rowH = Math.max(runs.length, 1) * bar + pad, x0 = 100, x1 = W - 20, top = 8;
+    var H = top + groups.length * rowH + 26;
+    var svg = frame(host, W, H, metricTitle(metric) + " per category on " + title(chartScope()) + " (%), every category");
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (t) {
+      var x = x0 + t * (x1 - x0);
+      svg.appendChild(svgEl("line", { x1: x, x2: x, y1: top, y2: H - 20, stroke: "#eee" }));
+      svg.appendChild(svgEl("text", { x: x, y: H - 6, "text-anchor": "middle" }, (100 * t).toFixed(0)));
+    });
     groups.forEach(function (g, j) {
-      var gx = x0 + j * slot + slot * 0.1;
-      cats.forEach(function (means, i) {
-        var m = means[g];
+      var gy = top + j * rowH;
+      var label = svgEl("text", { x: x0 - 6, y: gy + rowH / 2 + 3, "text-anchor": "end", "class": "category-label" }, g.length > 18 ? g.slice(0, 17) + "\u2026" : g);
+      label.appendChild(svgEl("title", {}, g));
+      svg.appendChild(label);
+      runs.forEach(function (i, r) {
+        var m = cats[i][g];
         if (!m) return;
-        var h = m.v * (y0 - y1);
-        var rect = svgEl("rect", { x: gx + i * bar, y: y0 - h, width: Math.max(bar - 1, 1), height: h, fill: PALETTE[i % PALETTE.length], "class": "bar" });
-        rect.appendChild(svgEl("title", {}, D.runs[i].label + " / " + g + ": " + pct(m.v) + "% (" + m.n + ")"));
+        var rect = svgEl("rect", { x: x0, y: gy + pad / 2 + r * bar, width: Math.max(m.v * (x1 - x0), 0.5), height: bar - 1, fill: PALETTE[i % PALETTE.length], "class": "bar", "data-run": i, "data-group": g });
+        rect.appendChild(svgEl("title", {}, D.runs[i].title + " / " + g + ": " + pct(m.v) + "% (" + m.n + " queries)"));
         svg.appendChild(rect);
       });
-      svg.appendChild(svgEl("text", { x: gx + slot * 0.4, y: y0 + 14, "text-anchor": "end", transform: "rotate(-35 " + (gx + slot * 0.4) + " " + (y0 + 14) + ")" }, g));
     });
+    legend(host, runs);
   }
   function renderScatter() {
-    var axis = document.getElementById("scatter-x").value, metric = metricName();
-    var W = 640, H = 300, x0 = 60, x1 = 600, y0 = 250, y1 = 30;
-    var svg = frame(document.getElementById("chart-scatter"), W, H, metric + ", Overall (%) against " + (axis === "params" ? "parameters" : "images/s"));
+    var axis = state.x, metric = metricName(), host = byId("chart-scatter");
+    var W = chartWidth(host), H = 280, x0 = 44, x1 = W - 12, y0 = 246, y1 = 14, CHAR = 6.2, placed = [];
+    var svg = frame(host, W, H, metricTitle(metric) + " on Overall (%) against " + (axis === "params" ? "parameters (log scale)" : "images embedded per second (log scale)"));
     yAxis(svg, x0, y0, y1, x1 - x0);
-    var pts = [];
+    var pts = [], missing = [];
     D.runs.forEach(function (run, i) {
       var x = axis === "params" ? run.params : run.throughput;
       var u = units(run, "overall", metric);
-      if (x && x > 0 && u.values.length) pts.push({ i: i, x: Math.log10(x), y: mean(u.values), raw: x });
+      if (!u.values.length) return;
+      if (x && x > 0) pts.push({ i: i, x: Math.log10(x), y: mean(u.values), raw: x });
+      else missing.push([i, axis === "params" ? "its model card gives no parameter count" : run.throughputNote]);
     });
-    if (!pts.length) {
-      svg.appendChild(svgEl("text", { x: x0 + 10, y: 140 }, "no run declares " + (axis === "params" ? "a parameter count" : "a throughput")));
-      return;
+    if (pts.length) {
+      var lo = Math.min.apply(null, pts.map(function (p) { return p.x; })) - 0.3, hi = Math.max.apply(null, pts.map(function (p) { return p.x; })) + 0.3;
+      for (var e = Math.ceil(lo); e <= Math.floor(hi); e++) {
+        var tx = x0 + (e - lo) / (hi - lo) * (x1 - x0);
+        svg.appendChild(svgEl("text", { x: tx, y: y0 + 16, "text-anchor": "middle" }, count(Math.pow(10, e))));
+      }
+      pts.forEach(function (p) {
+        var cx = x0 + (p.x - lo) / (hi - lo) * (x1 - x0), cy = y0 - p.y * (y0 - y1), text = D.runs[p.i].title;
+        var label = svg.appendChild(svgEl("text", { x: 0, y: 0, "class": "point-label", "data-run": p.i }, text));
+        var room = Math.floor((W - 8) / CHAR);
+        if (text.length > room) label.textContent = text.slice(0, room - 1) + "\u2026";
+        /* Right of the dot if it fits, else left of it, else under it; always inside the chart. */
+        var width = label.getComputedTextLength() || label.textContent.length * CHAR, left, y = Math.min(Math.max(cy - 7, 12), H - 4);
+        if (cx + 8 + width <= W - 4) left = cx + 8;
+        else if (cx - 8 - width >= 4) left = cx - 8 - width;
+        else { left = Math.max(4, Math.min(W - 4 - width, cx - width / 2)); y = Math.min(cy + 18, H - 4); }
+        /* Move a label down (else up) until it overlaps no label already placed. */
+        for (var tries = 0; tries < 40 && placed.some(function (b) { return left < b[1] && b[0] < left + width && Math.abs(b[2] - y) < 13; }); tries++) {
+          y = tries < 20 ? y + 13 : y - 13;
+          if (y > H - 4) y = 12;
+        }
+        placed.push([left, left + width, y]);
+        var dot = svgEl("circle", { cx: cx, cy: cy, r: 5, fill: PALETTE[p.i % PALETTE.length], "class": "point", "data-run": p.i });
+        dot.appendChild(svgEl("title", {}, D.runs[p.i].title + ": " + pct(p.y) + "% at " + (axis === "params" ? count(p.raw) + " parameters" : rate(p.raw))));
+        svg.appendChild(dot);
+        label.setAttribute("x", left);
+        label.setAttribute("y", y);
+        svg.appendChild(label);
+      });
+    } else {
+      svg.appendChild(svgEl("text", { x: x0 + 10, y: 130 }, "no run to plot on this axis"));
     }
-    var lo = Math.min.apply(null, pts.map(function (p) { return p.x; })) - 0.2, hi = Math.max.apply(null, pts.map(function (p) { return p.x; })) + 0.2;
-    pts.forEach(function (p) {
-      var cx = x0 + (p.x - lo) / (hi - lo) * (x1 - x0), cy = y0 - p.y * (y0 - y1);
-      var dot = svgEl("circle", { cx: cx, cy: cy, r: 5, fill: PALETTE[p.i % PALETTE.length], "class": "point", "data-run": p.i });
-      dot.appendChild(svgEl("title", {}, D.runs[p.i].label + ": " + pct(p.y) + "% at " + p.raw));
-      svg.appendChild(dot);
-      svg.appendChild(svgEl("text", { x: cx + 7, y: cy - 6 }, short(D.runs[p.i].label)));
-    });
-    for (var e = Math.ceil(lo); e <= Math.floor(hi); e++) {
-      var tx = x0 + (e - lo) / (hi - lo) * (x1 - x0);
-      svg.appendChild(svgEl("text", { x: tx, y: y0 + 16, "text-anchor": "middle" }, "1e" + e));
+    legend(host, pts.map(function (p) { return p.i; }));
+    if (missing.length) {
+      var list = host.appendChild(el("ul", { "class": "not-plotted" }));
+      missing.forEach(function (m) { list.appendChild(el("li", { "data-run": m[0] }, "not plotted: " + D.runs[m[0]].title + " (" + m[1] + ")")); });
     }
   }
 
+  /* ---- models ---- */
   function renderModels() {
-    var host = clear(document.getElementById("model-cards"));
+    var host = clear(byId("model-cards"));
     D.runs.forEach(function (run, i) {
       var box = host.appendChild(el("div", { "class": "model", id: "model-" + i }));
-      box.appendChild(el("h3", {}, run.label));
+      box.appendChild(el("h3")).appendChild(runName(i, false));
       var facts = el("ul");
-      [["result file", run.file], ["snapshot", run.snapshot], ["spec", run.spec], ["release date", run.release || "unknown"],
-       ["training cutoff", run.cutoff || "unknown"], ["parameters", run.params === null ? "unknown" : run.params],
-       ["evaluated window", run.window ? (run.window.since || "\u2026") + " to " + (run.window.until || "\u2026") : "all dates"]
-      ].forEach(function (pair) { facts.appendChild(el("li", {}, pair[0] + ": " + pair[1])); });
-      run.flags.forEach(function (f) { facts.appendChild(el("li", { "class": "flag-reason" }, f.mark + " " + f.reason + " (all dates of the run)")); });
+      var w = run.window;
+      [["result file", run.file], ["snapshot", run.snapshot], ["spec", run.spec],
+       ["release date", run.releaseText || "unknown"], ["training cutoff", run.cutoffText || "unknown"],
+       ["parameters", run.params === null ? "unknown" : count(run.params)],
+       ["evaluated window", w && run.windowText ? run.windowText + " (" + w.kept_queries + " of " + w.total_queries + " queries)" : "every date"],
+       ["embedding throughput", run.throughput ? rate(run.throughput) : "not known: " + run.throughputNote]
+      ].forEach(function (pair) {
+        var li = facts.appendChild(el("li"));
+        li.appendChild(el("span", { "class": "fact" }, pair[0] + ": "));
+        li.appendChild(document.createTextNode(pair[1]));
+      });
+      run.flags.forEach(function (f) { facts.appendChild(el("li", { "class": "flag-reason" }, f.mark + " " + f.reason + " (the run's own window)")); });
       box.appendChild(facts);
       var url = run.card && (run.card.url || run.card.card_url || run.card.homepage);
       if (typeof url === "string" && /^https?:\/\//i.test(url)) box.appendChild(el("a", { href: url, rel: "noopener" }, "model card"));
       if (run.card) {
         var details = box.appendChild(el("details"));
-        details.appendChild(el("summary", {}, "card"));
+        details.appendChild(el("summary", {}, "card as recorded in the result file"));
         details.appendChild(el("pre", {}, JSON.stringify(run.card, null, 2)));
       } else {
         box.appendChild(el("p", { "class": "muted" }, "no model card in the result file"));
@@ -451,46 +783,119 @@
     });
   }
 
+  /* ---- page state in the URL ---- */
+  function writeHash() {
+    var parts = { metric: state.family, k: perK() ? state.k : null, subset: state.subset === "all" ? null : state.subset,
+      since: state.since === null ? null : dayText(state.since), until: state.until === null ? null : dayText(state.until),
+      sort: state.sort.key === "rank" && state.sort.dir === "asc" ? null : state.sort.key + "." + state.sort.dir,
+      bsort: state.bsort.key === "count" && state.bsort.dir === "desc" ? null : state.bsort.key + "." + state.bsort.dir,
+      x: state.x === "params" ? null : state.x };
+    var params = new URLSearchParams();
+    Object.keys(parts).forEach(function (key) { if (parts[key] !== null) params.set(key, parts[key]); });
+    var hash = "#" + params.toString();
+    if (location.hash === hash) return;
+    try { history.replaceState(null, "", hash); } catch (err) { location.replace(hash); }
+  }
+  function readHash() {
+    var params = new URLSearchParams(location.hash.replace(/^#/, ""));
+    var family = params.get("metric"), k = Number(params.get("k")), subset = params.get("subset");
+    state.family = D.families.indexOf(family) >= 0 ? family : D.families[0];
+    state.k = D.ks.indexOf(k) >= 0 ? k : D.ks[0];
+    state.subset = subset && D.scopes.indexOf(subset) >= 0 ? subset : "all";
+    var since = parseDay(params.get("since")), until = parseDay(params.get("until"));
+    if (since !== null && until !== null && since > until) { since = null; until = null; }
+    state.since = since;
+    state.until = until;
+    state.sort = parseSort(params.get("sort"), BOARD_KEYS, { key: "rank", dir: "asc" });
+    state.bsort = parseSort(params.get("bsort"), ["group", "count"].concat(D.runs.map(function (_, i) { return "run-" + i; })), { key: "count", dir: "desc" });
+    state.x = params.get("x") === "throughput" ? "throughput" : "params";
+  }
+  function parseSort(text, keys, fallback) {
+    var parts = (text || "").split(".");
+    return parts.length === 2 && keys.indexOf(parts[0]) >= 0 && (parts[1] === "asc" || parts[1] === "desc")
+      ? { key: parts[0], dir: parts[1] } : fallback;
+  }
+
+  /* ---- rendering ---- */
+  function syncControls() {
+    byId("family").value = state.family;
+    byId("k").value = String(state.k);
+    byId("k").disabled = !perK();
+    byId("k-note").textContent = perK() ? "" : "K does not apply: " + info(state.family).name + " is measured at rank 1";
+    byId("subset").value = state.subset;
+    byId("scatter-x").value = state.x;
+    var def = info(state.family).definition.replace(/top K/g, "top " + (perK() ? state.k : 1)).replace(/\bK\b/g, String(state.k));
+    byId("metric-definition").textContent = metricTitle(metricName()) + ": " + def + ".";
+  }
   function renderAll() {
+    syncControls();
     renderWindowStatus();
-    renderTables();
-    renderRecallChart();
-    renderBreakdowns();
-    renderScatter();
+    var any = renderTables();
+    byId("charts").hidden = !any;
+    byId("breakdowns").hidden = !any;
+    if (any) {
+      renderRecallChart();
+      renderBreakdowns();
+      renderScatter();
+    }
     document.body.setAttribute("data-ready", String(Date.now()));
+  }
+  function renderAndSave() {
+    renderAll();
+    writeHash();
   }
 
   function setup() {
     D.runs.forEach(function (run) {
       var shared = D.queries[run.q.shared];
       Object.keys(shared).forEach(function (name) { run.q[name] = shared[name]; });
+      run.q.d.forEach(function (d) {
+        if (d === null) return;
+        range.min = range.min === null ? d : Math.min(range.min, d);
+        range.max = range.max === null ? d : Math.max(range.max, d);
+      });
     });
-    var family = document.getElementById("family"), k = document.getElementById("k"), scope = document.getElementById("chart-scope");
-    D.families.concat(D.hasOutfits ? ["outfit_recall"] : []).forEach(function (f) { family.appendChild(el("option", { value: f }, f)); });
+    var family = byId("family"), k = byId("k"), subset = byId("subset");
+    D.families.forEach(function (f) { family.appendChild(el("option", { value: f }, info(f).name + (info(f).per_k ? "@K" : "@1"))); });
     D.ks.forEach(function (v) { k.appendChild(el("option", { value: v }, v)); });
-    D.scopes.forEach(function (s) { scope.appendChild(el("option", { value: s }, title(s))); });
-    scope.value = state.chartScope;
-    family.addEventListener("change", function () { state.family = family.value; renderAll(); });
-    k.addEventListener("change", function () { state.k = Number(k.value); renderAll(); });
-    scope.addEventListener("change", function () { state.chartScope = scope.value; renderAll(); });
-    document.getElementById("scatter-x").addEventListener("change", renderScatter);
-    var toggle = document.getElementById("show-published");
-    toggle.disabled = !Object.keys(D.published).length;
-    toggle.addEventListener("change", renderTables);
-    document.getElementById("apply").addEventListener("click", function () {
-      state.since = parseDay(document.getElementById("since").value);
-      state.until = parseDay(document.getElementById("until").value);
-      renderAll();
+    subset.appendChild(el("option", { value: "all" }, "every subset and Overall"));
+    D.scopes.forEach(function (s) { subset.appendChild(el("option", { value: s }, title(s))); });
+    family.addEventListener("change", function () { state.family = family.value; renderAndSave(); });
+    k.addEventListener("change", function () { state.k = Number(k.value); renderAndSave(); });
+    subset.addEventListener("change", function () { state.subset = subset.value; renderAndSave(); });
+    byId("scatter-x").addEventListener("change", function () { state.x = byId("scatter-x").value; renderScatter(); writeHash(); });
+    ["since-range", "until-range"].forEach(function (id) {
+      var input = byId(id);
+      if (range.min === null) { input.disabled = true; return; }
+      input.min = range.min;
+      input.max = range.max;
+      input.step = 1;
+      input.addEventListener("input", function () { sliderChanged(id === "since-range" ? "since" : "until"); });
+      input.addEventListener("change", function () {
+        var w = sliderChanged(id === "since-range" ? "since" : "until");
+        setWindow(w[0], w[1]);
+      });
     });
-    document.getElementById("reset").addEventListener("click", function () {
-      document.getElementById("since").value = "";
-      document.getElementById("until").value = "";
-      state.since = state.until = null;
-      renderAll();
-    });
+    if (range.min !== null) {
+      byId("since").min = byId("until").min = dayText(range.min);
+      byId("since").max = byId("until").max = dayText(range.max);
+      byId("data-range").textContent = "The runs' queries were first seen from " + dayText(range.min) + " to " + dayText(range.max) + ".";
+    }
+    byId("apply").addEventListener("click", applyInputs);
+    byId("reset").addEventListener("click", function () { setWindow(null, null); });
     var snaps = {};
     D.runs.forEach(function (run) { snaps[run.snapshot] = 1; });
-    document.getElementById("meta").textContent = D.runs.length + " runs on snapshot(s) " + Object.keys(snaps).join(", ");
+    byId("meta").textContent = D.runs.length + " runs on snapshot" + (Object.keys(snaps).length > 1 ? "s " : " ") + Object.keys(snaps).join(", ");
+    window.addEventListener("hashchange", function () { readHash(); renderAll(); });
+    var resizing = null, lastWidth = window.innerWidth;
+    window.addEventListener("resize", function () {
+      if (window.innerWidth === lastWidth) return;
+      lastWidth = window.innerWidth;
+      clearTimeout(resizing);
+      resizing = setTimeout(renderAll, 150);
+    });
+    readHash();
+    dateStrip();
     renderModels();
     renderAll();
   }

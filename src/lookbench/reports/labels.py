@@ -1,0 +1,74 @@
+"""What readers see: run titles with their windows, and human metric names with one-line definitions."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from lookbench.results.schema import DateWindow, ResultFile
+from lookbench.results.tables import run_label
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """A metric family as the page names and defines it."""
+
+    name: str
+    """Human name without the cut-off, e.g. 'Fine Recall'."""
+    definition: str
+    """One line, with K for the cut-off."""
+    per_k: bool = True
+    """False where K does not apply (outfit recall is at rank 1 only)."""
+
+
+METRICS: dict[str, MetricInfo] = {
+    "fine_recall": MetricInfo(
+        "Fine Recall",
+        "share of queries with a fine match in the top K: a result of the query's category with its main attribute "
+        "(under the strict rule: with every query attribute)",
+    ),
+    "coarse_recall": MetricInfo("Coarse Recall", "share of queries with an item of the same category in the top K"),
+    "item_recall": MetricInfo("Item Recall", "share of queries whose exact product (same item ID) is in the top K"),
+    "mrr": MetricInfo("MRR", "mean of 1/rank of the first fine match within the top K (0 when there is none)"),
+    "ndcg": MetricInfo(
+        "graded nDCG",
+        "top-K ranking quality: each same-category result gains the share of the query's attributes it has, "
+        "discounted by log2(rank + 1), divided by the best possible over the whole corpus",
+    ),
+    "outfit_recall": MetricInfo(
+        "Outfit Recall",
+        "share of street photos (outfits) whose every garment is a fine match at rank 1",
+        per_k=False,
+    ),
+}
+"""Families in display order; exact definitions in docs/metrics.md."""
+
+
+def metric_title(key: str) -> str:
+    """`fine_recall@5` -> `Fine Recall@5`; `outfit_recall@1` -> `Outfit Recall@1`."""
+    family, _, k = key.partition("@")
+    info = METRICS.get(family)
+    name = info.name if info else family
+    return f"{name}@{k}" if k else name
+
+
+def metric_infos() -> dict[str, dict[str, Any]]:
+    """The families as JSON-ready dicts, for the page."""
+    return {family: asdict(info) for family, info in METRICS.items()}
+
+
+def window_text(window: DateWindow | None) -> str | None:
+    """'since 2026-05-16', 'until 2026-05-31' or '2026-05-02 to 2026-05-31'; None for a run over every date."""
+    if window is None or (window.since is None and window.until is None):
+        return None
+    if window.until is None:
+        return f"since {window.since}"
+    if window.since is None:
+        return f"until {window.until}"
+    return f"{window.since} to {window.until}"
+
+
+def run_title(result: ResultFile) -> str:
+    """The run's label everywhere on the pages: model (and fine rule), then its window, if any, in brackets."""
+    window = window_text(result.config.window)
+    return run_label(result) + (f" [{window}]" if window else "")

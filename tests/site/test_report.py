@@ -1,0 +1,131 @@
+"""The visual report: images stored once, attribute chips only where they mean something, grouped confusions."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
+from synth_runs import copy_run
+from typer.testing import CliRunner
+
+from lookbench.cli.main import app
+from lookbench.contamination.tables import load_with_per_query
+from lookbench.reports.images import ImageTable
+from lookbench.reports.report import build_report
+from lookbench.reports.retrieval import ACROSS, attribute_group, confusions, query_cards
+from lookbench.snapshot import open_snapshot
+
+runner = CliRunner()
+
+
+def _images(page: str) -> dict[str, str]:
+    match = re.search(r'<script type="application/json" id="report-images">(.*?)</script>', page, re.S)
+    assert match is not None
+    return json.loads(match.group(1))
+
+
+def test_each_distinct_image_is_stored_once(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    _, paths = synth_runs
+    page = build_report(paths[0], tmp_path / "report", per_subset=12).read_text()
+    images = _images(page)
+    assert len(set(images.values())) == len(images)  # no data URI twice
+    assert page.count("base64,") == len(images)  # nowhere else in the page
+    used = re.findall(r'data-img="(\d+)"', page)
+    assert set(used) == set(images) and len(used) > len(images)  # some images are shown more than once
+    table = ImageTable()
+    assert table.add("data:image/webp;base64,AA") == table.add("data:image/webp;base64,AA") == "0"
+    assert table.add(None) is None and table.by_id() == {"0": "data:image/webp;base64,AA"}
+
+
+def test_attributes_are_compared_only_for_same_category_results(synth_runs: tuple[Path, list[Path]]) -> None:
+    snapshot, paths = synth_runs
+    _, per_query = load_with_per_query(paths[2])
+    assert per_query is not None
+    cards = query_cards(open_snapshot(snapshot), per_query, list(range(per_query.num_rows)), ImageTable())
+    hits = [hit for card in cards for hit in card.hits]
+    assert any(h.noise for h in hits) and any(not h.coarse and not h.noise for h in hits)
+    for hit in hits:
+        if hit.noise or not hit.coarse:
+            assert not hit.compared and hit.matched == [] and hit.missing == []
+        else:
+            assert hit.compared and hit.matched + hit.missing
+    page = build_report(paths[2], paths[2].parent / "chips", per_subset=24, per_category=24).read_text()
+    for item in re.findall(r'<li class="hit[^"]*is-noise[^"]*">(.*?)</li>', page, re.S):
+        assert 'class="attr' not in item and "never a match" in item
+    assert "distractors <b>never count</b>" in page
+
+
+def _confused(snapshot: Path, per_query: pa.Table) -> pa.Table:
+    """The per-query table with each rank-1 result replaced by a same-category item of another main attribute."""
+    snap = open_snapshot(snapshot)
+    tops = per_query["topk_rows"].to_pylist()
+    for i, (subset, row) in enumerate(
+        zip(per_query["subset"].to_pylist(), per_query["query_row"].to_pylist(), strict=True)
+    ):
+        queries, corpus = snap.labels(subset, "query"), snap.corpus_labels(subset)
+        gallery = snap.num_rows(subset, "gallery")
+        other = next(
+            (
+                g
+                for g in range(gallery)
+                if corpus.category[g] == queries.category[row]
+                and corpus.main_attribute[g] != queries.main_attribute[row]
+            ),
+            None,
+        )
+        if other is not None:
+            tops[i] = [other, *tops[i][1:]]
+    column = per_query.schema.get_field_index("topk_rows")
+    return per_query.set_column(column, "topk_rows", pa.array(tops, per_query.schema.field("topk_rows").type))
+
+
+def test_confusions_are_grouped_by_attribute_group(synth_runs: tuple[Path, list[Path]]) -> None:
+    snapshot, paths = synth_runs
+    _, per_query = load_with_per_query(paths[0])
+    assert per_query is not None
+    found = confusions(open_snapshot(snapshot), _confused(snapshot, per_query), top=50, examples=2)
+    rows = [(group.name, c) for groups in found.values() for group in groups for c in group.rows]
+    names = {name for name, _ in rows}
+    assert "colour" in names and ACROSS in names  # red vs blue; white vs striped (colour vs pattern)
+    for name, c in rows:
+        groups = {attribute_group(c.wanted), attribute_group(c.got)}
+        assert name == (groups.pop() if len(groups) == 1 else ACROSS), c
+        assert c.count >= len(c.examples) >= 1 and len(c.examples) <= 2
+    for groups in found.values():
+        assert ACROSS not in [g.name for g in groups][:-1]  # across-group pairs come last
+    assert attribute_group("red") == "colour" and attribute_group("beige") == "not in the taxonomy"
+
+
+def test_confusion_examples_are_in_the_report(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    _, paths = synth_runs
+    page = build_report(paths[2], tmp_path / "report", chosen=[("real_studio_flat", 0)]).read_text()
+    links = re.findall(r'<a class="example" href="#([^"]+)"', page)
+    assert links and all(f'<article class="query" id="{anchor}"' in page for anchor in links)
+    assert "More queries: examples of the confusions below" in page and 'class="confused"' in page
+
+
+def test_report_snapshot_option_reads_a_moved_snapshot(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    snapshot, paths = synth_runs
+    gone = str(tmp_path / "was-here")
+    moved_result = copy_run(paths[0], tmp_path / "run.json", lambda r: r["snapshot"].update(location=gone))
+    moved = tmp_path / "elsewhere" / snapshot.name
+    shutil.copytree(snapshot, moved)
+    r = runner.invoke(app, ["report", str(moved_result), "-o", str(tmp_path / "r"), "--snapshot", str(moved)])
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert f"read from {moved}" in page and "differs from the one evaluated" not in page
+    query = moved / "real_studio_flat" / "query.parquet"
+    table = pq.read_table(query)
+    pq.write_table(table.slice(0, table.num_rows), query, compression="zstd")  # same rows, other bytes
+    r = runner.invoke(app, ["report", str(moved_result), "-o", str(tmp_path / "r2"), "--snapshot", str(moved)])
+    assert r.exit_code == 0, r.output
+    assert "differs from the one evaluated" in (tmp_path / "r2" / "index.html").read_text()
+    r = runner.invoke(
+        app, ["report", str(moved_result), "-o", str(tmp_path / "r3"), "--snapshot", str(tmp_path / "no")]
+    )
+    assert r.exit_code == 2 and "the report needs the run's snapshot" in r.output.replace("\n", "")
