@@ -33,6 +33,8 @@ from lookbench.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, RenderTask, 
 MANIFEST = "synth_manifest.json"
 STUDIO_CHUNK = 32
 SCENE_CHUNK = 4
+CATALOGUE_CHUNK = 64
+"""Rows (street scenes for SCENE_CHUNK) per rendering task and parquet row group."""
 INLINE_BELOW = 400
 """Releases with fewer images render in this process by default (starting workers would take longer)."""
 
@@ -93,7 +95,7 @@ def file_jobs(plan: ReleasePlan) -> list[FileJob]:
         else:
             queries = tuple(task("studio", sub.style, c) for c in _chunks(sub.studio, STUDIO_CHUNK))
         jobs.append(FileJob(f"{sub.subset}/query.parquet", "scene" if sub.street else "studio", queries))
-        gallery = tuple(task("catalogue", "real", c) for c in _chunks(sub.gallery, NOISE_CHUNK))
+        gallery = tuple(task("catalogue", "real", c) for c in _chunks(sub.gallery, CATALOGUE_CHUNK))
         jobs.append(FileJob(f"{sub.subset}/gallery.parquet", "catalogue", gallery))
     noise = [task("noise", "real", (chunk,)) for chunk in plan.noise_chunks()]
     per_shard = NOISE_SHARD // NOISE_CHUNK
