@@ -60,3 +60,27 @@ def embed_gallery(spec: str, tmp_path: Path, gallery: int = 3) -> tuple[ModelEmb
     provider = resolve_model(spec, EmbedOptions(cache_dir=tmp_path / "cache", batch_size=2, progress=False))
     assert isinstance(provider, ModelEmbeddings)
     return provider, provider.embed_split(snap, "real_studio_flat", "gallery")
+
+
+def tiny_open_clip(tmp_path: Path, name: str, vocab_size: int = 64, context_length: int = 8) -> tuple[str, Any]:
+    """Register a tiny open_clip architecture, save its random-initialised (seeded) weights; (spec, model).
+
+    A text tower fed by open_clip's default tokenizer needs `vocab_size=49408` (its ids reach 49407).
+    """
+    import json
+
+    import open_clip
+    import torch
+
+    config = {
+        "embed_dim": 16,
+        "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "head_width": 16, "patch_size": 16},
+        "text_cfg": {"context_length": context_length, "vocab_size": vocab_size, "width": 32, "heads": 2, "layers": 1},
+    }
+    (tmp_path / f"{name}.json").write_text(json.dumps(config))
+    open_clip.add_model_config(tmp_path / f"{name}.json")
+    torch.manual_seed(0)
+    model = open_clip.create_model(name).eval()
+    weights = tmp_path / f"{name}.pt"
+    torch.save(model.state_dict(), weights)
+    return f"open_clip:{name}/{weights}", model

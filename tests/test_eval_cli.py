@@ -74,7 +74,7 @@ def test_eval_embeddings_writes_results(snapshot: Path, tmp_path: Path) -> None:
     files = sorted(f for f in (tmp_path / "res").iterdir() if not f.name.startswith("."))
     assert [f.suffix for f in files] == [".json", ".parquet"]
     data = json.loads(files[0].read_text())
-    assert data["schema_version"] == "1.1"
+    assert data["schema_version"] == "1.2"
     assert data["snapshot"]["id"] == "v20260301"
     assert data["snapshot"]["subsets"]["real_studio_flat"] == {
         "queries": 2,

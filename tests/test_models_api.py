@@ -19,7 +19,7 @@ from conftest import serving
 from embedding_helpers import studio_snapshot
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError
-from lookbench.models.api import RateLimiter
+from lookbench.http import RateLimiter
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot.reader import open_snapshot
 
@@ -138,7 +138,7 @@ def test_api_timeout(server: EmbeddingServer, tmp_path: Path) -> None:
 
 
 def test_rate_limiter_spaces_requests() -> None:
-    limiter = RateLimiter(rps=50)
+    limiter = RateLimiter.per_second(50)
     started = time.monotonic()
     for _ in range(6):
         limiter.wait()

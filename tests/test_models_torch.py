@@ -5,14 +5,13 @@ These libraries need torch with torchvision; without them the tests skip (instal
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from embedding_helpers import colour_image, embed_gallery
+from embedding_helpers import colour_image, embed_gallery, tiny_open_clip
 from lookbench.errors import EmbeddingError
 from lookbench.models.registry import resolve_model
 
@@ -23,20 +22,10 @@ TINY = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2, "in
 
 
 def test_open_clip_local_weights(tmp_path: Path) -> None:
-    open_clip = pytest.importorskip("open_clip")
+    pytest.importorskip("open_clip")
     torch = pytest.importorskip("torch")
-    config = {
-        "embed_dim": 16,
-        "vision_cfg": {"image_size": 32, "layers": 1, "width": 32, "head_width": 16, "patch_size": 16},
-        "text_cfg": {"context_length": 8, "vocab_size": 64, "width": 32, "heads": 2, "layers": 1},
-    }
-    (tmp_path / "lookbench-tiny-vit.json").write_text(json.dumps(config))
-    open_clip.add_model_config(tmp_path / "lookbench-tiny-vit.json")
-    torch.manual_seed(0)
-    model = open_clip.create_model("lookbench-tiny-vit").eval()
-    weights = tmp_path / "tiny.pt"
-    torch.save(model.state_dict(), weights)
-    provider, out = embed_gallery(f"open_clip:lookbench-tiny-vit/{weights}", tmp_path)
+    spec, model = tiny_open_clip(tmp_path, "lookbench-tiny-vit")
+    provider, out = embed_gallery(spec, tmp_path)
     assert out.shape == (3, 16)
     pre = provider.encoder.preprocess
     assert pre is not None and pre.crop == 32 and pre.mean[0] == pytest.approx(0.48145466)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -46,3 +47,27 @@ def write_bytes_atomic(target: Path | str, data: bytes) -> None:
     """Write bytes to `target` atomically."""
     with atomic_path(target) as tmp:
         tmp.write_bytes(data)
+
+
+@contextlib.contextmanager
+def atomic_folder(target: Path | str) -> Iterator[Path]:
+    """Yield an empty folder beside `target` (usual umask mode) that replaces `target` only if the block succeeds.
+
+    An existing `target` is moved aside, the new folder renamed into place, and the old one removed.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{secrets.token_hex(6)}.tmp")
+    tmp.mkdir()
+    try:
+        yield tmp
+        if target.exists():
+            old = target.with_name(f".{target.name}.old-{secrets.token_hex(6)}")
+            os.replace(target, old)
+            os.replace(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -6,12 +6,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
+from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
 
 if TYPE_CHECKING:
-    from lookbench.build.annotate.base import Item
-    from lookbench.build.annotate.openai import OpenAIAnnotator
+    from lookbench.release.label.base import Item
+    from lookbench.release.label.openai import OpenAIAnnotator
 
 app = typer.Typer(
     help="Annotation as an OpenAI batch job (e.g. `vllm run-batch` on a GPU box).",
@@ -21,25 +22,26 @@ app = typer.Typer(
 
 
 def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]]:
-    from lookbench.build.annotate.openai import OpenAIAnnotator
-    from lookbench.build.annotate.stage import items_of, make_annotator
-    from lookbench.build.config import load_config
-    from lookbench.build.runner import run_stages
-    from lookbench.build.stages import default_stages
-    from lookbench.build.stages.base import BuildContext, read_samples
     from lookbench.errors import BuildError
+    from lookbench.release.config import load_config
+    from lookbench.release.label.openai import OpenAIAnnotator
+    from lookbench.release.pipeline import release_context, run_stages, stages_for
+    from lookbench.release.records import read_samples
+    from lookbench.release.stages.annotate import AnnotateStage, items_of
 
     release = load_config(config_path)
     if release.annotate is None or release.annotate.backend != "openai":
         raise BuildError(f"{config_path}: batch files need `annotate: {{backend: openai, api: ...}}`")
-    stages = default_stages(release)
-    upstream = stages[: [s.name for s in stages].index("annotate")]
-    ctx = run_stages(release, upstream, echo=console.print)
-    table = read_samples(release.work / upstream[-1].name / "samples.parquet")
-    annotator = make_annotator(release.annotate, BuildContext(release, ctx.log))
+    stages = stages_for(release)
+    position = [s.name for s in stages].index("annotate")
+    run_stages(release, stages[:position], echo=lambda line: console.print(escape(line), highlight=False))
+    samples = read_samples(release.work / stages[position - 1].name / "samples.parquet")
+    stage = stages[position]
+    assert isinstance(stage, AnnotateStage)
+    annotator = stage.annotator(stage.cache(release_context(release)))
     if not isinstance(annotator, OpenAIAnnotator):
         raise BuildError("batch files are for the openai backend")
-    return annotator, items_of(table.to_pylist())
+    return annotator, items_of(samples)
 
 
 @app.command("batch-export")
@@ -49,12 +51,15 @@ def batch_export(
     out: Path = typer.Argument(..., help="Batch input file to write (JSONL: custom_id, method, url, body)."),
 ) -> None:
     """Run the stages before annotate (resumable) and write one request per crop not yet in the answer cache."""
-    from lookbench.build.annotate.batch import write_batch
+    from lookbench.release.label.batch import write_batch
 
     annotator, items = _annotator_and_items(config)
     count = write_batch(annotator, items, out)
     console.print(
-        f"wrote {count} request(s) to {out}; run e.g. `vllm run-batch -i {out.name} -o results.jsonl --model ...`"
+        escape(
+            f"wrote {count} request(s) to {out}; run e.g. `vllm run-batch -i {out.name} -o results.jsonl --model ...`"
+        ),
+        highlight=False,
     )
 
 
@@ -65,7 +70,7 @@ def batch_import(
     results: Path = typer.Argument(..., help="Batch output file (JSONL: custom_id, response{status_code, body})."),
 ) -> None:
     """Validate the batch answers into the answer cache; `lookbench build` then labels from the cache."""
-    from lookbench.build.annotate.batch import import_batch
+    from lookbench.release.label.batch import import_batch
 
     annotator, items = _annotator_and_items(config)
     counts = import_batch(annotator, items, results)

@@ -1,10 +1,11 @@
-"""`lookbench build CONFIG`: collect, dedup, split and publish one release."""
+"""`lookbench build CONFIG`: collect, dedup, (crop, annotate, audit, distractors,) split and publish one release."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
 
@@ -16,34 +17,43 @@ def build(
     show_problems: int = typer.Option(20, "--show-problems", help="How many reported input problems to print."),
 ) -> None:
     """Build a release into OUT/vYYYYMMDD; a re-run resumes and skips finished stages."""
-    from lookbench.build.config import load_config
-    from lookbench.build.push import push_release
-    from lookbench.build.runner import run_stages
-    from lookbench.build.stages import default_stages
+    from lookbench.release.config import load_config
+    from lookbench.release.pipeline import run_release
+    from lookbench.release.push import push_release
+    from lookbench.release.stages.audit import AuditStats
+    from lookbench.release.stages.dedup import DedupStats
 
     release = load_config(config)
-    ctx = run_stages(release, default_stages(release), echo=console.print)
-    if ctx.problems:
-        console.print(f"[yellow]{len(ctx.problems)} problem(s)[/yellow] (details under {release.work}/):")
-        for problem in ctx.problems[:show_problems]:
-            console.print(f"  {problem.get('source', '')}: {problem['url']}: {problem['error']}", highlight=False)
-    dedup = ctx.stats_of("dedup")
-    console.print(
-        f"dedup: kept {dedup.get('kept')} of {dedup.get('input')}; excluded as earlier duplicates "
-        f"{dedup.get('excluded_as_duplicates_of_earlier_versions')}; merged in batch {dedup.get('merged_within_batch')}"
-    )
-    audit = ctx.stats_of("audit")
-    if audit:
-        overall = audit["overall"]
+    run = run_release(release, echo=lambda line: console.print(escape(line), highlight=False))
+    if run.problems:
+        console.print(f"[yellow]{len(run.problems)} problem(s)[/yellow] (details under {escape(str(release.work))}/):")
+        for problem in run.problems[:show_problems]:
+            console.print(escape(f"  {problem.source}: {problem.url}: {problem.error}"), highlight=False)
+    dedup = run.stats(DedupStats)
+    if dedup is not None:
         console.print(
-            f"audit: judged accuracy {overall['accuracy']} (Wilson 95% {overall['wilson95']}), "
-            f"canaries caught {audit['canaries']['accuracy']}, below floor: {', '.join(audit['below_floor']) or 'none'}"
+            escape(
+                f"dedup: kept {dedup.kept} of {dedup.input}; excluded as earlier duplicates "
+                f"{dedup.excluded_as_duplicates_of_earlier_versions}; merged in batch {dedup.merged_within_batch}; "
+                f"kept apart by colour {dedup.kept_apart_by_colour}"
+            ),
+            highlight=False,
         )
-        if "true_accuracy_all" in audit:
-            console.print(f"audit: true accuracy (known labels) {audit['true_accuracy_all']['accuracy']}")
-    console.print(f"[green]published[/green] {release.output / release.version}")
+    audit = run.stats(AuditStats)
+    if audit is not None:
+        overall = audit.overall
+        console.print(
+            escape(
+                f"audit: judged accuracy {overall.accuracy} (Wilson 95% {overall.wilson95}), "
+                f"canaries caught {audit.canaries.accuracy}, below floor: {', '.join(audit.below_floor) or 'none'}"
+            ),
+            highlight=False,
+        )
+        if audit.true_accuracy_all is not None:
+            console.print(f"audit: true accuracy (known labels) {audit.true_accuracy_all.accuracy}")
+    console.print(f"[green]published[/green] {escape(str(release.output / release.version))}")
     if push:
-        console.print(f"[green]pushed[/green] {push_release(release.output, release.version, push)}")
+        console.print(f"[green]pushed[/green] {escape(push_release(release.output, release.version, push))}")
 
 
 def register(app: typer.Typer) -> None:

@@ -16,6 +16,8 @@ from lookbench.errors import LookBenchError
 
 DEFAULT_THRESHOLD = 24
 """Same as the release config's `dedup.phash_threshold` default (checked by the tests)."""
+DEFAULT_COLOUR_THRESHOLD = 0.01
+"""Same as the release config's `dedup.colour_threshold` default (checked by the tests)."""
 
 
 @reports_errors
@@ -25,17 +27,22 @@ def contamination(
     threshold: int = typer.Option(
         DEFAULT_THRESHOLD, "--threshold", help="Max pHash Hamming distance of 256 bits (docs/build.md)."
     ),
+    colour_threshold: float = typer.Option(
+        DEFAULT_COLOUR_THRESHOLD,
+        "--colour-threshold",
+        help="Max share of thumbnail pixels whose colour may differ in a perceptual match (docs/build.md).",
+    ),
     output: Path | None = typer.Option(None, "--output", help="Write every match to this CSV file."),
     fail_on_match: bool = typer.Option(False, "--fail-on-match", help="Exit with status 1 if anything matches."),
 ) -> None:
     """Report which snapshot rows match an image in FOLDER exactly or perceptually (mirror-robust)."""
-    from lookbench.build.contamination import find_contamination
+    from lookbench.release.contamination import find_contamination
     from lookbench.snapshot import open_snapshot
 
     if not against.is_dir():
         raise LookBenchError(f"--against {against}: not a folder")
     snap = open_snapshot(snapshot)
-    report = find_contamination(snap, against, threshold)
+    report = find_contamination(snap, against, threshold, colour_threshold)
     table = Table(title=escape(f"{snap.snapshot_id} against {against}"))
     for col in ("subset", "split", "exact", "perceptual"):
         table.add_column(col)

@@ -9,23 +9,26 @@ from rich.markup import escape
 from rich.table import Table
 
 from lookbench.cli.common import console, err_console, reports_errors
+from lookbench.composed.methods import composed_model_name, run_method
 from lookbench.contamination.window import cutoff_since
+from lookbench.dates import parse_date
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, evaluate
-from lookbench.evaluation.window import parse_date
-from lookbench.metrics.aggregate import OVERALL
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.results.io import save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue
-from lookbench.results.tables import percent, short_metric
+from lookbench.results.tables import ordered_scopes, percent, scope_title, short_metric
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import SUBSET_TITLES
+from lookbench.snapshot.schema import is_composed_subset
 from lookbench.snapshot.source import HUB_FORMS
 
 SHOWN_METRICS = (
+    "recall@1",
+    "recall@10",
     "fine_recall@1",
     "coarse_recall@1",
     "ndcg@5",
@@ -33,6 +36,10 @@ SHOWN_METRICS = (
     "item_recall@1",
     "outfit_recall@1",
 )
+COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
+
+
+DEFAULT_K_TEXT = ",".join(map(str, DEFAULT_KS))
 
 
 def parse_ks(text: str) -> tuple[int, ...]:
@@ -44,6 +51,14 @@ def parse_ks(text: str) -> tuple[int, ...]:
     if not ks or ks[0] < 1 or ks[-1] > 100:
         raise LookBenchError(f"--k: cut-offs must lie in 1..100, got {text!r}")
     return ks
+
+
+def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
+    """The cut-offs of the snapshot's official protocol (a legacy benchmark), else LookBench's."""
+    from lookbench.legacy.protocols import protocol_of
+
+    protocol = protocol_of(snapshot)
+    return DEFAULT_KS if protocol is None else protocol.ks
 
 
 def _default_snapshot() -> Snapshot:
@@ -65,17 +80,26 @@ def _default_model() -> str:
 
 
 def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, intervals: bool) -> None:
-    table = Table(title=escape(title))
-    table.add_column("subset", no_wrap=True, min_width=16)
-    shown = [m for m in SHOWN_METRICS if any(m in values for values in metrics.values())]
-    for name in shown:
-        table.add_column(short_metric(name), justify="right")
-    table.add_column("n", justify="right")
-    for scope, values in metrics.items():
-        label = "Overall" if scope == OVERALL else SUBSET_TITLES.get(scope, scope)
-        queries = next(v.n for key, v in values.items() if key != OUTFIT_METRIC)
-        table.add_row(label, *[percent(values.get(m), half_width=intervals) for m in shown], str(queries))
-    console.print(table)
+    composed = {s for s in metrics if s in (COMPOSED_OVERALL, AVERAGE) or is_composed_subset(s)}
+    for scopes, names in (
+        ([s for s in metrics if s not in composed], SHOWN_METRICS),
+        ([s for s in metrics if s in composed], COMPOSED_SHOWN),
+    ):
+        if not scopes:
+            continue
+        table = Table(title=escape(title))
+        table.add_column("subset", no_wrap=True, min_width=16)
+        shown = [m for m in names if any(m in metrics[s] for s in scopes)]
+        for name in shown:
+            table.add_column(short_metric(name), justify="right")
+        table.add_column("n", justify="right")
+        for scope in ordered_scopes(scopes):
+            values = metrics[scope]
+            queries = next(v.n for key, v in values.items() if key != OUTFIT_METRIC)
+            table.add_row(
+                escape(scope_title(scope)), *[percent(values.get(m), half_width=intervals) for m in shown], str(queries)
+            )
+        console.print(table)
     if intervals:
         console.print("[dim]± half the 95% bootstrap interval, in points[/dim]")
 
@@ -89,7 +113,11 @@ def eval_command(
         None, "--model", "-m", help="Model spec (e.g. embeddings:DIR, onnx:FILE) or name; default: offline default."
     ),
     subsets: str | None = typer.Option(None, "--subsets", help="Comma-separated subsets; default: all present."),
-    k: str = typer.Option(",".join(map(str, DEFAULT_KS)), "--k", help="Comma-separated cut-offs (1..100)."),
+    k: str | None = typer.Option(
+        None,
+        "--k",
+        help=f"Comma-separated cut-offs (1..100); default: the snapshot protocol's, else {DEFAULT_K_TEXT}.",
+    ),
     fine_rule: FineRule = typer.Option(FineRule.MAIN, "--fine-rule", help="main (leaderboard) or strict (paper)."),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -109,6 +137,12 @@ def eval_command(
     workers: int = typer.Option(2, "--workers", min=0, help="Decode/preprocess workers."),
     on_bad_image: str = typer.Option("stop", "--on-bad-image", help="stop (default) or skip undecodable images."),
     fp16: bool = typer.Option(False, "--fp16", help="Store cached embeddings as float16."),
+    compose: str = typer.Option(
+        "auto",
+        "--compose",
+        help="How composed subsets' queries are embedded: auto (sum for a two-tower model, else arithmetic), "
+        "image, text, sum or arithmetic.",
+    ),
 ) -> None:
     """Embed, search and score a snapshot; write the result JSON and the per-query parquet file."""
     from lookbench.models.registry import resolve_model
@@ -119,12 +153,13 @@ def eval_command(
     spec = model or _default_model()
     settings = EvalSettings(
         subsets=[s.strip() for s in subsets.split(",") if s.strip()] if subsets else None,
-        ks=parse_ks(k),
+        ks=parse_ks(k) if k else default_ks(snap),
         fine_rule=fine_rule,
         resamples=resamples,
         seed=seed,
         since=None if since == "cutoff" else parse_date(since, "--since"),
         until=parse_date(until, "--until"),
+        compose=compose,
     )
     options = EmbedOptions(
         cache_dir=cache_dir,
@@ -137,6 +172,10 @@ def eval_command(
     if since == "cutoff":
         settings.since = cutoff_since(provider.describe())
     name = str(provider.describe().get("name") or spec)
+    run_subsets = snap.check_subsets(settings.subsets) if settings.subsets else snap.subsets
+    method = run_method(compose, provider, snap, run_subsets)
+    if any(is_composed_subset(s) for s in run_subsets):
+        name = composed_model_name(name, method)
     window = window_tag(settings.since, settings.until)
     target = result_target(output, name, snap.name, fine_rule.value, window)
     if skip_existing and target.exists():

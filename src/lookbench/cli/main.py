@@ -7,9 +7,11 @@ import typer
 from lookbench.cli import (
     annotate_cmd,
     build_cmd,
+    composed_cmd,
     contamination_cmd,
     eval_cmd,
     leaderboard_cmd,
+    legacy_cmd,
     models_cmd,
     report_cmd,
     snapshot_cmd,
@@ -50,6 +52,8 @@ annotate_cmd.register(app)
 contamination_cmd.register(app)
 leaderboard_cmd.register(app)
 report_cmd.register(app)
+composed_cmd.register(app)
+legacy_cmd.register(app)
 
 if __name__ == "__main__":
     app()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import typer
 from rich.markup import escape
@@ -12,8 +13,8 @@ from rich.table import Table
 from lookbench.atomic import write_text_atomic
 from lookbench.cli.common import console, reports_errors
 from lookbench.contamination.tables import flag_legend, flagged, windowed_results
+from lookbench.dates import parse_date
 from lookbench.errors import ResultError
-from lookbench.evaluation.window import parse_date
 from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.results.compare import pair_queries
 from lookbench.results.io import load_with_per_query
@@ -54,6 +55,9 @@ def tables_command(
             rich_table.add_column(col, justify="left" if col == "model" else "right")
         for label, cells in t.rows:
             rich_table.add_row(escape(label), *[percent(cells[s], ci) for s in t.scopes])
+        for label, numbers in t.references:  # published numbers of a legacy benchmark: labelled, never ranked
+            shown = ["-" if numbers[s] is None else f"{100 * numbers[s]:.2f}" for s in t.scopes]  # type: ignore[operator]
+            rich_table.add_row(f"[italic]{escape(label)}[/italic]", *shown)
         console.print(rich_table)
     legend = flag_legend(loaded, flags)
     for line in legend:
@@ -93,7 +97,13 @@ def compare_command(
     for metric in (m.strip() for m in metrics.split(",") if m.strip()):
         if metric not in available:
             raise ResultError(f"metric {metric!r} is not in both per-query files")
-        t = paired_bootstrap(ta[metric].to_numpy()[ia], tb[metric].to_numpy()[ib], clusters, metric, resamples, seed)
+        values_a = ta[metric].to_numpy(zero_copy_only=False)[ia].astype(np.float64)
+        values_b = tb[metric].to_numpy(zero_copy_only=False)[ib].astype(np.float64)
+        both = ~(np.isnan(values_a) | np.isnan(values_b))  # composed and image subsets fill different metrics
+        if not both.any():
+            raise ResultError(f"metric {metric!r}: no query has a value in both runs")
+        _, dense = np.unique(clusters[both], return_inverse=True)
+        t = paired_bootstrap(values_a[both], values_b[both], dense, metric, resamples, seed)
         table.add_row(
             escape(metric),
             f"{100 * t.mean_a:.2f}",

@@ -10,7 +10,7 @@ from lookbench.contamination.card import CardFacts, lenient_date
 from lookbench.contamination.flags import Flag, contamination_flags
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
 from lookbench.contamination.window import window_start
-from lookbench.evaluation.window import snapshot_date
+from lookbench.dates import snapshot_date
 from lookbench.results.schema import ResultFile
 
 

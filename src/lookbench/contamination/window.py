@@ -9,9 +9,10 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench.contamination.card import lenient_date
+from lookbench.dates import snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, summarise_table
-from lookbench.evaluation.window import outfit_dates, snapshot_date, window_mask
+from lookbench.evaluation.window import outfit_dates, window_mask
 from lookbench.results.schema import DateWindow, ResultFile
 
 
@@ -56,7 +57,7 @@ def rewindow(
         raise LookBenchError(f"{result.model_name}: no queries in the window (since={since}, until={until})")
     boot = result.config.bootstrap
     settings = EvalSettings(resamples=boot.resamples, seed=boot.seed, confidence=boot.confidence)
-    metrics, categories = summarise_table(kept, settings)
+    metrics, categories, breakdowns = summarise_table(kept, settings)
     counts = dict(zip(*np.unique(kept["subset"].to_numpy(zero_copy_only=False), return_counts=True), strict=True))
     subsets = {
         name: info.model_copy(update={"queries": int(counts.get(name, 0))})
@@ -72,6 +73,7 @@ def rewindow(
         update={
             "metrics": metrics,
             "per_category": categories,
+            "breakdowns": breakdowns,
             "snapshot": result.snapshot.model_copy(update={"subsets": subsets}),
             "config": result.config.model_copy(update={"window": window}),
         }

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
+
+from lookbench.hashing import json_sha256
 
 _RESAMPLE = {"bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC}
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
@@ -35,7 +35,7 @@ class Preprocess(BaseModel):
 
     def fingerprint(self) -> str:
         """A short hash of every field: part of the cache key."""
-        return hashlib.sha256(json.dumps(self.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
+        return json_sha256(self.model_dump())[:16]
 
     @property
     def draft_size(self) -> int:

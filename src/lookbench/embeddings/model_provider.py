@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from lookbench.embeddings.pipeline import Batch, run_pipeline
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.store import EmbeddingStore, default_cache_dir, model_key
 from lookbench.errors import EmbeddingError
+from lookbench.hashing import sha256_digest
 from lookbench.snapshot.reader import Snapshot
 
 
@@ -72,7 +72,7 @@ class ModelEmbeddings:
     def _keys(self, snapshot: Snapshot, subset: str, split: str) -> list[bytes | None]:
         keys: list[bytes | None] = []
         for _, images in snapshot.iter_images(subset, split, batch_size=256):
-            keys.extend(hashlib.sha256(data).digest() if data else None for data in images)
+            keys.extend(sha256_digest(data) if data else None for data in images)
         return keys
 
     def _batches(
@@ -142,6 +142,38 @@ class ModelEmbeddings:
             self.skipped[(subset, split)] = dict(sorted(bad.items()))
         self._memo[memo_key] = out
         return out
+
+    def embed_images(self, images: Sequence[bytes]) -> np.ndarray:
+        """Embed encoded images, cached by content like snapshot rows (the builder's dedup, probes and mining)."""
+        where = f"{self.encoder.model_id} images"
+        keys = [sha256_digest(data) if data else None for data in images]
+        bad: dict[int, str] = {row: "image has no bytes" for row, key in enumerate(keys) if key is None}
+        first_row: dict[bytes, int] = {}
+        for row, key in enumerate(keys):
+            if key is not None and key not in first_row and self.store.get(key) is None:
+                first_row[key] = row
+        todo = sorted(first_row.values())
+        size = max(1, self.options.batch_size)
+        chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
+
+        def on_vectors(rows: list[int], batch_keys: list[bytes], vectors: np.ndarray) -> None:
+            self._check_dim(vectors.shape[1])
+            self.store.add(batch_keys, vectors)
+
+        try:
+            run_pipeline(
+                self.encoder,
+                (Batch(chunk, [keys[r] or b"" for r in chunk], [images[r] for r in chunk]) for chunk in chunks),
+                on_vectors,
+                bad.__setitem__,
+                workers=self.options.workers,
+                draft=self.options.jpeg_draft,
+            )
+        finally:
+            self.store.flush()
+        if bad and self.options.on_bad_image == "stop":
+            self._raise_bad(where, bad)
+        return self._assemble(keys, bad, where)
 
     def _assemble(self, keys: list[bytes | None], bad: dict[int, str], where: str) -> np.ndarray:
         first_bad = {keys[row]: message for row, message in bad.items()}

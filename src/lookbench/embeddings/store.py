@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import logging
@@ -14,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from lookbench.atomic import write_bytes_atomic, write_text_atomic
+from lookbench.hashing import parts_sha256, sha256_hex
 
 log = logging.getLogger(__name__)
 
@@ -28,13 +28,13 @@ def default_cache_dir() -> Path:
 
 def model_key(model_id: str, revision: str, preprocess: str, dtype: str) -> str:
     """Folder name of a model's cache: readable prefix plus a hash of everything that changes its vectors."""
-    digest = hashlib.sha256(f"{model_id}\0{revision}\0{preprocess}\0{dtype}".encode()).hexdigest()[:16]
+    digest = parts_sha256(model_id, revision, preprocess, dtype)[:16]
     slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in model_id)[:60]
     return f"{slug}-{digest}"
 
 
 def _checksum(keys: np.ndarray, vectors: np.ndarray) -> str:
-    return hashlib.sha256(keys.tobytes() + vectors.tobytes()).hexdigest()
+    return sha256_hex(keys.tobytes() + vectors.tobytes())
 
 
 class EmbeddingStore:

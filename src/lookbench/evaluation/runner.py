@@ -8,16 +8,19 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 import lookbench
+from lookbench.dates import snapshot_date
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
-from lookbench.evaluation.window import snapshot_date, window_mask
-from lookbench.metrics.aggregate import Estimate, per_category, summarise
+from lookbench.evaluation.window import window_mask
+from lookbench.legacy.protocols import average_scope, protocol_columns, protocol_of
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
@@ -36,7 +39,7 @@ from lookbench.results.schema import (
 from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE
+from lookbench.snapshot.schema import NOISE, is_composed_subset
 
 Progress = Callable[[str], None]
 
@@ -54,6 +57,8 @@ class EvalSettings:
     since: np.datetime64 | None = None
     until: np.datetime64 | None = None
     backend: SearchBackend = field(default_factory=ExactSearch)
+    compose: str = "auto"
+    """How composed subsets' queries are embedded (see `lookbench.composed.methods.METHODS`)."""
 
 
 @dataclass
@@ -129,6 +134,11 @@ def evaluate(
         raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
     for subset in subsets:  # unscorable labels fail here, before any image is embedded
         snapshot.check_task(subset)
+    method: str | None = None
+    if any(is_composed_subset(s) for s in subsets):
+        from lookbench.composed.methods import run_method
+
+        method = run_method(settings.compose, provider, snapshot, subsets)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
     embedded_before = getattr(provider, "embedded_images", None)
@@ -139,6 +149,7 @@ def evaluate(
     fallback_date = snapshot_date(snapshot.snapshot_id) if windowed else None
     total_queries = kept_queries = 0
     noise_rows = snapshot.num_rows(NOISE, "gallery") if snapshot.has_noise else 0
+    composition: dict[str, Any] = {}
     for subset in subsets:
         say(f"{subset}: embedding")
         t0 = time.perf_counter()
@@ -178,6 +189,29 @@ def evaluate(
             say(f"{subset}: no queries left in the window; skipped")
             continue
 
+        if method is not None and is_composed_subset(subset):
+            from lookbench.composed.methods import make_encoder
+            from lookbench.composed.task import ComposedTask, score_composed
+
+            say(f"{subset}: composing and searching {len(rows)} queries over {len(corpus_labels)} items")
+            t0 = time.perf_counter()
+            task = ComposedTask(
+                snapshot,
+                subset,
+                embeddings,
+                corpus,
+                corpus_labels,
+                gallery_rows,
+                excluded,
+                settings.backend,
+                ks,
+                settings.fine_rule,
+            )
+            table, composition[subset] = score_composed(task, make_encoder(method, provider), rows, say)
+            tables.append(table)
+            timings["search_s"] += time.perf_counter() - t0
+            continue
+
         say(f"{subset}: searching {len(rows)} queries over {len(corpus_labels)} items")
         t0 = time.perf_counter()
         found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=excluded if excluded.any() else None)
@@ -204,8 +238,15 @@ def evaluate(
     if not tables:
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     t0 = time.perf_counter()
-    per_query = pa.concat_tables(tables)
+    per_query = pa.concat_tables(tables, promote_options="default")  # composed rows add columns
+    protocol = protocol_of(snapshot)
+    if protocol is not None:  # a legacy benchmark: its official recall@K beside the LookBench metrics
+        per_query = protocol_columns(protocol, snapshot, per_query, ks)
     result = summarise_table(per_query, settings)
+    if protocol is not None and protocol.average_of:
+        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
+        if average:
+            result[0][AVERAGE] = average
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
     if windowed:
@@ -221,6 +262,11 @@ def evaluate(
     described = provider.describe()
     if embeddings.dim is not None:
         described.setdefault("embedding_dim", embeddings.dim)
+    if composition and method is not None:
+        from lookbench.composed.methods import composed_model_name
+
+        described["name"] = composed_model_name(str(described.get("name") or provider.spec), method)
+        described["composition"] = {"method": method, "subsets": composition}
     output = ResultFile(
         lookbench_version=lookbench.__version__,
         created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -238,10 +284,12 @@ def evaluate(
             search_backend=settings.backend.name,
             bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
             window=window,
+            protocol=None if protocol is None else protocol.name,
         ),
         environment=_environment(),
         metrics=result[0],
         per_category=result[1],
+        breakdowns=result[2],
         skipped=[{"subset": s, "split": sp, "row": r, "error": e} for (s, sp, r), e in sorted(skipped_report.items())],
         timings={k: round(v, 3) for k, v in timings.items()},
         warnings=snapshot.warnings,
@@ -251,12 +299,26 @@ def evaluate(
 
 def summarise_table(
     per_query: pa.Table, settings: EvalSettings
-) -> tuple[dict[str, dict[str, MetricValue]], dict[str, dict[str, dict[str, CategoryValue]]]]:
-    """Subset and overall estimates plus per-category means, from a per-query table."""
+) -> tuple[
+    dict[str, dict[str, MetricValue]],
+    dict[str, dict[str, dict[str, CategoryValue]]],
+    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
+]:
+    """Subset and overall estimates, per-category means and composed breakdowns, from a per-query table.
+
+    Overall covers the image subsets; composed subsets have their own metrics and, when there are several,
+    their own `composed_overall`.
+    """
+    from lookbench.composed.breakdown import composed_breakdowns
+
     values = subset_values(per_query)
     if not values:
         raise EmbeddingError("the per-query table is empty")
-    estimates = summarise(values, settings.resamples, settings.seed, settings.confidence)
+    boot = (settings.resamples, settings.seed, settings.confidence)
+    image = [v for v in values if not is_composed_subset(v.name)]
+    composed = [v for v in values if is_composed_subset(v.name)]
+    estimates = summarise(image, *boot)
+    estimates.update(summarise(composed, *boot, overall=COMPOSED_OVERALL if len(composed) > 1 else None))
     categories = {
         v.name: {
             cat: {name: CategoryValue(value=mean, n=n) for name, (mean, n) in metrics.items()}
@@ -264,4 +326,8 @@ def summarise_table(
         }
         for v in values
     }
-    return _metric_values(estimates), categories
+    breakdowns = {
+        subset: {name: _metric_values(keys) for name, keys in by.items()}
+        for subset, by in composed_breakdowns(per_query, composed, *boot).items()
+    }
+    return _metric_values(estimates), categories, breakdowns

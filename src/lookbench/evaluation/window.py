@@ -1,41 +1,10 @@
-"""Date windows over queries: keep those first seen within [since, until]."""
+"""Date windows over queries: keep those first seen within [since, until] (dates are parsed in lookbench.dates)."""
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Hashable, Sequence
 
 import numpy as np
-
-from lookbench.errors import LookBenchError
-
-
-def parse_date(text: str | None, option: str) -> np.datetime64 | None:
-    """Parse an ISO date (YYYY-MM-DD) or datetime for a CLI option."""
-    if text is None:
-        return None
-    try:
-        value = dt.datetime.fromisoformat(text)
-    except ValueError as exc:
-        raise LookBenchError(f"{option}: {text!r} is not an ISO date (YYYY-MM-DD)") from exc
-    if value.tzinfo is not None:
-        value = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
-    return np.datetime64(value, "us")
-
-
-def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
-    """The date of a `vYYYYMMDD` snapshot id, or None if the id is not of that form; an impossible date is an error."""
-    digits = snapshot_id.removeprefix("v")
-    if len(digits) != 8 or not digits.isdigit():
-        return None
-    try:
-        day = dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
-    except ValueError as exc:
-        raise LookBenchError(
-            f"snapshot {snapshot_id!r}: its name is not a real date (vYYYYMMDD: {exc}); "
-            "rows without first_seen_at cannot be dated"
-        ) from exc
-    return np.datetime64(day, "us")
 
 
 def outfit_dates(dates: np.ndarray, outfits: Sequence[Hashable | None]) -> np.ndarray:

@@ -10,6 +10,10 @@ from lookbench.metrics.bootstrap import ClusterSums, percentile_interval, replic
 from lookbench.metrics.definitions import OUTFIT_METRIC
 
 OVERALL = "overall"
+COMPOSED_OVERALL = "composed_overall"
+"""The query-weighted mean over several composed subsets (kept apart from the image subsets' `overall`)."""
+AVERAGE = "average"
+"""The unweighted mean over a legacy protocol's categories (FashionIQ's 'Avg')."""
 
 
 @dataclass(frozen=True)
@@ -39,9 +43,13 @@ def _estimates(names: list[str], point: np.ndarray, low: np.ndarray, high: np.nd
 
 
 def summarise(
-    subsets: list[SubsetValues], resamples: int = 1000, seed: int = 0, confidence: float = 0.95
+    subsets: list[SubsetValues],
+    resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    overall: str | None = OVERALL,
 ) -> dict[str, dict[str, Estimate]]:
-    """Every metric per subset and overall; overall is the query-count-weighted mean of the subsets."""
+    """Every metric per subset and under `overall` (None: left out) the query-count-weighted mean of the subsets."""
     if not subsets:
         return {}
     names = list(subsets[0].values)
@@ -71,12 +79,14 @@ def summarise(
             outfit_sums += o_reps
             outfit_n += len(o)
             outfit_point += float(o.sum())
+    if overall is None:
+        return out
     stacked = np.concatenate(all_values)
     low, high = percentile_interval(total_sums / np.maximum(total_sizes, 1)[:, None], confidence)
-    out[OVERALL] = _estimates(names, stacked.mean(axis=0), low, high, len(stacked))
+    out[overall] = _estimates(names, stacked.mean(axis=0), low, high, len(stacked))
     if outfit_n:
         lo, hi = percentile_interval((outfit_sums / outfit_n)[:, None], confidence)
-        out[OVERALL][OUTFIT_METRIC] = Estimate(outfit_point / outfit_n, float(lo[0]), float(hi[0]), outfit_n)
+        out[overall][OUTFIT_METRIC] = Estimate(outfit_point / outfit_n, float(lo[0]), float(hi[0]), outfit_n)
     return out
 
 

@@ -9,14 +9,14 @@ import numpy as np
 from lookbench.metrics.definitions import FineRule
 from lookbench.snapshot.labels import SplitLabels
 
-_WORD = 64
+WORD = 64
 
 
-def _codes(values: list[str], vocab: dict[str, int], missing: int = -1) -> np.ndarray:
+def codes(values: list[str], vocab: dict[str, int], missing: int = -1) -> np.ndarray:
     return np.fromiter((vocab.get(v, missing) for v in values), dtype=np.int64, count=len(values))
 
 
-def _bitsets(sets: list[frozenset[str]], vocab: dict[str, int], words: int) -> np.ndarray:
+def bitsets(sets: list[frozenset[str]], vocab: dict[str, int], words: int) -> np.ndarray:
     """Pack each attribute set into `words` uint64 words; attributes outside `vocab` are dropped."""
     bits = np.zeros((len(sets), max(words, 1)), dtype=np.uint64)
     rows: list[int] = []
@@ -30,11 +30,11 @@ def _bitsets(sets: list[frozenset[str]], vocab: dict[str, int], words: int) -> n
     if rows:
         r = np.asarray(rows)
         c = np.asarray(cols)
-        np.bitwise_or.at(bits, (r, c // _WORD), np.left_shift(np.uint64(1), (c % _WORD).astype(np.uint64)))
+        np.bitwise_or.at(bits, (r, c // WORD), np.left_shift(np.uint64(1), (c % WORD).astype(np.uint64)))
     return bits
 
 
-def _popcount_and(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+def popcount_and(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """|A ∩ B| for broadcastable bitset arrays whose last axis is the word axis."""
     return np.bitwise_count(a & b).sum(axis=-1, dtype=np.int64)
 
@@ -69,7 +69,7 @@ class Relevance:
         items = {v: i for i, v in enumerate(sorted(set(queries.item_id)))}
         q_sets = [queries.attribute_set(i) for i in range(len(queries))]
         attrs = {v: i for i, v in enumerate(sorted(set().union(*q_sets)))}
-        words = -(-len(attrs) // _WORD)
+        words = -(-len(attrs) // WORD)
         relevant = np.zeros(len(corpus), dtype=bool)
         relevant[:gallery_rows] = True
         if excluded is not None:
@@ -81,16 +81,16 @@ class Relevance:
         def padded(codes: np.ndarray) -> np.ndarray:
             return np.concatenate([codes, np.full(noise, -2, dtype=np.int64)])
 
-        c_attrs = _bitsets([corpus.attribute_set(i) for i in gallery], attrs, words)
+        c_attrs = bitsets([corpus.attribute_set(i) for i in gallery], attrs, words)
         return cls(
-            q_category=_codes(queries.category, categories),
-            q_main=_codes(queries.main_attribute, mains),
-            q_item=_codes(queries.item_id, items),
-            q_attrs=_bitsets(q_sets, attrs, words),
+            q_category=codes(queries.category, categories),
+            q_main=codes(queries.main_attribute, mains),
+            q_item=codes(queries.item_id, items),
+            q_attrs=bitsets(q_sets, attrs, words),
             q_attr_count=np.fromiter((len(s) for s in q_sets), dtype=np.int64, count=len(q_sets)),
-            c_category=padded(_codes(corpus.category[:gallery_rows], categories, missing=-2)),
-            c_main=padded(_codes(corpus.main_attribute[:gallery_rows], mains, missing=-2)),
-            c_item=padded(_codes(corpus.item_id[:gallery_rows], items, missing=-2)),
+            c_category=padded(codes(corpus.category[:gallery_rows], categories, missing=-2)),
+            c_main=padded(codes(corpus.main_attribute[:gallery_rows], mains, missing=-2)),
+            c_item=padded(codes(corpus.item_id[:gallery_rows], items, missing=-2)),
             c_attrs=np.concatenate([c_attrs, np.zeros((noise, c_attrs.shape[1]), dtype=np.uint64)]),
             c_relevant=relevant,
         )
@@ -122,14 +122,14 @@ class Relevance:
         safe, _ = self._gather(topk)
         if rule is FineRule.MAIN:
             return coarse & (self.c_main[safe] == self.q_main[:, None])
-        inter = _popcount_and(self.q_attrs[:, None, :], self.c_attrs[safe])
+        inter = popcount_and(self.q_attrs[:, None, :], self.c_attrs[safe])
         return coarse & (inter == self.q_attr_count[:, None])
 
     def gains(self, topk: np.ndarray) -> np.ndarray:
         """(Q, K) graded gains |A_q ∩ A_i| / |A_q| for same-category items, else 0 (1 when A_q is empty)."""
         coarse = self.coarse(topk)
         safe, _ = self._gather(topk)
-        inter = _popcount_and(self.q_attrs[:, None, :], self.c_attrs[safe]).astype(np.float64)
+        inter = popcount_and(self.q_attrs[:, None, :], self.c_attrs[safe]).astype(np.float64)
         frac = np.where(self.q_attr_count[:, None] > 0, inter / np.maximum(self.q_attr_count[:, None], 1), 1.0)
         return np.where(coarse, frac, 0.0)
 
@@ -144,7 +144,7 @@ class Relevance:
         for start in range(0, self.num_queries, block):
             stop = min(start + block, self.num_queries)
             same = cat[None, :] == self.q_category[start:stop, None]
-            inter = _popcount_and(self.q_attrs[start:stop, None, :], attrs[None, :, :]).astype(np.float64)
+            inter = popcount_and(self.q_attrs[start:stop, None, :], attrs[None, :, :]).astype(np.float64)
             counts = self.q_attr_count[start:stop, None]
             gain = np.where(same, np.where(counts > 0, inter / np.maximum(counts, 1), 1.0), 0.0)
             take = min(k, gain.shape[1])

@@ -3,16 +3,16 @@
 Protocol (JSON over HTTP POST to the URL):
   request  `{"images": ["<base64 of the encoded image bytes>", ...]}`
   response `{"embeddings": [[float, ...], ...]}` (one vector per image, same order; optional "model", "revision")
-A bearer token is sent when `LOOKBENCH_API_KEY` is set. 429 and 5xx answers and connection errors are retried
-with exponential backoff (honouring Retry-After); other 4xx answers fail at once.
+A bearer token is sent when `LOOKBENCH_API_KEY` is set. Requests go through `lookbench.http`: 408, 425, 429 and 5xx
+answers, timeouts and connection errors are retried with exponential backoff (honouring Retry-After); other 4xx
+answers fail at once; `timeout` is the total time one attempt may take.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
-import threading
-import time
 from typing import Any
 
 import numpy as np
@@ -23,25 +23,6 @@ from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.options import split_options
 
 OPTIONS = {"timeout", "retries", "rps", "backoff", "max_batch", "id", "revision"}
-RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
-
-
-class RateLimiter:
-    """At most `rps` requests per second (0 = unlimited)."""
-
-    def __init__(self, rps: float) -> None:
-        self.interval = 1.0 / rps if rps > 0 else 0.0
-        self._next = 0.0
-        self._lock = threading.Lock()
-
-    def wait(self) -> None:
-        """Sleep until the next request may go."""
-        with self._lock:
-            now = time.monotonic()
-            delay = self._next - now
-            self._next = max(now, self._next) + self.interval
-        if delay > 0:
-            time.sleep(delay)
 
 
 class ApiEncoder:
@@ -62,52 +43,42 @@ class ApiEncoder:
         max_batch: int = 0,
     ) -> None:
         try:
-            import httpx
+            from lookbench.http import HttpClient, RateLimiter, RetryPolicy
         except ImportError as exc:
-            raise EmbeddingError("api models need httpx: pip install 'lookbench[api]'") from exc
+            raise EmbeddingError("api models need httpx and tenacity: pip install 'lookbench[api]'") from exc
         self.url = url
         self.model_id = model_id or f"api:{url}"
         self.revision = revision
-        self.retries = retries
         self.max_batch = max_batch
-        self.backoff = backoff
-        self.limiter = RateLimiter(rps)
-        headers = (
-            {"Authorization": f"Bearer {os.environ['LOOKBENCH_API_KEY']}"}
-            if os.environ.get("LOOKBENCH_API_KEY")
-            else {}
+        key = os.environ.get("LOOKBENCH_API_KEY")
+        self.http = HttpClient(
+            deadline_s=timeout,
+            retry=RetryPolicy(retries=retries, backoff_s=backoff),
+            limiter=RateLimiter.per_second(rps),
+            headers={"Authorization": f"Bearer {key}"} if key else {},
         )
-        self.client = httpx.Client(timeout=timeout, headers=headers)
-        self._httpx = httpx
-        self.requests = 0
         self.server_model: str | None = None
 
+    @property
+    def requests(self) -> int:
+        """Requests sent so far, retries included."""
+        return len(self.http.requests)
+
     def _post(self, payload: dict[str, Any]) -> Any:
-        httpx = self._httpx
-        last = ""
-        for attempt in range(self.retries + 1):
-            if attempt:
-                time.sleep(self.backoff * 2 ** (attempt - 1))
-            self.limiter.wait()
-            self.requests += 1
-            try:
-                response = self.client.post(self.url, json=payload)
-            except httpx.TransportError as exc:
-                last = f"{type(exc).__name__}: {exc}"
-                continue
-            if response.status_code in RETRY_STATUS:
-                last = f"HTTP {response.status_code}"
-                retry_after = response.headers.get("Retry-After", "")
-                if retry_after.replace(".", "", 1).isdigit():
-                    time.sleep(min(float(retry_after), 60.0))
-                continue
-            if response.status_code >= 400:
-                raise EmbeddingError(f"{self.url}: HTTP {response.status_code}: {response.text[:200]}")
-            try:
-                return response.json()
-            except ValueError as exc:
-                raise EmbeddingError(f"{self.url}: response is not JSON ({exc})") from exc
-        raise EmbeddingError(f"{self.url}: no answer after {self.retries + 1} attempts (last: {last})")
+        from lookbench.http import HttpError
+
+        try:
+            response = self.http.request("POST", self.url, json=payload)
+        except HttpError as exc:
+            raise EmbeddingError(str(exc)) from exc
+        if response.status >= 400:
+            raise EmbeddingError(
+                f"{self.url}: HTTP {response.status}: {response.content[:200].decode(errors='replace')}"
+            )
+        try:
+            return json.loads(response.content)
+        except (ValueError, RecursionError) as exc:
+            raise EmbeddingError(f"{self.url}: response is not JSON ({exc})") from exc
 
     def encode(self, batch: list[bytes]) -> np.ndarray:
         """POST the batch (in requests of at most `max_batch` images) and return its vectors."""
@@ -124,7 +95,7 @@ class ApiEncoder:
         self.server_model = body.get("model", self.server_model)
         try:
             return np.asarray(vectors, dtype=np.float32)
-        except ValueError as exc:
+        except (ValueError, TypeError) as exc:
             raise EmbeddingError(f"{self.url}: embeddings are not a rectangular list of numbers ({exc})") from exc
 
     def describe(self) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model, hub_cache_dir, hub_offline
-from lookbench.models.options import file_sha256, folder_fingerprint, split_options
+from lookbench.models.options import folder_fingerprint, split_options
 from lookbench.models.torch_base import TorchEncoder, pick_device, require
 
 OPTIONS = {"feature_dim", "trust_remote_code", "revision"}

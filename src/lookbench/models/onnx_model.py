@@ -11,7 +11,8 @@ import numpy as np
 from lookbench.embeddings.encoder import InputKind
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.errors import EmbeddingError, LookBenchError
-from lookbench.models.options import file_sha256, floats3, split_options
+from lookbench.hashing import file_sha256
+from lookbench.models.options import floats3, split_options
 
 OPTIONS = {"size", "resize", "mean", "std", "output", "pool", "interpolation", "mode", "input", "id"}
 Pool = Literal["cls", "mean"]

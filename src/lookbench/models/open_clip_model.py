@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import LookBenchError
+from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model
-from lookbench.models.options import file_sha256
 from lookbench.models.torch_base import TorchEncoder, pick_device, require
 
 
@@ -28,7 +30,30 @@ def preprocess_from_cfg(cfg: dict[str, Any]) -> Preprocess:
     )
 
 
-def load_open_clip(argument: str) -> TorchEncoder:
+class OpenClipEncoder(TorchEncoder):
+    """The image tower embeds images; `embed_texts` runs the text tower (composed queries' modification texts)."""
+
+    TEXT_BATCH = 256
+
+    def __init__(self, model: Any, tokenizer_name: str, preprocess: Preprocess, *args: Any) -> None:
+        super().__init__(model.encode_image, preprocess, *args)
+        self.model = model
+        self.tokenizer_name = tokenizer_name
+        self._tokenizer: Any = None
+
+    def embed_texts(self, texts: list[str]) -> np.ndarray:
+        """Tokenise (open_clip's tokenizer for the architecture, made on first use) and run `encode_text`."""
+        if self._tokenizer is None:
+            self._tokenizer = require("open_clip", "openclip").get_tokenizer(self.tokenizer_name)
+        parts = []
+        for start in range(0, len(texts), self.TEXT_BATCH):
+            tokens = self._tokenizer(texts[start : start + self.TEXT_BATCH]).to(self.device)
+            with self.torch.inference_mode():
+                parts.append(self.model.encode_text(tokens).float().cpu().numpy())
+        return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
+
+
+def load_open_clip(argument: str) -> OpenClipEncoder:
     """Create the model with open_clip, keep `encode_image`, read its own preprocessing config."""
     spec = f"open_clip:{argument}"
     if argument.startswith("hf-hub:"):
@@ -38,6 +63,7 @@ def load_open_clip(argument: str) -> TorchEncoder:
     if argument.startswith("hf-hub:"):
         model = open_clip.create_model(argument)
         revision = argument
+        arch = argument
     else:
         arch, _, pretrained = argument.partition("/")
         if not arch:
@@ -57,4 +83,4 @@ def load_open_clip(argument: str) -> TorchEncoder:
     model = model.to(device).eval()
     preprocess = preprocess_from_cfg(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
     extra = {"kind": "open_clip", "argument": argument}
-    return TorchEncoder(model.encode_image, preprocess, spec, revision, device, extra)
+    return OpenClipEncoder(model, arch, preprocess, spec, revision, device, extra)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from urllib.parse import parse_qsl
 
 from lookbench.errors import LookBenchError
+from lookbench.hashing import sha256_hex
 
 
 def split_options(argument: str, allowed: set[str]) -> tuple[str, dict[str, str]]:
@@ -34,19 +34,10 @@ def floats3(value: str, name: str) -> tuple[float, float, float]:
     return parts[0], parts[1], parts[2]
 
 
-def file_sha256(path: Path) -> str:
-    """Content hash of a weights file: the revision of a local model."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(1 << 22):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def folder_fingerprint(folder: Path) -> str:
     """Names, sizes and modification times of a local model folder's files: a cheap revision."""
-    digest = hashlib.sha256()
+    lines = []
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         stat = path.stat()
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n".encode())
-    return digest.hexdigest()[:16]
+        lines.append(f"{path.relative_to(folder).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n")
+    return sha256_hex("".join(lines).encode())[:16]

@@ -64,6 +64,7 @@ SPEC_KINDS: dict[str, Callable[[str, EmbedOptions], EmbeddingProvider]] = {
     "timm": _encoder_kind(_lazy("lookbench.models.timm_model", "load_timm"), "timm"),
     "hf": _encoder_kind(_lazy("lookbench.models.hf_model", "load_hf"), "hf"),
     "gr": _encoder_kind(_lazy("lookbench.models.gr_model", "load_gr"), "gr"),
+    "features": _encoder_kind(_lazy("lookbench.models.features", "load_features"), "features"),
 }
 """Spec prefix -> loader; each loader imports its heavy dependencies only when called."""
 

@@ -7,8 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model
-from lookbench.models.options import file_sha256, split_options
+from lookbench.models.options import split_options
 from lookbench.models.torch_base import TorchEncoder, pick_device, require
 
 OPTIONS = {"file", "pretrained"}

@@ -22,8 +22,8 @@ from lookbench.reports.published import published_block
 from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester
 from lookbench.results.schema import ResultFile
-from lookbench.results.tables import run_label
-from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS
+from lookbench.results.tables import ordered_scopes, run_label
+from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS, is_composed_subset
 
 
 @dataclass
@@ -42,9 +42,15 @@ def load_runs(paths: list[Path]) -> list[LoadedRun]:
         result, per_query = load_with_per_query(path)
         if per_query is None:
             raise ResultError(f"{path}: the leaderboard needs the run's per-query file (run `lookbench eval` again)")
-        runs.append(LoadedRun(path, result, per_query))
+        # composed subsets are not on the page yet: their queries are left out, a composed-only run too
+        names = per_query["subset"].to_pylist()
+        per_query = per_query.filter(pa.array([not is_composed_subset(s) for s in names]))
+        filled = [c for c in per_query.column_names if "@" not in c or per_query[c].null_count < per_query.num_rows]
+        per_query = per_query.select(filled)
+        if per_query.num_rows:
+            runs.append(LoadedRun(path, result, per_query))
     if not runs:
-        raise ResultError("no result files given")
+        raise ResultError("no result files with image-subset queries given (composed subsets are not shown yet)")
     return runs
 
 
@@ -179,7 +185,8 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
         group = hashes.setdefault(run.result.snapshot.content_hash, len(hashes))
         entries.append(_run_entry(run, facts, group, (subsets, categories, attributes)))
     shared = share_query_columns([entry["q"] for entry in entries])
-    scopes = [s for s in (*SUBSETS, OVERALL) if any(s in r.result.metrics for r in runs)]
+    shown = {s for r in runs for s in r.per_query["subset"].to_pylist()} | {OVERALL}  # composed ones are off the page
+    scopes = [s for s in ordered_scopes(s for r in runs for s in r.result.metrics) if s in shown]
     metrics = sorted({m for r in runs for s in r.result.metrics.values() for m in s})
     return {
         "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

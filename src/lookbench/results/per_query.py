@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -11,12 +10,12 @@ import pyarrow.parquet as pq
 
 from lookbench.atomic import atomic_path
 from lookbench.errors import ResultError
+from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.metrics.aggregate import SubsetValues
 from lookbench.metrics.outfits import outfit_recall
 from lookbench.metrics.scoring import TaskScores
 from lookbench.snapshot.labels import SplitLabels
-from lookbench.snapshot.manifest import file_sha256
-from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSETS
+from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSETS, is_composed_subset
 
 FIXED_COLUMNS = ("subset", "query_row", "query_item_id", "category", "cluster", "outfit_key", "first_seen_at")
 
@@ -68,13 +67,19 @@ def metric_columns(table: pa.Table) -> list[str]:
 
 
 def subset_values(table: pa.Table) -> list[SubsetValues]:
-    """Rebuild the inputs of `summarise` from a (possibly filtered) per-query table, subsets in canonical order."""
+    """Rebuild the inputs of `summarise` from a (possibly filtered) per-query table, subsets in canonical order.
+
+    A subset's metrics are the metric columns it fills (composed subsets fill other columns than image subsets).
+    """
     names = metric_columns(table)
     out = []
     subsets = table["subset"].to_numpy(zero_copy_only=False)
-    for subset in [s for s in SUBSETS if s in set(subsets)]:
+    present = list(dict.fromkeys(subsets.tolist()))
+    others = [s for s in present if s not in SUBSETS and not is_composed_subset(s)]  # legacy ones, in table order
+    ordered = [s for s in SUBSETS if s in present] + others + sorted(s for s in present if is_composed_subset(s))
+    for subset in ordered:
         part = table.filter(pa.array(subsets == subset))
-        values = {name: part[name].to_numpy() for name in names}
+        values = {name: part[name].to_numpy() for name in names if part[name].null_count == 0}
         _, clusters = np.unique(part["cluster"].to_numpy(), return_inverse=True)
         outfit = None
         if subset in STREETLOOK_SUBSETS:
@@ -108,7 +113,7 @@ def read_per_query(path: Path, sha256: str | None = None, result_path: Path | No
         raise ResultError(f"per-query file not found: {path}") from exc
     except OSError as exc:
         raise ResultError(f"{path}: cannot read the per-query file ({exc})") from exc
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+    if sha256 is not None and sha256_hex(data) != sha256:
         raise ResultError(
             f"{path}: the per-query file is not the one {result_path or 'its result'} was written with "
             "(sha256 differs; another run replaced one of the pair); re-run the evaluation"

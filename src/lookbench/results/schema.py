@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-RESULT_SCHEMA_VERSION = "1.1"
-"""1.1 added `per_query_sha256` and `warnings`; readers accept every 1.x."""
+RESULT_SCHEMA_VERSION = "1.2"
+"""1.1 added `per_query_sha256` and `warnings`, 1.2 `breakdowns` (composed subsets); readers accept every 1.x."""
 
 
 class MetricValue(BaseModel):
@@ -86,6 +86,8 @@ class RunConfig(BaseModel):
     search_backend: str
     bootstrap: BootstrapConfig
     window: DateWindow | None = None
+    protocol: str | None = None
+    """The official protocol the snapshot's dataset card names (a legacy benchmark), else None."""
 
 
 class ResultFile(BaseModel):
@@ -103,6 +105,10 @@ class ResultFile(BaseModel):
     metrics: dict[str, dict[str, MetricValue]] = Field(description="subset or 'overall' -> metric -> value")
     per_category: dict[str, dict[str, dict[str, CategoryValue]]] = Field(
         description="subset -> category -> metric -> value"
+    )
+    breakdowns: dict[str, dict[str, dict[str, dict[str, MetricValue]]]] = Field(
+        default_factory=dict,
+        description="composed subset -> breakdown (change_group, num_changes) -> key -> metric -> value",
     )
     skipped: list[dict[str, Any]] = Field(default_factory=list)
     per_query_file: str | None = None

@@ -12,10 +12,14 @@ from lookbench.snapshot.schema import IMAGE_TYPE
 _LIST_TYPES = frozenset({"Sequence", "List", "LargeList"})
 
 
-def _feature_of(dtype: pa.DataType) -> dict[str, Any]:
+def _feature_of(dtype: pa.DataType) -> Any:
     if dtype == IMAGE_TYPE:
         return {"_type": "Image"}
+    if pa.types.is_struct(dtype):
+        return {field.name: _feature_of(field.type) for field in dtype}
     if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        if pa.types.is_struct(dtype.value_type):  # a Sequence of a struct would mean a struct of lists to datasets
+            return [_feature_of(dtype.value_type)]
         return {"feature": _feature_of(dtype.value_type), "_type": "Sequence"}
     if pa.types.is_timestamp(dtype):
         tz = f", tz={dtype.tz}" if dtype.tz else ""

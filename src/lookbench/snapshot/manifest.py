@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -11,19 +10,10 @@ import pyarrow.parquet as pq
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import SnapshotError
+from lookbench.hashing import file_sha256
 
 MANIFEST_NAME = "MANIFEST.json"
 MANIFEST_FORMAT = "lookbench-manifest/1"
-_CHUNK = 1 << 20
-
-
-def file_sha256(path: Path) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        while chunk := fh.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def _listed_files(root: Path) -> list[Path]:

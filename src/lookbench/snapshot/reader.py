@@ -16,10 +16,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
+from lookbench.hashing import file_sha256, sha256_hex
+from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.features import class_names, features_of
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
-from lookbench.snapshot.manifest import file_sha256, verify_manifest
-from lookbench.snapshot.schema import LABEL_COLUMNS, NOISE, REQUIRED_COLUMNS, SPLITS, SUBSETS
+from lookbench.snapshot.manifest import verify_manifest
+from lookbench.snapshot.schema import (
+    COMPOSED_SPLITS,
+    LABEL_COLUMNS,
+    NOISE,
+    REQUIRED_COLUMNS,
+    SPLITS,
+    SUBSETS,
+    TRAIN,
+    is_composed_subset,
+)
 from lookbench.snapshot.source import resolve_snapshot_dir
 
 NAMED_BY = ("MANIFEST.json", "synth_manifest.json")
@@ -71,8 +82,8 @@ def _file_images(path: Path, column: str, batch_size: int) -> Iterator[list[byte
         yield values
 
 
-def _attribute_list(path: Path, row: int, value: Any) -> list[str]:
-    """`other_attributes` of one row, normalised: a list (null reads as empty; a JSON-list string is accepted)."""
+def list_cell(path: Path, row: int, column: str, value: Any, what: str = "a list") -> list[Any]:
+    """A list-valued cell: null reads as empty and a string holding a JSON list is accepted."""
     if value is None:
         return []
     if isinstance(value, str):
@@ -84,10 +95,16 @@ def _attribute_list(path: Path, row: int, value: Any) -> list[str]:
         except ValueError:
             value = None
         if not isinstance(value, list):
-            raise SnapshotError(f"{path}: row {row}: other_attributes must be a list of strings, got text {text!r}")
+            raise SnapshotError(f"{path}: row {row}: {column} must be {what}, got text {text[:80]!r}")
     if not isinstance(value, list):
-        raise SnapshotError(f"{path}: row {row}: other_attributes must be a list of strings")
-    return [s for s in (normalise_label(v) for v in value) if s]
+        raise SnapshotError(f"{path}: row {row}: {column} must be {what}, got {type(value).__name__}")
+    return value
+
+
+def _attribute_list(path: Path, row: int, value: Any) -> list[str]:
+    """`other_attributes` of one row, normalised: a list (null reads as empty; a JSON-list string is accepted)."""
+    values = list_cell(path, row, "other_attributes", value, "a list of strings")
+    return [s for s in (normalise_label(v) for v in values) if s]
 
 
 class Snapshot:
@@ -98,6 +115,8 @@ class Snapshot:
         self.location = location or str(root)
         self._labels: dict[tuple[str, str], SplitLabels] = {}
         self._warnings: dict[str, None] = {}
+        self.card: DatasetCard | None = read_card(root)
+        """The dataset card (`DATASET.json`) of an imported benchmark; None for a LookBench snapshot."""
         self._check_folders()
 
     @property
@@ -118,19 +137,29 @@ class Snapshot:
                 return declared
         return self.snapshot_id
 
+    @property
+    def declared_subsets(self) -> tuple[str, ...]:
+        """Subsets named by the dataset card, in its order (none for a LookBench snapshot)."""
+        return tuple(self.card.subsets) if self.card is not None else ()
+
     def _check_folders(self) -> None:
         for child in sorted(self.root.iterdir()):
             if not child.is_dir() or child.name.startswith((".", "_")):
                 continue
-            if child.name not in (*SUBSETS, NOISE) and any(child.glob("*.parquet")):
+            known = child.name in (*SUBSETS, NOISE, *self.declared_subsets) or is_composed_subset(child.name)
+            if not known and (any(child.glob("*.parquet")) or any(child.glob("*/*.parquet"))):
                 raise SnapshotError(
-                    f"{child}: unknown subset {child.name!r}; known subsets: {', '.join(SUBSETS)} and {NOISE}"
+                    f"{child}: unknown subset {child.name!r}; known subsets: "
+                    f"{', '.join((*SUBSETS, *self.declared_subsets))}, {NOISE} and composed[_NAME]"
                 )
 
     @cached_property
     def subsets(self) -> list[str]:
-        """The task subsets present, in the canonical order."""
-        return [s for s in SUBSETS if (self.root / s).is_dir()]
+        """The task subsets present: the four image subsets in canonical order, the card's in its order, then
+        the other composed ones by name."""
+        composed = sorted(p.name for p in self.root.iterdir() if p.is_dir() and is_composed_subset(p.name))
+        names = dict.fromkeys((*SUBSETS, *self.declared_subsets, *composed))
+        return [s for s in names if (self.root / s).is_dir()]
 
     @property
     def has_noise(self) -> bool:
@@ -140,11 +169,14 @@ class Snapshot:
     def check_subsets(self, names: Sequence[str]) -> list[str]:
         """Validate requested subset names against the snapshot; return them in canonical order."""
         for name in names:
-            if name not in SUBSETS:
-                raise SnapshotError(f"unknown subset {name!r}; known subsets: {', '.join(SUBSETS)}")
+            if name not in (*SUBSETS, *self.declared_subsets) and not is_composed_subset(name):
+                raise SnapshotError(
+                    f"unknown subset {name!r}; known subsets: "
+                    f"{', '.join((*SUBSETS, *self.declared_subsets))} and composed[_NAME]"
+                )
             if name not in self.subsets:
                 raise SnapshotError(f"subset {name!r} is not in snapshot {self.root}")
-        return [s for s in SUBSETS if s in names]
+        return [s for s in self.subsets if s in names]
 
     def _find_files(self, subset: str, split: str) -> list[Path]:
         folder = self.root / subset
@@ -158,16 +190,26 @@ class Snapshot:
             return shards
         return sorted((folder / split).glob("*.parquet")) if (folder / split).is_dir() else []
 
+    @staticmethod
+    def splits_of(subset: str) -> tuple[str, ...]:
+        """The scored splits a subset may have (a composed one adds `validation`); `train` is optional for every."""
+        return COMPOSED_SPLITS if is_composed_subset(subset) else SPLITS
+
     def files(self, subset: str, split: str) -> list[Path]:
         """The parquet file(s) of one split; a clear error if there are none."""
-        if split not in SPLITS:
-            raise SnapshotError(f"unknown split {split!r}; expected one of {SPLITS}")
+        splits = (*self.splits_of(subset), TRAIN)
+        if split not in splits:
+            raise SnapshotError(f"unknown split {split!r} of {subset!r}; expected one of {splits}")
         if subset == NOISE and split == "query":
             raise SnapshotError("the noise subset has a gallery split only")
         found = self._find_files(subset, split)
         if not found:
             raise SnapshotError(f"missing {split} split of {subset!r}: no {self.root / subset / split}.parquet")
         return found
+
+    def has_split(self, subset: str, split: str) -> bool:
+        """True if the split has at least one file (e.g. an optional `train` or composed `validation` split)."""
+        return bool(self._find_files(subset, split))
 
     def all_files(self) -> list[Path]:
         """Every parquet file of the snapshot, sorted."""
@@ -236,6 +278,11 @@ class Snapshot:
     def check_task(self, subset: str) -> None:
         """Read a task's labels (failing on unscorable data) and warn about queries that cannot score."""
         queries = self.labels(subset, "query")
+        if is_composed_subset(subset):
+            from lookbench.composed.schema import check_composed
+
+            for message in check_composed(self, subset):
+                self._warn(message)
         present = set(self.labels(subset, "gallery").category)
         if self.has_noise:
             self.labels(NOISE, "gallery")
@@ -361,7 +408,12 @@ class Snapshot:
         names = list(subsets) if subsets is not None else self.subsets
         if not names:
             raise SnapshotError(f"{self.root}: no subsets found")
-        splits = [(s, sp) for s in names for sp in SPLITS]
+        splits = [
+            (s, sp)
+            for s in names
+            for sp in (*self.splits_of(s), TRAIN)
+            if sp not in ("validation", TRAIN) or self.has_split(s, sp)
+        ]
         if self.has_noise:
             splits.append((NOISE, "gallery"))
         lines = []
@@ -379,7 +431,9 @@ class Snapshot:
                                 raise SnapshotError(f"{subset}/{split} row {row} ({path}): {exc}") from exc
                             row += 1
             lines.append(f"{subset}/{split}: {len(labels)} rows")
-            repeats = labels.repeated_ids() if subset != NOISE else {}
+            # queries of a composed split share references by design; elsewhere a repeat means several photos
+            shared = subset == NOISE or (is_composed_subset(subset) and split != "gallery")
+            repeats = labels.repeated_ids() if not shared else {}
             if repeats:
                 item, rows = next(iter(repeats.items()))
                 lines.append(
@@ -393,11 +447,11 @@ class Snapshot:
     @cached_property
     def content_hash(self) -> str:
         """sha256 over every parquet file's relative path and sha256: identifies the exact data."""
-        digest = hashlib.sha256()
+        lines = []
         for path in self.all_files():
             with reading(path):
-                digest.update(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n".encode())
-        return digest.hexdigest()
+                lines.append(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n")
+        return sha256_hex("".join(lines).encode())
 
 
 def open_snapshot(location: str | Path, verify: bool = True) -> Snapshot:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import pyarrow as pa
@@ -11,12 +12,26 @@ STREETLOOK_SUBSETS: frozenset[str] = frozenset({"real_streetlook", "aigen_street
 NOISE = "noise"
 SPLITS: tuple[str, ...] = ("query", "gallery")
 SplitName = Literal["query", "gallery"]
+TRAIN = "train"
+"""An optional split of training rows (with `item_ID` and labels) beside a subset's query and gallery; never scored."""
+
+COMPOSED = "composed"
+COMPOSED_SPLITS: tuple[str, ...] = ("query", "validation", "gallery")
+"""A composed subset may add a `validation` split of queries, used only to choose a method's parameters."""
+_COMPOSED_NAME = re.compile(r"composed(_[a-z0-9]+)*")
+
+
+def is_composed_subset(name: str) -> bool:
+    """True for a composed-retrieval subset: `composed` or `composed_<name>` (lowercase letters, digits, `_`)."""
+    return _COMPOSED_NAME.fullmatch(name) is not None
+
 
 SUBSET_TITLES: dict[str, str] = {
     "real_studio_flat": "RealStudioFlat",
     "aigen_studio": "AIGen-Studio",
     "real_streetlook": "RealStreetLook",
     "aigen_streetlook": "AIGen-StreetLook",
+    COMPOSED: "Composed",
 }
 
 IMAGE_TYPE = pa.struct([pa.field("bytes", pa.binary()), pa.field("path", pa.string())])

@@ -8,7 +8,8 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from lookbench.errors import SnapshotError
-from lookbench.snapshot.schema import NOISE, SUBSETS
+from lookbench.snapshot.card import CARD_NAME
+from lookbench.snapshot.schema import NOISE, SUBSETS, is_composed_subset
 
 DEFAULT_HUB_REPO = "srpone/look-bench"
 HUB_FORMS = "hf://owner/name[@revision][/vYYYYMMDD] or hf://datasets/owner/name[@revision][/path]"
@@ -72,8 +73,10 @@ def download_hub_snapshot(uri: str, cache_dir: Path | None = None) -> Path:
 
 
 def is_snapshot_dir(path: Path) -> bool:
-    """True if `path` directly holds subset folders."""
-    return any((path / name).is_dir() for name in (*SUBSETS, NOISE))
+    """True if `path` directly holds subset folders (composed ones included), or a dataset card naming its own."""
+    if (path / CARD_NAME).is_file() or any((path / name).is_dir() for name in (*SUBSETS, NOISE)):
+        return True
+    return any(child.is_dir() and is_composed_subset(child.name) for child in path.iterdir())
 
 
 def resolve_snapshot_dir(location: str | Path) -> Path:
@@ -89,7 +92,7 @@ def resolve_snapshot_dir(location: str | Path) -> Path:
     versions = sorted(p for p in path.iterdir() if p.is_dir() and _VERSION_RE.match(p.name) and is_snapshot_dir(p))
     if not versions:
         raise SnapshotError(
-            f"{path} is not a LookBench snapshot: expected subset folders ({', '.join(SUBSETS)}, {NOISE}) "
+            f"{path} is not a LookBench snapshot: expected subset folders ({', '.join(SUBSETS)}, {NOISE}, composed) "
             "or version folders vYYYYMMDD holding them"
         )
     return versions[-1]

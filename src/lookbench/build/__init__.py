@@ -1,1 +1,0 @@
-"""The live benchmark builder: sources -> collect -> dedup -> split -> publish."""

@@ -1,1 +1,0 @@
-"""Duplicate detection: exact sha256, flip-robust perceptual hashes and an optional embedding tier."""

@@ -1,0 +1,1 @@
+"""Composed (intent-conditioned) retrieval: "like this, but with short sleeves"."""

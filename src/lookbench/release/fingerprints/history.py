@@ -1,0 +1,125 @@
+"""Fingerprints of every image in the earlier versions of the output folder, cached per version."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from lookbench.errors import BuildError
+from lookbench.hashing import file_sha256, sha256_hex
+from lookbench.images import BadImageError
+from lookbench.release.fingerprints.hashes import phash_pair
+from lookbench.release.fingerprints.index import FingerprintIndex
+from lookbench.release.records import write_table
+from lookbench.snapshot import NOISE, open_snapshot
+from lookbench.snapshot.manifest import MANIFEST_NAME
+from lookbench.snapshot.reader import Snapshot
+from lookbench.snapshot.schema import SPLITS
+
+VERSION_RE = re.compile(r"^v\d{8}$")
+FINGERPRINT_SCHEMA = pa.schema([("key", pa.string()), ("sha256", pa.string()), ("phash", pa.string())])
+CACHE_FORMAT = "rgb-on-white"
+"""Part of the cache file name: pHashes are of images decoded by lookbench.images (alpha composited on white)."""
+KEY_RE = re.compile(r"^(v\d{8})/([^/]+)/([^/#]+)#(\d+)$")
+
+
+def earlier_versions(output: Path, version: str) -> list[Path]:
+    """Published version folders in `output` older than `version`, oldest first."""
+    if not output.is_dir():
+        return []
+    return sorted(p for p in output.iterdir() if p.is_dir() and VERSION_RE.match(p.name) and p.name < version)
+
+
+def versions_fingerprint(output: Path, version: str) -> str:
+    """sha256 over the earlier versions' names and manifests: changes when one is added, removed or replaced."""
+    parts = []
+    for folder in earlier_versions(output, version):
+        manifest = folder / MANIFEST_NAME
+        parts.append(f"{folder.name}\0{file_sha256(manifest) if manifest.is_file() else 'no manifest'}\n")
+    return sha256_hex("".join(parts).encode())
+
+
+def snapshot_parts(snap: Snapshot) -> list[tuple[str, str]]:
+    """(subset, split) of every split of a snapshot, noise included."""
+    parts = [(s, sp) for s in snap.subsets for sp in SPLITS]
+    return parts + ([(NOISE, "gallery")] if snap.has_noise else [])
+
+
+def snapshot_fingerprints(snap: Snapshot) -> pa.Table:
+    """(key, sha256, phash) of every image of a snapshot; key is `version/subset/split#row`."""
+    rows: list[dict[str, str]] = []
+    for subset, split in snapshot_parts(snap):
+        for start, images in snap.iter_images(subset, split):
+            for offset, data in enumerate(images):
+                if not data:
+                    continue
+                try:
+                    phash = phash_pair(data)[0]
+                except BadImageError as exc:
+                    raise BuildError(f"{snap.root}/{subset}/{split} row {start + offset}: {exc}") from exc
+                key = f"{snap.snapshot_id}/{subset}/{split}#{start + offset}"
+                rows.append({"key": key, "sha256": sha256_hex(data), "phash": phash})
+    return pa.Table.from_pylist(rows, schema=FINGERPRINT_SCHEMA)
+
+
+class PublishedImages:
+    """Image bytes of published rows by key, read one parquet row group at a time."""
+
+    def __init__(self, output: Path) -> None:
+        self.output = output
+        self._layouts: dict[tuple[str, str, str], list[tuple[int, int, Path, int]]] = {}
+
+    def _layout(self, version: str, subset: str, split: str) -> list[tuple[int, int, Path, int]]:
+        """(first row, row count, file, row group) of every row group of a published split."""
+        key = (version, subset, split)
+        if key not in self._layouts:
+            groups = []
+            first = 0
+            for path in Snapshot(self.output / version).files(subset, split):
+                meta = pq.ParquetFile(path).metadata
+                for group in range(meta.num_row_groups):
+                    rows = meta.row_group(group).num_rows
+                    groups.append((first, rows, path, group))
+                    first += rows
+            self._layouts[key] = groups
+        return self._layouts[key]
+
+    def __call__(self, key: str) -> bytes:
+        """The encoded image of `version/subset/split#row`."""
+        found = KEY_RE.match(key)
+        if found is None:
+            raise BuildError(f"not a published row key: {key!r}")
+        version, subset, split, text = found.groups()
+        row = int(text)
+        for first, rows, path, group in self._layout(version, subset, split):
+            if first <= row < first + rows:
+                value = _row_group_images(path, group)[row - first]
+                return bytes(value.get("bytes") or b"") if isinstance(value, dict) else b""
+        raise BuildError(f"{key}: no such published row")
+
+
+@lru_cache(maxsize=8)
+def _row_group_images(path: Path, group: int) -> list[object]:
+    return pq.ParquetFile(path).read_row_group(group, columns=["image"]).column(0).to_pylist()
+
+
+def history_index(output: Path, version: str, cache: Path) -> tuple[FingerprintIndex, list[str]]:
+    """An index over all earlier versions (verified against their manifests) and their names."""
+    index = FingerprintIndex(PublishedImages(output))
+    names = []
+    for folder in earlier_versions(output, version):
+        snap = open_snapshot(folder)
+        cached = cache / f"{folder.name}-{snap.content_hash[:16]}-{CACHE_FORMAT}.parquet"
+        if cached.is_file():
+            table = pq.read_table(cached)
+        else:
+            table = snapshot_fingerprints(snap)
+            write_table(table, cached)
+        for key, sha, phash in zip(*(table[c].to_pylist() for c in ("key", "sha256", "phash")), strict=True):
+            index.add(key, sha, phash)
+        names.append(folder.name)
+    return index, names

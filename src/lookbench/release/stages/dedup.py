@@ -1,0 +1,168 @@
+"""Dedup: drop duplicates of earlier versions and within the batch (exact, perceptual and colour, embedding)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from lookbench.hashing import json_sha256, sha256_hex
+from lookbench.images import BadImageError
+from lookbench.release.config import DedupConfig
+from lookbench.release.embedding import ImageEmbedder, image_embedder
+from lookbench.release.fingerprints.embedding import embedding_duplicates
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.history import history_index, versions_fingerprint
+from lookbench.release.fingerprints.index import FingerprintIndex, Match
+from lookbench.release.records import Sample, write_table
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+
+DROPPED_SCHEMA = pa.schema(
+    [
+        ("sample_id", pa.string()),
+        ("source", pa.string()),
+        ("source_url", pa.string()),
+        ("image_url", pa.string()),
+        ("image_sha256", pa.string()),
+        ("against", pa.string()),
+        ("tier", pa.string()),
+        ("duplicate_of", pa.string()),
+        ("distance", pa.float64()),
+    ]
+)
+
+
+class DedupStats(StageStats):
+    """What was dropped, against what, by which tier."""
+
+    input: int
+    kept: int
+    excluded_as_duplicates_of_earlier_versions: dict[str, int]
+    merged_within_batch: dict[str, int]
+    kept_apart_by_colour: int
+    earlier_versions: list[str]
+    earlier_images: int
+    phash_threshold: int
+    colour_threshold: float
+    embedding_model: str | None
+
+
+@dataclass(frozen=True)
+class Dropped:
+    """A sample left out as a duplicate."""
+
+    sample: Sample
+    against: str
+    match: Match
+
+    def row(self) -> dict[str, object]:
+        """Its line in `dedup/dropped.parquet`."""
+        s = self.sample
+        return {
+            "sample_id": s.sample_id,
+            "source": s.source,
+            "source_url": s.source_url,
+            "image_url": s.image_url,
+            "image_sha256": s.image_sha256,
+            "against": self.against,
+            "tier": self.match.tier,
+            "duplicate_of": self.match.key,
+            "distance": float(self.match.distance),
+        }
+
+
+def photo_dates(samples: list[Sample]) -> None:
+    """Every crop of one street photo takes the photo's date: the earliest `first_seen_at` among its crops."""
+    earliest: dict[str, Sample] = {}
+    for sample in samples:
+        if sample.raw_image:
+            key = sha256_hex(sample.raw_image)
+            if key not in earliest or sample.first_seen_at < earliest[key].first_seen_at:
+                earliest[key] = sample
+    for sample in samples:
+        if sample.raw_image:
+            sample.first_seen_at = earliest[sha256_hex(sample.raw_image)].first_seen_at
+
+
+class DedupStage:
+    """Earliest-seen wins: the batch is scanned in `first_seen_at` order; a kept sample takes its group's min date."""
+
+    name = "dedup"
+    stats_type = DedupStats
+
+    def __init__(self, settings: DedupConfig) -> None:
+        self.settings = settings
+        self._embedder: ImageEmbedder | None = None
+
+    def check(self) -> None:
+        """Load the embedding model, if one is configured, so a bad spec stops the build before collect."""
+        if self.settings.embedding_model and self._embedder is None:
+            self._embedder = image_embedder(self.settings.embedding_model, "dedup.embedding_model")
+
+    def fingerprint(self, ctx: StageContext) -> str:
+        """The dedup settings and the earlier versions looked up."""
+        return json_sha256([self.settings.fingerprint(), versions_fingerprint(ctx.output, ctx.version)])
+
+    def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
+        """Fingerprint the batch, look each sample up in the earlier versions and in the samples kept so far."""
+        settings = self.settings
+        samples = sorted(samples_of(previous), key=lambda s: (s.first_seen_at, s.sample_id))
+        history, versions = history_index(ctx.output, ctx.version, ctx.state / "fingerprints")
+        kept: list[Sample] = []
+        by_id: dict[str, Sample] = {}
+        batch = FingerprintIndex(lambda key: by_id[key].image)
+        dropped: list[Dropped] = []
+        rejected = 0
+        for sample in samples:
+            try:
+                query = fingerprint(sample.image)
+            except BadImageError as exc:
+                ctx.report(sample.source, sample.source_url or sample.sample_id, f"dedup: left out, {exc}")
+                continue
+            for against, index in (("earlier", history), ("batch", batch)):
+                found = index.lookup(query, settings.phash_threshold, settings.colour_threshold)
+                rejected += found.colour_rejected
+                if found.match is not None:
+                    dropped.append(Dropped(sample, against, found.match))
+                    if against == "batch":
+                        first = by_id[found.match.key]
+                        first.first_seen_at = min(first.first_seen_at, sample.first_seen_at)
+                    break
+            else:
+                batch.add(sample.sample_id, query.sha256, query.phash)
+                by_id[sample.sample_id] = sample
+                kept.append(sample)
+        if settings.embedding_model:
+            self.check()
+            assert self._embedder is not None
+            found_embedded = embedding_duplicates(
+                self._embedder,
+                [s.image for s in kept],
+                [s.sample_id for s in kept],
+                ctx.output,
+                ctx.version,
+                settings.embedding_threshold,
+            )
+            dropped.extend(Dropped(kept[i], against, match) for i, (against, match) in found_embedded.items())
+            kept = [sample for i, sample in enumerate(kept) if i not in found_embedded]
+        photo_dates(kept)
+        table = pa.Table.from_pylist([d.row() for d in dropped], schema=DROPPED_SCHEMA)
+        write_table(table, ctx.folder(self.name) / "dropped.parquet")
+        counts: dict[str, Counter[str]] = {"earlier": Counter(), "batch": Counter()}
+        for drop in dropped:
+            counts[drop.against][drop.match.tier] += 1
+        stats = DedupStats(
+            input=len(samples),
+            kept=len(kept),
+            excluded_as_duplicates_of_earlier_versions=dict(counts["earlier"]),
+            merged_within_batch=dict(counts["batch"]),
+            kept_apart_by_colour=rejected,
+            earlier_versions=versions,
+            earlier_images=len(history),
+            phash_threshold=settings.phash_threshold,
+            colour_threshold=settings.colour_threshold,
+            embedding_model=settings.embedding_model,
+        )
+        return StageResult(save_samples(ctx, self.name, kept), stats)

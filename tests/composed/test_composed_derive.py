@@ -1,0 +1,107 @@
+"""Composed queries derived from a Synth snapshot's exact labels: exact pairs, disjoint validation, atomic output."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from lookbench.cli.main import app
+from lookbench.composed.derive import changes_between, derive_synth_composed
+from lookbench.composed.relevance import target_attributes
+from lookbench.composed.schema import Change, read_composed_queries
+from lookbench.composed.texts import modification_text
+from lookbench.errors import SnapshotError
+from lookbench.snapshot.manifest import MANIFEST_NAME, verify_manifest, write_manifest
+from lookbench.snapshot.reader import open_snapshot
+from lookbench.synth.generate import generate_snapshot
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate_snapshot(tmp_path_factory.mktemp("synth"), date(2026, 6, 1), "tiny", seed=3)
+
+
+def test_changes_between_uses_taxonomy_groups() -> None:
+    reference = frozenset({"red", "long sleeve", "crew neck", "chest pocket"})
+    target = frozenset({"blue", "long sleeve", "crew neck", "hood"})
+    assert changes_between(reference, target) == (
+        Change("colour", "red", "blue"),
+        Change("details", "chest pocket", ""),
+        Change("details", "", "hood"),
+    )
+    assert changes_between(reference, reference) == ()
+    assert changes_between(reference, reference | {"sparkly"}) is None  # not a taxonomy value
+
+
+def test_texts_cover_replace_add_remove_and_two_changes() -> None:
+    assert "short sleeves" in modification_text((Change("sleeve length", "long sleeve", "short sleeve"),), "a")
+    assert "hood" in modification_text((Change("details", "", "hood"),), "b")
+    two = modification_text((Change("colour", "red", "blue"), Change("details", "hood", "")), "c")
+    assert "blue" in two and "without hood" in two
+    texts = {modification_text((Change("colour", "red", "blue"),), str(i)) for i in range(40)}
+    assert len(texts) > 1  # several phrasings
+    with pytest.raises(ValueError):
+        modification_text((), "d")
+
+
+def test_derived_pairs_are_exact_and_validation_products_are_held_out(synth: Path, tmp_path: Path) -> None:
+    out = derive_synth_composed(open_snapshot(synth), tmp_path / "out", validation=0.3, seed=1)
+    assert out == tmp_path / "out" / "v20260601"
+    derived = open_snapshot(out)
+    assert derived.subsets[-1] == "composed"
+    gallery = derived.labels("composed", "gallery")
+    by_id = {item: gallery.attribute_set(row) for row, item in enumerate(gallery.item_id)}
+    products: dict[str, set[str]] = {}
+    counts = {1: 0, 2: 0}
+    for split in ("query", "validation"):
+        queries = read_composed_queries(derived, "composed", split)
+        for row in range(len(queries)):
+            (target,) = queries.target_ids[row]
+            reference = queries.labels.attribute_set(row)
+            assert target_attributes(reference, queries.changes[row]) == by_id[target]  # exact by construction
+            counts[len(queries.changes[row])] += 1
+        rows = pq.read_table(out / "composed" / f"{split}.parquet", columns=["item_ID", "target_ids"]).to_pylist()
+        # a product's pairs (its photo or its variants as reference) all fall in one split
+        products[split] = {r["item_ID"] for r in rows} | {t for r in rows for t in r["target_ids"]}
+    assert counts[1] > 0 and counts[2] > 0
+    assert not products["query"] & products["validation"]
+    derived.check_task("composed")
+    source_file = synth / "noise" / "gallery.parquet"
+    assert (out / "noise" / "gallery.parquet").stat().st_ino == source_file.stat().st_ino  # hard-linked
+    with pytest.raises(SnapshotError, match="already exists"):
+        derive_synth_composed(open_snapshot(synth), tmp_path / "out")
+
+
+def test_a_manifest_is_rewritten_and_a_non_synth_snapshot_is_refused(synth: Path, tmp_path: Path) -> None:
+    copy = derive_synth_composed(open_snapshot(synth), tmp_path / "copy", validation=0.0)
+    assert not (copy / "composed" / "validation.parquet").exists()
+    write_manifest(copy, release="2026-06-01")
+    again = derive_synth_composed(open_snapshot(copy), tmp_path / "again")
+    manifest = verify_manifest(again)
+    assert manifest is not None and manifest["release"] == "2026-06-01" and "composed_from" in manifest
+    assert "composed/query.parquet" in json.loads((again / MANIFEST_NAME).read_text())["files"]
+    plain = tmp_path / "plain" / "v20260101"
+    (plain / "noise").mkdir(parents=True)
+    (plain / "noise" / "gallery.parquet").write_bytes((synth / "noise" / "gallery.parquet").read_bytes())
+    (plain / "real_studio_flat").mkdir()
+    table = pq.read_table(synth / "real_studio_flat" / "gallery.parquet").drop_columns(["hard_negative_of"])
+    pq.write_table(table, plain / "real_studio_flat" / "gallery.parquet")
+    pq.write_table(table, plain / "real_studio_flat" / "query.parquet")
+    with pytest.raises(SnapshotError, match="has no hard_negative_of column"):
+        derive_synth_composed(open_snapshot(plain), tmp_path / "x")
+
+
+def test_cli_derives_and_reports_counts(synth: Path, tmp_path: Path) -> None:
+    run = CliRunner().invoke(app, ["composed", "derive", "-s", str(synth), "--out", str(tmp_path / "d")])
+    assert run.exit_code == 0, run.output
+    assert "composed: query" in run.output
+    run = CliRunner().invoke(app, ["composed", "derive", "-s", str(synth), "--out", str(tmp_path / "d")])
+    assert run.exit_code == 2 and "already exists" in run.output
+    run = CliRunner().invoke(app, ["composed", "derive", "-s", str(synth), "--out", str(tmp_path / "e"),
+                                   "--validation", "1.5"])  # fmt: skip
+    assert run.exit_code == 2 and "validation fraction must lie in [0, 1)" in run.output

@@ -1,0 +1,92 @@
+"""The shared helpers: sha256 forms (byte-identical to the formulas they replaced), image decoding, dates."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import io
+import json
+import struct
+import zlib
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from lookbench.dates import optional_datetime, parse_date, parse_datetime, snapshot_date, version_date
+from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.store import model_key
+from lookbench.errors import LookBenchError
+from lookbench.hashing import file_sha256, json_sha256, parts_sha256, sha256_digest, sha256_hex
+from lookbench.images import MAX_PIXELS, BadImageError, decode_image, image_size
+
+
+def test_hashes_match_the_formulas_caches_and_manifests_were_written_with(tmp_path):
+    data = b"some image bytes"
+    assert sha256_hex(data) == hashlib.sha256(data).hexdigest()
+    assert sha256_digest(data) == hashlib.sha256(data).digest()
+    path = tmp_path / "f.bin"
+    path.write_bytes(data * 100_000)
+    assert file_sha256(path) == hashlib.sha256(data * 100_000).hexdigest()
+    assert parts_sha256("m", "r", "p", "float32") == hashlib.sha256(b"m\0r\0p\0float32").hexdigest()
+    schema = {"b": [1, 2], "a": {"z": None}}
+    assert json_sha256(schema) == hashlib.sha256(json.dumps(schema, sort_keys=True).encode()).hexdigest()
+    # the embedding cache's folder names and preprocessing fingerprints are unchanged
+    assert model_key("efficientnet-lite0", "abc", "pre", "float32").endswith(
+        hashlib.sha256(b"efficientnet-lite0\0abc\0pre\0float32").hexdigest()[:16]
+    )
+    pre = Preprocess(crop=224, resize=256)
+    expected = hashlib.sha256(json.dumps(pre.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
+    assert pre.fingerprint() == expected
+
+
+def _png_claiming(width: int, height: int) -> bytes:
+    """A tiny PNG whose header claims a huge canvas (a decompression bomb's first bytes)."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\0" * 16)) + chunk(b"IEND", b"")
+    )
+
+
+def test_one_decode_policy_with_a_pixel_limit_per_decode():
+    pixels_before = Image.MAX_IMAGE_PIXELS
+    import lookbench.embeddings.reader  # noqa: F401 - importing the eval side changes no global
+
+    assert pixels_before == Image.MAX_IMAGE_PIXELS
+    with pytest.raises(BadImageError, match="DecompressionBomb"):
+        decode_image(_png_claiming(20_000, 20_000))
+    with pytest.raises(BadImageError, match="too large"):
+        image_size(_png_claiming(9_000, 9_000), max_pixels=MAX_PIXELS)
+    buf = io.BytesIO()
+    Image.new("RGB", (30, 20), (1, 2, 3)).save(buf, format="PNG")
+    assert image_size(buf.getvalue()) == (30, 20)
+    with pytest.raises(BadImageError, match="does not decode"):
+        image_size(buf.getvalue()[:60])
+    with pytest.raises(BadImageError, match="no bytes"):
+        image_size(b"")
+
+
+def test_dates_that_cannot_exist_or_be_represented_are_errors():
+    assert parse_datetime("2026-05-01T10:00:00Z") == dt.datetime(2026, 5, 1, 10, tzinfo=dt.timezone.utc)
+    assert parse_datetime("2026-05-01") == dt.datetime(2026, 5, 1, tzinfo=dt.timezone.utc)
+    assert parse_datetime(dt.date(2026, 5, 1)).tzinfo == dt.timezone.utc
+    for bad in ("0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"):
+        with pytest.raises(ValueError, match="out of range"):
+            parse_datetime(bad)
+    for bad in ("2026-02-30", "yesterday", "2026-13-01"):
+        with pytest.raises(ValueError, match="not an ISO date"):
+            parse_datetime(bad)
+    assert optional_datetime(None) is None and optional_datetime("  ") is None
+    with pytest.raises(LookBenchError, match="--since"):
+        parse_date("2026-02-30", "--since")
+    assert parse_date("2026-01-02T01:00:00+02:00", "--since") == np.datetime64("2026-01-01T23:00:00", "us")
+    assert version_date("v20260601") == dt.date(2026, 6, 1)
+    assert snapshot_date("main") is None and version_date("latest") is None
+    with pytest.raises(ValueError, match="not a real date"):
+        version_date("v20260230")
+    with pytest.raises(LookBenchError, match="not a real date"):
+        snapshot_date("v20260230")
