@@ -11,11 +11,12 @@ from rich.markup import escape
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
 from lookbench.synth.default import default_snapshot
-from lookbench.synth.generate import generate_snapshot
+from lookbench.synth.generate import PURPOSES, generate_snapshot
 from lookbench.synth.parallel import available_cpus
 from lookbench.synth.preview import write_previews
 from lookbench.synth.release import parse_release, version_name
 from lookbench.synth.sizes import SIZES, size_preset
+from lookbench.synth.training import TRAINING_SIZES, plan_training
 
 
 @reports_errors
@@ -34,6 +35,13 @@ def synth(
     default: bool = typer.Option(
         False, "--default", help="Generate (if needed) and print the cached default snapshot."
     ),
+    purpose: str = typer.Option(
+        "eval",
+        "--purpose",
+        help="eval: a benchmark release; train: `train` splits of several views per product (sizes "
+        f"{', '.join(TRAINING_SIZES)}), products disjoint from every eval release. Date a training release before "
+        "the evaluation window (e.g. --release 2026-03-01 for the default snapshot).",
+    ),
 ) -> None:
     """Generate a procedurally rendered snapshot with exact labels (four subsets plus noise)."""
     if default:
@@ -45,14 +53,16 @@ def synth(
         when = parse_release(release)
     except ValueError as exc:
         raise LookBenchError(str(exc)) from exc
-    preset = size_preset(size)
+    if purpose not in PURPOSES:
+        raise LookBenchError(f"--purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}")
+    images = plan_training(seed, when, size).total_images() if purpose == "train" else size_preset(size).total_images()
     target = out / version_name(when)
     if preview and target.exists() and not overwrite:
         console.print(escape(f"{target} exists; writing contact sheets only"), highlight=False)
     else:
         started = time.perf_counter()
         count = workers or available_cpus()
-        console.print(f"generating {size} ({preset.total_images():,} images) with {count} process(es)")
+        console.print(f"generating {purpose} {size} ({images:,} images) with {count} process(es)")
         generate_snapshot(
             out,
             when,
@@ -60,6 +70,7 @@ def synth(
             seed,
             overwrite=overwrite,
             workers=count,
+            purpose=purpose,
             progress=lambda msg: console.print(f"[dim]{time.perf_counter() - started:6.0f}s {escape(msg)}[/dim]"),
         )
         console.print(f"[green]wrote[/green] {escape(str(target))} ({time.perf_counter() - started:.0f}s)")

@@ -212,6 +212,13 @@ class Snapshot:
             raise SnapshotError(f"missing {split} split of {subset!r}: no {self.root / subset / split}.parquet")
         return found
 
+    def _validated(self, subset: str, split: str) -> bool:
+        """Whether `validate` checks the split: query and gallery always, except in a training-only subset (a
+        `train` split and no scored one, as `lookbench synth --purpose train` writes); optional splits if present."""
+        if split in ("validation", TRAIN):
+            return self.has_split(subset, split)
+        return not self.has_split(subset, TRAIN) or any(self.has_split(subset, sp) for sp in self.splits_of(subset))
+
     def has_split(self, subset: str, split: str) -> bool:
         """True if the split has at least one file (e.g. an optional `train` or composed `validation` split)."""
         return bool(self._find_files(subset, split))
@@ -426,12 +433,7 @@ class Snapshot:
         names = list(subsets) if subsets is not None else self.subsets
         if not names:
             raise SnapshotError(f"{self.root}: no subsets found")
-        splits = [
-            (s, sp)
-            for s in names
-            for sp in (*self.splits_of(s), TRAIN)
-            if sp not in ("validation", TRAIN) or self.has_split(s, sp)
-        ]
+        splits = [(s, sp) for s in names for sp in (*self.splits_of(s), TRAIN) if self._validated(s, sp)]
         if self.has_noise:
             splits.append((NOISE, "gallery"))
         lines = []
@@ -459,7 +461,8 @@ class Snapshot:
                     f"product), e.g. {item!r} at rows {', '.join(map(str, rows[:5]))}"
                 )
         for subset in names:
-            self.check_task(subset)
+            if self._validated(subset, "query"):
+                self.check_task(subset)
         return lines
 
     @cached_property

@@ -20,15 +20,17 @@ import pyarrow.parquet as pq
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import SnapshotError
-from lookbench.snapshot.schema import NOISE
+from lookbench.snapshot.schema import NOISE, TRAIN
 from lookbench.snapshot.writer import SplitWriter
 from lookbench.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
 from lookbench.synth.parallel import available_cpus, ordered_map
 from lookbench.synth.plan import NOISE_CHUNK, NOISE_SHARD, ReleasePlan, plan_release
+from lookbench.synth.products import LabelCover
 from lookbench.synth.release import release_window, version_name
 from lookbench.synth.street import SCENE_SIZE
 from lookbench.synth.studio import STUDIO_SIZE
 from lookbench.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, RenderTask, run_task, set_cover
+from lookbench.synth.training import TrainingPlan, plan_training
 
 MANIFEST = "synth_manifest.json"
 STUDIO_CHUNK = 32
@@ -39,6 +41,8 @@ INLINE_BELOW = 400
 """Releases with fewer images render in this process by default (starting workers would take longer)."""
 
 Progress = Callable[[str], None]
+PURPOSES = ("eval", "train")
+"""`eval`: a benchmark release (queries, galleries, noise); `train`: `train` splits of several views per product."""
 
 
 @dataclass(frozen=True)
@@ -105,12 +109,37 @@ def file_jobs(plan: ReleasePlan) -> list[FileJob]:
     return jobs
 
 
-def manifest(plan: ReleasePlan, jobs: list[FileJob]) -> dict[str, Any]:
-    """What produced the snapshot, its name, files and row counts."""
+def training_file_jobs(plan: TrainingPlan) -> list[FileJob]:
+    """Every file of a training release: per subset one `train` split of its views (real_studio_flat: catalogue
+    shots, then real studio shots; aigen_studio: aigen studio shots; the street-look subsets: that style's crops)."""
+
+    def tasks(kind: Kind, style: str, items: list[Any], size: int) -> tuple[RenderTask, ...]:
+        return tuple(
+            RenderTask(kind, style, chunk, plan.seed, plan.release, training=True)  # type: ignore[arg-type]
+            for chunk in _chunks(items, size)
+        )
+
+    flat = tasks("catalogue", "real", plan.catalogue, CATALOGUE_CHUNK) + tasks(
+        "studio", "real", plan.studio["real"], STUDIO_CHUNK
+    )
+    return [
+        FileJob(f"real_studio_flat/{TRAIN}.parquet", "train", flat),
+        FileJob(f"aigen_studio/{TRAIN}.parquet", "train", tasks("studio", "aigen", plan.studio["aigen"], STUDIO_CHUNK)),
+        FileJob(f"real_streetlook/{TRAIN}.parquet", "train", tasks("scene", "real", plan.scenes["real"], SCENE_CHUNK)),
+        FileJob(
+            f"aigen_streetlook/{TRAIN}.parquet", "train", tasks("scene", "aigen", plan.scenes["aigen"], SCENE_CHUNK)
+        ),
+    ]
+
+
+def manifest(plan: ReleasePlan | TrainingPlan, jobs: list[FileJob]) -> dict[str, Any]:
+    """What produced the snapshot, its name, purpose, files and row counts."""
     start, end = release_window(plan.release)
+    training = isinstance(plan, TrainingPlan)
     return {
         "generator": GENERATOR_VERSION,
-        "name": snapshot_name(plan.release, plan.size, plan.seed),
+        "name": snapshot_name(plan.release, plan.size, plan.seed) + ("-train" if training else ""),
+        "purpose": "train" if training else "eval",
         "seed": plan.seed,
         "release": plan.release.isoformat(),
         "size": plan.size,
@@ -118,7 +147,7 @@ def manifest(plan: ReleasePlan, jobs: list[FileJob]) -> dict[str, Any]:
         "image_size": STUDIO_SIZE,
         "scene_size": list(SCENE_SIZE),
         "gallery_categories": list(GALLERY_CATEGORIES),
-        "noise_only_categories": list(NOISE_ONLY),
+        "noise_only_categories": [] if training else list(NOISE_ONLY),
         "rows": plan.counts(),
         "files": [job.path for job in jobs],
     }
@@ -133,15 +162,18 @@ def _make_readable(folder: Path) -> None:
         path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
 
 
-def render_files(plan: ReleasePlan, folder: Path, workers: int, progress: Progress | None = None) -> list[FileJob]:
+def render_files(
+    plan: ReleasePlan | TrainingPlan, folder: Path, workers: int, progress: Progress | None = None
+) -> list[FileJob]:
     """Render every file of the plan not yet in `folder`; rows stream to parquet in task order."""
-    jobs = file_jobs(plan)
+    jobs = training_file_jobs(plan) if isinstance(plan, TrainingPlan) else file_jobs(plan)
+    cover = plan.cover if isinstance(plan, ReleasePlan) else LabelCover()
     todo = [job for job in jobs if not is_written(folder / job.path, job.rows)]
     say = progress or (lambda _msg: None)
     if len(todo) < len(jobs):
         say(f"resuming: {len(jobs) - len(todo)} of {len(jobs)} files already written")
     tasks = [t for job in todo for t in job.tasks]
-    results = ordered_map(run_task, tasks, workers, initializer=set_cover, initargs=(plan.cover,))
+    results = ordered_map(run_task, tasks, workers, initializer=set_cover, initargs=(cover,))
     try:
         for job in todo:
             writer = SplitWriter(folder / job.path, SCHEMAS[job.kind])
@@ -167,16 +199,22 @@ def generate_snapshot(
     overwrite: bool = False,
     workers: int | None = None,
     progress: Progress | None = None,
+    purpose: str = "eval",
 ) -> Path:
     """Generate `out/vYYYYMMDD` with `workers` processes (default: one per CPU, inline for tiny releases),
-    resuming an interrupted run; return it. Any number of workers gives the same bytes."""
+    resuming an interrupted run; return it. Any number of workers gives the same bytes. `purpose` is `eval` (a
+    benchmark release) or `train` (several views per product, disjoint from every evaluation release)."""
+    if purpose not in PURPOSES:
+        raise SnapshotError(f"unknown synth purpose {purpose!r}; known: {', '.join(PURPOSES)}")
     target = Path(out) / version_name(release)
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
-    plan = plan_release(seed, release, size)
-    work = target.with_name(f".{target.name}.{GENERATOR_VERSION}-{size}-seed{seed}.partial")
+    plan = plan_training(seed, release, size) if purpose == "train" else plan_release(seed, release, size)
+    images = plan.total_images() if isinstance(plan, TrainingPlan) else plan.preset.total_images()
+    tag = f"{GENERATOR_VERSION}-{size}-seed{seed}" + ("-train" if purpose == "train" else "")
+    work = target.with_name(f".{target.name}.{tag}.partial")
     if workers is None:
-        workers = 1 if plan.preset.total_images() < INLINE_BELOW else available_cpus()
+        workers = 1 if images < INLINE_BELOW else available_cpus()
     try:
         work.mkdir(parents=True, exist_ok=True)
         jobs = render_files(plan, work, workers, progress)

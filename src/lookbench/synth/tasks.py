@@ -43,12 +43,17 @@ GALLERY_SCHEMA = pa.schema([*_BASE, pa.field("hard_negative_of", pa.string())])
 NOISE_SCHEMA = pa.schema([*_BASE, pa.field("shot", pa.string())])
 """Noise rows name the photo convention they were shot in (packshot, flat lay, hanger, on model, detail)."""
 
-Kind = Literal["studio", "scene", "catalogue", "noise"]
+TRAIN_SCHEMA = pa.schema([*_BASE, pa.field("outfit_id", pa.string()), pa.field("view", pa.string())])
+"""Training rows name their view (catalogue, studio, street); street crops keep their outfit, not the scene."""
+VIEWS = {"catalogue": "catalogue", "studio": "studio", "scene": "street"}
+
+Kind = Literal["studio", "scene", "catalogue", "noise", "train"]
 SCHEMAS: dict[Kind, pa.Schema] = {
     "studio": STUDIO_QUERY_SCHEMA,
     "scene": STREET_QUERY_SCHEMA,
     "catalogue": GALLERY_SCHEMA,
     "noise": NOISE_SCHEMA,
+    "train": TRAIN_SCHEMA,
 }
 
 
@@ -61,6 +66,8 @@ class RenderTask:
     items: tuple[Any, ...]
     seed: int
     release: date
+    training: bool = False
+    """Rows for a `train` split (TRAIN_SCHEMA) rather than for the task kind's evaluation split."""
 
 
 _COVER = LabelCover()
@@ -148,4 +155,9 @@ RUNNERS = {"studio": _studio, "catalogue": _catalogue, "scene": _scenes, "noise"
 def run_task(task: RenderTask) -> pa.Table:
     """Render a task's rows into a table of its split's schema."""
     rows = RUNNERS[task.kind](task)
-    return pa.Table.from_pylist(rows, schema=SCHEMAS[task.kind])
+    if not task.training:
+        return pa.Table.from_pylist(rows, schema=SCHEMAS[task.kind])
+    for row_ in rows:
+        row_["view"] = VIEWS[task.kind]
+        row_["raw_image"] = None
+    return pa.Table.from_pylist(rows, schema=TRAIN_SCHEMA)

@@ -19,7 +19,7 @@ from lookbench.dates import snapshot_date
 from lookbench.errors import SnapshotError, TrainError
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot, open_snapshot
-from lookbench.snapshot.schema import NOISE, SPLITS
+from lookbench.snapshot.schema import NOISE, SPLITS, TRAIN
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.train.config import DEFAULT_SNAPSHOT, TrainData
 from lookbench.train.labels import LabelSpace, Targets, encode_targets
@@ -37,9 +37,12 @@ def open_location(location: str) -> Snapshot:
 
 
 def resolve_parts(snapshot: Snapshot, parts: list[str]) -> list[tuple[str, str]]:
-    """`subset/split` names (or `*`: every split present) as (subset, split) pairs, each checked to exist."""
+    """`subset/split` names as (subset, split) pairs, each checked to exist; `*`: every `train` split, or every
+    split present when the snapshot has no `train` split (a release whose queries and galleries are the pairs)."""
     if "*" in parts:
-        found = [(s, sp) for s in (*snapshot.subsets, NOISE) for sp in SPLITS if _present(snapshot, s, sp)]
+        found = [(s, TRAIN) for s in snapshot.subsets if snapshot.has_split(s, TRAIN)]
+        if not found:
+            found = [(s, sp) for s in (*snapshot.subsets, NOISE) for sp in SPLITS if _present(snapshot, s, sp)]
         if not found:
             raise TrainError(f"{snapshot.root}: no splits to train on")
         return found

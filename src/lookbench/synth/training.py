@@ -1,0 +1,108 @@
+"""The training purpose of Synth: several views of every product (the catalogue shot, a studio shot per style, a
+street crop per style), from a product space disjoint from every evaluation release, written as `train` splits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from lookbench.errors import SnapshotError
+from lookbench.snapshot.schema import SUBSETS, TRAIN
+from lookbench.synth.catalogue import GALLERY_CATEGORIES
+from lookbench.synth.plan import CatalogueItem, ScenePlan, StudioQuery, _Planner, scene_rng
+from lookbench.synth.products import Product
+from lookbench.synth.release import sample_time
+from lookbench.synth.street import MIN_VISIBLE, scene_params, visible_items
+from lookbench.synth.styles import Style
+
+TRAIN_STREAM = 1000
+"""The random streams of a training release are (seed, date, TRAIN_STREAM + n, ...): an evaluation release of any
+seed and date uses streams 1 to 5, so no product, scene or shot of one is ever drawn for the other."""
+SCENE_STREAMS: tuple[tuple[int, Style], ...] = ((1, "real"), (2, "aigen"))
+STUDIO_STREAMS: tuple[tuple[int, Style], ...] = ((4, "real"), (5, "aigen"))
+"""Offsets from TRAIN_STREAM of each style's street photos and studio shots (3: the catalogue shots)."""
+TRAIN_ID_PREFIX = "syntrain"
+"""Training product ids are `syntrain<seed>-<YYYYMMDD>-<n>`; evaluation ones `syn<seed>-...`."""
+
+
+@dataclass(frozen=True)
+class TrainingPreset:
+    """How many products a training release draws: street outfits (2 to 4 products each) and studio-only products."""
+
+    outfits: int
+    singles: int
+    note: str = ""
+
+
+TRAINING_SIZES: dict[str, TrainingPreset] = {
+    "tiny": TrainingPreset(3, 2, "tests"),
+    "mini": TrainingPreset(12, 6),
+    "small": TrainingPreset(400, 200, "the CPU demo: about 1,300 products, 6,000 images"),
+    "medium": TrainingPreset(1600, 800),
+    "large": TrainingPreset(6400, 3200),
+}
+
+
+def training_preset(name: str) -> TrainingPreset:
+    """The training preset called `name`; a clear error for an unknown one."""
+    if name not in TRAINING_SIZES:
+        raise SnapshotError(f"unknown synth training size {name!r}; known: {', '.join(TRAINING_SIZES)}")
+    return TRAINING_SIZES[name]
+
+
+@dataclass
+class TrainingPlan:
+    """Every view of a training release, by the subset whose `train` split holds it."""
+
+    seed: int
+    release: date
+    size: str
+    catalogue: list[CatalogueItem]
+    studio: dict[Style, list[StudioQuery]]
+    scenes: dict[Style, list[ScenePlan]]
+    products: list[Product]
+
+    def counts(self) -> dict[str, int]:
+        """Rows per split, as the snapshot will hold them."""
+        per_subset = {
+            "real_studio_flat": len(self.catalogue) + len(self.studio["real"]),
+            "aigen_studio": len(self.studio["aigen"]),
+            "real_streetlook": sum(len(s.queried) for s in self.scenes["real"]),
+            "aigen_streetlook": sum(len(s.queried) for s in self.scenes["aigen"]),
+        }
+        return {f"{subset}/{TRAIN}": per_subset[subset] for subset in SUBSETS}
+
+    def total_images(self) -> int:
+        """Images in all splits."""
+        return sum(self.counts().values())
+
+
+class _TrainingPlanner(_Planner):
+    def new_id(self) -> str:
+        self.counter += 1
+        return f"{TRAIN_ID_PREFIX}{self.seed}-{self.release:%Y%m%d}-{self.counter:06d}"
+
+
+def plan_training(seed: int, release: date, size: str) -> TrainingPlan:
+    """Plan a training release deterministically from (seed, release date, size)."""
+    preset = training_preset(size)
+    planner = _TrainingPlanner(seed, release, "tiny")  # the evaluation preset it reads is not used here
+    rng = planner.rng(TRAIN_STREAM)
+    products: list[Product] = []
+    scenes: dict[Style, list[ScenePlan]] = {"real": [], "aigen": []}
+    for number in range(preset.outfits):
+        outfit = planner.outfit(rng, sample_time(rng, planner.window))
+        products.extend(outfit)
+        for stream, style in SCENE_STREAMS:
+            key = planner.key(TRAIN_STREAM + stream, number)
+            visibility = visible_items(outfit, scene_params(scene_rng(key, "geometry")))
+            queried = tuple(i for i, seen in enumerate(visibility) if seen >= MIN_VISIBLE)
+            outfit_id = f"outfit-{TRAIN_ID_PREFIX}{seed}-{release:%Y%m%d}-{stream}-{number + 1:05d}"
+            scenes[style].append(ScenePlan(outfit_id, tuple(outfit), queried, tuple(visibility), key))
+    products.extend(planner.product(rng, GALLERY_CATEGORIES) for _ in range(preset.singles))
+    catalogue = [CatalogueItem(p, None, planner.key(TRAIN_STREAM + 3, i)) for i, p in enumerate(products)]
+    studio: dict[Style, list[StudioQuery]] = {
+        style: [StudioQuery(p, planner.key(TRAIN_STREAM + stream, i)) for i, p in enumerate(products)]
+        for stream, style in STUDIO_STREAMS
+    }
+    return TrainingPlan(seed, release, size, catalogue, studio, scenes, products)
