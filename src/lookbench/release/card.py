@@ -10,7 +10,7 @@ import yaml
 
 from lookbench.release.fingerprints.history import VERSION_RE
 from lookbench.snapshot.manifest import MANIFEST_NAME
-from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS
+from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS, TRAIN
 
 
 def _pct(rate: dict[str, Any]) -> str:
@@ -114,8 +114,11 @@ def _counts(text: dict[str, int]) -> str:
 def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
     """Markdown card of one version: subsets, sources, date window, dedup counts, provenance, build log."""
     lines = [f"# {release['title']} {release['version']}", "", f"Release date: {release['release_date']}.", ""]
-    lines += ["## Subsets", "", "| subset | queries | gallery |", "|---|---|---|"]
-    lines += [f"| {s} | {c.get('query', 0)} | {c.get('gallery', 0)} |" for s, c in release["subsets"].items()]
+    lines += ["## Subsets", "", "| subset | queries | gallery | train |", "|---|---|---|---|"]
+    lines += [
+        f"| {s} | {c.get('query', 0)} | {c.get('gallery', 0)} | {c.get(TRAIN, 0)} |"
+        for s, c in release["subsets"].items()
+    ]
     lines += ["", "## Sources", "", "| source | kind | samples | problems | license |", "|---|---|---|---|---|"]
     for src in release["sources"]:
         lines.append(f"| {src['name']} | {src['kind']} | {src['samples']} | {src['problems']} | {src['license']} |")
@@ -143,7 +146,7 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
 
 
 def _data_files(version: str, subset: str, files: dict[str, Any]) -> list[dict[str, str]]:
-    splits = ["gallery"] if subset == NOISE else list(SPLITS)
+    splits = ["gallery"] if subset == NOISE else [*SPLITS, TRAIN]
     return [
         {"split": sp, "path": f"{version}/{subset}/{sp}.parquet"} for sp in splits if f"{subset}/{sp}.parquet" in files
     ]

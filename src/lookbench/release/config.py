@@ -234,9 +234,12 @@ class DistractorConfig(_Strict):
 
 
 class SplitConfig(_Strict):
-    """Query/gallery assignment."""
+    """Query/gallery assignment, and the `train` split: products first seen before the evaluation window."""
 
     seed: int = 0
+    train_before: date | None = None
+    """Products (all their images, in every subset) first seen before this date go to the `train` split and
+    never to an evaluation split; None: no `train` split."""
 
 
 class SourceSummary(_Strict):
@@ -289,6 +292,16 @@ class ReleaseConfig(_Strict):
     def _audit_needs_annotate(self) -> ReleaseConfig:
         if self.audit is not None and self.annotate is None:
             raise ValueError("an audit section needs an annotate section (the audit checks the annotator's labels)")
+        return self
+
+    @model_validator(mode="after")
+    def _train_before_release(self) -> ReleaseConfig:
+        cutoff = self.split.train_before
+        if cutoff is not None and cutoff > self.release_date:
+            raise ValueError(
+                f"split.train_before ({cutoff}) is after release_date ({self.release_date}): the evaluation window "
+                "ends at the release date"
+            )
         return self
 
     @property

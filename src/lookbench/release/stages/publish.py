@@ -1,4 +1,5 @@
-"""Publish: write `OUT/vYYYYMMDD/<subset>/{query,gallery}.parquet` (+ noise), its card and MANIFEST.json, atomically."""
+"""Publish: write `OUT/vYYYYMMDD/<subset>/{query,gallery[,train]}.parquet` (+ noise), its card and MANIFEST.json,
+atomically."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from lookbench.release.config import PublishConfig
 from lookbench.release.records import Sample
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of
 from lookbench.snapshot.manifest import manifest_problems, read_manifest, write_manifest
-from lookbench.snapshot.schema import NOISE
+from lookbench.snapshot.schema import NOISE, TRAIN
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
 
 EXTRA_COLUMNS = (
@@ -126,6 +127,8 @@ class PublishStage:
             if any(not by_split[(subset, sp)] for sp in splits):
                 skipped.append(subset)
                 continue
+            if by_split.get((subset, TRAIN)):
+                splits = (*splits, TRAIN)
             subsets[subset] = {sp: len(by_split[(subset, sp)]) for sp in splits}
         if not any(subset != NOISE for subset in subsets):
             raise BuildError(
