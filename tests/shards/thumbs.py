@@ -53,3 +53,16 @@ def _maybe_die(calls: int) -> None:
 
 def make() -> Thumbs:
     return Thumbs()
+
+
+class Flat(Thumbs):
+    """A broken model: one number per batch instead of a vector per image."""
+
+    model_id = "thumbs-flat"
+
+    def embed(self, images: list[Image.Image]) -> np.ndarray:
+        return np.zeros(len(images), np.float32)
+
+
+def make_flat() -> Flat:
+    return Flat()

@@ -1,0 +1,71 @@
+"""The Ray executor on a local 2-CPU cluster: the same bytes as the local executor, and Ray's retry of a dead worker."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from conftest import RayCluster
+from lookbench.embeddings.model_provider import ModelEmbeddings
+from lookbench.embeddings.options import EmbedOptions
+from lookbench.embeddings.sharded import ShardedEmbeddings
+from lookbench.errors import EmbeddingError
+from lookbench.models.registry import resolve_model
+from lookbench.shards.executor import Executor
+from lookbench.shards.local import LocalExecutor
+from lookbench.shards.ray_executor import RayExecutor
+from lookbench.snapshot.reader import Snapshot, open_snapshot
+from lookbench.synth.generate import generate_snapshot
+
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Snapshot:
+    return open_snapshot(generate_snapshot(tmp_path_factory.mktemp("synth"), date(2026, 6, 1), "tiny", seed=7))
+
+
+def splits_of(snap: Snapshot) -> list[tuple[str, str]]:
+    return [(s, sp) for s in snap.subsets for sp in ("query", "gallery")] + [("noise", "gallery")]
+
+
+def embedded(snap: Snapshot, cache: Path, spec: str, executor: Executor) -> tuple[dict, ShardedEmbeddings]:
+    plain = resolve_model(spec, EmbedOptions(cache_dir=cache, batch_size=2, progress=False))
+    assert isinstance(plain, ModelEmbeddings)
+    sharded = ShardedEmbeddings(plain, executor, 2)
+    sharded.prepare(snap, splits_of(snap))
+    return {key: sharded.embed_split(snap, *key).tobytes() for key in splits_of(snap)}, sharded
+
+
+def test_ray_embeds_a_synth_snapshot_byte_for_byte_as_the_local_executor(
+    ray_cluster: RayCluster, synth: Snapshot, tmp_path: Path
+) -> None:
+    local, _ = embedded(synth, tmp_path / "local", "efficientnet-lite0", LocalExecutor())
+    executor = RayExecutor()
+    on_ray, sharded = embedded(synth, tmp_path / "ray", "efficientnet-lite0", executor)
+    assert on_ray == local
+    assert executor.workers(sharded.job()) == 1  # 2 CPU slots, one left for reading and hashing tasks
+    assert sharded.describe()["sharding"]["executor"] == "ray"
+    again, rerun = embedded(synth, tmp_path / "ray", "efficientnet-lite0", executor)
+    assert again == local and rerun.runs[0].ran == []
+
+
+def test_a_worker_killed_mid_shard_is_restarted_by_ray_and_the_result_is_unchanged(
+    ray_cluster: RayCluster, synth: Snapshot, tmp_path: Path
+) -> None:
+    clean, _ = embedded(synth, tmp_path / "clean", "python:thumbs:make", LocalExecutor())
+    ray_cluster.die_at.write_text("4")  # the actor kills itself on its 4th model call, mid-shard
+    on_ray, sharded = embedded(synth, tmp_path / "faulty", "python:thumbs:make", RayExecutor())
+    assert not ray_cluster.die_at.exists()  # it did die
+    assert on_ray == clean
+    (run,) = sharded.runs
+    assert run.skipped == [] and len(run.ran) == len(run.markers)
+
+
+def test_an_error_in_a_ray_worker_reaches_the_driver_as_itself(
+    ray_cluster: RayCluster, synth: Snapshot, tmp_path: Path
+) -> None:
+    with pytest.raises(EmbeddingError, match=r"^thumbs-flat: encoder returned float32 \(2,\), expected \(2, dim\)"):
+        embedded(synth, tmp_path, "python:thumbs:make_flat", RayExecutor())
