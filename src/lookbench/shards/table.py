@@ -32,7 +32,7 @@ class Mapped:
 class RowFunction(Protocol):
     """An opened mapper: a shard's items in, its `Mapped` rows out."""
 
-    def __call__(self, items: list[Any], progress: Progress) -> Mapped:
+    def __call__(self, items: list[Any], progress: Progress, /) -> Mapped:
         """Map the items of one shard."""
         ...
 
