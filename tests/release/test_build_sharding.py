@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import io
+import json
 import shutil
 from collections import defaultdict
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -16,9 +18,11 @@ from PIL import Image
 
 from conftest import RayCluster
 from lookbench.release.config import ReleaseConfig, load_config
-from lookbench.release.pipeline import Sharding, run_stages, stages_for
+from lookbench.release.pipeline import Sharding, release_context, run_stages, stages_for
+from lookbench.release.records import read_samples, write_samples
 from lookbench.release.stages.annotate import AnnotateStats
 from lookbench.release.stages.crop import CropStats
+from lookbench.release.stages.dedup import DedupStage
 from lookbench.shards.executor import Executor
 from lookbench.shards.local import LocalExecutor
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS
@@ -88,6 +92,29 @@ def build(root: Path, synth: Path, server: ChatServer, executor: Executor, colle
     return release, run
 
 
+def dedup(root: Path, synth: Path, server: ChatServer, collected: Path, executor: Executor) -> dict[str, bytes]:
+    """The dedup stage on `executor` (hashes in 3 shards) over the collected samples plus one that does not decode."""
+    release = config(root, synth, server)
+    samples = read_samples(collected / "_work" / release.version / "collect" / "samples.parquet")
+    broken = replace(samples[0], sample_id="broken", image=b"\x89PNG not an image")
+    previous = write_samples([*samples, broken], root / "collected.parquet")
+    ctx = release_context(release, Sharding(executor, 3))
+    DedupStage(release.dedup).run(ctx, previous)
+    (problem,) = [p for p in ctx.problems if "dedup: left out" in p.error]
+    assert problem.url == broken.source_url
+    markers = sorted((release.work / "dedup" / "shards" / "hash").glob("*.done.json"))
+    assert len(markers) == 3
+    assert [reason for m in markers for reason in json.loads(m.read_text())["bad"].values()] == [problem.error[17:]]
+    return {name: (release.work / "dedup" / name).read_bytes() for name in ("samples.parquet", "dropped.parquet")}
+
+
+def test_dedup_hashes_the_same_on_worker_processes_and_leaves_out_an_undecodable_image(
+    synth: Path, server: ChatServer, collected: Path, tmp_path: Path
+) -> None:
+    here = dedup(tmp_path / "here", synth, server, collected, LocalExecutor())
+    assert dedup(tmp_path / "there", synth, server, collected, LocalExecutor(processes=2)) == here
+
+
 def tables(release: ReleaseConfig) -> dict[str, bytes]:
     return {name: (release.work / name).read_bytes() for name in TABLES}
 
@@ -133,3 +160,5 @@ def test_ray_builds_the_same_tables_as_the_local_executor(
     on_ray, _ = build(tmp_path / "ray", synth, server, RayExecutor(), collected)
     assert tables(on_ray) == tables(local)
     assert server.max_in_flight <= 3  # the endpoint's limit holds across all of Ray's workers
+    hashed_here = dedup(tmp_path / "dedup-local", synth, server, collected, LocalExecutor())
+    assert dedup(tmp_path / "dedup-ray", synth, server, collected, RayExecutor()) == hashed_here  # CPU tasks

@@ -11,8 +11,12 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+import pyarrow as pa
+
 from lookbench.hashing import json_sha256
+from lookbench.images import BadImageError
 from lookbench.release.config import ApiConfig
+from lookbench.release.fingerprints.hashes import HASH_SIZE, Fingerprint, fingerprint
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.release.vlm.client import ChatClient
 from lookbench.release.vlm.usage import Usage
@@ -23,6 +27,12 @@ HTTP_SHARD_ITEMS = 256
 """Items per shard for endpoint work: a few minutes of requests, so an outage loses little."""
 CPU_SHARD_ITEMS = 1024
 """Items per shard for hashing."""
+HASH_SCHEMA = pa.schema(
+    [("sha256", pa.string()), ("phash", pa.string()), ("phash_mirror", pa.string()), ("bad", pa.string())]
+)
+"""A hashing shard's output: one image's sha256 and pHashes per row, or why it does not decode."""
+HASHING = json_sha256(["phash", HASH_SIZE, "rgb-on-white"])
+"""What changes the hashes: the pHash size, and images decoded by lookbench.images (alpha composited on white)."""
 
 
 def http_needs(api: ApiConfig) -> Needs:
@@ -77,3 +87,39 @@ class AskedRows:
     def close(self) -> None:
         """Close the client."""
         self.client.close()
+
+
+@dataclass(frozen=True)
+class ImageHashes:
+    """Fingerprints (sha256, pHash of the image and of its mirror) of a shard's encoded images."""
+
+    def open(self, slots: int) -> ImageHashes:
+        """Nothing to load."""
+        return self
+
+    def __call__(self, images: list[bytes], progress: Progress, /) -> Mapped:
+        """One row per image; an image that does not decode gets its reason instead of hashes."""
+        rows: list[dict[str, Any]] = []
+        bad: dict[int, str] = {}
+        for index, data in enumerate(images):
+            try:
+                found = fingerprint(data)
+            except BadImageError as exc:
+                bad[index] = str(exc)
+                rows.append({"sha256": None, "phash": None, "phash_mirror": None, "bad": str(exc)})
+                continue
+            rows.append({"sha256": found.sha256, "phash": found.phash, "phash_mirror": found.phash_mirror, "bad": None})
+        progress(len(images))
+        return Mapped(rows, bad=bad)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def fingerprints_of(rows: list[dict[str, Any]], images: list[bytes]) -> list[Fingerprint | str]:
+    """Each image's Fingerprint from a hashing job's rows (decoded later, only if a look-up needs colours), or why
+    it does not decode."""
+    return [
+        Fingerprint(row["sha256"], row["phash"], row["phash_mirror"], data) if row["bad"] is None else str(row["bad"])
+        for row, data in zip(rows, images, strict=True)
+    ]
