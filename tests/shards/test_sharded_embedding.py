@@ -158,8 +158,9 @@ def test_eval_with_shards_and_processes_scores_the_same(tmp_path: Path, synth: S
         (["--ray-address", "127.0.0.1:1"], "--ray-address applies to --executor ray"),
     ],
 )
-def test_eval_refuses_bad_sharding_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    result = CliRunner().invoke(app, ["eval", "-s", str(tmp_path), "-m", THUMBS, *args])
-    assert result.exit_code == 2
-    assert message in result.output
-    assert "Traceback" not in result.output
+def test_eval_and_build_refuse_bad_sharding_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    for command in (["eval", "-s", str(tmp_path), "-m", THUMBS], ["build", str(tmp_path / "release.yaml")]):
+        result = CliRunner().invoke(app, [*command, *args])
+        assert result.exit_code == 2, command
+        assert message in result.output
+        assert "Traceback" not in result.output
