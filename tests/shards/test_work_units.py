@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from lookbench.errors import LookBenchError
-from lookbench.shards.executor import Needs, Progress, check_options, make_executor
+from lookbench.shards.executor import Needs, Progress, ShardError, check_options, make_executor
 from lookbench.shards.local import LocalExecutor
 from lookbench.shards.marker import read_marker, write_marker
 from lookbench.shards.plan import Shard, shard_ranges
@@ -177,3 +178,18 @@ def test_bad_options_are_refused(
     if shards is None:
         with pytest.raises(LookBenchError, match=message):
             make_executor(name, processes, address)
+
+
+def test_a_ray_address_without_a_head_is_refused_in_seconds() -> None:
+    from lookbench.shards.ray_executor import check_reachable
+
+    with socket.socket() as sock:  # a port nobody listens on: bound, never listening
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        with pytest.raises(ShardError, match=f"no Ray head answers at 127.0.0.1:{port}"):
+            check_reachable(f"127.0.0.1:{port}")
+    for bad in ("nonsense", "host:", ":6379", "host:port"):
+        with pytest.raises(ShardError, match="expected HOST:PORT"):
+            check_reachable(bad)
+    for fine in (None, "", "auto", "local"):
+        check_reachable(fine)

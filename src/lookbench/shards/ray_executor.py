@@ -6,6 +6,8 @@ that dies mid-shard leaves no marker; Ray restarts the actor (or retries the tas
 
 from __future__ import annotations
 
+import os
+import socket
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +23,8 @@ RESERVED_CPUS = 1
 """CPU slots actors never take, so tasks that read and hash, and the driver, always get one (ray issue 44687)."""
 HTTP_TASK_CPUS = 0.25
 """CPU slot taken by a task that mostly waits on an HTTP endpoint."""
+CONNECT_TIMEOUT_S = 10
+"""How long the head of a cluster may take to accept a connection before the address is refused."""
 
 
 def import_ray() -> Any:
@@ -30,6 +34,19 @@ def import_ray() -> Any:
     except ImportError as exc:
         raise ShardError("--executor ray needs Ray: pip install 'lookbench[ray]'") from exc
     return ray
+
+
+def check_reachable(address: str | None) -> None:
+    """Refuse a cluster address whose head does not answer, in seconds (Ray itself retries for minutes)."""
+    if not address or address in ("auto", "local"):
+        return
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise ShardError(f"--ray-address: expected HOST:PORT (or ray://HOST:PORT, auto, local), got {address!r}")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ShardError(f"--executor ray: no Ray head answers at {address}: {exc}") from exc
 
 
 class Tally:
@@ -92,6 +109,7 @@ class RayExecutor:
         self.processes = processes
         self.connected_here = False
         if not self.ray.is_initialized():
+            check_reachable(address or os.environ.get("RAY_ADDRESS"))
             try:
                 self.ray.init(address=address, include_dashboard=False, ignore_reinit_error=True)
             except (ConnectionError, ValueError, RuntimeError) as exc:
