@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
+from test_work_units import LengthMapper
 
 from conftest import RayCluster
 from lookbench.embeddings.model_provider import ModelEmbeddings
@@ -13,9 +15,10 @@ from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings
 from lookbench.errors import EmbeddingError
 from lookbench.models.registry import resolve_model
-from lookbench.shards.executor import Executor
+from lookbench.shards.executor import Executor, Needs, ShardError
 from lookbench.shards.local import LocalExecutor
 from lookbench.shards.ray_executor import RayExecutor
+from lookbench.shards.table import TableJob
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.synth.generate import generate_snapshot
 
@@ -69,3 +72,10 @@ def test_an_error_in_a_ray_worker_reaches_the_driver_as_itself(
 ) -> None:
     with pytest.raises(EmbeddingError, match=r"^thumbs-flat: encoder returned float32 \(2,\), expected \(2, dim\)"):
         embedded(synth, tmp_path, "python:thumbs:make_flat", RayExecutor())
+
+
+def test_a_gpu_job_on_a_cluster_without_gpus_is_refused_before_anything_runs(ray_cluster: RayCluster) -> None:
+    gpu_job = TableJob("embed", Needs("gpu", stateful=True), pa.schema([]), LengthMapper())
+    with pytest.raises(ShardError, match="embed: the model runs on CUDA but the Ray cluster has no GPU"):
+        RayExecutor().workers(gpu_job)
+    assert RayExecutor(processes=1).workers(TableJob("hash", Needs("cpu"), pa.schema([]), LengthMapper())) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -193,3 +194,38 @@ def test_a_ray_address_without_a_head_is_refused_in_seconds() -> None:
             check_reachable(bad)
     for fine in (None, "", "auto", "local"):
         check_reachable(fine)
+
+
+GPU_SCHEMA = pa.schema([("item", pa.string()), ("device", pa.string()), ("pid", pa.int64())])
+
+
+@dataclass(frozen=True)
+class WhereMapper:
+    """Records, per item, the GPU the worker was pinned to and the worker's process."""
+
+    def open(self, slots: int) -> Where:
+        return Where()
+
+
+class Where:
+    def __call__(self, items: list[Any], progress: Progress) -> Mapped:
+        device = os.environ.get("CUDA_VISIBLE_DEVICES", "unpinned")
+        return Mapped([{"item": item, "device": device, "pid": os.getpid()} for item in items])
+
+    def close(self) -> None:
+        return None
+
+
+def test_a_gpu_job_gets_one_worker_process_per_gpu_each_pinned_to_its_own(tmp_path: Path) -> None:
+    executor = LocalExecutor()
+    executor._gpus = 2  # as on a machine with two CUDA devices: the pinning happens before CUDA starts
+    gpu_job = TableJob("where", Needs("gpu", stateful=True), GPU_SCHEMA, WhereMapper())
+    assert executor.workers(gpu_job) == 2 and executor.workers(job()) == 1
+    items = [f"image-{i}" for i in range(8)]
+    result = map_items(executor, gpu_job, tmp_path, items, items, "v1", 8, 1)
+    by_pid: dict[int, set[str]] = {}
+    for row in result.rows:
+        by_pid.setdefault(row["pid"], set()).add(row["device"])
+    assert os.getpid() not in by_pid and 1 <= len(by_pid) <= 2  # (a worker slow to start may get no shard)
+    pinned = [device for devices in by_pid.values() for device in devices]
+    assert len(pinned) == len(by_pid) and len(set(pinned)) == len(pinned) and set(pinned) <= {"0", "1"}
