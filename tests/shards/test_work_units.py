@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,3 +231,19 @@ def test_a_gpu_job_gets_one_worker_process_per_gpu_each_pinned_to_its_own(tmp_pa
     assert os.getpid() not in by_pid and 1 <= len(by_pid) <= 2  # (a worker slow to start may get no shard)
     pinned = [device for devices in by_pid.values() for device in devices]
     assert len(pinned) == len(by_pid) and len(set(pinned)) == len(pinned) and set(pinned) <= {"0", "1"}
+
+
+def test_ray_is_imported_only_by_the_ray_executor() -> None:
+    code = (
+        "import sys; import lookbench.cli.main, lookbench.embeddings.sharded, lookbench.release.pipeline; "
+        "from lookbench.shards.executor import make_executor; make_executor('local', 2).close(); "
+        "print('ray' in sys.modules)"
+    )
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "False"
+
+
+def test_the_ray_executor_without_ray_names_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)  # as where Ray is not installed
+    with pytest.raises(ShardError, match=r"--executor ray needs Ray: pip install 'lookbench\[ray\]'"):
+        make_executor("ray")
