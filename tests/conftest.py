@@ -90,6 +90,8 @@ def make_snapshot(tmp_path: Path) -> Callable[..., Path]:
 
 RAY_CPUS = 2
 """The test cluster's CPU slots: CI's 2 cores."""
+RAY_OBJECT_STORE = 256 * 2**20
+"""Bytes of the test cluster's object store (Ray's default takes 30% of RAM; the tests move a few MB)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +115,13 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
     env = {"PYTHONPATH": os.pathsep.join(p for p in paths if p), "LOOKBENCH_TEST_DIE": str(die_at)}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("RAY_AUTH_MODE", "disabled")  # Ray >= 2.52 turns token auth on for a new local cluster
-        ray.init(num_cpus=RAY_CPUS, include_dashboard=False, log_to_driver=False, runtime_env={"env_vars": env})
+        ray.init(
+            num_cpus=RAY_CPUS,
+            object_store_memory=RAY_OBJECT_STORE,
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": env},
+        )
         try:
             yield RayCluster(ray, die_at)
         finally:
