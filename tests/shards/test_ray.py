@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from test_work_units import LengthMapper
+from typer.testing import CliRunner
 
 from conftest import RayCluster
+from lookbench.cli.main import app
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings
@@ -79,3 +82,18 @@ def test_a_gpu_job_on_a_cluster_without_gpus_is_refused_before_anything_runs(ray
     with pytest.raises(ShardError, match="embed: the model runs on CUDA but the Ray cluster has no GPU"):
         RayExecutor().workers(gpu_job)
     assert RayExecutor(processes=1).workers(TableJob("hash", Needs("cpu"), pa.schema([]), LengthMapper())) == 1
+
+
+def test_eval_on_ray_scores_as_eval_without_shards(ray_cluster: RayCluster, synth: Snapshot, tmp_path: Path) -> None:
+    runner = CliRunner()
+    common = ["eval", "-s", str(synth.root), "-m", "python:thumbs:make", "--resamples", "20", "--batch-size", "2"]
+    plain = runner.invoke(app, [*common, "--cache-dir", str(tmp_path / "a"), "-o", str(tmp_path / "a.json")])
+    assert plain.exit_code == 0, plain.output
+    options = ["--cache-dir", str(tmp_path / "b"), "-o", str(tmp_path / "b.json"), "--executor", "ray"]
+    on_ray = runner.invoke(app, [*common, *options, "--shards", "2"])
+    assert on_ray.exit_code == 0, on_ray.output
+    assert ray_cluster.ray.is_initialized()  # the session's cluster was used, and left running
+    a, b = (json.loads((tmp_path / f"{n}.json").read_text()) for n in "ab")
+    assert a["metrics"] == b["metrics"]
+    assert (tmp_path / "a.per_query.parquet").read_bytes() == (tmp_path / "b.per_query.parquet").read_bytes()
+    assert b["model"]["sharding"]["executor"] == "ray" and b["model"]["sharding"]["cpus"] == 2
