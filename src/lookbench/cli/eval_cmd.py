@@ -216,7 +216,7 @@ def eval_command(
     if any(is_composed_subset(s) for s in run_subsets):
         name = composed_model_name(name, method)
     window = window_tag(settings.since, settings.until)
-    target = result_target(output, name, snap.snapshot_id, fine_rule.value, window)
+    target = result_target(output, name, snap.name, fine_rule.value, window)
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return
@@ -234,7 +234,7 @@ def eval_command(
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     scope = ", ".join(p for p in (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until)) if p)
-    _print_summary(result.metrics, f"{name} on {snap.snapshot_id} ({scope}), %", intervals=resamples > 0)
+    _print_summary(result.metrics, f"{name} on {snap.name} ({scope}), %", intervals=resamples > 0)
     console.print(f"wrote {escape(str(target))} and {escape(str(per_query))}", highlight=False)
 
 
