@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.hashing import sha256_hex
-from lookbench.images import decode_image
 from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
 from lookbench.release.fingerprints.history import PublishedImages, cached_snapshot_fingerprints
 from lookbench.release.fingerprints.index import FingerprintIndex
@@ -33,7 +32,7 @@ def training_fingerprint(data: bytes, hashes: tuple[str, str] | None = None) -> 
     if hashes is None:
         found = fingerprint(data)
         return found, (found.phash, found.phash_mirror)
-    return Fingerprint(sha256_hex(data), hashes[0], hashes[1], decode_image(data)), hashes
+    return Fingerprint(sha256_hex(data), hashes[0], hashes[1], data), hashes
 
 
 class EvaluationIndex:
