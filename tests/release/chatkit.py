@@ -3,10 +3,10 @@
 It answers the three request kinds the builder sends (told apart by `response_format.json_schema.name`):
 `garment_attributes` (annotation), `verdict` (judge) and `garments` (detection). Each image (identified by the
 sha256 of the JPEG it receives) can be given a script of behaviours, one per request: `ok`, `429`, `500`,
-`slow` (sleeps past the client timeout), `malformed` (content that is not JSON), `invalid` (a value outside the
-vocabulary), `reject` (HTTP 400), `wrong` (a valid but wrong answer), and replies that are not chat completions:
-`body-list` (the body is `[]`), `body-null` (`null`) and `usage-text` (non-numeric usage fields). `down` makes every
-request a 503.
+`slow` (sleeps past the client timeout), `trickle` (a complete reply, sent a byte every `trickle_s`), `malformed`
+(content that is not JSON), `invalid` (a value outside the vocabulary), `reject` (HTTP 400), `wrong` (a valid but
+wrong answer), and replies that are not chat completions: `body-list` (the body is `[]`), `body-null` (`null`) and
+`usage-text` (non-numeric usage fields). `down` makes every request a 503.
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ class ChatServer:
     annotate_errs_every: int = 0
     """The annotator gives a wrong colour on every n-th distinct image (0: never)."""
     slow_s: float = 0.5
+    trickle_s: float = 0.05
     down: bool = False
     down_after: int | None = None
     requests: Counter[str] = field(default_factory=Counter)
@@ -138,13 +139,22 @@ def _reply(content: str) -> dict[str, Any]:
 
 def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, body: object) -> None:
+        def _send(self, status: int, body: object, trickle: bool = False) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if not trickle:
+                self.wfile.write(data)
+                return
+            try:
+                for byte in data:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(server.trickle_s)
+            except OSError:
+                pass  # the client gave up, as it should
 
         def do_POST(self) -> None:  # noqa: N802
             with server.lock:
@@ -199,7 +209,7 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             reply = _reply(content)
             if behaviour == "usage-text":
                 reply["usage"] = {"prompt_tokens": "many", "completion_tokens": None}
-            self._send(200, reply)
+            self._send(200, reply, trickle=behaviour == "trickle")
 
         def log_message(self, format: str, *args: object) -> None:
             return

@@ -125,7 +125,7 @@ class ApiConfig(_Strict):
     base_url: str = Field(description="e.g. http://gpu-box:8000/v1")
     model: str
     api_key_env: str | None = Field(None, description="environment variable holding the API key, if any")
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, description="total time one attempt may take, body included")
     retries: int = Field(4, ge=0, description="the SDK's max_retries: timeouts, connection errors, 408/409/429/5xx")
     concurrency: int = Field(4, ge=1)
     seed: int = 0
