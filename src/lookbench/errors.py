@@ -21,3 +21,7 @@ class ResultError(LookBenchError):
 
 class BuildError(LookBenchError):
     """A release config or build stage cannot proceed."""
+
+
+class DatasetImportError(LookBenchError):
+    """A dataset distribution being imported is missing a file or holds a malformed line or record."""

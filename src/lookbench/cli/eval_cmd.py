@@ -9,13 +9,13 @@ from rich.markup import escape
 from rich.table import Table
 
 from lookbench.cli.common import console, err_console, reports_errors
-from lookbench.composed.methods import composed_model_name, resolve_method
+from lookbench.composed.methods import composed_model_name, run_method
 from lookbench.contamination.window import cutoff_since
 from lookbench.dates import parse_date
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, evaluate
-from lookbench.metrics.aggregate import COMPOSED_OVERALL
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.results.io import save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
@@ -27,6 +27,8 @@ from lookbench.snapshot.schema import is_composed_subset
 from lookbench.snapshot.source import HUB_FORMS
 
 SHOWN_METRICS = (
+    "recall@1",
+    "recall@10",
     "fine_recall@1",
     "coarse_recall@1",
     "ndcg@5",
@@ -35,6 +37,9 @@ SHOWN_METRICS = (
     "outfit_recall@1",
 )
 COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
+
+
+DEFAULT_K_TEXT = ",".join(map(str, DEFAULT_KS))
 
 
 def parse_ks(text: str) -> tuple[int, ...]:
@@ -46,6 +51,14 @@ def parse_ks(text: str) -> tuple[int, ...]:
     if not ks or ks[0] < 1 or ks[-1] > 100:
         raise LookBenchError(f"--k: cut-offs must lie in 1..100, got {text!r}")
     return ks
+
+
+def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
+    """The cut-offs of the snapshot's official protocol (a legacy benchmark), else LookBench's."""
+    from lookbench.legacy.protocols import protocol_of
+
+    protocol = protocol_of(snapshot)
+    return DEFAULT_KS if protocol is None else protocol.ks
 
 
 def _default_snapshot() -> Snapshot:
@@ -67,10 +80,10 @@ def _default_model() -> str:
 
 
 def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, intervals: bool) -> None:
-    composed = {s for s in metrics if s == COMPOSED_OVERALL or is_composed_subset(s)}
+    composed = {s for s in metrics if s in (COMPOSED_OVERALL, AVERAGE) or is_composed_subset(s)}
     for scopes, names in (
         ([s for s in metrics if s not in composed], SHOWN_METRICS),
-        (sorted(composed), COMPOSED_SHOWN),
+        ([s for s in metrics if s in composed], COMPOSED_SHOWN),
     ):
         if not scopes:
             continue
@@ -80,7 +93,7 @@ def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, inter
         for name in shown:
             table.add_column(short_metric(name), justify="right")
         table.add_column("n", justify="right")
-        for scope in ordered_scopes(set(scopes)):
+        for scope in ordered_scopes(scopes):
             values = metrics[scope]
             queries = next(v.n for key, v in values.items() if key != OUTFIT_METRIC)
             table.add_row(
@@ -100,7 +113,11 @@ def eval_command(
         None, "--model", "-m", help="Model spec (e.g. embeddings:DIR, onnx:FILE) or name; default: offline default."
     ),
     subsets: str | None = typer.Option(None, "--subsets", help="Comma-separated subsets; default: all present."),
-    k: str = typer.Option(",".join(map(str, DEFAULT_KS)), "--k", help="Comma-separated cut-offs (1..100)."),
+    k: str | None = typer.Option(
+        None,
+        "--k",
+        help=f"Comma-separated cut-offs (1..100); default: the snapshot protocol's, else {DEFAULT_K_TEXT}.",
+    ),
     fine_rule: FineRule = typer.Option(FineRule.MAIN, "--fine-rule", help="main (leaderboard) or strict (paper)."),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
     seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
@@ -136,7 +153,7 @@ def eval_command(
     spec = model or _default_model()
     settings = EvalSettings(
         subsets=[s.strip() for s in subsets.split(",") if s.strip()] if subsets else None,
-        ks=parse_ks(k),
+        ks=parse_ks(k) if k else default_ks(snap),
         fine_rule=fine_rule,
         resamples=resamples,
         seed=seed,
@@ -155,11 +172,12 @@ def eval_command(
     if since == "cutoff":
         settings.since = cutoff_since(provider.describe())
     name = str(provider.describe().get("name") or spec)
-    method = resolve_method(compose, provider)
-    if any(is_composed_subset(s) for s in settings.subsets or snap.subsets):
+    run_subsets = snap.check_subsets(settings.subsets) if settings.subsets else snap.subsets
+    method = run_method(compose, provider, snap, run_subsets)
+    if any(is_composed_subset(s) for s in run_subsets):
         name = composed_model_name(name, method)
     window = window_tag(settings.since, settings.until)
-    target = result_target(output, name, snap.snapshot_id, fine_rule.value, window)
+    target = result_target(output, name, snap.name, fine_rule.value, window)
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return

@@ -11,6 +11,7 @@ from lookbench.cli import (
     contamination_cmd,
     eval_cmd,
     leaderboard_cmd,
+    legacy_cmd,
     models_cmd,
     report_cmd,
     snapshot_cmd,
@@ -52,6 +53,7 @@ contamination_cmd.register(app)
 leaderboard_cmd.register(app)
 report_cmd.register(app)
 composed_cmd.register(app)
+legacy_cmd.register(app)
 
 if __name__ == "__main__":
     app()

@@ -55,6 +55,9 @@ def tables_command(
             rich_table.add_column(col, justify="left" if col == "model" else "right")
         for label, cells in t.rows:
             rich_table.add_row(escape(label), *[percent(cells[s], ci) for s in t.scopes])
+        for label, numbers in t.references:  # published numbers of a legacy benchmark: labelled, never ranked
+            shown = ["-" if numbers[s] is None else f"{100 * numbers[s]:.2f}" for s in t.scopes]  # type: ignore[operator]
+            rich_table.add_row(f"[italic]{escape(label)}[/italic]", *shown)
         console.print(rich_table)
     legend = flag_legend(loaded, flags)
     for line in legend:

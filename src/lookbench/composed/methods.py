@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from lookbench.composed.arithmetic import AttributeArithmetic
 from lookbench.composed.encoders import ComposedQueryEncoder, ImageOnly, TextEmbedder, WeightedSum
+from lookbench.composed.schema import has_changes
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
+from lookbench.snapshot.reader import Snapshot
+from lookbench.snapshot.schema import is_composed_subset
 
 METHODS: dict[str, str] = {
-    "auto": "sum for a two-tower model, else arithmetic",
+    "auto": "sum for a two-tower model, else arithmetic (image when no query carries structured changes)",
     "image": "the reference image alone (ignores the modification)",
     "text": "the modification text alone, through the model's text tower",
     "sum": "weighted sum of the normalised image and text embeddings (weight chosen on the validation split)",
@@ -25,18 +30,32 @@ def text_tower(provider: EmbeddingProvider) -> TextEmbedder | None:
     return None
 
 
-def resolve_method(name: str, provider: EmbeddingProvider) -> str:
-    """The concrete method `name` means for this provider (`auto` picks sum or arithmetic)."""
+def resolve_method(name: str, provider: EmbeddingProvider, changes: bool = True) -> str:
+    """The concrete method `name` means for this provider: `auto` is sum for a two-tower model, else arithmetic
+    when the queries carry structured changes (`changes`), else image (arithmetic would move nothing)."""
     if name not in METHODS:
         raise LookBenchError(f"--compose: unknown method {name!r}; known: {', '.join(METHODS)}")
     if name == "auto":
-        return "sum" if text_tower(provider) is not None else "arithmetic"
+        if text_tower(provider) is not None:
+            return "sum"
+        return "arithmetic" if changes else "image"
+    if name == "arithmetic" and not changes:
+        raise LookBenchError(
+            "--compose arithmetic moves each reference along its structured changes, and no composed query of this "
+            "run has any (only text, as in FashionIQ and Fashion200K); use --compose image, or text or sum with a "
+            "two-tower model"
+        )
     return name
 
 
-def make_encoder(name: str, provider: EmbeddingProvider) -> ComposedQueryEncoder:
-    """A fresh composed-query encoder of method `name` for the run's image model."""
-    method = resolve_method(name, provider)
+def run_method(name: str, provider: EmbeddingProvider, snapshot: Snapshot, subsets: Sequence[str]) -> str:
+    """The concrete method of a run over `subsets` (its composed ones decide whether arithmetic has changes)."""
+    composed = [s for s in subsets if is_composed_subset(s)]
+    return resolve_method(name, provider, changes=has_changes(snapshot, composed) if composed else True)
+
+
+def make_encoder(method: str, provider: EmbeddingProvider) -> ComposedQueryEncoder:
+    """A fresh composed-query encoder of a concrete method (see `run_method`) for the run's image model."""
     if method == "image":
         return ImageOnly()
     if method == "arithmetic":

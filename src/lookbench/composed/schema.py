@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,12 @@ def check_composed(snapshot: Snapshot, subset: str) -> list[str]:
                 "gallery; unless the label rule finds items for them they score 0"
             )
     return warnings
+
+
+def has_changes(snapshot: Snapshot, subsets: Sequence[str]) -> bool:
+    """True if some query or validation row of the given composed subsets carries structured changes."""
+    for subset in subsets:
+        for split in QUERY_SPLITS:
+            if snapshot.has_split(subset, split) and any(read_composed_queries(snapshot, subset, split).changes):
+                return True
+    return False

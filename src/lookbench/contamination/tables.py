@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,7 @@ def windowed_results(
 def flagged(table: MetricTable, flags: list[list[Flag]]) -> MetricTable:
     """The same table with each row label followed by its flag marks."""
     rows = [(f"{label} {marks(f)}".rstrip(), cells) for (label, cells), f in zip(table.rows, flags, strict=True)]
-    return MetricTable(metric=table.metric, scopes=table.scopes, rows=rows)
+    return replace(table, rows=rows)
 
 
 def flag_legend(results: list[ResultFile], flags: list[list[Flag]]) -> list[str]:

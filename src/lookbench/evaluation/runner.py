@@ -19,7 +19,8 @@ from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.evaluation.window import window_mask
-from lookbench.metrics.aggregate import COMPOSED_OVERALL, Estimate, per_category, summarise
+from lookbench.legacy.protocols import average_scope, protocol_columns, protocol_of
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
@@ -133,6 +134,11 @@ def evaluate(
         raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
     for subset in subsets:  # unscorable labels fail here, before any image is embedded
         snapshot.check_task(subset)
+    method: str | None = None
+    if any(is_composed_subset(s) for s in subsets):
+        from lookbench.composed.methods import run_method
+
+        method = run_method(settings.compose, provider, snapshot, subsets)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
     embedded_before = getattr(provider, "embedded_images", None)
@@ -183,7 +189,7 @@ def evaluate(
             say(f"{subset}: no queries left in the window; skipped")
             continue
 
-        if is_composed_subset(subset):
+        if method is not None and is_composed_subset(subset):
             from lookbench.composed.methods import make_encoder
             from lookbench.composed.task import ComposedTask, score_composed
 
@@ -201,7 +207,7 @@ def evaluate(
                 ks,
                 settings.fine_rule,
             )
-            table, composition[subset] = score_composed(task, make_encoder(settings.compose, provider), rows, say)
+            table, composition[subset] = score_composed(task, make_encoder(method, provider), rows, say)
             tables.append(table)
             timings["search_s"] += time.perf_counter() - t0
             continue
@@ -233,7 +239,14 @@ def evaluate(
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     t0 = time.perf_counter()
     per_query = pa.concat_tables(tables, promote_options="default")  # composed rows add columns
+    protocol = protocol_of(snapshot)
+    if protocol is not None:  # a legacy benchmark: its official recall@K beside the LookBench metrics
+        per_query = protocol_columns(protocol, snapshot, per_query, ks)
     result = summarise_table(per_query, settings)
+    if protocol is not None and protocol.average_of:
+        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
+        if average:
+            result[0][AVERAGE] = average
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
     if windowed:
@@ -249,10 +262,9 @@ def evaluate(
     described = provider.describe()
     if embeddings.dim is not None:
         described.setdefault("embedding_dim", embeddings.dim)
-    if composition:
-        from lookbench.composed.methods import composed_model_name, resolve_method
+    if composition and method is not None:
+        from lookbench.composed.methods import composed_model_name
 
-        method = resolve_method(settings.compose, provider)
         described["name"] = composed_model_name(str(described.get("name") or provider.spec), method)
         described["composition"] = {"method": method, "subsets": composition}
     output = ResultFile(
@@ -272,6 +284,7 @@ def evaluate(
             search_backend=settings.backend.name,
             bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
             window=window,
+            protocol=None if protocol is None else protocol.name,
         ),
         environment=_environment(),
         metrics=result[0],

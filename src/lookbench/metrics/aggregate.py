@@ -12,6 +12,8 @@ from lookbench.metrics.definitions import OUTFIT_METRIC
 OVERALL = "overall"
 COMPOSED_OVERALL = "composed_overall"
 """The query-weighted mean over several composed subsets (kept apart from the image subsets' `overall`)."""
+AVERAGE = "average"
+"""The unweighted mean over a legacy protocol's categories (FashionIQ's 'Avg')."""
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,23 @@ def _check(per_query: pa.Table, ranks: dict[str, np.ndarray], ks: list[int]) -> 
             raise ResultError(f"per-query {metric_name('mrr', k)} disagrees with the stored fine flags")
 
 
+def protocol_ranks(per_query: pa.Table, item_ranks: np.ndarray, ks: list[int]) -> np.ndarray | None:
+    """First rank of a correct item under a legacy protocol (its `recall@K` columns), 0 for none; None when the
+    run has no protocol.
+
+    It is the item rank, except that a query the protocol fails at every K (a detector miss) has none.
+    """
+    names = [metric_name("recall", k) for k in ks]
+    if not ks or any(n not in per_query.column_names or per_query[n].null_count for n in names):
+        return None
+    ranks = np.where(per_query[names[-1]].to_numpy() > 0, item_ranks, 0)
+    for k, name in zip(ks, names, strict=True):
+        derived = ((ranks > 0) & (ranks <= k)).astype(float)
+        if not np.array_equal(derived, per_query[name].to_numpy()):
+            raise ResultError(f"per-query {name} disagrees with the stored item flags and the protocol's misses")
+    return ranks
+
+
 def encode_queries(
     per_query: pa.Table,
     snapshot_id: str,
@@ -76,6 +93,7 @@ def encode_queries(
     ks = ks_of(per_query)
     ranks = {flag: first_ranks(per_query[flag], n) for flag in FLAG_COLUMNS}
     _check(per_query, ranks, ks)
+    official = protocol_ranks(per_query, ranks["item"], ks)
     subset_names = per_query["subset"].to_pylist()
     rows = per_query["query_row"].to_pylist()
     dates = query_dates(per_query, snapshot_id)
@@ -95,6 +113,7 @@ def encode_queries(
         "fine": ranks["fine"].tolist(),
         "coarse": ranks["coarse"].tolist(),
         "item": ranks["item"].tolist(),
+        **({} if official is None else {"recall": official.tolist()}),
         "ndcg": {
             str(k): np.rint(per_query[metric_name("ndcg", k)].to_numpy() * NDCG_SCALE).astype(int).tolist() for k in ks
         },

@@ -29,6 +29,12 @@ METRICS: dict[str, MetricInfo] = {
     ),
     "coarse_recall": MetricInfo("Coarse Recall", "share of queries with an item of the same category in the top K"),
     "item_recall": MetricInfo("Item Recall", "share of queries whose exact product (same item ID) is in the top K"),
+    "recall": MetricInfo(
+        "Recall",
+        "a legacy benchmark's official Recall@K: share of queries with a correct item in the top K under the "
+        "benchmark's own rule (with DeepFashion2's detected boxes, a query whose item the detector missed fails "
+        "at every K)",
+    ),
     "mrr": MetricInfo("MRR", "mean of 1/rank of the first fine match within the top K (0 when there is none)"),
     "ndcg": MetricInfo(
         "graded nDCG",

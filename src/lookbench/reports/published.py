@@ -94,4 +94,16 @@ def published_block(results: list[ResultFile]) -> dict[str, Any]:
         "names": {ids[name]: name for name in names},
         "scopes": {scope: {ids[name]: values for name, values in models.items()} for scope, models in by_name.items()},
         "metrics": sorted({m for scope in by_name.values() for values in scope.values() for m in values}),
+        "references": legacy_references(results),
     }
+
+
+def legacy_references(results: list[ResultFile]) -> dict[str, list[dict[str, Any]]]:
+    """Published numbers of the legacy benchmarks the runs were scored on: {scope: [{label, url, metrics}]}."""
+    from lookbench.legacy.references import references_for
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for ref in references_for({r.config.protocol for r in results if r.config.protocol}):
+        metrics = {m: ref.fraction(m) for m in ref.metrics}
+        out.setdefault(ref.scope, []).append({"label": ref.label, "url": ref.url, "metrics": metrics})
+    return out

@@ -22,7 +22,7 @@ from lookbench.reports.published import published_block
 from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester
 from lookbench.results.schema import ResultFile
-from lookbench.results.tables import run_label
+from lookbench.results.tables import ordered_scopes, run_label
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS, is_composed_subset
 
 
@@ -185,7 +185,8 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
         group = hashes.setdefault(run.result.snapshot.content_hash, len(hashes))
         entries.append(_run_entry(run, facts, group, (subsets, categories, attributes)))
     shared = share_query_columns([entry["q"] for entry in entries])
-    scopes = [s for s in (*SUBSETS, OVERALL) if any(s in r.result.metrics for r in runs)]
+    shown = {s for r in runs for s in r.per_query["subset"].to_pylist()} | {OVERALL}  # composed ones are off the page
+    scopes = [s for s in ordered_scopes(s for r in runs for s in r.result.metrics) if s in shown]
     metrics = sorted({m for r in runs for s in r.result.metrics.values() for m in s})
     return {
         "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),

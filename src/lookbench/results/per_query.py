@@ -74,8 +74,9 @@ def subset_values(table: pa.Table) -> list[SubsetValues]:
     names = metric_columns(table)
     out = []
     subsets = table["subset"].to_numpy(zero_copy_only=False)
-    present = set(subsets)
-    ordered = [s for s in SUBSETS if s in present] + sorted(s for s in present if is_composed_subset(s))
+    present = list(dict.fromkeys(subsets.tolist()))
+    others = [s for s in present if s not in SUBSETS and not is_composed_subset(s)]  # legacy ones, in table order
+    ordered = [s for s in SUBSETS if s in present] + others + sorted(s for s in present if is_composed_subset(s))
     for subset in ordered:
         part = table.filter(pa.array(subsets == subset))
         values = {name: part[name].to_numpy() for name in names if part[name].null_count == 0}

@@ -86,6 +86,8 @@ class RunConfig(BaseModel):
     search_backend: str
     bootstrap: BootstrapConfig
     window: DateWindow | None = None
+    protocol: str | None = None
+    """The official protocol the snapshot's dataset card names (a legacy benchmark), else None."""
 
 
 class ResultFile(BaseModel):

@@ -5,13 +5,23 @@ from __future__ import annotations
 import csv
 import html
 import io
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
+from lookbench.legacy.references import references_for
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.results.schema import MetricValue, ResultFile
 from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS, is_composed_subset
 
-DEFAULT_TABLE_METRICS: tuple[str, ...] = ("fine_recall@1", "coarse_recall@1", "ndcg@5", "mrr@10", "item_recall@1")
+DEFAULT_TABLE_METRICS: tuple[str, ...] = (
+    "recall@1",
+    "recall@10",
+    "fine_recall@1",
+    "coarse_recall@1",
+    "ndcg@5",
+    "mrr@10",
+    "item_recall@1",
+)
 
 
 @dataclass(frozen=True)
@@ -21,6 +31,8 @@ class MetricTable:
     metric: str
     scopes: list[str]
     rows: list[tuple[str, dict[str, MetricValue | None]]]
+    references: list[tuple[str, dict[str, float | None]]] = field(default_factory=list)
+    """Published numbers (fractions) for the same metric and scopes, labelled `reference: MODEL (SOURCE)`."""
 
     def header(self) -> list[str]:
         """Column titles."""
@@ -29,14 +41,18 @@ class MetricTable:
 
 def scope_title(scope: str) -> str:
     """A column or row title for a subset or aggregate scope."""
-    titles = {**SUBSET_TITLES, OVERALL: "Overall", COMPOSED_OVERALL: "Composed overall"}
+    titles = {**SUBSET_TITLES, OVERALL: "Overall", COMPOSED_OVERALL: "Composed overall", AVERAGE: "Average"}
     return titles.get(scope, scope)
 
 
-def ordered_scopes(present: set[str]) -> list[str]:
-    """Scopes in display order: image subsets, Overall, composed subsets, their overall."""
-    composed = sorted(s for s in present if is_composed_subset(s))
-    return [s for s in (*SUBSETS, OVERALL, *composed, COMPOSED_OVERALL) if s in present]
+def ordered_scopes(present: Iterable[str]) -> list[str]:
+    """Scopes in display order: LookBench's image subsets, other image subsets (a legacy benchmark's, in the order
+    given), Overall, composed subsets by name, their overall, then a legacy protocol's unweighted average."""
+    names = list(dict.fromkeys(present))
+    aggregates = (OVERALL, COMPOSED_OVERALL, AVERAGE)
+    composed = sorted(s for s in names if is_composed_subset(s))
+    others = [s for s in names if s not in (*SUBSETS, *aggregates) and not is_composed_subset(s)]
+    return [s for s in (*SUBSETS, *others, OVERALL, *composed, COMPOSED_OVERALL, AVERAGE) if s in names]
 
 
 _SHORT = {
@@ -66,12 +82,18 @@ def run_label(result: ResultFile) -> str:
 
 def build_tables(results: list[ResultFile], metrics: tuple[str, ...] = DEFAULT_TABLE_METRICS) -> list[MetricTable]:
     """One table per metric; columns are the subsets any run has, then Overall."""
-    scopes = ordered_scopes({s for r in results for s in r.metrics})
+    scopes = ordered_scopes(s for r in results for s in r.metrics)
+    published = references_for({r.config.protocol for r in results if r.config.protocol})
     tables = []
     for metric in metrics:
         rows = [(run_label(r), {s: r.metrics.get(s, {}).get(metric) for s in scopes}) for r in results]
+        refs = [
+            (ref.label, {s: ref.fraction(metric) if s == ref.scope else None for s in scopes})
+            for ref in published
+            if ref.scope in scopes and ref.fraction(metric) is not None
+        ]
         if any(v is not None for _, cells in rows for v in cells.values()):
-            tables.append(MetricTable(metric=metric, scopes=scopes, rows=rows))
+            tables.append(MetricTable(metric=metric, scopes=scopes, rows=rows, references=refs))
     return tables
 
 
@@ -99,6 +121,9 @@ def to_markdown(table: MetricTable, with_ci: bool = True) -> str:
     for label, cells in table.rows:
         values = [percent(cells[s], with_ci) for s in table.scopes]
         lines.append("| " + " | ".join([markdown_cell(label), *values]) + " |")
+    for label, numbers in table.references:
+        shown = ["-" if v is None else f"{100 * v:.2f}" for v in (numbers[s] for s in table.scopes)]
+        lines.append("| " + " | ".join([f"*{markdown_cell(label)}*", *shown]) + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -113,4 +138,8 @@ def to_csv(tables: list[MetricTable]) -> str:
                 v = cells[scope]
                 if v is not None:
                     writer.writerow([label, table.metric, scope, v.value, v.ci_low, v.ci_high, v.n])
+        for label, numbers in table.references:  # published: no interval, no query count
+            for scope in table.scopes:
+                if numbers[scope] is not None:
+                    writer.writerow([label, table.metric, scope, numbers[scope], "", "", ""])
     return buf.getvalue()

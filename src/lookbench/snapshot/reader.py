@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +17,7 @@ import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
 from lookbench.hashing import file_sha256, sha256_hex
+from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.features import class_names, features_of
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
 from lookbench.snapshot.manifest import verify_manifest
@@ -26,9 +28,13 @@ from lookbench.snapshot.schema import (
     REQUIRED_COLUMNS,
     SPLITS,
     SUBSETS,
+    TRAIN,
     is_composed_subset,
 )
 from lookbench.snapshot.source import resolve_snapshot_dir
+
+NAMED_BY = ("MANIFEST.json", "synth_manifest.json")
+"""Files whose `name` field names the snapshot (a name that is not a plain file-name-safe word is ignored)."""
 
 
 @contextlib.contextmanager
@@ -109,6 +115,8 @@ class Snapshot:
         self.location = location or str(root)
         self._labels: dict[tuple[str, str], SplitLabels] = {}
         self._warnings: dict[str, None] = {}
+        self.card: DatasetCard | None = read_card(root)
+        """The dataset card (`DATASET.json`) of an imported benchmark; None for a LookBench snapshot."""
         self._check_folders()
 
     @property
@@ -116,22 +124,42 @@ class Snapshot:
         """The version folder's name, e.g. `v20251201`."""
         return self.root.name
 
+    @cached_property
+    def name(self) -> str:
+        """The name results are filed under: the `name` a manifest declares (a Synth release names its size and
+        seed, e.g. `v20260601-synth-small-seed0`), else the version folder's name."""
+        for manifest in NAMED_BY:
+            try:
+                declared = json.loads((self.root / manifest).read_text(encoding="utf-8")).get("name")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(declared, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,100}", declared):
+                return declared
+        return self.snapshot_id
+
+    @property
+    def declared_subsets(self) -> tuple[str, ...]:
+        """Subsets named by the dataset card, in its order (none for a LookBench snapshot)."""
+        return tuple(self.card.subsets) if self.card is not None else ()
+
     def _check_folders(self) -> None:
         for child in sorted(self.root.iterdir()):
             if not child.is_dir() or child.name.startswith((".", "_")):
                 continue
-            known = child.name in (*SUBSETS, NOISE) or is_composed_subset(child.name)
-            if not known and any(child.glob("*.parquet")):
+            known = child.name in (*SUBSETS, NOISE, *self.declared_subsets) or is_composed_subset(child.name)
+            if not known and (any(child.glob("*.parquet")) or any(child.glob("*/*.parquet"))):
                 raise SnapshotError(
-                    f"{child}: unknown subset {child.name!r}; known subsets: {', '.join(SUBSETS)}, {NOISE} "
-                    "and composed[_NAME]"
+                    f"{child}: unknown subset {child.name!r}; known subsets: "
+                    f"{', '.join((*SUBSETS, *self.declared_subsets))}, {NOISE} and composed[_NAME]"
                 )
 
     @cached_property
     def subsets(self) -> list[str]:
-        """The task subsets present, in the canonical order: the four image subsets, then composed ones by name."""
+        """The task subsets present: the four image subsets in canonical order, the card's in its order, then
+        the other composed ones by name."""
         composed = sorted(p.name for p in self.root.iterdir() if p.is_dir() and is_composed_subset(p.name))
-        return [s for s in SUBSETS if (self.root / s).is_dir()] + composed
+        names = dict.fromkeys((*SUBSETS, *self.declared_subsets, *composed))
+        return [s for s in names if (self.root / s).is_dir()]
 
     @property
     def has_noise(self) -> bool:
@@ -141,8 +169,11 @@ class Snapshot:
     def check_subsets(self, names: Sequence[str]) -> list[str]:
         """Validate requested subset names against the snapshot; return them in canonical order."""
         for name in names:
-            if name not in SUBSETS and not is_composed_subset(name):
-                raise SnapshotError(f"unknown subset {name!r}; known subsets: {', '.join(SUBSETS)} and composed[_NAME]")
+            if name not in (*SUBSETS, *self.declared_subsets) and not is_composed_subset(name):
+                raise SnapshotError(
+                    f"unknown subset {name!r}; known subsets: "
+                    f"{', '.join((*SUBSETS, *self.declared_subsets))} and composed[_NAME]"
+                )
             if name not in self.subsets:
                 raise SnapshotError(f"subset {name!r} is not in snapshot {self.root}")
         return [s for s in self.subsets if s in names]
@@ -159,9 +190,14 @@ class Snapshot:
             return shards
         return sorted((folder / split).glob("*.parquet")) if (folder / split).is_dir() else []
 
+    @staticmethod
+    def splits_of(subset: str) -> tuple[str, ...]:
+        """The scored splits a subset may have (a composed one adds `validation`); `train` is optional for every."""
+        return COMPOSED_SPLITS if is_composed_subset(subset) else SPLITS
+
     def files(self, subset: str, split: str) -> list[Path]:
         """The parquet file(s) of one split; a clear error if there are none."""
-        splits = COMPOSED_SPLITS if is_composed_subset(subset) else SPLITS
+        splits = (*self.splits_of(subset), TRAIN)
         if split not in splits:
             raise SnapshotError(f"unknown split {split!r} of {subset!r}; expected one of {splits}")
         if subset == NOISE and split == "query":
@@ -170,6 +206,10 @@ class Snapshot:
         if not found:
             raise SnapshotError(f"missing {split} split of {subset!r}: no {self.root / subset / split}.parquet")
         return found
+
+    def has_split(self, subset: str, split: str) -> bool:
+        """True if the split has at least one file (e.g. an optional `train` or composed `validation` split)."""
+        return bool(self._find_files(subset, split))
 
     def all_files(self) -> list[Path]:
         """Every parquet file of the snapshot, sorted."""
@@ -234,10 +274,6 @@ class Snapshot:
         if self.has_noise:
             parts.append(self.labels(NOISE, "gallery"))
         return SplitLabels.concat(parts)
-
-    def has_split(self, subset: str, split: str) -> bool:
-        """True if the split has at least one file (e.g. the optional `validation` split of a composed subset)."""
-        return bool(self._find_files(subset, split))
 
     def check_task(self, subset: str) -> None:
         """Read a task's labels (failing on unscorable data) and warn about queries that cannot score."""
@@ -375,8 +411,8 @@ class Snapshot:
         splits = [
             (s, sp)
             for s in names
-            for sp in (COMPOSED_SPLITS if is_composed_subset(s) else SPLITS)
-            if sp != "validation" or self.has_split(s, sp)
+            for sp in (*self.splits_of(s), TRAIN)
+            if sp not in ("validation", TRAIN) or self.has_split(s, sp)
         ]
         if self.has_noise:
             splits.append((NOISE, "gallery"))

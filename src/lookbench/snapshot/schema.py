@@ -12,6 +12,8 @@ STREETLOOK_SUBSETS: frozenset[str] = frozenset({"real_streetlook", "aigen_street
 NOISE = "noise"
 SPLITS: tuple[str, ...] = ("query", "gallery")
 SplitName = Literal["query", "gallery"]
+TRAIN = "train"
+"""An optional split of training rows (with `item_ID` and labels) beside a subset's query and gallery; never scored."""
 
 COMPOSED = "composed"
 COMPOSED_SPLITS: tuple[str, ...] = ("query", "validation", "gallery")

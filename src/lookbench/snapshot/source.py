@@ -8,6 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from lookbench.errors import SnapshotError
+from lookbench.snapshot.card import CARD_NAME
 from lookbench.snapshot.schema import NOISE, SUBSETS, is_composed_subset
 
 DEFAULT_HUB_REPO = "srpone/look-bench"
@@ -72,8 +73,8 @@ def download_hub_snapshot(uri: str, cache_dir: Path | None = None) -> Path:
 
 
 def is_snapshot_dir(path: Path) -> bool:
-    """True if `path` directly holds subset folders (composed ones included)."""
-    if any((path / name).is_dir() for name in (*SUBSETS, NOISE)):
+    """True if `path` directly holds subset folders (composed ones included), or a dataset card naming its own."""
+    if (path / CARD_NAME).is_file() or any((path / name).is_dir() for name in (*SUBSETS, NOISE)):
         return True
     return any(child.is_dir() and is_composed_subset(child.name) for child in path.iterdir())
 

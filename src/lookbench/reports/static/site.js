@@ -81,6 +81,12 @@
     if (d === null) return false;
     return (state.since === null || d >= state.since) && (state.until === null || d <= state.until);
   }
+  /* a run has a family's values: official Recall only where a legacy protocol scored it */
+  function hasValues(q, metric) {
+    var family = metric.split("@")[0];
+    if (family === "ndcg") return !!q.ndcg;
+    return !!q[family === "mrr" ? "fine" : family.replace("_recall", "")];
+  }
   function queryValue(q, i, metric) {
     var parts = metric.split("@"), family = parts[0], k = Number(parts[1]);
     if (family === "ndcg") return q.ndcg[parts[1]][i] / D.ndcgScale;
@@ -117,6 +123,7 @@
       order.forEach(function (key, j) { out.keys.push(key); out.clusters.push(j); out.values.push(outfits[key]); });
       return out;
     }
+    if (!hasValues(q, metric)) return out;
     var clusterIds = {}, nextId = 0;
     for (var r = 0; r < q.s.length; r++) {
       if (!inScope(q, r, scope) || !kept(q, r)) continue;
@@ -385,6 +392,8 @@
       host.appendChild(scroller(table));
       var pub = publishedBlock(scope, metric);
       if (pub) host.appendChild(pub);
+      var refs = referenceBlock(scope, metric);
+      if (refs) host.appendChild(refs);
     });
     if (!shown) {
       host.appendChild(el("p", { id: "empty-window", "class": "empty", role: "status" },
@@ -409,9 +418,30 @@
         "The page window (" + windowWords(state.since, state.until) + ") applies to every run, so runs evaluated on different windows are ranked together on the same queries."));
     }
   }
+  /* published numbers of a legacy benchmark (In-shop, DeepFashion2, ...): labelled rows with their sources */
+  function referenceBlock(scope, metric) {
+    var P = D.published;
+    var rows = P && P.references && P.references[scope] ? P.references[scope].filter(function (r) { return metric in r.metrics; }) : [];
+    if (!rows.length) return null;
+    var details = el("details", { "class": "published references", "data-scope": scope, open: "" });
+    details.appendChild(el("summary", {}, "Published reference numbers, " + metricTitle(metric) + ", " + title(scope) + ": " + rows.length));
+    details.appendChild(el("p", { "class": "muted" }, "Copied from the papers and model cards named; not recomputed, never ranked with the runs above."));
+    var table = el("table", { "class": "published-table" }), hr = el("tr");
+    ["reference (source)", metricTitle(metric) + " %"].forEach(function (h, j) { hr.appendChild(el("th", { "class": j === 1 ? "num" : "", scope: "col" }, h)); });
+    table.appendChild(el("thead")).appendChild(hr);
+    var body = table.appendChild(el("tbody"));
+    rows.forEach(function (r) {
+      var tr = body.appendChild(el("tr", { "class": "reference-row" }));
+      tr.appendChild(el("td", {})).appendChild(el("a", { href: r.url, rel: "noopener" }, r.label));
+      tr.appendChild(el("td", { "class": "num" }, pct(r.metrics[metric])));
+    });
+    details.appendChild(scroller(table));
+    return details;
+  }
   function publishedBlock(scope, metric) {
     var P = D.published;
     if (!P) return null;
+    if (!P.scopes[scope] && scope !== "overall" && !(scope in P.weights)) return null;  /* a legacy benchmark's scope */
     var values = P.scopes[scope] || {};
     var ids = Object.keys(values).filter(function (id) { return metric in values[id]; });
     if (!ids.length) {
@@ -554,6 +584,7 @@
   /* ---- breakdowns ---- */
   function groupMeans(run, scope, metric, key) {
     var q = run.q, sums = {}, counts = {};
+    if (!hasValues(q, metric)) return {};
     for (var i = 0; i < q.s.length; i++) {
       if (!inScope(q, i, scope) || !kept(q, i)) continue;
       var g = key(q, i);
