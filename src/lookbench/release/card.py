@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from lookbench.release.fingerprints.crops import MIN_OVERLAP
 from lookbench.release.fingerprints.history import VERSION_RE
 from lookbench.snapshot.manifest import MANIFEST_NAME
 from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS
@@ -134,6 +135,13 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
             f"- colour check: perceptual matches differing in colour on more than {dedup['colour_threshold']:.1%} of "
             f"their pixels are kept apart ({dedup['kept_apart_by_colour']} candidate pairs kept apart)"
         )
+    if dedup.get("crops"):
+        lines.append(
+            f"- cropped copies (keeping at least {MIN_OVERLAP:.0%} of each side of the image): found by window hashes, "
+            "aligned, and the overlap held to the same pHash and colour gates"
+        )
+    elif "crops" in dedup:
+        lines.append("- cropped copies: not looked for (`dedup.crops: false`)")
     lines += labelling_lines(release.get("labelling", {}))
     lines += ["", "## Provenance columns", "", PROVENANCE, "", "## Build log", ""]
     lines += ["| stage | status | seconds |", "|---|---|---|"]

@@ -107,13 +107,16 @@ SourceConfig = Annotated[ShopSource | CatalogSource | GeneratedSource | SynthSou
 
 
 class DedupConfig(_Strict):
-    """Duplicate detection: exact sha256, then perceptual hash gated by colour, then optionally embeddings."""
+    """Duplicate detection: exact sha256, perceptual hash gated by colour, cropped copies, optionally embeddings."""
 
     phash_threshold: int = Field(
         24, ge=0, le=256, description="max Hamming distance of 256-bit pHashes (docs/build.md)"
     )
     colour_threshold: float = Field(
         0.01, ge=0, le=1, description="max share of thumbnail pixels whose colour differs (docs/build.md)"
+    )
+    crops: bool = Field(
+        True, description="find cropped copies: window hashes, alignment, then the pHash and colour gates"
     )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)

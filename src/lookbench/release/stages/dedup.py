@@ -1,4 +1,4 @@
-"""Dedup: drop duplicates of earlier versions and within the batch (exact, perceptual and colour, embedding)."""
+"""Dedup: drop duplicates of earlier versions and within the batch (exact, perceptual and colour, crop, embedding)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,7 @@ class DedupStats(StageStats):
     earlier_images: int
     phash_threshold: int
     colour_threshold: float
+    crops: bool = False
     embedding_model: str | None
 
 
@@ -109,7 +110,9 @@ class DedupStage:
         """Fingerprint the batch, look each sample up in the earlier versions and in the samples kept so far."""
         settings = self.settings
         samples = sorted(samples_of(previous), key=lambda s: (s.first_seen_at, s.sample_id))
-        history, versions = history_index(ctx.output, ctx.version, ctx.state / "fingerprints")
+        history, versions = history_index(
+            ctx.output, ctx.version, ctx.state / "fingerprints", lambda path, why: ctx.report(self.name, str(path), why)
+        )
         kept: list[Sample] = []
         by_id: dict[str, Sample] = {}
         batch = FingerprintIndex(lambda key: by_id[key].image)
@@ -122,7 +125,7 @@ class DedupStage:
                 ctx.report(sample.source, sample.source_url or sample.sample_id, f"dedup: left out, {exc}")
                 continue
             for against, index in (("earlier", history), ("batch", batch)):
-                found = index.lookup(query, settings.phash_threshold, settings.colour_threshold)
+                found = index.lookup(query, settings.phash_threshold, settings.colour_threshold, settings.crops)
                 rejected += found.colour_rejected
                 if found.match is not None:
                     dropped.append(Dropped(sample, against, found.match))
@@ -131,7 +134,7 @@ class DedupStage:
                         first.first_seen_at = min(first.first_seen_at, sample.first_seen_at)
                     break
             else:
-                batch.add(sample.sample_id, query.sha256, query.phash)
+                batch.add(sample.sample_id, query.sha256, query.phash, query.windows if settings.crops else None)
                 by_id[sample.sample_id] = sample
                 kept.append(sample)
         if settings.embedding_model:
@@ -163,6 +166,7 @@ class DedupStage:
             earlier_images=len(history),
             phash_threshold=settings.phash_threshold,
             colour_threshold=settings.colour_threshold,
+            crops=settings.crops,
             embedding_model=settings.embedding_model,
         )
         return StageResult(save_samples(ctx, self.name, kept), stats)
