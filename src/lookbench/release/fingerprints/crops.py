@@ -44,15 +44,15 @@ WINDOWS: tuple[Box, ...] = (
     _cut(left=0.08, bottom=0.08),
 )
 """Where the 64-bit window hashes are taken; changing it changes every stored window hash (`WINDOWS_ID`)."""
-WINDOWS_ID = "w12-phash64-grey128"
-"""Names the window set and how its hashes are computed; part of the fingerprint cache's file name."""
-
 MIN_OVERLAP = 0.7
 """The overlap of a match keeps at least this share of each image's width and of its height."""
 MIN_CONTRAST = 2.0
 """Grey standard deviation (0-255) below which an image is too flat to align: it takes no part in the crop tier."""
 
 _SIDE = 128
+WINDOWS_ID = f"w{len(WINDOWS)}-phash64-grey{_SIDE}-flat{MIN_CONTRAST:g}"
+"""Names the window set, how its hashes are computed and which images have none; part of the fingerprint cache's
+file name, so cached window hashes are never read under other settings."""
 _KEPT_SAMPLES = 256
 """Resampled overlaps remembered per view (a query's own overlap is the same for every candidate inside it)."""
 _STAGES: tuple[tuple[float, int, float], ...] = (

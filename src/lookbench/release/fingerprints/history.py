@@ -16,7 +16,7 @@ from lookbench.errors import BuildError
 from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.images import BadImageError
 from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID
-from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.records import write_table
 from lookbench.snapshot import NOISE, open_snapshot
@@ -28,9 +28,9 @@ VERSION_RE = re.compile(r"^v\d{8}$")
 FINGERPRINT_SCHEMA = pa.schema(
     [("key", pa.string()), ("sha256", pa.string()), ("phash", pa.string()), ("windows", pa.binary())]
 )
-CACHE_FORMAT = f"rgb-on-white-{WINDOWS_ID}"
-"""Part of the cache file name: hashes are of images decoded by lookbench.images (alpha composited on white), and
-the crop tier's window hashes of its window set (`windows` is null for an image too flat to take part)."""
+CACHE_FORMAT = f"rgb-on-white-p{HASH_SIZE * HASH_SIZE}-{WINDOWS_ID}"
+"""Part of the cache file name: hashes are of images decoded by lookbench.images (alpha composited on white), the
+pHash size, and the crop tier's window settings (`windows` is null for an image too flat to take part)."""
 WINDOW_BYTES = 8 * len(WINDOWS)
 """Bytes of one image's window hashes (big-endian uint64 each) in the cache."""
 KEY_RE = re.compile(r"^(v\d{8})/([^/]+)/([^/#]+)#(\d+)$")
