@@ -36,42 +36,44 @@ from lookbench.snapshot.schema import NOISE, SPLITS
 
 @dataclass(frozen=True)
 class Setting:
-    """One column of the tables: the thresholds and whether the crop tier runs."""
+    """One column of the tables: the thresholds, and the crop tier's own pHash gate (None: the tier is off)."""
 
     phash_threshold: int
     colour_threshold: float
-    crops: bool
+    crop_threshold: int | None
 
     @classmethod
     def parse(cls, text: str) -> Setting:
-        """`BITS:COLOUR:crops|nocrops`, e.g. `24:0.01:crops`; a colour of 1 switches the colour check off."""
-        bits, colour, crops = text.split(":")
-        if crops not in ("crops", "nocrops"):
-            raise argparse.ArgumentTypeError(f"{text!r}: the third part is crops or nocrops")
-        return cls(int(bits), float(colour), crops == "crops")
+        """`BITS:COLOUR:CROPBITS`, e.g. `24:0.01:16`; a colour of 1 switches the colour check off, a CROPBITS of
+        `off` the crop tier."""
+        try:
+            bits, colour, crops = text.split(":")
+            return cls(int(bits), float(colour), None if crops == "off" else int(crops))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected BITS:COLOUR:CROPBITS|off ({exc})") from exc
 
     @property
     def label(self) -> str:
         """Column heading."""
         colour = "colour off" if self.colour_threshold >= 1 else f"colour {self.colour_threshold:.1%}"
-        return f"{self.phash_threshold} bits, {colour}, crops {'on' if self.crops else 'off'}"
+        crops = "crops off" if self.crop_threshold is None else f"crops {self.crop_threshold} bits"
+        return f"{self.phash_threshold} bits, {colour}, {crops}"
 
     def decide(self, candidates: Iterable[Candidate]) -> str | None:
         """The key this setting matches among a look-up's candidates (taken with looser settings), or None."""
-        kept = [c for c in candidates if self.crops or c.tier != "crop"]
-        match = decide(kept, self.phash_threshold, self.colour_threshold).match
+        kept = [c for c in candidates if self.crop_threshold is not None or c.tier != "crop"]
+        match = decide(kept, self.phash_threshold, self.colour_threshold, self.crop_threshold or 0).match
         return None if match is None else match.key
 
 
 SETTINGS = (
-    Setting(24, 1.0, False),
-    Setting(24, 0.01, False),
-    Setting(24, 0.01, True),
-    Setting(24, 0.02, True),
-    Setting(24, 0.005, True),
-    Setting(16, 0.01, True),
+    Setting(24, 1.0, None),
+    Setting(24, 0.01, None),
+    Setting(24, 0.01, 16),
+    Setting(24, 0.01, 24),
+    Setting(24, 0.005, 16),
 )
-"""Defaults: before the colour check, the colour check alone, the crop tier (the default), colour and pHash sweeps."""
+"""Defaults: before the colour check, the colour check alone, the crop tier (the default), crop and colour sweeps."""
 
 
 def encoded(im: Image.Image, fmt: str = "PNG", quality: int = 90) -> bytes:
@@ -132,7 +134,7 @@ def fashion_mnist(folder: Path, count: int) -> list[Image.Image]:
 def taken(candidates: Iterator[Candidate], settings: tuple[Setting, ...]) -> list[Candidate]:
     """A look-up's candidates up to the first that every setting accepts (the rest cannot change any decision)."""
     strictest = Setting(
-        min(s.phash_threshold for s in settings), min(s.colour_threshold for s in settings), crops=False
+        min(s.phash_threshold for s in settings), min(s.colour_threshold for s in settings), crop_threshold=None
     )
     out = []
     for candidate in candidates:
@@ -144,8 +146,8 @@ def taken(candidates: Iterator[Candidate], settings: tuple[Setting, ...]) -> lis
 
 def looked_up(index: FingerprintIndex, query: Fingerprint, settings: tuple[Setting, ...]) -> list[str | None]:
     """The key each setting matches for `query` (one pass over the candidates of the loosest setting)."""
-    loosest = max(s.phash_threshold for s in settings)
-    found = taken(index.candidates(query, loosest, any(s.crops for s in settings)), settings)
+    loosest = max(max(s.phash_threshold, s.crop_threshold or 0) for s in settings)
+    found = taken(index.candidates(query, loosest, any(s.crop_threshold is not None for s in settings)), settings)
     return [setting.decide(found) for setting in settings]
 
 
@@ -242,7 +244,10 @@ def false_merges(rows: list[SynthImage], settings: tuple[Setting, ...]) -> list[
         index = FingerprintIndex(by_key.__getitem__)
         merged = different = distinct = by_crop = 0
         for i, query in enumerate(prints):
-            match = index.lookup(query, setting.phash_threshold, setting.colour_threshold, setting.crops).match
+            crops = setting.crop_threshold is not None
+            match = index.lookup(
+                query, setting.phash_threshold, setting.colour_threshold, crops, setting.crop_threshold or 0
+            ).match
             if match is None:
                 index.add(str(i), query.sha256, query.phash, query.windows)
                 continue
@@ -262,7 +267,7 @@ def main() -> None:
     parser.add_argument("--fashion-mnist", type=Path, help="folder of t10k-images-idx3-ubyte.gz")
     parser.add_argument("--count", type=int, default=2000)
     parser.add_argument("--synth", help="LookBench-Synth size to de-duplicate (e.g. small), or a snapshot folder")
-    parser.add_argument("--setting", type=Setting.parse, action="append", help="BITS:COLOUR:crops|nocrops (repeatable)")
+    parser.add_argument("--setting", type=Setting.parse, action="append", help="BITS:COLOUR:CROPBITS|off (repeatable)")
     parser.add_argument("--embedding-model", help="also measure the embedding tier with this model spec (FMNIST)")
     parser.add_argument("--embedding-threshold", type=float, default=0.97)
     args = parser.parse_args()

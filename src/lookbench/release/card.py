@@ -137,8 +137,9 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
         )
     if dedup.get("crops"):
         lines.append(
-            f"- cropped copies (keeping at least {MIN_OVERLAP:.0%} of each side of the image): found by window hashes, "
-            "aligned, and the overlap held to the same pHash and colour gates"
+            f"- cropped copies (keeping at least {MIN_OVERLAP:.0%} of each side of the image): found by window hashes "
+            f"and aligned; the overlaps' pHashes differ by at most {dedup.get('crop_phash_threshold')} bits and "
+            "pass the colour check"
         )
     elif "crops" in dedup:
         lines.append("- cropped copies: not looked for (`dedup.crops: false`)")

@@ -118,6 +118,9 @@ class DedupConfig(_Strict):
     crops: bool = Field(
         True, description="find cropped copies: window hashes, alignment, then the pHash and colour gates"
     )
+    crop_phash_threshold: int = Field(
+        16, ge=0, le=256, description="max Hamming distance of the 256-bit pHashes of a crop's overlap (docs/build.md)"
+    )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)
 

@@ -16,6 +16,8 @@ from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamm
 
 MAX_CANDIDATES = 8
 """Perceptual candidates colour-checked per look-up, nearest first."""
+CROP_THRESHOLD = 16
+"""Of 256: the default pHash gate of a crop-tier overlap (`dedup.crop_phash_threshold`, docs/build.md)."""
 CROP_CANDIDATE_BITS = 16
 """Of 64: an indexed image with any window pair this close to the query's is a crop-tier candidate."""
 MAX_CROP_CANDIDATES = 16
@@ -55,11 +57,14 @@ class Candidate:
     colour: float
 
 
-def decide(candidates: Iterable[Candidate], threshold: int, colour_threshold: float) -> Lookup:
-    """The first candidate within `threshold` bits whose colour difference is within `colour_threshold`."""
+def decide(
+    candidates: Iterable[Candidate], threshold: int, colour_threshold: float, crop_threshold: int = CROP_THRESHOLD
+) -> Lookup:
+    """The first candidate within `threshold` bits (`crop_threshold` for the crop tier) whose colour difference is
+    within `colour_threshold`."""
     rejected = 0
     for candidate in candidates:
-        if candidate.distance > threshold:
+        if candidate.distance > (crop_threshold if candidate.tier == "crop" else threshold):
             continue
         if candidate.colour <= colour_threshold:
             return Lookup(Match(candidate.key, candidate.tier, candidate.distance), rejected)
@@ -147,10 +152,18 @@ class FingerprintIndex:
                 self._views.popitem(last=False)
         return self._views[key]
 
-    def lookup(self, query: Fingerprint, threshold: int, colour_threshold: float, crops: bool = True) -> Lookup:
+    def lookup(
+        self,
+        query: Fingerprint,
+        threshold: int,
+        colour_threshold: float,
+        crops: bool = True,
+        crop_threshold: int = CROP_THRESHOLD,
+    ) -> Lookup:
         """The exact match, else the nearest pHash match within `threshold` bits whose colours agree, else (with
-        `crops`) a cropped copy whose aligned overlap passes the same two gates."""
-        return decide(self.candidates(query, threshold, crops), threshold, colour_threshold)
+        `crops`) a cropped copy whose aligned overlap is within `crop_threshold` bits and agrees in colour."""
+        found = self.candidates(query, max(threshold, crop_threshold), crops)
+        return decide(found, threshold, colour_threshold, crop_threshold)
 
     def candidates(self, query: Fingerprint, threshold: int, crops: bool = True) -> Iterator[Candidate]:
         """Every candidate a look-up would consider, in the order it considers them, computed as they are taken.

@@ -47,6 +47,7 @@ class DedupStats(StageStats):
     phash_threshold: int
     colour_threshold: float
     crops: bool = False
+    crop_phash_threshold: int | None = None
     embedding_model: str | None
 
 
@@ -125,7 +126,13 @@ class DedupStage:
                 ctx.report(sample.source, sample.source_url or sample.sample_id, f"dedup: left out, {exc}")
                 continue
             for against, index in (("earlier", history), ("batch", batch)):
-                found = index.lookup(query, settings.phash_threshold, settings.colour_threshold, settings.crops)
+                found = index.lookup(
+                    query,
+                    settings.phash_threshold,
+                    settings.colour_threshold,
+                    settings.crops,
+                    settings.crop_phash_threshold,
+                )
                 rejected += found.colour_rejected
                 if found.match is not None:
                     dropped.append(Dropped(sample, against, found.match))
@@ -167,6 +174,7 @@ class DedupStage:
             phash_threshold=settings.phash_threshold,
             colour_threshold=settings.colour_threshold,
             crops=settings.crops,
+            crop_phash_threshold=settings.crop_phash_threshold if settings.crops else None,
             embedding_model=settings.embedding_model,
         )
         return StageResult(save_samples(ctx, self.name, kept), stats)
