@@ -1,9 +1,14 @@
-"""Embedding throughput of a model: inference only on pre-decoded tensors vs end to end from a snapshot.
+"""Embedding throughput: model only on pre-decoded tensors vs end to end from a snapshot, plus decode throughput.
 
-    python benchmarks/embedding_throughput.py --model efficientnet-lite0 --images 512 --batch-size 32
+    python benchmarks/embedding_throughput.py --model efficientnet-lite0 --images 384 --batch-size 32
+    python benchmarks/embedding_throughput.py --model 'timm:vit_large_patch16_224?pretrained=0' --precision bf16
 
-End to end covers everything `lookbench eval` does for a split that is not cached yet: reading parquet,
-hashing image bytes, JPEG decoding and preprocessing (worker threads), inference, and writing the cache.
+End to end covers everything `lookbench eval` does for a split that is not cached yet: reading parquet, hashing
+image bytes, decoding and preprocessing (CPU worker threads, or the model's device with `--decode device`),
+inference at the chosen precision, and writing the cache. Model only feeds the same model preprocessed batches that
+are already where it runs (host arrays on CPU, device tensors on CUDA), at the same precision and batch size.
+Decode throughput is reported for the CPU path (one core, and the bound for every core) and, for torch models with
+torchvision, for the device decoder. The CPU and the CUDA numbers come from the same script.
 """
 
 from __future__ import annotations
@@ -15,15 +20,19 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from lookbench.cores import usable_cores
+from lookbench.embeddings.machine import encoder_device
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import EmbedOptions
+from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
 from lookbench.embeddings.reader import decode_image
 from lookbench.models.registry import resolve_model
-from lookbench.snapshot.reader import open_snapshot
+from lookbench.snapshot.digests import DigestIndex
+from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
 
 
@@ -38,13 +47,24 @@ def photo_jpeg(seed: int, width: int, height: int) -> bytes:
     return buf.getvalue()
 
 
-def make_snapshot(root: Path, count: int, width: int, height: int) -> Path:
-    """One gallery split of `count` distinct JPEGs."""
+def with_comment(jpeg: bytes, text: str) -> bytes:
+    """The same JPEG with a comment segment after its start marker: other bytes (so never deduplicated), same pixels."""
+    payload = text.encode()
+    return jpeg[:2] + b"\xff\xfe" + (len(payload) + 2).to_bytes(2, "big") + payload + jpeg[2:]
+
+
+def make_snapshot(root: Path, count: int, width: int, height: int, distinct: int = 256) -> Path:
+    """One gallery split of `count` distinct JPEG files: `distinct` pictures, later copies told apart by a comment
+    segment (decoding costs the same; drawing thousands of pictures would take longer than the benchmark)."""
+    pictures = [photo_jpeg(i, width, height) for i in range(min(count, distinct))]
     rows = []
     for i in range(count):
+        data = pictures[i % len(pictures)]
+        if i >= len(pictures):
+            data = with_comment(data, f"copy {i}")
         rows.append(
             {
-                "image": image_value(photo_jpeg(i, width, height), f"{i}.jpg"),
+                "image": image_value(data, f"{i}.jpg"),
                 "raw_image": None,
                 "category": "top",
                 "main_attribute": "red",
@@ -61,15 +81,71 @@ def make_snapshot(root: Path, count: int, width: int, height: int) -> Path:
     return snap
 
 
+class Clock:
+    """Wall time that waits for queued CUDA work before reading the clock."""
+
+    def __init__(self, torch: Any, device: str) -> None:
+        self.sync = torch.cuda.synchronize if torch is not None and device.startswith("cuda") else (lambda: None)
+
+    def now(self) -> float:
+        self.sync()
+        return time.perf_counter()
+
+
+def model_only(provider: ModelEmbeddings, tensors: np.ndarray, clock: Clock) -> tuple[float, float]:
+    """(images/s, CPU ms per image) feeding preprocessed batches that already sit where the model runs."""
+    encoder = provider.encoder
+    size = provider.batch_size
+    device = encoder_device(encoder)
+    if device.startswith("cuda"):
+        from lookbench.embeddings.device_decode import DeviceBatch
+
+        torch = encoder.torch  # type: ignore[attr-defined]
+        batches: list[Any] = [
+            DeviceBatch(torch.from_numpy(tensors[i : i + size]).to(device)) for i in range(0, len(tensors), size)
+        ]
+    else:
+        batches = [tensors[i : i + size] for i in range(0, len(tensors), size)]
+    submit = getattr(encoder, "submit", None)
+    started, cpu = clock.now(), time.process_time()
+    pending = [submit(batch) if submit is not None else encoder.encode(batch) for batch in batches]
+    if submit is not None:
+        for result in pending:
+            result()
+    elapsed = clock.now() - started
+    return len(tensors) / elapsed, (time.process_time() - cpu) / len(tensors) * 1e3
+
+
+def device_decode_rate(provider: ModelEmbeddings, images: list[bytes | None], clock: Clock) -> float | None:
+    """Images/s of the device decoder (batch decode, resize, crop, normalise), or None where it cannot run."""
+    encoder = provider.encoder
+    if encoder.preprocess is None or not hasattr(encoder, "torch"):
+        return None
+    try:
+        from lookbench.embeddings.device_decode import DeviceDecoder
+
+        decoder = DeviceDecoder(encoder.preprocess, encoder_device(encoder))
+    except Exception:  # noqa: BLE001 - no torchvision: nothing to measure
+        return None
+    size = provider.batch_size
+    decoder.decode(images[:size])  # warm-up
+    started = clock.now()
+    for i in range(0, len(images), size):
+        decoder.decode(images[i : i + size])
+    return len(images) / (clock.now() - started)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="efficientnet-lite0")
     parser.add_argument("--images", type=int, default=512)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, help="default: chosen from the machine, as lookbench eval does")
+    parser.add_argument("--workers", type=int, help="default: chosen from the machine, as lookbench eval does")
     parser.add_argument("--width", type=int, default=400)
     parser.add_argument("--height", type=int, default=600)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--precision", default="auto", choices=PRECISIONS)
+    parser.add_argument("--decode", default="auto", choices=DECODE_PLACES)
     parser.add_argument("--jpeg-draft", action="store_true", help="decode large JPEGs at a reduced DCT scale")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args()
@@ -83,42 +159,51 @@ def main() -> None:
             workers=args.workers,
             progress=False,
             jpeg_draft=args.jpeg_draft,
+            precision=args.precision,
+            decode=args.decode,
         )
         provider = resolve_model(args.model, options)
         assert isinstance(provider, ModelEmbeddings)
         encoder = provider.encoder
         assert encoder.preprocess is not None, "the benchmark needs a tensor model"
+        device = encoder_device(encoder)
+        clock = Clock(getattr(encoder, "torch", None), device)
         images = [data for _, batch in snap.iter_images("real_studio_flat", "gallery") for data in batch]
         draft = encoder.preprocess.draft_size if args.jpeg_draft else None
-        tensors = encoder.preprocess.batch([decode_image(d, draft) for d in images])
-        encoder.encode(tensors[: args.batch_size])  # warm-up
+        sample = images[:256]  # the distinct pictures: decoding all of them one core at a time would dominate
         cpu = time.process_time()
-        for i in range(0, len(images), args.batch_size):
-            encoder.preprocess.batch([decode_image(d, draft) for d in images[i : i + args.batch_size]])
-        cpu_preprocess = (time.process_time() - cpu) / len(images) * 1e3
+        decoded = encoder.preprocess.batch([decode_image(d, draft) for d in sample])
+        cpu_preprocess = (time.process_time() - cpu) / len(sample) * 1e3
+        tensors = np.concatenate([decoded] * -(-len(images) // len(sample)))[: len(images)]
+        model_only(provider, tensors[: provider.batch_size * 2], clock)  # warm-up (kernels, autotuning)
+        device_decode = device_decode_rate(provider, images, clock)
 
         # Alternate the two measurements so that load from other processes affects both alike.
         inference, end_to_end, cpu_inference, cpu_end_to_end = [], [], [], []
         for r in range(args.repeats):
-            started, cpu = time.perf_counter(), time.process_time()
-            for i in range(0, len(tensors), args.batch_size):
-                encoder.encode(tensors[i : i + args.batch_size])
-            inference.append(len(tensors) / (time.perf_counter() - started))
-            cpu_inference.append((time.process_time() - cpu) / len(tensors) * 1e3)
-            run = ModelEmbeddings(provider.spec, encoder, options.model_copy(update={"cache_dir": root / f"cold{r}"}))
-            started, cpu = time.perf_counter(), time.process_time()
-            run.embed_split(snap, "real_studio_flat", "gallery")
-            end_to_end.append(len(images) / (time.perf_counter() - started))
+            rate, cpu_ms = model_only(provider, tensors, clock)
+            inference.append(rate)
+            cpu_inference.append(cpu_ms)
+            cold = options.model_copy(update={"cache_dir": root / f"cold{r}"})
+            run = ModelEmbeddings(provider.spec, encoder, cold)
+            fresh = Snapshot(snap.root, digests=DigestIndex(None))  # image hashing is part of a first run
+            started, cpu = clock.now(), time.process_time()
+            run.embed_split(fresh, "real_studio_flat", "gallery")
+            end_to_end.append(len(images) / (clock.now() - started))
             cpu_end_to_end.append((time.process_time() - cpu) / len(images) * 1e3)
 
-    result = {
+    cores = usable_cores()
+    result: dict[str, Any] = {
         "model": args.model,
+        "device": device,
+        "precision": provider.precision or "model's own",
+        "decode": "device" if provider.device_decode else "cpu",
         "images": args.images,
         "image_size": f"{args.width}x{args.height} JPEG",
-        "batch_size": args.batch_size,
-        "workers": args.workers,
+        "batch_size": provider.batch_size,
+        "workers": provider.workers,
         "jpeg_draft": args.jpeg_draft,
-        "cpus": os.cpu_count(),
+        "cpus": cores,
         "inference_only_img_s": round(float(np.median(inference)), 1),
         "end_to_end_img_s": round(float(np.median(end_to_end)), 1),
     }
@@ -126,9 +211,14 @@ def main() -> None:
     result["cpu_ms_per_image_inference"] = round(float(np.median(cpu_inference)), 2)
     result["cpu_ms_per_image_end_to_end"] = round(float(np.median(cpu_end_to_end)), 2)
     result["cpu_ms_per_image_decode_preprocess"] = round(cpu_preprocess, 2)
-    # If inference and decoding kept every core busy, no pipeline could beat this ratio.
-    all_busy_img_s = 1e3 * (os.cpu_count() or 1) / (result["cpu_ms_per_image_inference"] + cpu_preprocess)
-    result["ratio_bound_all_cores_busy"] = round(min(1.0, all_busy_img_s / result["inference_only_img_s"]), 3)
+    result["decode_cpu_img_s_one_core"] = round(1e3 / cpu_preprocess, 1)
+    result["decode_cpu_img_s_all_cores_bound"] = round(cores * 1e3 / cpu_preprocess, 1)
+    result["decode_device_img_s"] = None if device_decode is None else round(device_decode, 1)
+    if not device.startswith("cuda"):
+        # If inference and decoding kept every core busy, no pipeline could beat this ratio.
+        all_busy_img_s = 1e3 * cores / (result["cpu_ms_per_image_inference"] + cpu_preprocess)
+        result["ratio_bound_all_cores_busy"] = round(min(1.0, all_busy_img_s / result["inference_only_img_s"]), 3)
+        result["ratio_of_bound"] = round(result["ratio"] / result["ratio_bound_all_cores_busy"], 3)
     result["ratio_per_repeat"] = [round(e / i, 3) for e, i in zip(end_to_end, inference, strict=True)]
     result["load_average_1min"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result, indent=1))

@@ -6,6 +6,7 @@ import io
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.pipeline import DECODE_NICE, Batch, Prepared, lower_thread_priority
 from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.embeddings.store import EmbeddingStore, model_key
+from lookbench.errors import EmbeddingError
 
 
 def _encoded(image: Image.Image, fmt: str = "PNG") -> bytes:
@@ -76,6 +78,21 @@ def test_store_roundtrip_chunks_and_dtype(tmp_path: Path) -> None:
     assert np.array_equal(reopened.get(_keys(1, 7)[0]), vectors[7].astype(np.float16))
     assert reopened.get(_keys(1, 99)[0]) is None
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_store_gathers_rows_across_chunks(tmp_path: Path) -> None:
+    store = EmbeddingStore(tmp_path, {"model_id": "m"}, chunk_rows=4)
+    vectors = np.arange(33, dtype=np.float32).reshape(11, 3)
+    for start in (0, 4, 8):
+        store.add(_keys(min(4, 11 - start), start), vectors[start : start + 4])
+    store.add(_keys(2, 3) + _keys(1, 3), np.full((3, 3), -1.0))  # known keys (even twice) keep their first vectors
+    store.flush()
+    reopened = EmbeddingStore(tmp_path, {"model_id": "m"})
+    assert len(list(tmp_path.glob("chunk-*.npz"))) == 3 and len(reopened) == 11 and reopened.dim == 3
+    keys: list[bytes | None] = [*_keys(1, 9), None, *_keys(1, 50), *_keys(1, 0), *_keys(1, 9), *_keys(1, 4)]
+    rows = reopened.rows_of(keys)
+    assert list(rows < 0) == [False, True, True, False, False, False]
+    np.testing.assert_array_equal(reopened.gather(rows), vectors[[9, 0, 0, 0, 9, 4]] * [[1], [0], [0], [1], [1], [1]])
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip"])
@@ -150,11 +167,11 @@ def test_pipeline_decodes_inline_when_workers_are_starved(monkeypatch: pytest.Mo
     prepared_by: list[str] = []
     original = pipeline.prepare
 
-    def slow_in_workers(encoder: Encoder, batch: Batch, draft: bool = False) -> Prepared:
+    def slow_in_workers(encoder: Encoder, batch: Batch, draft: bool = False, decoder: None = None) -> Prepared:
         if threading.current_thread().name.startswith("lookbench-decode"):
             assert release.wait(30), "the workers were never released"
         prepared_by.append(threading.current_thread().name)
-        return original(encoder, batch, draft)
+        return original(encoder, batch, draft, decoder)
 
     monkeypatch.setattr(pipeline, "prepare", slow_in_workers)
     embedded: dict[int, np.ndarray] = {}
@@ -172,3 +189,52 @@ def test_pipeline_decodes_inline_when_workers_are_starved(monkeypatch: pytest.Mo
     assert prepared_by[:3] == ["MainThread"] * 3
     expected = _Mean().preprocess.batch([decode_image(_encoded(Image.new("RGB", (12, 12), (5, 7, 9))))])
     assert np.allclose(embedded[5], expected.mean(axis=(2, 3))[0])
+
+
+class _Queued(_Mean):
+    """An asynchronous encoder: `submit` records the order, vectors come back only when asked for."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def submit(self, batch: np.ndarray) -> Callable[[], np.ndarray]:
+        n = len(self.events)
+        self.events.append(f"submit {n}")
+        vectors = self.encode(batch)
+
+        def result() -> np.ndarray:
+            self.events.append(f"collect {n}")
+            return vectors
+
+        return result
+
+
+def test_pipeline_submits_the_next_batch_before_collecting_and_writes_in_a_thread() -> None:
+    encoder = _Queued()
+    writers: set[str] = set()
+    embedded: list[int] = []
+
+    def on_vectors(rows: list[int], keys: list[bytes], vectors: np.ndarray) -> None:
+        writers.add(threading.current_thread().name)
+        embedded.extend(rows)
+
+    pipeline.run_pipeline(encoder, _pipeline_batches(3, 2), on_vectors, lambda r, m: None, workers=0)
+    assert [e for e in encoder.events if e.startswith(("submit", "collect"))][:3] == [
+        "submit 0",
+        "submit 1",
+        "collect 0",
+    ]
+    assert sorted(embedded) == list(range(6)) and all(name.startswith("lookbench-write") for name in writers)
+
+
+def test_pipeline_raises_the_writers_error_and_keeps_earlier_vectors() -> None:
+    written: list[int] = []
+
+    def on_vectors(rows: list[int], keys: list[bytes], vectors: np.ndarray) -> None:
+        if rows[0] >= 4:
+            raise EmbeddingError("dimension changed")
+        written.extend(rows)
+
+    with pytest.raises(EmbeddingError, match="dimension changed"):
+        pipeline.run_pipeline(_Mean(), _pipeline_batches(4, 2), on_vectors, lambda r, m: None, workers=2)
+    assert written == [0, 1, 2, 3]

@@ -12,7 +12,7 @@ from lookbench.cli.common import console, err_console, reports_errors
 from lookbench.composed.methods import composed_model_name, run_method
 from lookbench.contamination.window import cutoff_since
 from lookbench.dates import parse_date
-from lookbench.embeddings.options import EmbedOptions
+from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
@@ -21,6 +21,7 @@ from lookbench.results.io import save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue
 from lookbench.results.tables import ordered_scopes, percent, scope_title, short_metric
+from lookbench.search.select import make_backend
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
@@ -133,10 +134,25 @@ def eval_command(
     ),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Do nothing if the result file exists."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
-    batch_size: int = typer.Option(32, "--batch-size", min=1),
-    workers: int = typer.Option(2, "--workers", min=0, help="Decode/preprocess workers."),
+    batch_size: int | None = typer.Option(
+        None, "--batch-size", min=1, help="Images per model call; default: 32 on CPU, 64-256 on CUDA by GPU memory."
+    ),
+    workers: int | None = typer.Option(
+        None, "--workers", min=0, help="Decode/preprocess threads; default: 2 on CPU, all cores but one with CUDA."
+    ),
     on_bad_image: str = typer.Option("stop", "--on-bad-image", help="stop (default) or skip undecodable images."),
     fp16: bool = typer.Option(False, "--fp16", help="Store cached embeddings as float16."),
+    precision: str = typer.Option(
+        "auto",
+        "--precision",
+        help="Torch models: auto (bf16 on CUDA where supported, else fp32), fp32, tf32, bf16, fp16.",
+    ),
+    decode: str = typer.Option(
+        "auto", "--decode", help="Where JPEGs are decoded: auto (the GPU for torch models on CUDA), cpu, device."
+    ),
+    search: str = typer.Option(
+        "auto", "--search", help="auto (torch where CUDA is present, else exact), exact, torch, faiss[:flat|ivf|hnsw]."
+    ),
     compose: str = typer.Option(
         "auto",
         "--compose",
@@ -149,8 +165,12 @@ def eval_command(
 
     if on_bad_image not in ("stop", "skip"):
         raise LookBenchError(f"--on-bad-image: expected stop or skip, got {on_bad_image!r}")
+    for flag, value, allowed in (("--precision", precision, PRECISIONS), ("--decode", decode, DECODE_PLACES)):
+        if value not in allowed:
+            raise LookBenchError(f"{flag}: expected one of {', '.join(allowed)}, got {value!r}")
     snap = open_snapshot(snapshot) if snapshot else _default_snapshot()
     spec = model or _default_model()
+    backend = make_backend(search)
     settings = EvalSettings(
         subsets=[s.strip() for s in subsets.split(",") if s.strip()] if subsets else None,
         ks=parse_ks(k) if k else default_ks(snap),
@@ -159,6 +179,7 @@ def eval_command(
         seed=seed,
         since=None if since == "cutoff" else parse_date(since, "--since"),
         until=parse_date(until, "--until"),
+        backend=backend,
         compose=compose,
     )
     options = EmbedOptions(
@@ -167,6 +188,8 @@ def eval_command(
         workers=workers,
         on_bad_image=on_bad_image,  # type: ignore[arg-type]
         storage_dtype="float16" if fp16 else "float32",
+        precision=precision,  # type: ignore[arg-type]
+        decode=decode,  # type: ignore[arg-type]
     )
     provider = resolve_model(spec, options)
     if since == "cutoff":
@@ -186,7 +209,7 @@ def eval_command(
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     scope = ", ".join(p for p in (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until)) if p)
-    _print_summary(result.metrics, f"{name} on {snap.snapshot_id} ({scope}), %", intervals=resamples > 0)
+    _print_summary(result.metrics, f"{name} on {snap.name} ({scope}), %", intervals=resamples > 0)
     console.print(f"wrote {escape(str(target))} and {escape(str(per_query))}", highlight=False)
 
 

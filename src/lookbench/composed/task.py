@@ -20,8 +20,7 @@ from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.ranking import recall_at
 from lookbench.metrics.scoring import TaskScores
 from lookbench.results.per_query import task_table
-from lookbench.search.backend import SearchBackend, SearchResult
-from lookbench.search.exact import MAX_K
+from lookbench.search.backend import MAX_K, Corpus, CorpusLike, SearchBackend, SearchResult
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
@@ -50,7 +49,8 @@ class ComposedTask:
     snapshot: Snapshot
     subset: str
     embeddings: SplitEmbeddings
-    corpus: np.ndarray
+    corpus: CorpusLike
+    """Gallery vectors then the shared noise pool, as parts (searched in place, never concatenated)."""
     corpus_labels: SplitLabels
     gallery_rows: int
     excluded: np.ndarray
@@ -81,7 +81,7 @@ def fit_items(task: ComposedTask) -> LabelledItems:
             vectors.append(task.embeddings.get(source, "gallery")[rows])
             parts.append(labels.take(rows))
     if not parts:
-        dim = task.corpus.shape[1]
+        dim = Corpus.of(task.corpus).dim
         return LabelledItems(np.zeros((0, dim), np.float32), SplitLabels([], [], [], [], []))
     return LabelledItems(np.concatenate(vectors), SplitLabels.concat(parts))
 
@@ -89,7 +89,7 @@ def fit_items(task: ComposedTask) -> LabelledItems:
 def search_without_reference(
     backend: SearchBackend,
     queries: np.ndarray,
-    corpus: np.ndarray,
+    corpus: CorpusLike,
     k: int,
     excluded: np.ndarray,
     reference_rows: list[np.ndarray],
@@ -143,7 +143,7 @@ def _search(
     k: int,
 ) -> SearchResult:
     where = f"{encoder.method} composed queries of {task.subset}"
-    vectors = check_embeddings(encoder.embed_queries(batch, value), len(batch.texts), where, task.corpus.shape[1])
+    vectors = check_embeddings(encoder.embed_queries(batch, value), len(batch.texts), where, Corpus.of(task.corpus).dim)
     return search_without_reference(task.backend, vectors, task.corpus, k, task.excluded, relevance.reference_rows())
 
 

@@ -2,15 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import numpy as np
 
 from lookbench.errors import EmbeddingError
 
+BLOCK_ROWS = 4096
+"""Rows checked and normalised at a time: one pass over the input, working set in cache."""
+_SAFE = (2.0**-60, 2.0**60)
+"""Rows whose norm lies outside this range are scaled by a power of two before the division (exact, so the result
+is the same as for the row at a normal scale)."""
 
-def check_embeddings(array: np.ndarray, rows: int, where: str, dim: int | None = None) -> np.ndarray:
-    """Check shape and values of an embedding matrix and return it L2-normalised as float32.
 
-    Only NaN, infinite and all-zero rows are errors: any finite non-zero row normalises, whatever its scale.
+def check_embeddings(
+    array: np.ndarray,
+    rows: int,
+    where: str,
+    dim: int | None = None,
+    ignore_rows: Collection[int] = (),
+    in_place: bool = False,
+) -> np.ndarray:
+    """Check shape and values of an embedding matrix and return it L2-normalised as a read-only float32 array.
+
+    Only NaN, infinite and all-zero rows are errors: any finite non-zero row normalises, whatever its scale. Each
+    row is divided by its norm, summed in float64: the result is the same for any positive scale of the row
+    (powers of two exactly) and never overflows. `ignore_rows` (skipped images) are not checked and become the
+    unit vector (1, 0, ..., 0). `in_place`: the caller owns `array` and it may be normalised where it is (when it is
+    a writable C-contiguous float32 array), which saves a copy of the largest split.
     """
     if array.ndim != 2:
         raise EmbeddingError(f"{where}: expected a 2-d array (rows, dim), got shape {array.shape}")
@@ -22,21 +41,67 @@ def check_embeddings(array: np.ndarray, rows: int, where: str, dim: int | None =
         np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)
     ):
         raise EmbeddingError(f"{where}: embeddings must be real numbers, got {array.dtype}")
-    # work in the input's own precision (at least float32) so that huge or tiny finite values survive
-    work = np.asarray(array, dtype=np.result_type(array.dtype, np.float32))
-    finite = np.isfinite(work).all(axis=1)
-    if not finite.all():
-        raise EmbeddingError(f"{where}: NaN or infinite values in row(s) {_rows(np.flatnonzero(~finite))}")
-    largest = np.abs(work).max(axis=1, initial=0.0)
-    zero = largest == 0
-    if zero.any():
-        raise EmbeddingError(f"{where}: zero vector(s) in row(s) {_rows(np.flatnonzero(zero))}")
-    # scaling each row by a power of two near its largest magnitude is exact, and keeps the squared norm from
-    # overflowing or underflowing; ordinary vectors normalise bit for bit as without it
-    _, exponent = np.frexp(largest)
-    scaled = np.ldexp(work, -exponent[:, None])
-    scaled /= np.linalg.norm(scaled, axis=1)[:, None]
-    return np.ascontiguousarray(scaled, dtype=np.float32)
+    if array.shape[1] == 0:
+        raise EmbeddingError(f"{where}: embeddings have dimension 0")
+    ignored = np.zeros(rows, dtype=bool)
+    ignored[np.asarray(list(ignore_rows), dtype=np.int64)] = True
+    reuse = in_place and array.dtype == np.float32 and array.flags.c_contiguous and array.flags.writeable
+    out = array if reuse else np.empty(array.shape, dtype=np.float32)
+    bad: list[np.ndarray] = []
+    zero: list[np.ndarray] = []
+    for start in range(0, rows, BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, rows)
+        block = out[start:stop]
+        _load(array[start:stop], block)
+        skip = ignored[start:stop]
+        if skip.any():
+            block[skip] = 0.0
+            block[skip, 0] = 1.0
+        norms = _normalise(block)
+        bad.append(start + np.flatnonzero(~np.isfinite(norms)))
+        zero.append(start + np.flatnonzero(norms == 0))
+    _raise(where, "NaN or infinite values", np.concatenate(bad))
+    _raise(where, "zero vector(s)", np.concatenate(zero))
+    out.flags.writeable = False
+    return out
+
+
+def _load(source: np.ndarray, block: np.ndarray) -> None:
+    """Copy `source` rows into the float32 `block`; float64 rows are first scaled by a power of two (exact), so
+    huge but finite values survive the cast."""
+    if source.dtype.itemsize <= 4:
+        if source is not block and not np.shares_memory(source, block):
+            block[...] = source
+        return
+    wide = np.asarray(source, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        peak = np.maximum(wide.max(axis=1), -wide.min(axis=1))
+    block[...] = np.ldexp(wide, -_exponent(peak)[:, None])
+
+
+def _exponent(peak: np.ndarray) -> np.ndarray:
+    """e with peak = m * 2**e (0.5 <= m < 1) for finite, non-zero peaks; 0 elsewhere (scaling by 2**-e is exact)."""
+    usable = np.isfinite(peak) & (peak > 0)
+    return np.where(usable, np.frexp(np.where(usable, peak, 1.0))[1], 0)
+
+
+def _normalise(block: np.ndarray) -> np.ndarray:
+    """Divide each float32 row by its norm and return the norms (float64: squares of float32 values cannot
+    overflow or underflow there). Rows that are zero or not finite are left alone; their norm says which."""
+    norms = np.sqrt(np.einsum("ij,ij->i", block, block, dtype=np.float64))
+    usable = np.isfinite(norms) & (norms > 0)
+    odd = np.flatnonzero(usable & ((norms < _SAFE[0]) | (norms > _SAFE[1])))
+    if len(odd):  # a norm float32 cannot hold, or a subnormal one: bring the row near 1 first
+        scaled = np.ldexp(block[odd], -_exponent(norms[odd])[:, None])
+        block[odd] = scaled
+        norms[odd] = np.sqrt(np.einsum("ij,ij->i", scaled, scaled, dtype=np.float64))
+    np.divide(block, np.where(usable, norms, 1.0).astype(np.float32)[:, None], out=block)
+    return norms
+
+
+def _raise(where: str, problem: str, rows: np.ndarray) -> None:
+    if len(rows):
+        raise EmbeddingError(f"{where}: {problem} in row(s) {_rows(rows)}")
 
 
 def _rows(indices: np.ndarray, limit: int = 10) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -14,6 +15,17 @@ from lookbench.hashing import json_sha256
 _RESAMPLE = {"bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC}
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+@dataclass(frozen=True)
+class ResizePlan:
+    """An image resized to `width` x `height`, then cropped at (`left`, `top`) to the model's square input (for
+    `longest`, pasted at that offset on a `fill` canvas)."""
+
+    width: int
+    height: int
+    left: int
+    top: int
 
 
 class Preprocess(BaseModel):
@@ -42,31 +54,39 @@ class Preprocess(BaseModel):
         """The side a JPEG may be draft-decoded down to without going below what the resize needs."""
         return self.resize or self.crop
 
+    def plan(self, width: int, height: int) -> ResizePlan:
+        """Where an image of this size goes: its resized size, then the crop (for `longest`, the paste) offset."""
+        if self.resize_mode == "squash":
+            return ResizePlan(self.crop, self.crop, 0, 0)
+        if self.resize_mode == "longest":
+            scale = self.crop / max(width, height)
+            new_w, new_h = max(1, round(width * scale)), max(1, round(height * scale))
+            return ResizePlan(new_w, new_h, (self.crop - new_w) // 2, (self.crop - new_h) // 2)
+        short = self.resize or self.crop
+        if short < self.crop:
+            raise ValueError(f"resize {short} is smaller than crop {self.crop}")
+        scale = short / min(width, height)
+        new_w, new_h = max(short, round(width * scale)), max(short, round(height * scale))
+        return ResizePlan(new_w, new_h, (new_w - self.crop) // 2, (new_h - self.crop) // 2)
+
     def resize_crop(self, image: Image.Image) -> Image.Image:
         """Geometric part: a `crop` x `crop` RGB image."""
         resample = _RESAMPLE[self.interpolation]
         w, h = image.size
+        plan = self.plan(w, h)
         if self.resize_mode == "squash":
             return image.resize((self.crop, self.crop), resample)
         if self.resize_mode == "longest":
-            scale = self.crop / max(w, h)
-            new = (max(1, round(w * scale)), max(1, round(h * scale)))
             canvas = Image.new("RGB", (self.crop, self.crop), (self.fill,) * 3)
-            canvas.paste(image.resize(new, resample), ((self.crop - new[0]) // 2, (self.crop - new[1]) // 2))
+            canvas.paste(image.resize((plan.width, plan.height), resample), (plan.left, plan.top))
             return canvas
-        short = self.resize or self.crop
-        if short < self.crop:
-            raise ValueError(f"resize {short} is smaller than crop {self.crop}")
         # Resample only the source region that survives the centre crop (same pixels, a fraction of the work).
-        scale = short / min(w, h)
-        new_w, new_h = max(short, round(w * scale)), max(short, round(h * scale))
-        left, top = (new_w - self.crop) // 2, (new_h - self.crop) // 2
-        sx, sy = w / new_w, h / new_h
-        box = (left * sx, top * sy, (left + self.crop) * sx, (top + self.crop) * sy)
+        sx, sy = w / plan.width, h / plan.height
+        box = (plan.left * sx, plan.top * sy, (plan.left + self.crop) * sx, (plan.top + self.crop) * sy)
         return image.resize((self.crop, self.crop), resample, box=box)
 
-    def _affine(self) -> tuple[np.ndarray, np.ndarray]:
-        """Per-channel (scale, offset) with (pixel / 255 - mean) / std == pixel * scale - offset."""
+    def affine(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per-channel (scale, offset) with (pixel / 255 - mean) / std == pixel * scale - offset, shaped (3, 1, 1)."""
         std = np.asarray(self.std, dtype=np.float64)
         scale = (1.0 / (255.0 * std)).astype(np.float32)[:, None, None]
         offset = (np.asarray(self.mean, dtype=np.float64) / std).astype(np.float32)[:, None, None]
@@ -74,7 +94,7 @@ class Preprocess(BaseModel):
 
     def into(self, image: Image.Image, out: np.ndarray) -> None:
         """Write one normalised CHW image into `out` (a (3, crop, crop) float32 view)."""
-        scale, offset = self._affine()
+        scale, offset = self.affine()
         pixels = np.asarray(self.resize_crop(image)).transpose(2, 0, 1)
         np.multiply(pixels, scale, out=out, casting="unsafe")
         out -= offset

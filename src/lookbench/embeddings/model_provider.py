@@ -8,7 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.encoder import Encoder
+from lookbench.embeddings.machine import auto_batch_size, auto_workers, decodes_on_device, encoder_device
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.pipeline import Batch, run_pipeline
 from lookbench.embeddings.progress import image_progress
@@ -20,6 +22,9 @@ from lookbench.snapshot.reader import Snapshot
 
 class ModelEmbeddings:
     """Embeds snapshot splits with `encoder`; vectors are cached per image content, so re-runs embed nothing."""
+
+    returns_new_arrays = True
+    """Each `embed_split` call builds a new array the caller may modify (the runner normalises it in place)."""
 
     def __init__(
         self,
@@ -33,19 +38,43 @@ class ModelEmbeddings:
         self.encoder = encoder
         self.options = options or EmbedOptions()
         self.skipped: dict[tuple[str, str], dict[int, str]] = {}
+        self._bad: dict[tuple[str, str, str], dict[int, str]] = {}
         self.embedded_images = 0
         """Images run through the encoder by this provider (cache hits and repeats excluded)."""
-        self._memo: dict[tuple[str, str, str], np.ndarray] = {}
         self._store: EmbeddingStore | None = None
         self._dim: int | None = None
+        self.precision = _apply_precision(encoder, self.options.precision)
+        self.device_decode = decodes_on_device(encoder, self.options.decode)
+        if self.device_decode and self.options.jpeg_draft:
+            raise EmbeddingError(
+                "jpeg_draft applies to CPU decoding; it cannot be combined with decoding on the device"
+            )
+        self.batch_size = self.options.batch_size or auto_batch_size(encoder)
+        self.workers = (
+            self.options.workers if self.options.workers is not None else auto_workers(encoder, self.device_decode)
+        )
+        self._decoder: DeviceDecoder | None = None
 
     @property
     def preprocess_fingerprint(self) -> str:
-        """Hash of the preprocessing, or the input kind for models that preprocess themselves."""
+        """What changes the vectors besides weights: the preprocessing (or the input kind for models that
+        preprocess themselves), JPEG draft decoding, decoding on the device, and a precision other than fp32."""
         pre = self.encoder.preprocess
+        key: str
         if pre is None:
-            return self.encoder.input_kind
-        return pre.fingerprint() + ("+jpeg-draft" if self.options.jpeg_draft else "")
+            key = self.encoder.input_kind
+        else:
+            key = pre.fingerprint() + ("+jpeg-draft" if self.options.jpeg_draft else "")
+            key += "+device-decode" if self.device_decode else ""
+        return key + (f"+{self.precision}" if self.precision not in (None, "fp32") else "")
+
+    @property
+    def decoder(self) -> DeviceDecoder | None:
+        """The device decoder, created on first use."""
+        if self.device_decode and self._decoder is None:
+            assert self.encoder.preprocess is not None
+            self._decoder = DeviceDecoder(self.encoder.preprocess, encoder_device(self.encoder))
+        return self._decoder
 
     @property
     def cache_root(self) -> Path:
@@ -69,16 +98,10 @@ class ModelEmbeddings:
             self._store = EmbeddingStore(self.cache_root, meta, dtype=self.options.storage_dtype)
         return self._store
 
-    def _keys(self, snapshot: Snapshot, subset: str, split: str) -> list[bytes | None]:
-        keys: list[bytes | None] = []
-        for _, images in snapshot.iter_images(subset, split, batch_size=256):
-            keys.extend(sha256_digest(data) if data else None for data in images)
-        return keys
-
     def _batches(
         self, snapshot: Snapshot, subset: str, split: str, todo: set[int], keys: list[bytes | None]
     ) -> Iterator[Batch]:
-        size = max(1, self.options.batch_size)
+        size = self.batch_size
         rows: list[int] = []
         datas: list[bytes | None] = []
         for start, images in snapshot.iter_images(subset, split, batch_size=256):
@@ -94,18 +117,21 @@ class ModelEmbeddings:
             yield Batch(rows, [keys[r] or b"" for r in rows], datas)
 
     def embed_split(self, snapshot: Snapshot, subset: str, split: str) -> np.ndarray:
-        """Embed one split (from the cache where possible); rows of skipped images are zeros."""
+        """Embed one split (from the cache where possible); rows of skipped images are zeros.
+
+        Each call returns a new array built from the cache (callers keep what they need: the runner keeps one
+        checked copy); images that failed once are not decoded again by later calls.
+        """
         memo_key = (str(snapshot.root.resolve()), subset, split)
-        if memo_key in self._memo:
-            return self._memo[memo_key]
         store = self.store
-        keys = self._keys(snapshot, subset, split)
+        keys = snapshot.image_keys(subset, split)
         where = f"snapshot {snapshot.snapshot_id} {subset}/{split}"
         bad: dict[int, str] = {row: "image has no bytes" for row, key in enumerate(keys) if key is None}
+        bad.update(self._bad.get(memo_key, {}))
         first_row: dict[bytes, int] = {}
         todo: set[int] = set()
         for row, key in enumerate(keys):
-            if key is not None and store.get(key) is None and key not in first_row:
+            if key is not None and row not in bad and store.get(key) is None and key not in first_row:
                 first_row[key] = row
                 todo.add(row)
         if bad and self.options.on_bad_image == "stop":
@@ -117,6 +143,8 @@ class ModelEmbeddings:
                 self._raise_bad(where, {row: message})
 
         try:
+            if not todo:
+                return self._finish(memo_key, keys, bad, where)
             with image_progress(
                 f"{self.encoder.model_id} {subset}/{split}", len(todo), self.options.progress
             ) as advance:
@@ -132,15 +160,21 @@ class ModelEmbeddings:
                     self._batches(snapshot, subset, split, todo, keys),
                     on_vectors,
                     on_bad,
-                    workers=self.options.workers,
+                    workers=self.workers,
                     draft=self.options.jpeg_draft,
+                    decoder=self.decoder,
                 )
         finally:
             store.flush()
+        return self._finish(memo_key, keys, bad, where)
+
+    def _finish(
+        self, memo_key: tuple[str, str, str], keys: list[bytes | None], bad: dict[int, str], where: str
+    ) -> np.ndarray:
         out = self._assemble(keys, bad, where)
         if bad:
-            self.skipped[(subset, split)] = dict(sorted(bad.items()))
-        self._memo[memo_key] = out
+            self.skipped[memo_key[1:]] = dict(sorted(bad.items()))
+            self._bad[memo_key] = dict(bad)
         return out
 
     def embed_images(self, images: Sequence[bytes]) -> np.ndarray:
@@ -153,7 +187,7 @@ class ModelEmbeddings:
             if key is not None and key not in first_row and self.store.get(key) is None:
                 first_row[key] = row
         todo = sorted(first_row.values())
-        size = max(1, self.options.batch_size)
+        size = self.batch_size
         chunks = [todo[i : i + size] for i in range(0, len(todo), size)]
 
         def on_vectors(rows: list[int], batch_keys: list[bytes], vectors: np.ndarray) -> None:
@@ -166,8 +200,9 @@ class ModelEmbeddings:
                 (Batch(chunk, [keys[r] or b"" for r in chunk], [images[r] for r in chunk]) for chunk in chunks),
                 on_vectors,
                 bad.__setitem__,
-                workers=self.options.workers,
+                workers=self.workers,
                 draft=self.options.jpeg_draft,
+                decoder=self.decoder,
             )
         finally:
             self.store.flush()
@@ -177,22 +212,14 @@ class ModelEmbeddings:
 
     def _assemble(self, keys: list[bytes | None], bad: dict[int, str], where: str) -> np.ndarray:
         first_bad = {keys[row]: message for row, message in bad.items()}
-        vectors: list[np.ndarray | None] = []
-        for row, key in enumerate(keys):
-            vector = self.store.get(key) if key is not None else None
-            if vector is None:
-                bad.setdefault(row, first_bad.get(key, "image was not embedded"))
-            vectors.append(vector)
+        rows = self.store.rows_of(keys)
+        for row in np.flatnonzero(rows < 0).tolist():
+            bad.setdefault(row, first_bad.get(keys[row], "image was not embedded"))
+        if not (rows >= 0).any():
+            raise EmbeddingError(f"{where}: no image could be embedded")
         if self._dim is None:
-            found = next((v for v in vectors if v is not None), None)
-            if found is None:
-                raise EmbeddingError(f"{where}: no image could be embedded")
-            self._dim = int(found.shape[0])
-        out = np.zeros((len(keys), self._dim), dtype=np.float32)
-        for row, vector in enumerate(vectors):
-            if vector is not None:
-                out[row] = vector
-        return out
+            self._dim = self.store.dim
+        return self.store.gather(rows)
 
     def _check_dim(self, dim: int) -> None:
         if self._dim is None:
@@ -218,8 +245,26 @@ class ModelEmbeddings:
             "preprocess": pre.model_dump() if pre is not None else None,
             "storage_dtype": self.options.storage_dtype,
             "jpeg_draft": self.options.jpeg_draft,
+            "decode": "device" if self.device_decode else "cpu",
+            "batch_size": self.batch_size,
+            "workers": self.workers,
             "cache": str(self.cache_root),
             "skipped": {f"{s}/{sp}": {str(r): m for r, m in rows.items()} for (s, sp), rows in self.skipped.items()},
             **{k: v for k, v in self.encoder.describe().items() if k not in ("spec",)},
             **({"card": self.card} if self.card is not None else {}),
+            **({"precision": self.precision} if self.precision is not None else {}),
         }
+
+
+def _apply_precision(encoder: Encoder, requested: str) -> str | None:
+    """Set a torch encoder's precision and return the one it resolved to; None for encoders without one (ONNX,
+    APIs, Python models), which accept only `auto` and `fp32`."""
+    set_precision = getattr(encoder, "set_precision", None)
+    if set_precision is None:
+        if requested not in ("auto", "fp32"):
+            raise EmbeddingError(
+                f"--precision {requested} applies to torch-backed models; {encoder.model_id} runs at its own precision"
+            )
+        return None
+    set_precision(requested)
+    return str(getattr(encoder, "precision", requested))

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
+
+Precision = Literal["auto", "fp32", "tf32", "bf16", "fp16"]
+PRECISIONS: tuple[str, ...] = get_args(Precision)
+DecodePlace = Literal["auto", "cpu", "device"]
+DECODE_PLACES: tuple[str, ...] = get_args(DecodePlace)
 
 
 class EmbedOptions(BaseModel):
@@ -14,10 +19,17 @@ class EmbedOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     cache_dir: Path | None = None
-    batch_size: int = 32
-    workers: int = 2
+    batch_size: int | None = Field(default=None, ge=1)
+    """None: chosen from the machine (32 on CPU; 64-256 on CUDA by free GPU memory)."""
+    workers: int | None = Field(default=None, ge=0)
+    """Decoding threads; None: chosen from the machine (2 on CPU, all cores but one feeding a GPU)."""
     on_bad_image: Literal["stop", "skip"] = "stop"
     storage_dtype: Literal["float16", "float32"] = "float32"
     progress: bool = True
     jpeg_draft: bool = False
     """Decode large JPEGs at a reduced DCT scale (>= the model's resize size): faster, slightly different pixels."""
+    precision: Precision = "auto"
+    """Torch-backed models: auto (bf16 autocast on CUDA where supported, else fp32), or a fixed precision."""
+    decode: DecodePlace = "auto"
+    """Where JPEGs are decoded and preprocessed: auto (the model's CUDA device when it has one and torchvision is
+    installed, else the CPU), cpu (the reference), or device (the torch model's device, CPU included)."""

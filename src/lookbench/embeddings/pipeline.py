@@ -7,13 +7,14 @@ import os
 import sys
 import threading
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
+from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.errors import EmbeddingError
@@ -41,11 +42,22 @@ class Prepared:
     errors: dict[int, str] = field(default_factory=dict)
 
 
-def prepare(encoder: Encoder, batch: Batch, draft: bool = False) -> Prepared:
-    """Decode (and for tensor models preprocess) one batch; runs in a worker thread."""
+def prepare(encoder: Encoder, batch: Batch, draft: bool = False, decoder: DeviceDecoder | None = None) -> Prepared:
+    """Decode (and for tensor models preprocess) one batch; runs in a worker thread.
+
+    With a `decoder` the batch is decoded on the model's device; otherwise on the CPU, into the encoder's
+    `host_batch` buffer when it has one (pinned memory for CUDA models).
+    """
+    if decoder is not None:
+        on_device, decoded, failed = decoder.decode(batch.data)
+        return Prepared(batch, on_device, decoded, {batch.rows[i]: message for i, message in failed.items()})
     pre = encoder.preprocess if encoder.input_kind == "tensor" else None
     draft_size = pre.draft_size if draft and pre is not None else None
-    tensor = np.empty((len(batch.data), 3, pre.crop, pre.crop), np.float32) if pre is not None else None
+    tensor: np.ndarray | None = None
+    if pre is not None:
+        host_batch = getattr(encoder, "host_batch", None)
+        shape = (len(batch.data), 3, pre.crop, pre.crop)
+        tensor = host_batch(len(batch.data)) if host_batch is not None else np.empty(shape, np.float32)
     inputs: list[Any] = []
     ok: list[int] = []
     errors: dict[int, str] = {}
@@ -81,6 +93,38 @@ def lower_thread_priority(nice: int = DECODE_NICE) -> None:
         os.setpriority(os.PRIO_PROCESS, tid, max(nice, os.getpriority(os.PRIO_PROCESS, tid)))
 
 
+def submit(encoder: Encoder, inputs: Any) -> Callable[[], np.ndarray]:
+    """Start encoding a batch: asynchronously where the encoder can (`submit`), else right away."""
+    queue = getattr(encoder, "submit", None)
+    if queue is not None:
+        return cast(Callable[[], np.ndarray], queue(inputs))
+    vectors = encoder.encode(inputs)
+    return lambda: vectors
+
+
+class _Writer:
+    """Runs `on_vectors` (cache writes, progress) in one background thread, in order, off the encoder's path;
+    the first error it meets is raised in the calling thread."""
+
+    def __init__(self, on_vectors: Callable[[list[int], list[bytes], np.ndarray], None]) -> None:
+        self.on_vectors = on_vectors
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lookbench-write")
+        self.pending: deque[Future[None]] = deque()
+
+    def put(self, rows: list[int], keys: list[bytes], vectors: np.ndarray) -> None:
+        self.pending.append(self.pool.submit(self.on_vectors, rows, keys, vectors))
+        while self.pending and self.pending[0].done():
+            self.pending.popleft().result()
+
+    def close(self) -> None:
+        """Wait for every write; raise the first error."""
+        try:
+            while self.pending:
+                self.pending.popleft().result()
+        finally:
+            self.pool.shutdown(wait=True)
+
+
 def run_pipeline(
     encoder: Encoder,
     batches: Iterable[Batch],
@@ -89,30 +133,64 @@ def run_pipeline(
     workers: int = 2,
     prefetch: int | None = None,
     draft: bool = False,
+    decoder: DeviceDecoder | None = None,
 ) -> None:
     """Embed every batch; `prefetch` batches are decoded ahead of the one being encoded (workers=0: inline).
 
     Decoding threads run at low priority, so on a machine the encoder keeps busy they use the cycles inference
     leaves idle instead of preempting it. When the next decoded batch is not ready (decoders behind, or starved
     by other load), the calling thread decodes a batch itself at normal priority, so progress never waits on them.
+    Batch i+1 is submitted before batch i's vectors are collected (an asynchronous encoder keeps working while they
+    come back), and `on_vectors` runs in a writer thread.
     """
     ahead = max(1, prefetch if prefetch is not None else workers + 1)
+    writer = _Writer(on_vectors)
+    encoding: deque[tuple[Prepared, Callable[[], np.ndarray]]] = deque()
+
+    def collect() -> None:
+        prepared, result = encoding.popleft()
+        vectors = check_output(result(), len(prepared.ok), encoder.model_id)
+        rows = [prepared.batch.rows[i] for i in prepared.ok]
+        keys = [prepared.batch.keys[i] for i in prepared.ok]
+        writer.put(rows, keys, vectors)
 
     def consume(prepared: Prepared) -> None:
         for row, message in prepared.errors.items():
             on_bad(row, message)
-        if not prepared.ok:
-            return
-        vectors = check_output(encoder.encode(prepared.inputs), len(prepared.ok), encoder.model_id)
-        rows = [prepared.batch.rows[i] for i in prepared.ok]
-        keys = [prepared.batch.keys[i] for i in prepared.ok]
-        on_vectors(rows, keys, vectors)
+        if prepared.ok:
+            encoding.append((prepared, submit(encoder, prepared.inputs)))
+        while len(encoding) > 1:
+            collect()
+
+    def decode(batch: Batch) -> Prepared:
+        return prepare(encoder, batch, draft, decoder)
 
     pending = iter(batches)
-    if workers <= 0:
-        for item in pending:
-            consume(prepare(encoder, item, draft))
-        return
+    try:
+        if workers <= 0:
+            for item in pending:
+                consume(decode(item))
+        else:
+            _decode_ahead(pending, decode, consume, workers, ahead)
+        while encoding:
+            collect()
+    except BaseException:
+        with contextlib.suppress(Exception):  # keep what was already encoded: an interrupted run resumes after it
+            while encoding:
+                collect()
+        raise
+    finally:
+        writer.close()
+
+
+def _decode_ahead(
+    pending: Iterator[Batch],
+    decode: Callable[[Batch], Prepared],
+    consume: Callable[[Prepared], None],
+    workers: int,
+    ahead: int,
+) -> None:
+    """Keep `ahead` batches decoding in low-priority threads; consume them in order."""
     inflight: deque[Future[Prepared]] = deque()
     with ThreadPoolExecutor(
         max_workers=workers, thread_name_prefix="lookbench-decode", initializer=lower_thread_priority
@@ -120,11 +198,11 @@ def run_pipeline(
         try:
             while True:
                 while len(inflight) <= ahead and (batch := next(pending, None)) is not None:
-                    inflight.append(pool.submit(prepare, encoder, batch, draft))
+                    inflight.append(pool.submit(decode, batch))
                 if not inflight:
                     break
                 if not inflight[0].done() and (batch := next(pending, None)) is not None:
-                    consume(prepare(encoder, batch, draft))
+                    consume(decode(batch))
                     continue
                 consume(inflight.popleft().result())
         finally:

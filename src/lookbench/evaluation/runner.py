@@ -33,11 +33,13 @@ from lookbench.results.schema import (
     MetricValue,
     ResultFile,
     RunConfig,
+    SearchInfo,
     SnapshotInfo,
     SubsetInfo,
 )
 from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
+from lookbench.search.recall import measured_recall
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
@@ -57,6 +59,8 @@ class EvalSettings:
     since: np.datetime64 | None = None
     until: np.datetime64 | None = None
     backend: SearchBackend = field(default_factory=ExactSearch)
+    recall_queries: int = 500
+    """Queries per subset (at most) searched exactly to measure an approximate backend's recall."""
     compose: str = "auto"
     """How composed subsets' queries are embedded (see `lookbench.composed.methods.METHODS`)."""
 
@@ -87,7 +91,7 @@ def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[
 
 
 class _Embeddings:
-    """Fetches and checks embeddings per split, memoising the noise pool shared by every subset."""
+    """Fetches and checks embeddings per split, memoising the noise pool shared by every subset (one copy)."""
 
     def __init__(self, provider: EmbeddingProvider, snapshot: Snapshot) -> None:
         self.provider = provider
@@ -104,15 +108,15 @@ class _Embeddings:
         if key not in self._memo:
             raw = np.asarray(self.provider.embed_split(self.snapshot, subset, split))
             rows = self.snapshot.num_rows(subset, split)
-            skipped = self.skipped(subset, split)
-            if skipped and raw.ndim == 2 and raw.shape[0] == rows:
-                raw = np.array(raw, dtype=np.float32)
-                raw[list(skipped)] = 1.0  # any non-zero vector passes the checks; the evaluator excludes these rows
             where = f"{self.provider.spec} {subset}/{split}"
             source = getattr(self.provider, "path", None)  # a file-backed provider names the file at fault
             if callable(source):
                 where = f"{source(subset, split)} ({subset}/{split})"
-            self._memo[key] = check_embeddings(raw, rows, where, self.dim)
+            # skipped rows hold zeros: they become a unit vector and the evaluator excludes them
+            skipped = self.skipped(subset, split)
+            fresh = bool(getattr(self.provider, "returns_new_arrays", False))  # then normalise it where it is
+            self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=skipped, in_place=fresh)
+            del raw
             self.dim = self._memo[key].shape[1]
         return self._memo[key]
 
@@ -141,6 +145,7 @@ def evaluate(
         method = run_method(settings.compose, provider, snapshot, subsets)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
+    recall: dict[str, dict[str, float]] = {}
     embedded_before = getattr(provider, "embedded_images", None)
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
@@ -154,10 +159,9 @@ def evaluate(
         say(f"{subset}: embedding")
         t0 = time.perf_counter()
         q_emb = embeddings.get(subset, "query")
-        parts = [embeddings.get(subset, "gallery")]
+        corpus = [embeddings.get(subset, "gallery")]
         if noise_rows:
-            parts.append(embeddings.get(NOISE, "gallery"))
-        corpus = np.concatenate(parts) if len(parts) > 1 else parts[0]
+            corpus.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
         timings["embed_s"] += time.perf_counter() - t0
 
         queries = snapshot.labels(subset, "query")
@@ -214,8 +218,13 @@ def evaluate(
 
         say(f"{subset}: searching {len(rows)} queries over {len(corpus_labels)} items")
         t0 = time.perf_counter()
-        found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=excluded if excluded.any() else None)
+        exclude = excluded if excluded.any() else None
+        found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=exclude)
         timings["search_s"] += time.perf_counter() - t0
+        if not settings.backend.exact:
+            t0 = time.perf_counter()
+            recall[subset] = measured_recall(q_emb[rows], corpus, found, ks, exclude, settings.recall_queries)
+            timings["recall_s"] = timings.get("recall_s", 0.0) + time.perf_counter() - t0
 
         t0 = time.perf_counter()
         kept = queries.take(rows)
@@ -282,6 +291,11 @@ def evaluate(
             fine_rule=settings.fine_rule.value,
             ks=list(ks),
             search_backend=settings.backend.name,
+            search=SearchInfo(
+                **settings.backend.describe(),
+                recall=recall or None,
+                recall_queries=settings.recall_queries if recall else None,
+            ),
             bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
             window=window,
             protocol=None if protocol is None else protocol.name,

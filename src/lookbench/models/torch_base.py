@@ -1,24 +1,31 @@
-"""Shared pieces of the torch-based adapters: lazy imports with install hints, and batched inference."""
+"""Shared pieces of the torch-based adapters: lazy imports with install hints, precision, and batched inference
+that overlaps host-device copies with the model's work."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
+from lookbench.embeddings.device_decode import DeviceBatch
 from lookbench.embeddings.encoder import InputKind
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.options import PRECISIONS
 from lookbench.errors import EmbeddingError
 
+Pending = Callable[[], np.ndarray]
+"""A batch's vectors once they are ready (on CUDA the copy back to the host runs while later batches compute)."""
 
-def require(module: str, extra: str) -> Any:
+
+def require(module: str, extra: str, what: str = "this model") -> Any:
     """Import `module` or raise an error naming `pip install 'lookbench[extra]'`."""
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        raise EmbeddingError(f"this model needs {module}: pip install 'lookbench[{extra}]' ({exc})") from exc
+        raise EmbeddingError(f"{what} needs {module}: pip install 'lookbench[{extra}]' ({exc})") from exc
 
 
 def pick_device(torch: Any) -> str:
@@ -26,8 +33,52 @@ def pick_device(torch: Any) -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+def resolve_precision(torch: Any, requested: str, device: str) -> str:
+    """The precision a run uses: `auto` is bf16 autocast on a CUDA device that supports it, else fp32; TF32 is a
+    CUDA tensor-core format, so `tf32` on another device runs (and is cached and recorded) as fp32."""
+    if requested not in PRECISIONS:
+        raise EmbeddingError(f"--precision: expected one of {', '.join(PRECISIONS)}, got {requested!r}")
+    cuda = device.startswith("cuda")
+    if requested == "auto":
+        return "bf16" if cuda and torch.cuda.is_bf16_supported() else "fp32"
+    if requested == "tf32" and not cuda:
+        return "fp32"
+    if requested == "bf16" and cuda and not torch.cuda.is_bf16_supported():
+        raise EmbeddingError(f"--precision bf16: {torch.cuda.get_device_name(device)} does not support bfloat16")
+    return requested
+
+
+@contextlib.contextmanager
+def precision_context(torch: Any, precision: str, device: str) -> Iterator[None]:
+    """Run the model's forward at `precision`: autocast for bf16/fp16; TF32 allowed only for `tf32` (cuDNN allows
+    it by default, so plain fp32 turns it off); every global setting is restored afterwards."""
+    device_type = "cuda" if device.startswith("cuda") else "cpu"
+    if precision in ("bf16", "fp16"):
+        dtype = torch.bfloat16 if precision == "bf16" else torch.float16
+        with torch.autocast(device_type=device_type, dtype=dtype):
+            yield
+        return
+    if device_type != "cuda":
+        yield
+        return
+    matmul, cudnn = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
+    torch.set_float32_matmul_precision("high" if precision == "tf32" else "highest")
+    torch.backends.cudnn.allow_tf32 = precision == "tf32"
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(matmul)
+        torch.backends.cudnn.allow_tf32 = cudnn
+
+
 class TorchEncoder:
-    """Runs `forward` under inference mode on NCHW batches made by `preprocess`, or on RGB images when it is None."""
+    """Runs `forward` under inference mode at the chosen precision on NCHW batches made by `preprocess` (or on RGB
+    images when it is None).
+
+    On CUDA, input batches are decoded into pinned host buffers (`host_batch`) and copied on a side stream with
+    non-blocking copies, so the copy of batch i+1 overlaps the forward of batch i; `submit` returns at once and the
+    vectors come back through a pinned buffer and an event. On a CPU device the same calls run synchronously.
+    """
 
     input_kind: InputKind = "tensor"
 
@@ -39,6 +90,7 @@ class TorchEncoder:
         revision: str,
         device: str,
         extra: dict[str, Any],
+        precision: str = "auto",
     ) -> None:
         self.torch = require("torch", "torch")
         self.forward = forward
@@ -48,14 +100,83 @@ class TorchEncoder:
         self.revision = revision
         self.device = device
         self.extra = extra
+        self.cuda = device.startswith("cuda")
+        self.requested_precision = precision
+        self.precision = resolve_precision(self.torch, precision, device)
+        self._copy_stream = self.torch.cuda.Stream(device=device) if self.cuda else None
 
-    def encode(self, batch: np.ndarray) -> np.ndarray:
-        """Forward one batch (an NCHW array, or a list of images) and return float32 vectors."""
-        inputs = self.torch.from_numpy(batch).to(self.device) if self.input_kind == "tensor" else list(batch)
-        with self.torch.inference_mode():
+    def set_precision(self, requested: str) -> None:
+        """Choose the precision (`auto`, `fp32`, `tf32`, `bf16`, `fp16`) for later batches."""
+        self.requested_precision = requested
+        self.precision = resolve_precision(self.torch, requested, self.device)
+
+    def host_batch(self, rows: int) -> np.ndarray:
+        """An uninitialised (rows, 3, crop, crop) float32 input buffer: page-locked on CUDA, so copies are async."""
+        assert self.preprocess is not None, "host_batch is for tensor models"
+        crop = self.preprocess.crop
+        tensor = self.torch.empty((rows, 3, crop, crop), dtype=self.torch.float32, pin_memory=self.cuda)
+        return np.asarray(tensor.numpy())
+
+    def encode(self, batch: Any) -> np.ndarray:
+        """Forward one batch and return float32 vectors."""
+        return self.submit(batch)()
+
+    def submit(self, batch: Any) -> Pending:
+        """Queue one batch (an NCHW array, a `DeviceBatch`, or a list of images); returns its vectors' getter."""
+        torch = self.torch
+        inputs = self._inputs(batch)
+        with torch.inference_mode(), precision_context(torch, self.precision, self.device):
             out = self.forward(inputs)
-        return out.float().cpu().numpy()
+        out = out.float()
+        if not self.cuda:
+            vectors = out.cpu().numpy()
+            return lambda: vectors
+        host = torch.empty(out.shape, dtype=torch.float32, pin_memory=True)
+        host.copy_(out, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record()
+
+        def result() -> np.ndarray:
+            done.synchronize()
+            return host.numpy().copy()  # pageable: the cache keeps these, pinned memory goes back to its pool
+
+        return result
+
+    def _inputs(self, batch: Any) -> Any:
+        """The batch on the device: images as they are, arrays copied on the side stream, device batches as they are
+        once their decoding stream got to them."""
+        torch = self.torch
+        if self.input_kind != "tensor":
+            return list(batch)
+        if isinstance(batch, DeviceBatch):
+            if self.cuda and batch.ready is not None:
+                torch.cuda.current_stream().wait_event(batch.ready)
+                batch.tensor.record_stream(torch.cuda.current_stream())
+            return batch.tensor
+        source = _owning_tensor(torch, batch)
+        if not self.cuda:
+            return source.to(self.device)
+        assert self._copy_stream is not None
+        with torch.cuda.stream(self._copy_stream):
+            on_device = source.to(self.device, non_blocking=True)
+        torch.cuda.current_stream().wait_stream(self._copy_stream)
+        on_device.record_stream(torch.cuda.current_stream())
+        return on_device
 
     def describe(self) -> dict[str, Any]:
-        """Device plus adapter-specific facts."""
-        return {"device": self.device, **self.extra}
+        """Device, precision plus adapter-specific facts."""
+        return {"device": self.device, "precision": self.precision, **self.extra}
+
+
+def _owning_tensor(torch: Any, batch: np.ndarray) -> Any:
+    """The batch as a tensor; a view of a `host_batch` buffer becomes a slice of that pinned tensor itself, so the
+    pinned-memory allocator sees the asynchronous copy and does not hand the buffer out again before it ends."""
+    owner: Any = batch
+    while isinstance(owner, np.ndarray) and owner.base is not None:
+        owner = owner.base
+    if isinstance(owner, torch.Tensor) and batch.flags.c_contiguous and owner.is_contiguous():
+        start = (batch.__array_interface__["data"][0] - owner.data_ptr()) // owner.element_size()
+        flat = owner.reshape(-1)[start : start + batch.size]
+        if flat.data_ptr() == batch.__array_interface__["data"][0]:
+            return flat.view(batch.shape)
+    return torch.from_numpy(np.ascontiguousarray(batch))

@@ -76,6 +76,26 @@ class DateWindow(BaseModel):
     total_queries: int
 
 
+class SearchInfo(BaseModel):
+    """The search backend and its settings; approximate backends add their recall against exact search."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    backend: str
+    device: str | None = None
+    index: str | None = None
+    nlist: int | str | None = None
+    nprobe: int | None = None
+    hnsw_m: int | None = None
+    ef_search: int | None = None
+    ef_construction: int | None = None
+    small_part_flat_below: int | None = None
+    recall: dict[str, dict[str, float]] | None = Field(
+        default=None, description="subset -> recall@K against exact search, on `recall_queries` sampled queries"
+    )
+    recall_queries: int | None = None
+
+
 class RunConfig(BaseModel):
     """Settings of the run that change the numbers."""
 
@@ -84,6 +104,7 @@ class RunConfig(BaseModel):
     fine_rule: str
     ks: list[int]
     search_backend: str
+    search: SearchInfo | None = None
     bootstrap: BootstrapConfig
     window: DateWindow | None = None
     protocol: str | None = None

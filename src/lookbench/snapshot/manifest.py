@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -70,8 +71,11 @@ def inside_path(name: str) -> bool:
     )
 
 
-def manifest_problems(root: Path, manifest: dict[str, Any]) -> list[str]:
-    """Every mismatch between the folder and its manifest: missing, extra, changed files or row counts."""
+def manifest_problems(root: Path, manifest: dict[str, Any], sha256: Callable[[Path], str] = file_sha256) -> list[str]:
+    """Every mismatch between the folder and its manifest: missing, extra, changed files or row counts.
+
+    `sha256` hashes a file (default: read it all; `open_snapshot` passes the digest index, which re-reads only
+    files whose size or mtime changed)."""
     problems: list[str] = []
     listed: dict[str, Any] = manifest["files"]
     present = {p.relative_to(root).as_posix() for p in _listed_files(root)}
@@ -91,7 +95,7 @@ def manifest_problems(root: Path, manifest: dict[str, Any]) -> list[str]:
         if path.stat().st_size != entry.get("bytes"):
             problems.append(f"{name}: size {path.stat().st_size} != manifest {entry.get('bytes')}")
             continue
-        if file_sha256(path) != entry.get("sha256"):
+        if sha256(path) != entry.get("sha256"):
             problems.append(f"{name}: sha256 differs from the manifest")
             continue
         if "rows" in entry and pq.ParquetFile(path).metadata.num_rows != entry["rows"]:
@@ -99,12 +103,12 @@ def manifest_problems(root: Path, manifest: dict[str, Any]) -> list[str]:
     return problems
 
 
-def verify_manifest(root: Path) -> dict[str, Any] | None:
+def verify_manifest(root: Path, sha256: Callable[[Path], str] = file_sha256) -> dict[str, Any] | None:
     """Raise SnapshotError if `root` disagrees with its manifest; return the manifest (None if absent)."""
     manifest = read_manifest(root)
     if manifest is None:
         return None
-    problems = manifest_problems(root, manifest)
+    problems = manifest_problems(root, manifest, sha256)
     if problems:
         shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
         raise SnapshotError(f"{root}: snapshot does not match {MANIFEST_NAME}: {shown}")

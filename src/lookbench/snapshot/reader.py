@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from functools import cached_property
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
-from lookbench.hashing import file_sha256, sha256_hex
+from lookbench.hashing import sha256_hex
 from lookbench.snapshot.card import DatasetCard, read_card
+from lookbench.snapshot.digests import DigestIndex, ImageDigests, hash_images
 from lookbench.snapshot.features import class_names, features_of
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
 from lookbench.snapshot.manifest import verify_manifest
@@ -82,6 +82,10 @@ def _file_images(path: Path, column: str, batch_size: int) -> Iterator[list[byte
         yield values
 
 
+def _hash_file_images(path: Path, column: str, algorithm: str = "sha256") -> ImageDigests:
+    return hash_images(_file_images(path, column, 256), algorithm)
+
+
 def list_cell(path: Path, row: int, column: str, value: Any, what: str = "a list") -> list[Any]:
     """A list-valued cell: null reads as empty and a string holding a JSON list is accepted."""
     if value is None:
@@ -101,18 +105,19 @@ def list_cell(path: Path, row: int, column: str, value: Any, what: str = "a list
     return value
 
 
-def _attribute_list(path: Path, row: int, value: Any) -> list[str]:
+def _attribute_list(path: Path, row: int, value: Any, normalise: Callable[[Any], str] = normalise_label) -> list[str]:
     """`other_attributes` of one row, normalised: a list (null reads as empty; a JSON-list string is accepted)."""
     values = list_cell(path, row, "other_attributes", value, "a list of strings")
-    return [s for s in (normalise_label(v) for v in values) if s]
+    return [s for s in (normalise(v) for v in values) if s]
 
 
 class Snapshot:
     """A snapshot on local disk: `<subset>/{query,gallery}.parquet` plus `noise/gallery*.parquet`."""
 
-    def __init__(self, root: Path, location: str | None = None) -> None:
+    def __init__(self, root: Path, location: str | None = None, digests: DigestIndex | None = None) -> None:
         self.root = root
         self.location = location or str(root)
+        self.digests = digests or DigestIndex.default()
         self._labels: dict[tuple[str, str], SplitLabels] = {}
         self._warnings: dict[str, None] = {}
         self.card: DatasetCard | None = read_card(root)
@@ -301,7 +306,7 @@ class Snapshot:
         features = features_of(schema)
         columns = [*LABEL_COLUMNS, *(c for c in ("outfit_id", "first_seen_at") if c in names)]
         with reading(path):
-            table = pq.read_table(path, columns=columns)
+            table = pq.ParquetFile(path).read(columns=columns)  # not pq.read_table: that imports pandas (0.25 s)
         values = {c: self._decoded(path, table, c, features.get(c)) for c in LABEL_COLUMNS}
         for column in () if noise else ("category", "main_attribute"):  # noise labels are never compared
             if class_names(features.get(column)) is None and not _is_text(schema.field(column).type):
@@ -309,9 +314,10 @@ class Snapshot:
                     f"{path}: {column} is stored as {schema.field(column).type}, not text; its values are compared "
                     "as text (1 and 1.0 read as '1')"
                 )
-        categories = [normalise_label(v) for v in values["category"]]
-        mains = [normalise_label(v) for v in values["main_attribute"]]
-        others = [_attribute_list(path, row, v) for row, v in enumerate(values["other_attributes"])]
+        normalise = _memoised(normalise_label)  # a split repeats few distinct labels: normalise each once
+        categories = [normalise(v) for v in values["category"]]
+        mains = [normalise(v) for v in values["main_attribute"]]
+        others = [_attribute_list(path, row, v, normalise) for row, v in enumerate(values["other_attributes"])]
         item_ids: list[str] = []
         for row, value in enumerate(values["item_ID"]):
             item = canonical_text(value)
@@ -364,9 +370,21 @@ class Snapshot:
         ]
 
     def _raw_image_keys(self, path: Path) -> list[str | None]:
-        keys: list[str | None] = []
-        for values in _file_images(path, "raw_image", 256):
-            keys.extend(hashlib.sha1(data).hexdigest() if data else None for data in values)
+        """Outfit keys from the street photos: sha1 of the raw_image bytes, remembered by the digest index."""
+        with reading(path):
+            rows = pq.ParquetFile(path).metadata.num_rows
+            compute = partial(_hash_file_images, path, "raw_image", "sha1")
+            found = self.digests.image_digests(path, "raw_image.sha1", compute, rows)
+        return [None if key is None else key.hex() for key in found.per_row()]
+
+    def image_keys(self, subset: str, split: str, column: str = "image") -> list[bytes | None]:
+        """sha256 digest of each row's image bytes, in row order (None: no bytes); remembered across runs."""
+        keys: list[bytes | None] = []
+        for path in self.files(subset, split):
+            with reading(path):
+                rows = pq.ParquetFile(path).metadata.num_rows
+                found = self.digests.image_digests(path, column, partial(_hash_file_images, path, column), rows)
+            keys.extend(found.per_row())
         return keys
 
     def iter_images(
@@ -450,13 +468,30 @@ class Snapshot:
         lines = []
         for path in self.all_files():
             with reading(path):
-                lines.append(f"{path.relative_to(self.root).as_posix()}\0{file_sha256(path)}\n")
+                lines.append(f"{path.relative_to(self.root).as_posix()}\0{self.digests.file_sha256(path)}\n")
         return sha256_hex("".join(lines).encode())
+
+
+def _memoised(function: Callable[[Any], str]) -> Callable[[Any], str]:
+    """`function` remembering its result per argument (unhashable arguments are passed through)."""
+    seen: dict[Any, str] = {}
+
+    def call(value: Any) -> str:
+        try:
+            return seen[value]
+        except KeyError:
+            seen[value] = result = function(value)
+            return result
+        except TypeError:
+            return function(value)
+
+    return call
 
 
 def open_snapshot(location: str | Path, verify: bool = True) -> Snapshot:
     """Open a snapshot from a local folder or an `hf://` location; check its MANIFEST.json when it has one."""
     root = resolve_snapshot_dir(location)
+    digests = DigestIndex.default()
     if verify:
-        verify_manifest(root)
-    return Snapshot(root, location=str(location))
+        verify_manifest(root, sha256=digests.file_sha256)
+    return Snapshot(root, location=str(location), digests=digests)
