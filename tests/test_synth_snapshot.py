@@ -1,4 +1,4 @@
-"""Synth snapshots: layout, readability, determinism, release windows, the default cache and the CLI."""
+"""Synth snapshots: layout, readability, determinism, release windows, the default cache, resume and the CLI."""
 
 from __future__ import annotations
 
@@ -17,9 +17,15 @@ from lookbench.cli.main import app
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSETS
+from lookbench.snapshot.writer import SplitWriter
 from lookbench.synth import default as default_module
-from lookbench.synth.generate import MANIFEST, SynthGenerator, generate_snapshot
+from lookbench.synth import generate as generate_module
+from lookbench.synth.catalogue import NOISE_ONLY
+from lookbench.synth.generate import MANIFEST, generate_snapshot
+from lookbench.synth.plan import plan_release
 from lookbench.synth.release import history_window, release_window
+from lookbench.synth.street import MIN_CROP
+from lookbench.synth.tasks import STUDIO_QUERY_SCHEMA
 from lookbench.taxonomy import load_taxonomy
 
 RELEASE = date(2026, 6, 1)
@@ -32,7 +38,8 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _rows(snap: Path, subset: str, split: str) -> list[dict]:
-    return pq.read_table(snap / subset / f"{split}.parquet").to_pylist()
+    files = open_snapshot(snap).files(subset, split)
+    return [row for path in files for row in pq.read_table(path).to_pylist()]
 
 
 def test_layout_is_readable_by_the_core_reader(tiny: Path) -> None:
@@ -44,11 +51,23 @@ def test_layout_is_readable_by_the_core_reader(tiny: Path) -> None:
     assert len(lines) == 9
     manifest = json.loads((tiny / MANIFEST).read_text())
     assert manifest["rows"]["real_studio_flat/query"] == 6 and manifest["seed"] == 7
+    assert all((tiny / name).is_file() for name in manifest["files"])
     for subset in SUBSETS:
         assert snap.labels(subset, "query").first_seen_at is not None
         schema = pq.read_schema(tiny / subset / "gallery.parquet")
         assert b"huggingface" in schema.metadata
         assert schema.field("first_seen_at").type == pa.timestamp("us", tz="UTC")
+
+
+def test_snapshot_name_tells_sizes_and_seeds_apart(tiny: Path, tmp_path: Path) -> None:
+    assert open_snapshot(tiny).name == "v20260601-synth-tiny-seed7"
+    assert open_snapshot(tiny).snapshot_id == "v20260601"
+    other = generate_snapshot(tmp_path, RELEASE, "tiny", seed=8)
+    assert open_snapshot(other).name == "v20260601-synth-tiny-seed8"
+    (other / MANIFEST).write_text(json.dumps({"name": "../../etc/passwd"}))
+    assert open_snapshot(other).name == "v20260601"
+    (other / MANIFEST).write_text("{not json")
+    assert open_snapshot(other).name == "v20260601"
 
 
 def test_labels_are_taxonomy_values_and_ids_link_queries_to_products(tiny: Path) -> None:
@@ -58,6 +77,7 @@ def test_labels_are_taxonomy_values_and_ids_link_queries_to_products(tiny: Path)
         gallery = _rows(tiny, subset, "gallery")
         by_id = {r["item_ID"]: r for r in gallery}
         assert not noise_ids & set(by_id)
+        assert not {r["category"] for r in gallery} & set(NOISE_ONLY)
         for query in _rows(tiny, subset, "query"):
             allowed = set(tax.category(query["category"]).attribute_names())
             assert {query["main_attribute"], *query["other_attributes"]} <= allowed
@@ -69,35 +89,59 @@ def test_labels_are_taxonomy_values_and_ids_link_queries_to_products(tiny: Path)
             assert any(n["main_attribute"] != query["main_attribute"] for n in negatives)
 
 
-def test_street_queries_carry_scene_box_and_outfit(tiny: Path) -> None:
+def test_no_distractor_carries_a_query_products_full_label_set(tiny: Path) -> None:
+    """The strict rule (same category, A_q within A_i) never holds between a query and a noise row."""
+    noise = [(r["category"], {r["main_attribute"], *r["other_attributes"]}) for r in _rows(tiny, NOISE, "gallery")]
+    for subset in SUBSETS:
+        for q in _rows(tiny, subset, "query"):
+            labels = {q["main_attribute"], *q["other_attributes"]}
+            assert not [n for cat, n in noise if cat == q["category"] and labels <= n], q["item_ID"]
+
+
+def test_street_queries_carry_scene_box_outfit_and_one_date_per_photo(tiny: Path) -> None:
     for subset in STREETLOOK_SUBSETS:
         queries = _rows(tiny, subset, "query")
         assert len({q["outfit_id"] for q in queries}) < len(queries)
+        dates: dict[str, set[datetime]] = {}
         for q in queries:
             raw = Image.open(io.BytesIO(q["raw_image"]["bytes"]))
             crop = Image.open(io.BytesIO(q["image"]["bytes"]))
             x0, y0, x1, y1 = q["bbox"]
             assert 0 <= x0 < x1 <= raw.width and 0 <= y0 < y1 <= raw.height
             assert crop.size == (x1 - x0, y1 - y0)
+            assert min(crop.size) >= MIN_CROP
+            dates.setdefault(q["outfit_id"], set()).add(q["first_seen_at"])
+        assert all(len(d) == 1 for d in dates.values()), "every crop of one street photo carries the photo's date"
     for q in _rows(tiny, "real_studio_flat", "query"):
         assert q["raw_image"] is None and q["bbox"] is None
 
 
-def test_same_seed_and_date_give_identical_bytes(tmp_path: Path, tiny: Path) -> None:
-    again = generate_snapshot(tmp_path / "a", RELEASE, "tiny", seed=7)
+def test_a_date_window_keeps_or_drops_whole_outfits(tiny: Path) -> None:
+    snap = open_snapshot(tiny)
+    for subset in STREETLOOK_SUBSETS:
+        labels = snap.labels(subset, "query")
+        assert labels.first_seen_at is not None
+        cut = sorted(labels.first_seen_at)[len(labels) // 2]
+        kept = {labels.outfit_key[i] for i in range(len(labels)) if labels.first_seen_at[i] >= cut}
+        dropped = {labels.outfit_key[i] for i in range(len(labels)) if labels.first_seen_at[i] < cut}
+        assert not kept & dropped
+
+
+def test_same_seed_and_date_give_identical_bytes_with_any_number_of_processes(tmp_path: Path, tiny: Path) -> None:
+    again = generate_snapshot(tmp_path / "a", RELEASE, "tiny", seed=7, workers=2)
     files = sorted(p.relative_to(tiny) for p in tiny.rglob("*") if p.is_file())
     assert files == sorted(p.relative_to(again) for p in again.rglob("*") if p.is_file())
     for rel in files:
         assert (tiny / rel).read_bytes() == (again / rel).read_bytes(), rel
-    other = SynthGenerator(8, RELEASE, "tiny").noise(9)
-    assert [r["image"] for r in other] != [r["image"] for r in _rows(tiny, NOISE, "gallery")]
+    other = generate_snapshot(tmp_path / "b", RELEASE, "tiny", seed=8, workers=1)
+    assert [r["image"] for r in _rows(other, NOISE, "gallery")] != [r["image"] for r in _rows(tiny, NOISE, "gallery")]
 
 
 def _dates(snap: Path, subset: str, split: str) -> list[datetime]:
-    return pq.read_table(snap / subset / f"{split}.parquet", columns=["first_seen_at"])["first_seen_at"].to_pylist()
+    return [r["first_seen_at"] for r in _rows(snap, subset, split)]
 
 
-def test_release_windows_date_new_products_and_older_noise(tmp_path: Path, tiny: Path) -> None:
+def test_release_windows_date_new_products_and_older_noise(tiny: Path) -> None:
     start, end = release_window(RELEASE)
     assert (start, end) == (datetime(2026, 5, 2, tzinfo=timezone.utc), datetime(2026, 6, 1, tzinfo=timezone.utc))
     for subset in SUBSETS:
@@ -106,12 +150,12 @@ def test_release_windows_date_new_products_and_older_noise(tmp_path: Path, tiny:
     h_start, h_end = history_window(RELEASE)
     assert all(h_start <= d < h_end for d in _dates(tiny, NOISE, "gallery"))
     later = date(2026, 7, 1)
-    gen = SynthGenerator(7, later, "tiny")
-    rows = gen.studio_subset("real_studio_flat", "real", 1)
+    plan = plan_release(7, later, "tiny")
     l_start, l_end = release_window(later)
-    assert all(l_start <= r["first_seen_at"] < l_end for r in rows.query + rows.gallery)
+    products = [item.product for sub in plan.subsets for item in sub.gallery]
+    assert all(l_start <= p.first_seen_at < l_end for p in products)
     old_ids = {r["item_ID"] for r in _rows(tiny, "real_studio_flat", "gallery")}
-    assert not old_ids & {r["item_ID"] for r in rows.gallery}
+    assert not old_ids & {p.product_id for p in products}
 
 
 def test_loads_with_datasets_if_installed(tiny: Path, tmp_path: Path) -> None:
@@ -126,7 +170,7 @@ def test_existing_release_is_not_overwritten_without_asking(tiny: Path) -> None:
     with pytest.raises(SnapshotError, match="already exists"):
         generate_snapshot(tiny.parent, RELEASE, "tiny", seed=7)
     with pytest.raises(SnapshotError, match="unknown synth size 'huge'"):
-        SynthGenerator(0, RELEASE, "huge")
+        generate_snapshot(tiny.parent, date(2026, 7, 1), "huge", seed=7)
 
 
 def test_default_snapshot_is_generated_once_into_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -153,21 +197,80 @@ def test_default_snapshot_is_generated_once_into_the_cache(tmp_path: Path, monke
     assert default_module.cache_root() == Path.home() / ".cache" / "lookbench" / "synth"
 
 
-def test_a_crash_leaves_no_half_snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    original = SynthGenerator.subsets
+def test_a_crash_leaves_no_half_snapshot_and_a_rerun_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    original = generate_module.run_task
+    calls = {"n": 0}
 
-    def crash(self: SynthGenerator):  # type: ignore[no-untyped-def]
-        for index, item in enumerate(original(self)):
-            if index == 2:
-                raise RuntimeError("boom")
-            yield item
+    def crash_on_the_fifth(task):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 5:
+            raise RuntimeError("boom")
+        return original(task)
 
-    monkeypatch.setattr(SynthGenerator, "subsets", crash)
-    monkeypatch.setattr(default_module, "DEFAULT_SIZE", "tiny")
+    monkeypatch.setattr(generate_module, "run_task", crash_on_the_fifth)
     with pytest.raises(RuntimeError, match="boom"):
-        default_module.default_snapshot(tmp_path)
-    assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
-    assert not list(tmp_path.rglob("v20260601"))
+        generate_snapshot(tmp_path, RELEASE, "tiny", seed=3, workers=1)
+    assert not (tmp_path / "v20260601").exists()
+    partial = [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+    assert len(partial) == 1
+    done = sorted(p.relative_to(partial[0]).as_posix() for p in partial[0].rglob("*.parquet"))
+    assert done == [
+        f"{s}/{split}.parquet" for s in ("aigen_studio", "real_studio_flat") for split in ("gallery", "query")
+    ]
+    assert not [p for p in partial[0].rglob("*") if p.name.endswith(".tmp")]
+    monkeypatch.setattr(generate_module, "run_task", original)
+    messages: list[str] = []
+    resumed = generate_snapshot(tmp_path, RELEASE, "tiny", seed=3, workers=1, progress=messages.append)
+    assert messages[0] == "resuming: 4 of 9 files already written" and len(messages) == 6
+    fresh = generate_snapshot(tmp_path / "fresh", RELEASE, "tiny", seed=3, workers=1)
+    for path in fresh.rglob("*.parquet"):
+        assert path.read_bytes() == (resumed / path.relative_to(fresh)).read_bytes()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".partial")]
+
+
+def test_a_resumed_run_redoes_a_damaged_file(tmp_path: Path) -> None:
+    """A file in the partial folder that is not a parquet file of the planned row count is rendered again."""
+    fresh = generate_snapshot(tmp_path / "fresh", RELEASE, "tiny", seed=4, workers=1)
+    partial = tmp_path / "out" / ".v20260601.synth-2-tiny-seed4.partial"
+    (partial / "real_studio_flat").mkdir(parents=True)
+    (partial / "real_studio_flat" / "query.parquet").write_bytes(b"PAR1 not really")
+    (partial / "aigen_studio").mkdir()
+    (partial / "aigen_studio" / "query.parquet").write_bytes(
+        (fresh / "real_studio_flat" / "query.parquet").read_bytes()
+    )
+    resumed = generate_snapshot(tmp_path / "out", RELEASE, "tiny", seed=4, workers=1)
+    for path in fresh.rglob("*.parquet"):
+        assert path.read_bytes() == (resumed / path.relative_to(fresh)).read_bytes(), path
+
+
+def test_split_writer_streams_row_groups_and_refuses_empty_or_partial_files(tmp_path: Path) -> None:
+    target = tmp_path / "s" / "query.parquet"
+    writer = SplitWriter(target, STUDIO_QUERY_SCHEMA)
+    with pytest.raises(SnapshotError, match="refusing to write an empty split"):
+        writer.close()
+    assert not target.exists() and not list(target.parent.iterdir())
+    rows = _rows(generate_snapshot(tmp_path / "g", RELEASE, "tiny", seed=5, workers=1), "real_studio_flat", "query")
+    writer = SplitWriter(target, STUDIO_QUERY_SCHEMA)
+    writer.write(pa.Table.from_pylist(rows[:2], schema=STUDIO_QUERY_SCHEMA))
+    writer.write(pa.Table.from_pylist(rows[2:], schema=STUDIO_QUERY_SCHEMA))
+    assert not target.exists()
+    writer.close()
+    assert pq.ParquetFile(target).metadata.num_row_groups == 2 and pq.read_table(target).num_rows == len(rows)
+    writer = SplitWriter(tmp_path / "s" / "other.parquet", STUDIO_QUERY_SCHEMA)
+    writer.write(pa.Table.from_pylist(rows[:1], schema=STUDIO_QUERY_SCHEMA))
+    writer.abort()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["query.parquet"]
+    with pytest.raises(SnapshotError, match="lacks required column"):
+        SplitWriter(tmp_path / "x.parquet", pa.schema([pa.field("image", pa.string())]))
+
+
+def test_generation_errors_name_the_place(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(SnapshotError, match="cannot generate the Synth release .*file/v20260601"):
+        generate_snapshot(blocker, RELEASE, "tiny", seed=1)
+    result = CliRunner().invoke(app, ["synth", "--out", str(blocker), "--size", "tiny"])
+    assert result.exit_code == 2 and "cannot generate" in result.output
 
 
 def test_cli_synth_writes_snapshot_and_contact_sheets(tmp_path: Path) -> None:
@@ -178,13 +281,17 @@ def test_cli_synth_writes_snapshot_and_contact_sheets(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert open_snapshot(tmp_path / "v20260301").subsets == list(SUBSETS)
     sheets = sorted((tmp_path / "preview" / "v20260301").glob("*.png"))
-    assert [p.stem for p in sheets] == sorted(SUBSETS)
+    assert [p.stem for p in sheets] == sorted([*SUBSETS, NOISE])
     with Image.open(sheets[0]) as sheet:
         assert sheet.width >= 4 * 128 and sheet.height > 128
     again = runner.invoke(app, ["synth", "--out", str(tmp_path), "--size", "tiny", "--release", "2026-03-01"])
     assert again.exit_code == 2 and "already exists" in again.output
     bad = runner.invoke(app, ["synth", "--out", str(tmp_path), "--release", "March"])
     assert bad.exit_code == 2 and "bad release date" in bad.output
+    unknown = runner.invoke(app, ["synth", "--out", str(tmp_path), "--size", "enormous"])
+    assert unknown.exit_code == 2 and "unknown synth size 'enormous'" in unknown.output
+    negative = runner.invoke(app, ["synth", "--out", str(tmp_path), "--workers", "-1"])
+    assert negative.exit_code == 2
 
 
 def test_cli_taxonomy_prints_categories_and_schemas() -> None:

@@ -200,7 +200,7 @@ def eval_command(
     if any(is_composed_subset(s) for s in run_subsets):
         name = composed_model_name(name, method)
     window = window_tag(settings.since, settings.until)
-    target = result_target(output, name, snap.snapshot_id, fine_rule.value, window)
+    target = result_target(output, name, snap.name, fine_rule.value, window)
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return

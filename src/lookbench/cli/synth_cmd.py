@@ -12,9 +12,10 @@ from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
 from lookbench.synth.default import default_snapshot
 from lookbench.synth.generate import generate_snapshot
+from lookbench.synth.parallel import available_cpus
 from lookbench.synth.preview import write_previews
 from lookbench.synth.release import parse_release, version_name
-from lookbench.synth.sizes import SIZES
+from lookbench.synth.sizes import SIZES, size_preset
 
 
 @reports_errors
@@ -23,10 +24,13 @@ def synth(
     release: str = typer.Option(
         "2026-06-01", "--release", help="Release date YYYY-MM-DD; products are dated in the 30 days before it."
     ),
-    size: str = typer.Option("small", "--size", help=f"One of: {', '.join(SIZES)}."),
+    size: str = typer.Option("small", "--size", help=f"One of: {', '.join(SIZES)} (real: the released counts)."),
     seed: int = typer.Option(0, "--seed", help="Random seed; same seed and release give byte-identical parquet."),
     preview: bool = typer.Option(False, "--preview", help="Also write contact sheets to OUT/preview/vYYYYMMDD/."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing release folder."),
+    workers: int = typer.Option(
+        0, "--workers", min=0, help="Rendering processes (0: one per available CPU); output is the same for any."
+    ),
     default: bool = typer.Option(
         False, "--default", help="Generate (if needed) and print the cached default snapshot."
     ),
@@ -41,12 +45,23 @@ def synth(
         when = parse_release(release)
     except ValueError as exc:
         raise LookBenchError(str(exc)) from exc
+    preset = size_preset(size)
     target = out / version_name(when)
     if preview and target.exists() and not overwrite:
         console.print(escape(f"{target} exists; writing contact sheets only"), highlight=False)
     else:
         started = time.perf_counter()
-        generate_snapshot(out, when, size, seed, overwrite=overwrite)
+        count = workers or available_cpus()
+        console.print(f"generating {size} ({preset.total_images():,} images) with {count} process(es)")
+        generate_snapshot(
+            out,
+            when,
+            size,
+            seed,
+            overwrite=overwrite,
+            workers=count,
+            progress=lambda msg: console.print(f"[dim]{time.perf_counter() - started:6.0f}s {escape(msg)}[/dim]"),
+        )
         console.print(f"[green]wrote[/green] {escape(str(target))} ({time.perf_counter() - started:.0f}s)")
     if preview:
         for path in write_previews(target, out / "preview" / target.name):

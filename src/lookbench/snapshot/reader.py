@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property, partial
 from pathlib import Path
@@ -31,6 +32,9 @@ from lookbench.snapshot.schema import (
     is_composed_subset,
 )
 from lookbench.snapshot.source import resolve_snapshot_dir
+
+NAMED_BY = ("MANIFEST.json", "synth_manifest.json")
+"""Files whose `name` field names the snapshot (a name that is not a plain file-name-safe word is ignored)."""
 
 
 @contextlib.contextmanager
@@ -124,6 +128,19 @@ class Snapshot:
     def snapshot_id(self) -> str:
         """The version folder's name, e.g. `v20251201`."""
         return self.root.name
+
+    @cached_property
+    def name(self) -> str:
+        """The name results are filed under: the `name` a manifest declares (a Synth release names its size and
+        seed, e.g. `v20260601-synth-small-seed0`), else the version folder's name."""
+        for manifest in NAMED_BY:
+            try:
+                declared = json.loads((self.root / manifest).read_text(encoding="utf-8")).get("name")
+            except (OSError, ValueError, AttributeError):
+                continue
+            if isinstance(declared, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,100}", declared):
+                return declared
+        return self.snapshot_id
 
     @property
     def declared_subsets(self) -> tuple[str, ...]:

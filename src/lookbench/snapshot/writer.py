@@ -59,3 +59,38 @@ def write_split(table: pa.Table, path: Path | str, row_group_size: int = 512) ->
     with atomic_path(target) as tmp:
         pq.write_table(table, tmp, row_group_size=row_group_size, compression="zstd")
     return target
+
+
+class SplitWriter:
+    """Stream one split to parquet, a row group per `write`; the file appears complete at `close` or not at all."""
+
+    def __init__(self, path: Path | str, schema: pa.Schema) -> None:
+        missing = [c for c in REQUIRED_COLUMNS if c not in schema.names]
+        if missing:
+            raise SnapshotError(f"{path}: schema lacks required column(s): {', '.join(missing)}")
+        metadata = dict(schema.metadata or {})
+        metadata[b"huggingface"] = huggingface_metadata(schema)
+        self.schema = schema.with_metadata(metadata)
+        self.path = Path(path)
+        self.rows = 0
+        self._context = atomic_path(self.path)
+        self._writer = pq.ParquetWriter(self._context.__enter__(), self.schema, compression="zstd")
+
+    def write(self, table: pa.Table) -> None:
+        """Append `table` (cast to the split's schema) as one row group."""
+        self._writer.write_table(table.cast(self.schema), row_group_size=max(1, table.num_rows))
+        self.rows += table.num_rows
+
+    def close(self) -> Path:
+        """Finish the file and move it into place; an empty split is refused."""
+        self._writer.close()
+        if self.rows == 0:
+            self._context.__exit__(SnapshotError, None, None)
+            raise SnapshotError(f"{self.path}: refusing to write an empty split")
+        self._context.__exit__(None, None, None)
+        return self.path
+
+    def abort(self) -> None:
+        """Discard the partial file."""
+        self._writer.close()
+        self._context.__exit__(SnapshotError, None, None)

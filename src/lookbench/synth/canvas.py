@@ -12,12 +12,11 @@ from lookbench.synth.palette import RGB
 Point = tuple[float, float]
 
 
-def inner_edge(mask: Image.Image) -> Image.Image:
-    """The one-pixel inner border of a binary mask (pixels with a background 4-neighbour)."""
-    inside = np.asarray(mask) > 0
+def inner_edge(inside: np.ndarray) -> np.ndarray:
+    """The one-pixel inner border of a boolean mask (pixels with an outside 4-neighbour)."""
     core = np.zeros_like(inside)
     core[1:-1, 1:-1] = inside[1:-1, 1:-1] & inside[:-2, 1:-1] & inside[2:, 1:-1] & inside[1:-1, :-2] & inside[1:-1, 2:]
-    return Image.fromarray(((inside & ~core) * 255).astype(np.uint8))
+    return inside & ~core
 
 
 class Canvas:
@@ -25,10 +24,15 @@ class Canvas:
 
     def __init__(self, size: int) -> None:
         self.size = size
+        self.scale = size / 256
         self.mask = Image.new("L", (size, size), 0)
         self._mask_draw = ImageDraw.Draw(self.mask)
         self._parts: list[Callable[[ImageDraw.ImageDraw], None]] = []
         self.probes: dict[str, tuple[int, int]] = {}
+
+    def width(self, width: int) -> int:
+        """A line width given for the canonical 256 px canvas, scaled to this canvas."""
+        return max(1, int(round(width * self.scale)))
 
     def px(self, points: Sequence[Point]) -> list[tuple[float, float]]:
         """Unit coordinates to pixels."""
@@ -52,24 +56,30 @@ class Canvas:
     def polygon(self, points: Sequence[Point], fill: RGB | None, outline: RGB | None = None, width: int = 1) -> None:
         """A solid part drawn over the fabric."""
         pts = self.px(points)
-        self._parts.append(lambda d: d.polygon(pts, fill=fill, outline=outline, width=width))
+        w = self.width(width)
+        self._parts.append(lambda d: d.polygon(pts, fill=fill, outline=outline, width=w))
 
     def ellipse(
         self, centre: Point, radii: Point, fill: RGB | None, outline: RGB | None = None, width: int = 1
     ) -> None:
         """A solid elliptical part drawn over the fabric."""
         box = self._box(centre, radii)
-        self._parts.append(lambda d: d.ellipse(box, fill=fill, outline=outline, width=width))
+        w = self.width(width)
+        self._parts.append(lambda d: d.ellipse(box, fill=fill, outline=outline, width=w))
 
-    def lower_half_ellipse(self, centre: Point, radii: Point, fill: RGB) -> None:
+    def lower_half_ellipse(
+        self, centre: Point, radii: Point, fill: RGB | None, outline: RGB | None = None, width: int = 2
+    ) -> None:
         """The lower half of an ellipse (a neckline opening seen from the front)."""
         box = self._box(centre, radii)
-        self._parts.append(lambda d: d.chord(box, 0, 180, fill=fill))
+        w = self.width(width)
+        self._parts.append(lambda d: d.chord(box, 0, 180, fill=fill, outline=outline, width=w))
 
     def line(self, points: Sequence[Point], fill: RGB, width: int = 2) -> None:
         """A line part (seam, zip, strap) drawn over the fabric."""
         pts = self.px(points)
-        self._parts.append(lambda d: d.line(pts, fill=fill, width=width, joint="curve"))
+        w = self.width(width)
+        self._parts.append(lambda d: d.line(pts, fill=fill, width=w, joint="curve"))
 
     def probe(self, name: str, point: Point) -> None:
         """Record a pixel position whose content the labels determine (used by tests)."""
@@ -78,9 +88,10 @@ class Canvas:
 
     def render(self, texture: np.ndarray, outline: RGB) -> Image.Image:
         """The RGBA garment: texture inside the silhouette, an inner outline, then the parts."""
-        image = Image.new("RGBA", (self.size, self.size), (0, 0, 0, 0))
-        image.paste(Image.fromarray(texture, "RGB"), (0, 0), self.mask)
-        image.paste((*outline, 255), (0, 0), inner_edge(self.mask))
+        alpha = np.asarray(self.mask)
+        rgb = texture.copy()
+        rgb[inner_edge(alpha > 0)] = outline
+        image = Image.fromarray(np.dstack([rgb, alpha]), "RGBA")
         draw = ImageDraw.Draw(image)
         for part in self._parts:
             part(draw)

@@ -1,4 +1,4 @@
-"""Which taxonomy categories the renderer draws, and which of their attributes it varies."""
+"""The 27 taxonomy categories the renderer draws: drawing kind, varied groups, fixed and optional attributes."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from typing import Literal
 
 from lookbench.synth.palette import COLOURS
 
-Kind = Literal["top", "dress", "skirt", "pants", "bag", "sneakers", "boots"]
+Kind = Literal[
+    "top", "dress", "jumpsuit", "skirt", "pants", "bag", "backpack", "sneakers", "boots", "sandals", "heels", "hat"
+]
 ALL_COLOURS: tuple[str, ...] = tuple(COLOURS)
+ALL_PATTERNS: tuple[str, ...] = ("solid", "striped", "checked", "polka dot", "floral")
 
 
 @dataclass(frozen=True)
@@ -20,93 +23,155 @@ class CategorySpec:
     fixed: dict[str, str] = field(default_factory=dict)
     always_details: tuple[str, ...] = ()
     optional_details: tuple[str, ...] = ()
+    optional_groups: tuple[str, ...] = ()
+    """Varied groups a product may leave unrecorded (drawn in a plain form no label names)."""
+
+
+def _spec(kind: Kind, vary: dict[str, tuple[str, ...]], **rest: object) -> CategorySpec:
+    return CategorySpec(kind, {"colour": ALL_COLOURS, **vary}, **rest)  # type: ignore[arg-type]
 
 
 SPECS: dict[str, CategorySpec] = {
-    "t-shirt": CategorySpec(
+    "blouse": _spec(
         "top",
         {
-            "colour": ALL_COLOURS,
-            "pattern": ("solid", "striped", "checked", "polka dot", "floral"),
+            "pattern": ALL_PATTERNS,
+            "neckline": ("v-neck", "crew neck", "square neck", "boat neck"),
+            "sleeve length": ("sleeveless", "short sleeve", "long sleeve"),
+            "sleeve shape": ("puff sleeve", "bell sleeve"),
+        },
+        optional_details=("ruffles",),
+        optional_groups=("sleeve shape",),
+    ),
+    "shirt": _spec(
+        "top",
+        {
+            "pattern": ALL_PATTERNS,
+            "collar": ("shirt collar", "mandarin collar"),
+            "sleeve length": ("short sleeve", "long sleeve"),
+            "fit": ("slim fit", "regular fit", "oversized"),
+        },
+        optional_details=("chest pocket", "epaulettes"),
+    ),
+    "t-shirt": _spec(
+        "top",
+        {
+            "pattern": ALL_PATTERNS,
             "neckline": ("crew neck", "v-neck", "scoop neck"),
             "sleeve length": ("short sleeve", "long sleeve"),
             "length": ("cropped", "hip length"),
         },
         optional_details=("chest pocket",),
     ),
-    "blouse": CategorySpec(
+    "polo shirt": _spec(
         "top",
         {
-            "colour": ALL_COLOURS,
-            "pattern": ("solid", "striped", "checked", "polka dot", "floral"),
-            "neckline": ("v-neck", "crew neck", "square neck"),
-            "sleeve length": ("sleeveless", "short sleeve", "long sleeve"),
+            "pattern": ("solid", "striped"),
+            "sleeve length": ("short sleeve", "long sleeve"),
+            "fit": ("slim fit", "regular fit"),
+            "style": ("casual", "sporty"),
+        },
+        fixed={"collar": "polo collar"},
+        optional_details=("chest pocket",),
+    ),
+    "tank top": _spec(
+        "top",
+        {
+            "pattern": ALL_PATTERNS,
+            "neckline": ("scoop neck", "square neck", "halter neck", "v-neck"),
+            "length": ("cropped", "hip length"),
+            "fit": ("slim fit", "oversized"),
         },
     ),
-    "sweater": CategorySpec(
+    "sweatshirt": _spec(
         "top",
         {
-            "colour": ALL_COLOURS,
+            "pattern": ("solid", "striped"),
+            "closure": ("pullover", "zip"),
+            "length": ("cropped", "hip length"),
+            "fit": ("regular fit", "oversized"),
+        },
+        fixed={"neckline": "crew neck"},
+        optional_details=("kangaroo pocket", "ribbed cuffs"),
+    ),
+    "hoodie": _spec(
+        "top",
+        {
+            "pattern": ("solid", "striped", "checked"),
+            "closure": ("pullover", "zip"),
+            "length": ("cropped", "hip length"),
+            "fit": ("regular fit", "oversized"),
+        },
+        always_details=("hood",),
+        optional_details=("kangaroo pocket", "ribbed cuffs"),
+    ),
+    "sweater": _spec(
+        "top",
+        {
             "pattern": ("solid", "striped", "checked"),
             "neckline": ("crew neck", "v-neck", "turtleneck"),
             "sleeve length": ("short sleeve", "long sleeve"),
             "length": ("cropped", "hip length"),
+            "fit": ("regular fit", "oversized"),
         },
+        optional_details=("ribbed cuffs",),
     ),
-    "hoodie": CategorySpec(
-        "top",
-        {"colour": ALL_COLOURS, "pattern": ("solid", "striped", "checked"), "closure": ("pullover", "zip")},
-        always_details=("hood",),
-        optional_details=("kangaroo pocket",),
-    ),
-    "cardigan": CategorySpec(
+    "cardigan": _spec(
         "top",
         {
-            "colour": ALL_COLOURS,
             "pattern": ("solid", "striped", "checked"),
+            "neckline": ("v-neck", "crew neck"),
             "closure": ("buttons", "zip"),
             "sleeve length": ("three-quarter sleeve", "long sleeve"),
             "length": ("cropped", "hip length", "thigh length"),
         },
-        fixed={"neckline": "v-neck"},
         optional_details=("patch pockets",),
     ),
-    "jacket": CategorySpec(
+    "jacket": _spec(
         "top",
         {
-            "colour": ALL_COLOURS,
             "pattern": ("solid", "checked"),
+            "material": ("denim", "leather", "cotton", "suede"),
             "closure": ("buttons", "zip"),
             "collar": ("shirt collar", "no collar"),
             "length": ("cropped", "hip length"),
         },
         optional_details=("hood", "patch pockets", "chest pocket"),
     ),
-    "coat": CategorySpec(
+    "blazer": _spec(
         "top",
         {
-            "colour": ALL_COLOURS,
+            "pattern": ("solid", "striped", "checked"),
+            "collar": ("notched lapel", "shawl collar"),
+            "fit": ("slim fit", "regular fit", "oversized"),
+            "style": ("formal", "casual"),
+        },
+        fixed={"closure": "buttons"},
+        optional_details=("patch pockets", "chest pocket"),
+    ),
+    "coat": _spec(
+        "top",
+        {
             "pattern": ("solid", "checked"),
             "closure": ("buttons", "zip"),
             "collar": ("notched lapel", "shirt collar", "no collar"),
             "length": ("hip length", "thigh length", "knee length"),
         },
-        optional_details=("belt", "patch pockets"),
+        optional_details=("hood", "belt", "patch pockets"),
     ),
-    "vest": CategorySpec(
+    "vest": _spec(
         "top",
         {
-            "colour": ALL_COLOURS,
             "pattern": ("solid", "checked"),
             "closure": ("buttons", "zip"),
             "neckline": ("v-neck", "crew neck"),
+            "length": ("cropped", "hip length"),
         },
-        optional_details=("patch pockets",),
+        optional_details=("hood", "patch pockets"),
     ),
-    "dress": CategorySpec(
+    "dress": _spec(
         "dress",
         {
-            "colour": ALL_COLOURS,
             "pattern": ("solid", "striped", "polka dot", "floral"),
             "neckline": ("v-neck", "crew neck"),
             "sleeve length": ("sleeveless", "short sleeve", "long sleeve"),
@@ -114,25 +179,37 @@ SPECS: dict[str, CategorySpec] = {
             "fit": ("a-line", "bodycon"),
         },
     ),
-    "skirt": CategorySpec(
+    "jumpsuit": _spec(
+        "jumpsuit",
+        {
+            "pattern": ALL_PATTERNS,
+            "neckline": ("v-neck", "square neck", "halter neck"),
+            "sleeve length": ("sleeveless", "short sleeve", "long sleeve"),
+            "fit": ("wide leg", "straight leg"),
+        },
+        optional_details=("belt", "patch pockets"),
+    ),
+    "skirt": _spec(
         "skirt",
         {
-            "colour": ALL_COLOURS,
-            "pattern": ("solid", "striped", "checked", "polka dot", "floral"),
+            "pattern": ALL_PATTERNS,
             "length": ("mini", "knee length", "midi", "maxi"),
             "fit": ("a-line", "pencil"),
+            "closure": ("zip", "wrap"),
         },
-        optional_details=("pleats",),
+        optional_details=("pleats", "side slit"),
+        optional_groups=("closure",),
     ),
-    "pants": CategorySpec(
+    "pants": _spec(
         "pants",
         {
-            "colour": ALL_COLOURS,
             "pattern": ("solid", "striped", "checked"),
             "length": ("full length", "ankle length", "cropped"),
             "fit": ("skinny", "straight leg", "wide leg", "flared"),
+            "closure": ("drawstring",),
         },
-        optional_details=("cargo pockets",),
+        optional_details=("cargo pockets", "pleats"),
+        optional_groups=("closure",),
     ),
     "jeans": CategorySpec(
         "pants",
@@ -140,47 +217,97 @@ SPECS: dict[str, CategorySpec] = {
             "colour": ("blue", "black", "grey", "white"),
             "length": ("full length", "ankle length", "cropped"),
             "fit": ("skinny", "straight leg", "wide leg", "flared"),
+            "style": ("casual", "vintage"),
         },
         fixed={"material": "denim"},
-        optional_details=("ripped",),
+        optional_details=("ripped", "cargo pockets"),
     ),
-    "shorts": CategorySpec(
+    "shorts": _spec(
         "pants",
         {
-            "colour": ALL_COLOURS,
             "pattern": ("solid", "striped", "checked", "floral"),
             "length": ("thigh length", "knee length"),
+            "fit": ("slim fit", "regular fit"),
+            "closure": ("drawstring",),
         },
-        optional_details=("cargo pockets",),
+        optional_details=("cargo pockets", "ripped"),
+        optional_groups=("closure",),
     ),
-    "bag": CategorySpec(
+    "leggings": _spec(
+        "pants",
+        {
+            "pattern": ("solid", "striped", "floral"),
+            "length": ("full length", "ankle length", "cropped"),
+            "material": ("cotton", "mesh"),
+            "style": ("sporty", "casual"),
+        },
+    ),
+    "bag": _spec(
         "bag",
         {
-            "colour": ALL_COLOURS,
             "pattern": ("solid", "checked"),
             "bag style": ("tote", "shoulder bag", "crossbody", "clutch", "bucket bag"),
+            "material": ("leather", "canvas", "suede"),
         },
     ),
-    "sneakers": CategorySpec(
+    "backpack": _spec(
+        "backpack",
+        {
+            "pattern": ("solid", "checked", "striped"),
+            "closure": ("zip", "drawstring", "buckle"),
+            "material": ("canvas", "leather"),
+        },
+        fixed={"bag style": "backpack"},
+        optional_details=("patch pockets",),
+    ),
+    "sneakers": _spec(
         "sneakers",
         {
-            "colour": ALL_COLOURS,
             "shaft height": ("low top", "high top"),
             "closure": ("lace-up", "slip-on", "hook and loop"),
+            "heel": ("flat", "platform"),
+            "material": ("leather", "canvas", "mesh", "suede"),
+            "style": ("sporty", "casual"),
         },
     ),
-    "boots": CategorySpec(
+    "boots": _spec(
         "boots",
         {
-            "colour": ALL_COLOURS,
             "shaft height": ("ankle boot", "mid-calf", "knee high"),
+            "closure": ("zip", "lace-up", "slip-on"),
             "heel": ("flat", "block heel", "stiletto"),
             "toe": ("round toe", "pointed toe"),
+            "material": ("leather", "suede"),
         },
-        fixed={"closure": "zip"},
+    ),
+    "sandals": _spec(
+        "sandals",
+        {
+            "heel": ("flat", "block heel", "wedge", "platform"),
+            "closure": ("buckle", "slip-on", "hook and loop"),
+            "material": ("leather", "suede"),
+        },
+        fixed={"toe": "open toe"},
+    ),
+    "heels": _spec(
+        "heels",
+        {
+            "heel": ("block heel", "stiletto", "platform"),
+            "toe": ("pointed toe", "round toe", "open toe", "square toe"),
+            "closure": ("slip-on", "buckle"),
+            "material": ("leather", "suede", "satin"),
+        },
+    ),
+    "hat": _spec(
+        "hat",
+        {
+            "pattern": ("solid", "checked", "striped"),
+            "hat style": ("baseball cap", "bucket hat", "beanie", "fedora", "sun hat"),
+            "material": ("cotton", "wool", "knit"),
+        },
     ),
 }
-"""The 16 rendered categories (of the taxonomy's 27)."""
+"""All 27 taxonomy categories."""
 
 BAG_STRAPS: dict[str, str] = {
     "tote": "top handles",
@@ -191,6 +318,13 @@ BAG_STRAPS: dict[str, str] = {
 }
 """The strap each bag style is drawn with; recorded as the `strap` attribute."""
 
-TOPS: tuple[str, ...] = tuple(c for c, s in SPECS.items() if s.kind == "top")
-BOTTOMS: tuple[str, ...] = tuple(c for c, s in SPECS.items() if s.kind in ("skirt", "pants"))
-SHOES: tuple[str, ...] = ("sneakers", "boots")
+NOISE_ONLY: tuple[str, ...] = ("leggings", "backpack", "sandals", "hat")
+"""Categories only the distractor pool holds (as the real pool holds garments no gallery sells)."""
+
+GALLERY_CATEGORIES: tuple[str, ...] = tuple(c for c in SPECS if c not in NOISE_ONLY)
+TOPS: tuple[str, ...] = tuple(c for c in GALLERY_CATEGORIES if SPECS[c].kind == "top")
+OUTER: tuple[str, ...] = ("jacket", "blazer", "coat", "cardigan", "vest")
+BOTTOMS: tuple[str, ...] = tuple(c for c in GALLERY_CATEGORIES if SPECS[c].kind in ("skirt", "pants"))
+ONE_PIECES: tuple[str, ...] = ("dress", "jumpsuit")
+SHOES: tuple[str, ...] = tuple(c for c in GALLERY_CATEGORIES if SPECS[c].kind in ("sneakers", "boots", "heels"))
+FOOTWEAR: tuple[str, ...] = tuple(c for c in SPECS if SPECS[c].kind in ("sneakers", "boots", "sandals", "heels"))

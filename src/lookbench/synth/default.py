@@ -8,8 +8,9 @@ from datetime import date
 from pathlib import Path
 
 from lookbench.errors import SnapshotError
-from lookbench.synth.generate import GENERATOR_VERSION, MANIFEST, generate_snapshot
+from lookbench.synth.generate import MANIFEST, generate_snapshot
 from lookbench.synth.release import version_name
+from lookbench.synth.tasks import GENERATOR_VERSION
 
 DEFAULT_RELEASE = date(2026, 6, 1)
 DEFAULT_SEED = 0
@@ -39,16 +40,16 @@ def default_snapshot(cache_dir: Path | None = None) -> Path:
         return target
     try:
         return generate_snapshot(folder, DEFAULT_RELEASE, DEFAULT_SIZE, DEFAULT_SEED, overwrite=target.exists())
-    except OSError as exc:
+    except (OSError, SnapshotError) as exc:
         if is_complete(target):
             return target
         raise SnapshotError(f"cannot create the default Synth snapshot in {folder}: {exc}") from exc
 
 
 def is_complete(snapshot: Path) -> bool:
-    """True if the manifest and every split file it lists are present (a damaged cache is regenerated)."""
+    """True if the manifest and every file it lists are present (a damaged cache is regenerated)."""
     try:
-        rows = json.loads((snapshot / MANIFEST).read_text(encoding="utf-8"))["rows"]
+        files = json.loads((snapshot / MANIFEST).read_text(encoding="utf-8"))["files"]
+        return bool(files) and all((snapshot / name).is_file() for name in files)
     except (OSError, ValueError, KeyError, TypeError):
         return False
-    return bool(rows) and all((snapshot / f"{split}.parquet").is_file() for split in rows)

@@ -1,204 +1,127 @@
-"""Generate a LookBench-Synth snapshot: four subsets plus noise, with exact labels and dates."""
+"""Generate a LookBench-Synth snapshot: plan it, render it in parallel tasks, stream the rows to parquet.
+
+Files are written into `OUT/.vYYYYMMDD.<key>.partial/`, each moved into place only when complete; an interrupted
+run leaves the finished files there and the next run with the same seed, release and size resumes after them.
+When every file is done the folder is renamed to `OUT/vYYYYMMDD` (atomic: a reader sees all of it or nothing)."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import tempfile
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from PIL import Image
+import pyarrow as pa
+import pyarrow.parquet as pq
 
+from lookbench.atomic import write_text_atomic
 from lookbench.errors import SnapshotError
-from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSETS
-from lookbench.snapshot.writer import image_value, rows_to_table, write_split
-from lookbench.synth.catalogue import BOTTOMS, SHOES, SPECS, TOPS
-from lookbench.synth.encode import jpeg_bytes
-from lookbench.synth.products import Product, changeable_groups, main_group, sample_product, variant
-from lookbench.synth.release import history_window, release_window, sample_time, version_name
-from lookbench.synth.render import render_product
-from lookbench.synth.sizes import SIZES, SizePreset
-from lookbench.synth.street import MIN_VISIBLE, street_scene
-from lookbench.synth.studio import STUDIO_SIZE, catalogue_shot, query_shot, studio_image
-from lookbench.synth.styles import Style
+from lookbench.snapshot.schema import NOISE
+from lookbench.snapshot.writer import SplitWriter
+from lookbench.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
+from lookbench.synth.parallel import available_cpus, ordered_map
+from lookbench.synth.plan import NOISE_CHUNK, NOISE_SHARD, ReleasePlan, plan_release
+from lookbench.synth.release import release_window, version_name
+from lookbench.synth.street import SCENE_SIZE
+from lookbench.synth.studio import STUDIO_SIZE
+from lookbench.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, RenderTask, run_task, set_cover
 
-GENERATOR_VERSION = "synth-1"
 MANIFEST = "synth_manifest.json"
-TASK = "image_to_image"
+STUDIO_CHUNK = 32
+SCENE_CHUNK = 4
+CATALOGUE_CHUNK = 64
+"""Rows (street scenes for SCENE_CHUNK) per rendering task and parquet row group."""
+INLINE_BELOW = 400
+"""Releases with fewer images render in this process by default (starting workers would take longer)."""
+
+Progress = Callable[[str], None]
 
 
-@dataclass
-class Rows:
-    """Query and gallery rows of one subset under construction."""
+@dataclass(frozen=True)
+class FileJob:
+    """One parquet file of the snapshot and the tasks whose rows it holds, in order."""
 
-    query: list[dict[str, Any]] = field(default_factory=list)
-    gallery: list[dict[str, Any]] = field(default_factory=list)
+    path: str
+    kind: Kind
+    tasks: tuple[RenderTask, ...]
+
+    @property
+    def rows(self) -> int:
+        """Rows the file will hold."""
+        return sum(task_rows(task) for task in self.tasks)
 
 
-class SynthGenerator:
-    """Builds one release deterministically from (seed, release date, size)."""
+def task_rows(task: RenderTask) -> int:
+    """Rows a task renders: one per studio query, catalogue shot or distractor, one per queried street garment."""
+    if task.kind == "scene":
+        return sum(len(scene.queried) for scene in task.items)
+    if task.kind == "noise":
+        return sum(chunk.count for chunk in task.items)
+    return len(task.items)
 
-    def __init__(self, seed: int, release: date, size: str) -> None:
-        if size not in SIZES:
-            raise SnapshotError(f"unknown synth size {size!r}; known: {', '.join(SIZES)}")
-        self.seed = seed
-        self.release = release
-        self.preset: SizePreset = SIZES[size]
-        self.size_name = size
-        self._counter = 0
-        self._window = release_window(release)
-        self._history = history_window(release)
 
-    def _rng(self, stream: int) -> np.random.Generator:
-        return np.random.default_rng([self.seed, int(f"{self.release:%Y%m%d}"), stream])
+def is_written(path: Path, rows: int) -> bool:
+    """True if `path` is a readable parquet file with `rows` rows (a resumed run trusts nothing else)."""
+    try:
+        return pq.ParquetFile(path).metadata.num_rows == rows
+    except (OSError, pa.ArrowException):
+        return False
 
-    def _new_id(self) -> str:
-        self._counter += 1
-        return f"syn{self.seed}-{self.release:%Y%m%d}-{self._counter:06d}"
 
-    def _product(self, rng: np.random.Generator, categories: tuple[str, ...], new: bool = True) -> Product:
-        category = categories[int(rng.integers(len(categories)))]
-        when = sample_time(rng, self._window if new else self._history)
-        return sample_product(rng, category, self._new_id(), when)
+def snapshot_name(release: date, size: str, seed: int) -> str:
+    """The snapshot's name, distinct per release, size and seed: `v20260601-synth-small-seed0`."""
+    return f"{version_name(release)}-synth-{size}-seed{seed}"
 
-    def _negatives(self, product: Product, rng: np.random.Generator) -> list[Product]:
-        groups = changeable_groups(product)
-        first = main_group(product)
-        order = [first] if first in groups else []
-        rest = [g for g in groups if g not in order]
-        rng.shuffle(rest)
-        order += rest
-        return [variant(product, g, rng, self._new_id()) for g in order[: self.preset.negatives_per_product]]
 
-    def _row(self, product: Product, image: Image.Image, difficulty: str, **extra: Any) -> dict[str, Any]:
-        return {
-            "image": image_value(jpeg_bytes(image), f"{product.product_id}.jpg"),
-            "raw_image": None,
-            "category": product.category,
-            "main_attribute": product.main_attribute,
-            "other_attributes": product.other_attributes(),
-            "bbox": None,
-            "item_ID": product.product_id,
-            "task": TASK,
-            "difficulty": difficulty,
-            "first_seen_at": product.first_seen_at,
-            "source": GENERATOR_VERSION,
-            **extra,
-        }
+def _chunks(items: list[Any], size: int) -> Iterator[tuple[Any, ...]]:
+    for start in range(0, len(items), size):
+        yield tuple(items[start : start + size])
 
-    def _catalogue_rows(
-        self, product: Product, rng: np.random.Generator, negative_of: str | None = None
-    ) -> dict[str, Any]:
-        image = studio_image(render_product(product).image, "real", catalogue_shot(), rng)
-        return self._row(product, image, "easy", hard_negative_of=negative_of)
 
-    def _gallery_for(self, product: Product, rng: np.random.Generator, rows: Rows) -> None:
-        rows.gallery.append(self._catalogue_rows(product, rng))
-        for neg in self._negatives(product, rng):
-            rows.gallery.append(self._catalogue_rows(neg, rng, negative_of=product.product_id))
+def file_jobs(plan: ReleasePlan) -> list[FileJob]:
+    """Every file of the release with its tasks: per subset the queries then the gallery, then the noise shards."""
 
-    def studio_subset(self, subset: str, style: Style, stream: int) -> Rows:
-        """Studio queries (another shot of each product) and their gallery."""
-        rng = self._rng(stream)
-        rows = Rows()
-        for _ in range(self.preset.queries[subset]):
-            product = self._product(rng, tuple(SPECS))
-            image = studio_image(render_product(product).image, style, query_shot(rng), rng)
-            rows.query.append(self._row(product, image, "easy" if style == "real" else "medium"))
-            self._gallery_for(product, rng, rows)
-        self._extras(subset, rng, rows)
-        return rows
+    def task(kind: Kind, style: str, items: tuple[Any, ...]) -> RenderTask:
+        return RenderTask(kind, style, items, plan.seed, plan.release)  # type: ignore[arg-type]
 
-    def _outfit(self, rng: np.random.Generator) -> list[Product]:
-        if rng.random() < 0.35:
-            outfit = [self._product(rng, ("dress",))]
-            extras = [SHOES, ("bag",)] if rng.random() < 0.5 else [SHOES]
+    jobs = []
+    for sub in plan.subsets:
+        if sub.street:
+            queries = tuple(task("scene", sub.style, c) for c in _chunks(sub.scenes, SCENE_CHUNK))
         else:
-            outfit = [self._product(rng, TOPS), self._product(rng, BOTTOMS)]
-            extras = [c for c in (SHOES, ("bag",)) if rng.random() < 0.5]
-        outfit += [self._product(rng, cats) for cats in extras]
-        return outfit
+            queries = tuple(task("studio", sub.style, c) for c in _chunks(sub.studio, STUDIO_CHUNK))
+        jobs.append(FileJob(f"{sub.subset}/query.parquet", "scene" if sub.street else "studio", queries))
+        gallery = tuple(task("catalogue", "real", c) for c in _chunks(sub.gallery, CATALOGUE_CHUNK))
+        jobs.append(FileJob(f"{sub.subset}/gallery.parquet", "catalogue", gallery))
+    noise = [task("noise", "real", (chunk,)) for chunk in plan.noise_chunks()]
+    per_shard = NOISE_SHARD // NOISE_CHUNK
+    shards = list(_chunks(noise, per_shard))
+    for index, tasks in enumerate(shards):
+        jobs.append(FileJob(f"{NOISE}/gallery-{index:05d}-of-{len(shards):05d}.parquet", "noise", tasks))
+    return jobs
 
-    def street_subset(self, subset: str, style: Style, stream: int) -> Rows:
-        """Street scenes: one query per visible garment crop, with the scene as raw_image."""
-        rng = self._rng(stream)
-        rows = Rows()
-        wanted = self.preset.queries[subset]
-        scene_no = 0
-        while len(rows.query) < wanted:
-            scene_no += 1
-            outfit = self._outfit(rng)
-            scene = street_scene([(p, render_product(p).image) for p in outfit], style, rng)
-            raw = jpeg_bytes(scene.image)
-            outfit_id = f"outfit-{self.seed}-{self.release:%Y%m%d}-{stream}-{scene_no:05d}"
-            for item in scene.items:
-                if item.visibility < MIN_VISIBLE or len(rows.query) >= wanted:
-                    continue
-                crop = scene.image.crop(item.bbox)
-                row = self._row(item.product, crop, "medium" if item.visibility > 0.85 else "hard", outfit_id=outfit_id)
-                row["raw_image"] = image_value(raw, f"{outfit_id}.jpg")
-                row["bbox"] = [float(v) for v in item.bbox]
-                rows.query.append(row)
-                self._gallery_for(item.product, rng, rows)
-        self._extras(subset, rng, rows)
-        return rows
 
-    def _extras(self, subset: str, rng: np.random.Generator, rows: Rows) -> None:
-        for _ in range(self.preset.extra_gallery[subset]):
-            rows.gallery.append(self._catalogue_rows(self._product(rng, tuple(SPECS)), rng))
-        order = rng.permutation(len(rows.gallery))
-        rows.gallery = [rows.gallery[int(i)] for i in order]
-
-    def noise(self, stream: int) -> list[dict[str, Any]]:
-        """Distractor products, first seen before the release window."""
-        rng = self._rng(stream)
-        rows = [
-            self._catalogue_rows(self._product(rng, tuple(SPECS), new=False), rng) for _ in range(self.preset.noise)
-        ]
-        for row in rows:
-            del row["hard_negative_of"]
-        return rows
-
-    def subsets(self) -> Iterator[tuple[str, Rows]]:
-        """Each subset's rows, in canonical order."""
-        for stream, subset in enumerate(SUBSETS, start=1):
-            style: Style = "real" if subset.startswith("real") else "aigen"
-            if subset in STREETLOOK_SUBSETS:
-                yield subset, self.street_subset(subset, style, stream)
-            else:
-                yield subset, self.studio_subset(subset, style, stream)
-
-    def manifest(self, counts: dict[str, int]) -> dict[str, Any]:
-        """What produced the snapshot and how many rows each split has."""
-        start, end = release_window(self.release)
-        return {
-            "generator": GENERATOR_VERSION,
-            "seed": self.seed,
-            "release": self.release.isoformat(),
-            "size": self.size_name,
-            "window": [start.isoformat(), end.isoformat()],
-            "image_size": STUDIO_SIZE,
-            "rows": counts,
-        }
-
-    def write(self, folder: Path) -> None:
-        """Write every split under `folder` (the version folder)."""
-        counts: dict[str, int] = {}
-        for subset, rows in self.subsets():
-            for split, data in (("query", rows.query), ("gallery", rows.gallery)):
-                write_split(rows_to_table(data), folder / subset / f"{split}.parquet")
-                counts[f"{subset}/{split}"] = len(data)
-        noise = self.noise(len(SUBSETS) + 1)
-        write_split(rows_to_table(noise), folder / NOISE / "gallery.parquet")
-        counts[f"{NOISE}/gallery"] = len(noise)
-        text = json.dumps(self.manifest(counts), indent=2, sort_keys=True) + "\n"
-        (folder / MANIFEST).write_text(text, encoding="utf-8")
+def manifest(plan: ReleasePlan, jobs: list[FileJob]) -> dict[str, Any]:
+    """What produced the snapshot, its name, files and row counts."""
+    start, end = release_window(plan.release)
+    return {
+        "generator": GENERATOR_VERSION,
+        "name": snapshot_name(plan.release, plan.size, plan.seed),
+        "seed": plan.seed,
+        "release": plan.release.isoformat(),
+        "size": plan.size,
+        "window": [start.isoformat(), end.isoformat()],
+        "image_size": STUDIO_SIZE,
+        "scene_size": list(SCENE_SIZE),
+        "gallery_categories": list(GALLERY_CATEGORIES),
+        "noise_only_categories": list(NOISE_ONLY),
+        "rows": plan.counts(),
+        "files": [job.path for job in jobs],
+    }
 
 
 def _make_readable(folder: Path) -> None:
@@ -210,26 +133,64 @@ def _make_readable(folder: Path) -> None:
         path.chmod((0o777 if path.is_dir() else 0o666) & ~umask)
 
 
-def generate_snapshot(out: Path, release: date, size: str = "small", seed: int = 0, overwrite: bool = False) -> Path:
-    """Generate `out/vYYYYMMDD` atomically (built in a temporary folder, then renamed); return it."""
+def render_files(plan: ReleasePlan, folder: Path, workers: int, progress: Progress | None = None) -> list[FileJob]:
+    """Render every file of the plan not yet in `folder`; rows stream to parquet in task order."""
+    jobs = file_jobs(plan)
+    todo = [job for job in jobs if not is_written(folder / job.path, job.rows)]
+    say = progress or (lambda _msg: None)
+    if len(todo) < len(jobs):
+        say(f"resuming: {len(jobs) - len(todo)} of {len(jobs)} files already written")
+    tasks = [t for job in todo for t in job.tasks]
+    results = ordered_map(run_task, tasks, workers, initializer=set_cover, initargs=(plan.cover,))
+    try:
+        for job in todo:
+            writer = SplitWriter(folder / job.path, SCHEMAS[job.kind])
+            try:
+                for _ in job.tasks:
+                    table: pa.Table = next(results)
+                    writer.write(table)
+            except BaseException:
+                writer.abort()
+                raise
+            writer.close()
+            say(f"{job.path}: {writer.rows} rows")
+    finally:
+        results.close()
+    return jobs
+
+
+def generate_snapshot(
+    out: Path,
+    release: date,
+    size: str = "small",
+    seed: int = 0,
+    overwrite: bool = False,
+    workers: int | None = None,
+    progress: Progress | None = None,
+) -> Path:
+    """Generate `out/vYYYYMMDD` with `workers` processes (default: one per CPU, inline for tiny releases),
+    resuming an interrupted run; return it. Any number of workers gives the same bytes."""
     target = Path(out) / version_name(release)
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    plan = plan_release(seed, release, size)
+    work = target.with_name(f".{target.name}.{GENERATOR_VERSION}-{size}-seed{seed}.partial")
+    if workers is None:
+        workers = 1 if plan.preset.total_images() < INLINE_BELOW else available_cpus()
     try:
-        SynthGenerator(seed, release, size).write(tmp)
-        _make_readable(tmp)
-        if target.exists() and not overwrite:
-            return target  # a concurrent run finished first; its content is identical
-        if target.exists():
+        work.mkdir(parents=True, exist_ok=True)
+        jobs = render_files(plan, work, workers, progress)
+        write_text_atomic(work / MANIFEST, json.dumps(manifest(plan, jobs), indent=2, sort_keys=True) + "\n")
+        _make_readable(work)
+        if target.exists() and overwrite:
             old = target.with_name(f".{target.name}.old-{os.getpid()}")
             os.replace(target, old)
-            os.replace(tmp, target)
+            os.replace(work, target)
             shutil.rmtree(old, ignore_errors=True)
         else:
-            os.replace(tmp, target)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+            os.replace(work, target)
+    except OSError as exc:
+        if target.is_dir() and not work.exists():
+            return target  # a concurrent run of the same release finished first; its content is identical
+        raise SnapshotError(f"cannot generate the Synth release {target}: {exc}") from exc
     return target

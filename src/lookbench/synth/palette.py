@@ -1,6 +1,9 @@
-"""The RGB values of the taxonomy colours, shading helpers and pattern secondary colours."""
+"""The RGB values of the taxonomy colours, shades within a colour name, and shading helpers."""
 
 from __future__ import annotations
+
+import colorsys
+from functools import lru_cache
 
 import numpy as np
 
@@ -21,13 +24,23 @@ COLOURS: dict[str, RGB] = {
 """Reference RGB per colour attribute; rendered fabric stays nearest to its own reference."""
 
 SKIN_TONES: tuple[RGB, ...] = ((241, 194, 160), (224, 172, 130), (198, 134, 96), (141, 85, 55), (92, 58, 40))
-HAIR: tuple[RGB, ...] = ((30, 24, 20), (90, 60, 30), (200, 160, 90), (60, 40, 30))
+HAIR: tuple[RGB, ...] = ((30, 24, 20), (90, 60, 30), (200, 160, 90), (60, 40, 30), (150, 150, 150))
 METAL: RGB = (182, 182, 176)
+GOLD: RGB = (206, 170, 84)
+
+_NAMES = np.asarray(list(COLOURS))
+_REFS = np.asarray(list(COLOURS.values()), dtype=np.float32)
 
 
 def luminance(rgb: RGB) -> float:
     """Perceived brightness 0-255."""
     return 0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]
+
+
+def saturation(rgb: RGB) -> float:
+    """HSV saturation 0-1 weighted by value (dark colours read as less colourful)."""
+    _, s, v = colorsys.rgb_to_hsv(*(c / 255.0 for c in rgb))
+    return float(s * min(1.0, 0.35 + v))
 
 
 def shade(rgb: RGB, factor: float) -> RGB:
@@ -37,6 +50,11 @@ def shade(rgb: RGB, factor: float) -> RGB:
         int(min(255, max(0, rgb[1] * factor))),
         int(min(255, max(0, rgb[2] * factor))),
     )
+
+
+def mix(a: RGB, b: RGB, t: float) -> RGB:
+    """`a` moved a fraction `t` towards `b`."""
+    return (int(a[0] + (b[0] - a[0]) * t), int(a[1] + (b[1] - a[1]) * t), int(a[2] + (b[2] - a[2]) * t))
 
 
 def contrast(rgb: RGB) -> RGB:
@@ -49,8 +67,48 @@ def line_colour(rgb: RGB) -> RGB:
     return (96, 96, 100) if luminance(rgb) < 50 else shade(rgb, 0.55)
 
 
+def nearest_colours(pixels: np.ndarray) -> np.ndarray:
+    """The nearest colour attribute for each RGB row of an (N, 3+) array."""
+    values = np.asarray(pixels, dtype=np.float32).reshape(-1, np.shape(pixels)[-1])[:, :3]
+    distances = ((values[:, None, :] - _REFS[None, :, :]) ** 2).sum(axis=2)
+    return _NAMES[np.argmin(distances, axis=1)]
+
+
+def nearest_colour(rgb: tuple[int, ...] | np.ndarray) -> str:
+    """The colour attribute whose reference RGB is nearest to `rgb`."""
+    return str(nearest_colours(np.asarray(rgb)[None, :3])[0])
+
+
+POOL = 4096
+LIGHTING = np.asarray([0.85, 1.0, 1.12], dtype=np.float32)
+"""Brightness factors folds, surfaces and light put on a fabric colour."""
+
+
+@lru_cache(maxsize=32)
+def shade_pool(colour: str, spread: float, margin: float) -> np.ndarray:
+    """(n, 3) shades of a colour name (navy to sky for blue, cream to snow for white) that stay nearest to their
+    name with room to spare when lit 15 % darker or 12 % brighter (folds, surfaces and light keep them there)."""
+    rng = np.random.default_rng([sum(map(ord, colour)), int(spread * 100), int(margin * 100)])
+    ref = np.asarray(COLOURS[colour], dtype=np.float32)
+    light = rng.normal(0.0, spread * 0.7, size=(POOL, 1))
+    candidates = np.clip(ref + light + rng.normal(0.0, spread * 0.5, size=(POOL, 3)), 0, 255).astype(np.int64)
+    lit = np.clip(candidates[:, None, :] * LIGHTING[None, :, None], 0, 255)
+    d = np.sqrt(((lit[:, :, None, :] - _REFS[None, None, :, :]) ** 2).sum(axis=3))
+    index = list(COLOURS).index(colour)
+    ok = (np.delete(d, index, axis=2).min(axis=2) - d[:, :, index] >= margin).all(axis=1)
+    pool = candidates[ok]
+    return pool if len(pool) else np.asarray([COLOURS[colour]], dtype=np.int64)
+
+
+def sample_shade(colour: str, rng: np.random.Generator, spread: float = 34.0, margin: float = 26.0) -> RGB:
+    """A random shade of a colour name from its pool."""
+    pool = shade_pool(colour, spread, margin)
+    r, g, b = (int(v) for v in pool[int(rng.integers(len(pool)))])
+    return (r, g, b)
+
+
 def jitter(rgb: RGB, rng: np.random.Generator, amount: int = 10) -> RGB:
-    """A per-product variation of a colour that keeps it nearest to the same reference colour."""
+    """A small variation of a colour that keeps it nearest to the same reference colour."""
     for _ in range(8):
         candidate = tuple(int(np.clip(c + rng.integers(-amount, amount + 1), 0, 255)) for c in rgb)
         out: RGB = (candidate[0], candidate[1], candidate[2])
@@ -59,15 +117,24 @@ def jitter(rgb: RGB, rng: np.random.Generator, amount: int = 10) -> RGB:
     return rgb
 
 
-def nearest_colours(pixels: np.ndarray) -> np.ndarray:
-    """The nearest colour attribute for each RGB row of an (N, 3+) array."""
-    names = np.asarray(list(COLOURS))
-    refs = np.asarray(list(COLOURS.values()), dtype=np.float32)
-    values = np.asarray(pixels, dtype=np.float32).reshape(-1, np.shape(pixels)[-1])[:, :3]
-    distances = ((values[:, None, :] - refs[None, :, :]) ** 2).sum(axis=2)
-    return names[np.argmin(distances, axis=1)]
+ACCENTS: tuple[RGB, ...] = (
+    (245, 244, 238),
+    (30, 30, 34),
+    (196, 40, 48),
+    (34, 64, 150),
+    (236, 200, 70),
+    (40, 120, 70),
+    (230, 140, 170),
+    (150, 110, 70),
+    (120, 170, 220),
+)
+"""Secondary print, trim and logo colours (a print's second colour never covers half the fabric)."""
 
 
-def nearest_colour(rgb: tuple[int, ...] | np.ndarray) -> str:
-    """The colour attribute whose reference RGB is nearest to `rgb`."""
-    return str(nearest_colours(np.asarray(rgb)[None, :3])[0])
+def accent(rng: np.random.Generator, base: RGB) -> RGB:
+    """A secondary colour that stands out on `base`."""
+    for _ in range(8):
+        candidate = ACCENTS[int(rng.integers(len(ACCENTS)))]
+        if sum(abs(a - b) for a, b in zip(candidate, base, strict=True)) > 160:
+            return candidate
+    return contrast(base)

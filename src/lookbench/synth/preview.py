@@ -1,4 +1,4 @@
-"""Contact sheets: sample queries beside their gallery positive and hard negatives, with labels."""
+"""Contact sheets: queries beside their gallery positive and hard negatives; a grid of distractors."""
 
 from __future__ import annotations
 
@@ -12,9 +12,12 @@ from PIL import Image, ImageDraw, ImageOps
 from lookbench.atomic import atomic_path
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
+from lookbench.snapshot.schema import NOISE
 
 THUMB = 128
 CAPTION = 30
+NOISE_COLUMNS = 6
+FORMATS = {".png": "PNG", ".jpg": "JPEG"}
 
 
 def _thumb(data: bytes, caption: str, border: tuple[int, int, int]) -> Image.Image:
@@ -59,15 +62,34 @@ def contact_sheet(snapshot: Path, subset: str, rows: int = 8) -> Image.Image:
     return sheet
 
 
-def write_previews(snapshot: Path, out: Path, rows: int = 8) -> list[Path]:
-    """Write `<out>/<subset>.png` for every subset of the snapshot; return the files."""
+def noise_sheet(snapshot: Path, count: int = 24) -> Image.Image:
+    """A grid of the first distractors, captioned with category and the photo convention (`shot`) when recorded."""
+    snap = open_snapshot(snapshot)
+    table = pq.read_table(snap.files(NOISE, "gallery")[0]).slice(0, count)
+    rows = table.to_pylist()
+    lines = max(1, -(-len(rows) // NOISE_COLUMNS))
+    sheet = Image.new("RGB", (THUMB * NOISE_COLUMNS, (THUMB + CAPTION) * lines), (235, 235, 235))
+    for k, row in enumerate(rows):
+        caption = f"{row['category']}\n{row.get('shot') or row['main_attribute']}"
+        tile = _thumb(_bytes(row), caption, (120, 120, 120))
+        sheet.paste(tile, ((k % NOISE_COLUMNS) * THUMB, (k // NOISE_COLUMNS) * (THUMB + CAPTION)))
+    return sheet
+
+
+def write_previews(snapshot: Path, out: Path, rows: int = 8, suffix: str = ".png") -> list[Path]:
+    """Write `<out>/<subset><suffix>` for every subset of the snapshot and `<out>/noise<suffix>`; return the files."""
+    if suffix not in FORMATS:
+        raise SnapshotError(f"contact sheets are written as {' or '.join(FORMATS)}, not {suffix!r}")
     snap = open_snapshot(snapshot)
     if not snap.subsets:
         raise SnapshotError(f"{snapshot}: no subsets to preview")
+    sheets = [(subset, contact_sheet(snap.root, subset, rows)) for subset in snap.subsets]
+    if snap.has_noise:
+        sheets.append((NOISE, noise_sheet(snap.root, rows * 3)))
     written = []
-    for subset in snap.subsets:
-        target = out / f"{subset}.png"
+    for name, sheet in sheets:
+        target = out / f"{name}{suffix}"
         with atomic_path(target) as tmp:
-            contact_sheet(snap.root, subset, rows).save(tmp, format="PNG")
+            sheet.save(tmp, format=FORMATS[suffix], **({"quality": 82} if suffix == ".jpg" else {}))
         written.append(target)
     return written

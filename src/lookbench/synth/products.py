@@ -1,23 +1,27 @@
-"""Products: exact labels plus the non-label look, sampled per category; hard-negative variants."""
+"""Products: exact labels plus a wide non-label look, sampled per category; hard-negative variants."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
 from lookbench.synth.catalogue import BAG_STRAPS, SPECS
-from lookbench.synth.palette import COLOURS, RGB, jitter
-from lookbench.synth.patterns import PatternLook
+from lookbench.synth.palette import RGB, accent, sample_shade
+from lookbench.synth.patterns import PatternLook, sample_pattern_look
+from lookbench.synth.salience import pick_main
 from lookbench.taxonomy import load_taxonomy
 
 DETAILS = "details"
+OPTIONAL_SHARE = 0.4
+"""How often an optional group is left unrecorded (drawn in its plain form)."""
 
 
 @dataclass(frozen=True)
 class Product:
-    """One product: its category, attributes per group, details, main attribute, date and look."""
+    """One product: category, recorded attributes per group, details, main attribute, date and look."""
 
     product_id: str
     category: str
@@ -26,9 +30,11 @@ class Product:
     main_attribute: str
     first_seen_at: datetime
     rgb: RGB
+    second: RGB
+    """Second colour of prints, trims and logos (never covers half the fabric)."""
     pattern_look: PatternLook
     variation: int
-    """Seed of small non-label variations (button count, proportions)."""
+    """Seed of the non-label shape: proportions, trims, logo, button count."""
 
     def attribute(self, group: str, default: str = "") -> str:
         """The product's value in a single-valued group, or `default`."""
@@ -40,7 +46,7 @@ class Product:
 
     def all_attributes(self) -> list[str]:
         """Every attribute value, in taxonomy group order, details last."""
-        order = list(load_taxonomy().groups)
+        order = _group_order()
         values = [self.attributes[g] for g in sorted(self.attributes, key=order.index)]
         return values + list(self.details)
 
@@ -49,47 +55,100 @@ class Product:
         return [a for a in self.all_attributes() if a != self.main_attribute]
 
 
+@lru_cache(maxsize=1)
+def _group_order() -> list[str]:
+    return list(load_taxonomy().groups)
+
+
+def consistent(category: str, attributes: dict[str, str]) -> bool:
+    """False for combinations a garment cannot have (a sleeveless blouse has no sleeve shape, ...)."""
+    if category == "blouse" and attributes.get("sleeve length") == "sleeveless" and "sleeve shape" in attributes:
+        return False
+    if category == "jumpsuit" and attributes.get("neckline") == "halter neck":
+        return attributes.get("sleeve length") == "sleeveless"
+    if category == "hat":
+        style, material = attributes.get("hat style"), attributes.get("material")
+        if style == "beanie" and material == "cotton":
+            return False
+        if style in ("fedora", "baseball cap") and material == "knit":
+            return False
+    return True
+
+
 def _choose(rng: np.random.Generator, values: tuple[str, ...] | list[str]) -> str:
     return str(values[int(rng.integers(len(values)))])
 
 
-def _look(rng: np.random.Generator, colour: str) -> tuple[RGB, PatternLook, int]:
-    rgb = jitter(COLOURS[colour], rng)
-    look = PatternLook(
-        period=int(rng.integers(12, 22)), phase=int(rng.integers(0, 32)), angle=float(rng.choice([0.0, 0.0, 0.785]))
-    )
-    return rgb, look, int(rng.integers(0, 2**31 - 1))
-
-
-def pick_main(rng: np.random.Generator, attributes: dict[str, str], details: tuple[str, ...]) -> str:
-    """The main attribute: colour, a non-solid pattern, or a structural attribute or detail."""
-    structural = [v for g, v in attributes.items() if g not in ("colour", "pattern", "material", "strap")]
-    structural += list(details)
-    roll = rng.random()
-    if roll < 0.3 or not structural:
-        return attributes["colour"]
-    if roll < 0.5 and attributes.get("pattern", "solid") != "solid":
-        return attributes["pattern"]
-    return _choose(rng, structural)
-
-
-def sample_product(rng: np.random.Generator, category: str, product_id: str, first_seen_at: datetime) -> Product:
-    """A random product of a rendered category, with exact labels."""
+def main_candidates(category: str, attributes: dict[str, str], details: tuple[str, ...]) -> list[tuple[str, str]]:
+    """The (group, attribute) pairs that can distinguish the product within its category, in group order."""
     spec = SPECS[category]
-    attributes = {group: _choose(rng, values) for group, values in spec.vary.items()}
-    attributes.update(spec.fixed)
-    if "bag style" in attributes:
+    order = _group_order()
+    groups = sorted((g for g in attributes if g in spec.vary), key=order.index)
+    pairs = [(g, attributes[g]) for g in groups if len(spec.vary[g]) > 1 or g in spec.optional_groups]
+    return pairs + [(DETAILS, d) for d in details if d in spec.optional_details]
+
+
+def choose_main(category: str, attributes: dict[str, str], details: tuple[str, ...], rgb: RGB) -> str:
+    """The most salient distinguishing attribute (the colour when nothing else is varied)."""
+    return pick_main(main_candidates(category, attributes, details), rgb) or attributes["colour"]
+
+
+def _with_derived(attributes: dict[str, str]) -> dict[str, str]:
+    if "bag style" in attributes and attributes["bag style"] in BAG_STRAPS:
         attributes["strap"] = BAG_STRAPS[attributes["bag style"]]
-    details = spec.always_details + tuple(d for d in spec.optional_details if rng.random() < 0.45)
-    main = pick_main(rng, attributes, details)
-    rgb, look, variation = _look(rng, attributes["colour"])
-    return Product(product_id, category, attributes, details, main, first_seen_at, rgb, look, variation)
+    return attributes
+
+
+def sample_attributes(rng: np.random.Generator, category: str) -> dict[str, str]:
+    """One value per varied group (optional groups sometimes unrecorded), plus fixed and derived ones."""
+    spec = SPECS[category]
+    for _ in range(50):
+        attributes = {}
+        for group, values in spec.vary.items():
+            if group in spec.optional_groups and rng.random() < OPTIONAL_SHARE:
+                continue
+            attributes[group] = _choose(rng, values)
+        attributes.update(spec.fixed)
+        if consistent(category, attributes):
+            return _with_derived(attributes)
+    raise RuntimeError(f"no consistent attributes for {category}")  # unreachable with the catalogue's rules
+
+
+def sample_product(
+    rng: np.random.Generator, category: str, product_id: str, first_seen_at: datetime, spread: float = 34.0
+) -> Product:
+    """A random product of a category, with exact labels and a wide non-label look."""
+    spec = SPECS[category]
+    attributes = sample_attributes(rng, category)
+    details = spec.always_details + tuple(d for d in spec.optional_details if rng.random() < 0.4)
+    rgb = sample_shade(attributes["colour"], rng, spread=spread)
+    second = accent(rng, rgb)
+    look = sample_pattern_look(rng)
+    main = choose_main(category, attributes, details, rgb)
+    variation = int(rng.integers(0, 2**31 - 1))
+    return Product(product_id, category, attributes, details, main, first_seen_at, rgb, second, look, variation)
+
+
+def _alternatives(product: Product, group: str) -> list[str | None]:
+    spec = SPECS[product.category]
+    current = product.attributes.get(group)
+    values: list[str | None] = [v for v in spec.vary[group] if v != current]
+    if group in spec.optional_groups and current is not None:
+        values.append(None)
+    out = []
+    for value in values:
+        attributes = {g: v for g, v in product.attributes.items() if g != group}
+        if value is not None:
+            attributes[group] = value
+        if consistent(product.category, _with_derived(attributes)):
+            out.append(value)
+    return out
 
 
 def changeable_groups(product: Product) -> list[str]:
-    """Groups a hard negative may change: varied groups with another value, and optional details."""
+    """Groups a hard negative may change (to a value consistent with the rest), and optional details."""
     spec = SPECS[product.category]
-    groups = [g for g, values in spec.vary.items() if len(values) > 1]
+    groups = [g for g in spec.vary if _alternatives(product, g)]
     if spec.optional_details:
         groups.append(DETAILS)
     return groups
@@ -103,24 +162,49 @@ def main_group(product: Product) -> str:
 
 
 def variant(product: Product, group: str, rng: np.random.Generator, product_id: str) -> Product:
-    """A hard negative: the same product with one group changed (the main attribute follows the change)."""
+    """A hard negative: the same product with one group changed; its main attribute is re-chosen by salience."""
     spec = SPECS[product.category]
     attributes = dict(product.attributes)
     details = product.details
-    main = product.main_attribute
     rgb = product.rgb
     if group == DETAILS:
+        main = product.main_attribute
         toggled = main if main in spec.optional_details else _choose(rng, spec.optional_details)
         details = tuple(d for d in (*spec.always_details, *spec.optional_details) if (d in details) != (d == toggled))
-        if main == toggled:
-            main = attributes["colour"]
     else:
-        old = attributes[group]
-        attributes[group] = _choose(rng, [v for v in spec.vary[group] if v != old])
-        if group == "bag style":
-            attributes["strap"] = BAG_STRAPS[attributes["bag style"]]
+        choices = _alternatives(product, group)
+        value = choices[int(rng.integers(len(choices)))]
+        if value is None:
+            del attributes[group]
+        else:
+            attributes[group] = value
+        attributes = _with_derived(attributes)
         if group == "colour":
-            rgb = jitter(COLOURS[attributes["colour"]], rng)
-        if main == old:
-            main = attributes[group]
+            rgb = sample_shade(attributes["colour"], rng)
+    main = choose_main(product.category, attributes, details, rgb)
     return replace(product, product_id=product_id, attributes=attributes, details=details, main_attribute=main, rgb=rgb)
+
+
+def strict_labels(product: Product) -> tuple[str, frozenset[str]]:
+    """The product's category and attribute set A as the strict fine rule compares them."""
+    return product.category, frozenset(product.all_attributes())
+
+
+class LabelCover:
+    """Query products' label sets, to test whether a product carries one in full (same category, A_q within A)."""
+
+    def __init__(self) -> None:
+        self._sets: dict[str, list[frozenset[str]]] = {}
+
+    def add(self, product: Product) -> None:
+        """Remember a query product's labels."""
+        category, attributes = strict_labels(product)
+        self._sets.setdefault(category, []).append(attributes)
+
+    def covers(self, product: Product) -> bool:
+        """True if some remembered product of the same category has every attribute `product` has or fewer."""
+        category, attributes = strict_labels(product)
+        return any(q <= attributes for q in self._sets.get(category, ()))
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._sets.values())

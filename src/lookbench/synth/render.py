@@ -1,33 +1,44 @@
-"""Render a product's canonical flat image (RGBA on transparent) from its exact labels."""
+"""Render a product's flat image (RGBA on transparent) from its exact labels, in a pose."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
 from PIL import Image
 
-from lookbench.synth.accessories import draw_bag, draw_boots, draw_sneakers
+from lookbench.synth.accessories import draw_backpack, draw_bag, draw_hat
 from lookbench.synth.bottoms import draw_pants, draw_skirt
 from lookbench.synth.canvas import Canvas
 from lookbench.synth.catalogue import SPECS
+from lookbench.synth.footwear import draw_boots, draw_heels, draw_sandals, draw_sneakers
+from lookbench.synth.materials import PLAIN, apply_surface, gloss
 from lookbench.synth.palette import line_colour
-from lookbench.synth.patterns import fabric
+from lookbench.synth.patterns import fabric, scaled
 from lookbench.synth.products import Product
-from lookbench.synth.tops import draw_dress, draw_top
+from lookbench.synth.shape import CATALOGUE_POSE, Pose, Shape, sample_shape
+from lookbench.synth.tops import draw_dress, draw_jumpsuit, draw_top
 
 CANONICAL_SIZE = 256
 
-DRAWERS: dict[str, Callable[[Canvas, Product, np.random.Generator], None]] = {
+Drawer = Callable[[Canvas, Product, Shape, Pose], None]
+DRAWERS: dict[str, Drawer] = {
     "top": draw_top,
     "dress": draw_dress,
+    "jumpsuit": draw_jumpsuit,
     "skirt": draw_skirt,
     "pants": draw_pants,
     "bag": draw_bag,
+    "backpack": draw_backpack,
     "sneakers": draw_sneakers,
     "boots": draw_boots,
+    "sandals": draw_sandals,
+    "heels": draw_heels,
+    "hat": draw_hat,
 }
+
+UNRECORDED_SURFACE = {"sweater": "knit", "cardigan": "knit", "coat": "wool", "jeans": "denim"}
+"""The surface drawn where a category records no material (a sweater is knitted whether or not a label says so)."""
 
 
 @dataclass(frozen=True)
@@ -38,17 +49,27 @@ class Rendered:
     probes: dict[str, tuple[int, int]]
     fabric_mask: Image.Image
     """Where the main fabric is (before parts such as pockets, straps and soles are drawn over it)."""
+    gloss: float
+    """Specular strength of the product's material (leather and satin shine)."""
 
 
-def render_product(product: Product, size: int = CANONICAL_SIZE) -> Rendered:
-    """Draw the product's silhouette, fabric pattern and parts; deterministic in the product."""
+def surface_of(product: Product) -> str:
+    """The material surface drawn on the product's fabric."""
+    return product.attribute("material") or UNRECORDED_SURFACE.get(product.category, PLAIN)
+
+
+def render_product(
+    product: Product, size: int = CANONICAL_SIZE, pose: Pose = CATALOGUE_POSE, plain: bool = False
+) -> Rendered:
+    """Draw the product's silhouette, print, material surface and parts; deterministic in the product and pose.
+    `plain` skips the print and surface (for silhouettes only)."""
     canvas = Canvas(size)
-    rng = np.random.default_rng(product.variation)
-    DRAWERS[SPECS[product.category].kind](canvas, product, rng)
-    scale = size / CANONICAL_SIZE
-    look = product.pattern_look
-    look = type(look)(period=max(4, int(look.period * scale)), phase=look.phase, angle=look.angle)
-    texture = fabric(
-        product.attribute("pattern", "solid"), product.rgb, size, look, product.attribute("material") == "denim"
-    )
-    return Rendered(canvas.render(texture, line_colour(product.rgb)), canvas.probes, canvas.mask)
+    shape = sample_shape(product.variation)
+    DRAWERS[SPECS[product.category].kind](canvas, product, shape, pose)
+    material = surface_of(product)
+    pattern = "solid" if plain else product.attribute("pattern", "solid")
+    texture = fabric(pattern, product.rgb, product.second, size, scaled(product.pattern_look, size / CANONICAL_SIZE))
+    if not plain:
+        texture = apply_surface(texture, material, product.variation % 997)
+    image = canvas.render(texture, line_colour(product.rgb))
+    return Rendered(image, canvas.probes, canvas.mask, gloss(material))

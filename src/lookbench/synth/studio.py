@@ -1,4 +1,4 @@
-"""Studio shots: one product centred on a backdrop, with a per-shot scale, rotation, offset and light."""
+"""Studio shots: one product on a backdrop, with a per-shot scale, rotation, offset, folds and light."""
 
 from __future__ import annotations
 
@@ -7,9 +7,13 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps
 
-from lookbench.synth.styles import Style, finish, shade_garment, studio_background
+from lookbench.synth.catalogue import SPECS
+from lookbench.synth.drape import Light, drape, sample_light
+from lookbench.synth.render import Rendered
+from lookbench.synth.styles import Style, finish, smooth_garment, studio_background
 
 STUDIO_SIZE = 224
+HANGING_KINDS = ("dress", "skirt", "jumpsuit")
 
 
 @dataclass(frozen=True)
@@ -22,15 +26,16 @@ class Shot:
     brightness: float
     light_slope: float
     flip: bool
+    light: Light
 
 
-def catalogue_shot() -> Shot:
-    """The shop's packshot: centred, upright, evenly lit."""
-    return Shot(scale=0.86, angle=0.0, offset=(0.0, 0.0), brightness=1.0, light_slope=0.0, flip=False)
+def catalogue_shot(rng: np.random.Generator) -> Shot:
+    """The shop's packshot: centred, upright, evenly lit, nearly ironed flat."""
+    return Shot(0.86, 0.0, (0.0, 0.0), 1.0, 0.0, False, sample_light(rng, (0.08, 0.25), (0.12, 0.22)))
 
 
 def query_shot(rng: np.random.Generator) -> Shot:
-    """Another photo of the same product: different scale, rotation, position, light and orientation."""
+    """Another photo of the same product: different scale, rotation, position, light, folds and orientation."""
     return Shot(
         scale=float(rng.uniform(0.55, 0.9)),
         angle=float(rng.uniform(-25, 25)),
@@ -38,31 +43,60 @@ def query_shot(rng: np.random.Generator) -> Shot:
         brightness=float(rng.uniform(0.75, 1.2)),
         light_slope=float(rng.uniform(-0.3, 0.3)),
         flip=bool(rng.random() < 0.5),
+        light=sample_light(rng, (0.35, 0.9), (0.15, 0.35)),
     )
 
 
-def fit_garment(garment: Image.Image) -> Image.Image:
-    """Crop an RGBA render to its visible pixels."""
+def fit_garment(garment: Image.Image, margin: float = 0.0) -> Image.Image:
+    """Crop an RGBA render to its visible pixels, keeping a transparent margin (a share of the larger side)."""
     box = garment.getchannel("A").getbbox()
-    return garment.crop(box) if box else garment
+    item = garment.crop(box) if box else garment
+    if margin <= 0:
+        return item
+    pad = max(1, int(max(item.size) * margin))
+    return ImageOps.expand(item, border=pad, fill=(0, 0, 0, 0))
+
+
+def prepared(rendered: Rendered, category: str, style: Style, light: Light, rng: np.random.Generator) -> Image.Image:
+    """A render cropped, draped with folds and shading, and given the style's surface."""
+    item = fit_garment(rendered.image, margin=0.03)
+    item = drape(item, rng, light, rendered.gloss, SPECS[category].kind in HANGING_KINDS)
+    return smooth_garment(item, style)
+
+
+def place(canvas: Image.Image, item: Image.Image, x: int, y: int, light: Light, shadow: float = 0.35) -> Image.Image:
+    """Paste an RGBA item with a soft drop shadow cast away from the light; return the subject mask."""
+    alpha = item.getchannel("A")
+    blur = max(2, item.width // 40)
+    small = alpha.resize((max(2, item.width // 4), max(2, item.height // 4)), Image.Resampling.BILINEAR)
+    soft = small.filter(ImageFilter.BoxBlur(max(1, blur // 4))).resize(item.size, Image.Resampling.BILINEAR)
+    shade = soft.point(lambda v: int(v * shadow))
+    dx, dy = int(-light.dx * blur * 1.5), int(-light.dy * blur * 1.5) + blur
+    canvas.paste((70, 70, 72), (x + dx, y + dy), shade)
+    canvas.paste(item, (x, y), item)
+    subject = Image.new("L", canvas.size, 0)
+    subject.paste(alpha, (x, y))
+    return subject
 
 
 def studio_image(
-    garment: Image.Image, style: Style, shot: Shot, rng: np.random.Generator, size: int = STUDIO_SIZE
+    rendered: Rendered, category: str, style: Style, shot: Shot, rng: np.random.Generator, size: int = STUDIO_SIZE
 ) -> Image.Image:
-    """Compose one studio photo of an RGBA product render."""
-    item = shade_garment(fit_garment(garment), style)
+    """Compose one studio photo of a product render."""
+    item = prepared(rendered, category, style, shot.light, rng)
     if shot.flip:
         item = ImageOps.mirror(item)
-    item = item.rotate(shot.angle, resample=Image.Resampling.BICUBIC, expand=True)
+    if shot.angle:
+        item = item.rotate(shot.angle, resample=Image.Resampling.BICUBIC, expand=True)
     factor = shot.scale * size / max(item.size)
     item = item.resize((max(1, int(item.width * factor)), max(1, int(item.height * factor))), Image.Resampling.BILINEAR)
     canvas = studio_background(style, (size, size), rng)
     x = int((size - item.width) / 2 + shot.offset[0] * size)
     y = int((size - item.height) / 2 + shot.offset[1] * size)
-    shadow = item.getchannel("A").filter(ImageFilter.GaussianBlur(5)).point(lambda v: int(v * 0.35))
-    canvas.paste((90, 90, 90), (x + 5, y + 6), shadow)
-    canvas.paste(item, (x, y), item)
-    ramp = shot.brightness * (1.0 + shot.light_slope * np.linspace(-1, 1, size, dtype=np.float32))
-    lit = np.asarray(canvas, dtype=np.float32) * ramp[None, :, None]
-    return finish(Image.fromarray(np.clip(lit, 0, 255).astype(np.uint8)), style, rng)
+    subject = place(canvas, item, x, y, shot.light)
+    if shot.brightness != 1.0 or shot.light_slope:
+        ramp = shot.brightness * (1.0 + shot.light_slope * np.linspace(-1, 1, size, dtype=np.float32))
+        canvas = Image.fromarray(
+            np.clip(np.asarray(canvas, dtype=np.float32) * ramp[None, :, None], 0, 255).astype(np.uint8)
+        )
+    return finish(canvas, style, rng, subject)

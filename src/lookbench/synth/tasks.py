@@ -1,0 +1,151 @@
+"""Rendering tasks: each turns a slice of the plan into an Arrow table of snapshot rows, seeded by the plan alone,
+so a task gives the same bytes in any process and in any order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Literal
+
+import numpy as np
+import pyarrow as pa
+
+from lookbench.snapshot.schema import BBOX_TYPE, IMAGE_TYPE
+from lookbench.snapshot.writer import image_value
+from lookbench.synth.encode import jpeg_bytes
+from lookbench.synth.noise import distractor_image
+from lookbench.synth.plan import CatalogueItem, NoiseChunk, ScenePlan, StudioQuery, noise_products, scene_rng
+from lookbench.synth.products import LabelCover, Product
+from lookbench.synth.render import render_product
+from lookbench.synth.street import compose, scene_params
+from lookbench.synth.studio import catalogue_shot, query_shot, studio_image
+from lookbench.synth.styles import Style
+
+GENERATOR_VERSION = "synth-2"
+TASK = "image_to_image"
+
+_BASE = [
+    pa.field("image", IMAGE_TYPE),
+    pa.field("raw_image", IMAGE_TYPE),
+    pa.field("category", pa.string()),
+    pa.field("main_attribute", pa.string()),
+    pa.field("other_attributes", pa.list_(pa.string())),
+    pa.field("bbox", BBOX_TYPE),
+    pa.field("item_ID", pa.string()),
+    pa.field("task", pa.string()),
+    pa.field("difficulty", pa.string()),
+    pa.field("first_seen_at", pa.timestamp("us", tz="UTC")),
+    pa.field("source", pa.string()),
+]
+STUDIO_QUERY_SCHEMA = pa.schema(_BASE)
+STREET_QUERY_SCHEMA = pa.schema([*_BASE, pa.field("outfit_id", pa.string())])
+GALLERY_SCHEMA = pa.schema([*_BASE, pa.field("hard_negative_of", pa.string())])
+NOISE_SCHEMA = pa.schema([*_BASE, pa.field("shot", pa.string())])
+"""Noise rows name the photo convention they were shot in (packshot, flat lay, hanger, on model, detail)."""
+
+Kind = Literal["studio", "scene", "catalogue", "noise"]
+SCHEMAS: dict[Kind, pa.Schema] = {
+    "studio": STUDIO_QUERY_SCHEMA,
+    "scene": STREET_QUERY_SCHEMA,
+    "catalogue": GALLERY_SCHEMA,
+    "noise": NOISE_SCHEMA,
+}
+
+
+@dataclass(frozen=True)
+class RenderTask:
+    """A slice of one split: studio queries, street scenes, catalogue shots or a chunk of distractors."""
+
+    kind: Kind
+    style: Style
+    items: tuple[Any, ...]
+    seed: int
+    release: date
+
+
+_COVER = LabelCover()
+
+
+def set_cover(cover: LabelCover) -> None:
+    """Give this process the query products' labels (distractors are redrawn until none carries one in full)."""
+    global _COVER
+    _COVER = cover
+
+
+def row(product: Product, image: bytes, difficulty: str, **extra: Any) -> dict[str, Any]:
+    """One snapshot row of a product and its image."""
+    return {
+        "image": image_value(image, f"{product.product_id}.jpg"),
+        "raw_image": None,
+        "category": product.category,
+        "main_attribute": product.main_attribute,
+        "other_attributes": product.other_attributes(),
+        "bbox": None,
+        "item_ID": product.product_id,
+        "task": TASK,
+        "difficulty": difficulty,
+        "first_seen_at": product.first_seen_at,
+        "source": GENERATOR_VERSION,
+        **extra,
+    }
+
+
+def _studio(task: RenderTask) -> list[dict[str, Any]]:
+    rows = []
+    for query in task.items:
+        assert isinstance(query, StudioQuery)
+        rng = np.random.default_rng(list(query.seed))
+        product = query.product
+        image = studio_image(render_product(product), product.category, task.style, query_shot(rng), rng)
+        rows.append(row(product, jpeg_bytes(image), "easy" if task.style == "real" else "medium"))
+    return rows
+
+
+def _catalogue(task: RenderTask) -> list[dict[str, Any]]:
+    rows = []
+    for item in task.items:
+        assert isinstance(item, CatalogueItem)
+        rng = np.random.default_rng(list(item.seed))
+        product = item.product
+        image = studio_image(render_product(product), product.category, "real", catalogue_shot(rng), rng)
+        rows.append(row(product, jpeg_bytes(image), "easy", hard_negative_of=item.negative_of))
+    return rows
+
+
+def _scenes(task: RenderTask) -> list[dict[str, Any]]:
+    rows = []
+    for scene in task.items:
+        assert isinstance(scene, ScenePlan)
+        params = scene_params(scene_rng(scene.seed, "geometry"))
+        composed = compose(list(scene.products), params, task.style, scene_rng(scene.seed, "pixels"))
+        assert composed.image is not None
+        raw = image_value(jpeg_bytes(composed.image), f"{scene.outfit_id}.jpg")
+        for index in scene.queried:
+            item = composed.items[index]
+            crop = composed.image.crop(item.bbox)
+            difficulty = "medium" if scene.visibility[index] > 0.85 else "hard"
+            query = row(item.product, jpeg_bytes(crop), difficulty, outfit_id=scene.outfit_id)
+            query["raw_image"] = raw
+            query["bbox"] = [float(v) for v in item.bbox]
+            rows.append(query)
+    return rows
+
+
+def _noise(task: RenderTask) -> list[dict[str, Any]]:
+    (chunk,) = task.items
+    assert isinstance(chunk, NoiseChunk)
+    rng = np.random.default_rng([*chunk.seed, 1])
+    rows = []
+    for product in noise_products(task.seed, task.release, chunk, _COVER):
+        shot, image = distractor_image(product, rng)
+        rows.append(row(product, jpeg_bytes(image), "easy", shot=shot))
+    return rows
+
+
+RUNNERS = {"studio": _studio, "catalogue": _catalogue, "scene": _scenes, "noise": _noise}
+
+
+def run_task(task: RenderTask) -> pa.Table:
+    """Render a task's rows into a table of its split's schema."""
+    rows = RUNNERS[task.kind](task)
+    return pa.Table.from_pylist(rows, schema=SCHEMAS[task.kind])
