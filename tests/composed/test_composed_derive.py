@@ -158,3 +158,11 @@ def test_rendered_pairs_refuse_a_snapshot_unlike_its_manifest(synth: Path, tmp_p
     assert not (tmp_path / "c" / copy.name).exists()
     run = CliRunner().invoke(app, ["composed", "derive", "-s", str(copy), "--out", str(tmp_path / "c"), "--no-render"])
     assert run.exit_code == 0, run.output
+
+
+def test_some_groups_have_phrasings_of_their_own() -> None:
+    colour = (Change("colour", "red", "blue"),)
+    texts = {modification_text(colour, str(i)) for i in range(60)}
+    assert "like this, but in blue" in texts and "like this, but blue instead of red" in texts
+    length = {modification_text((Change("length", "mini", "maxi"),), str(i)) for i in range(60)}
+    assert "like this in a maxi cut" in length and all("maxi" in t for t in length)
