@@ -285,7 +285,15 @@ def test_config_sections_are_checked(tmp_path, synth_releases):
         ({"crop": {"detector": "owl"}}, "needs an owl section"),
         ({"crop": {"detector": "owl", "owl": {"model": "m", "template": "a photo"}}}, "must contain {category}"),
         ({"distractors": {"model": "x:y", "band": [0.45, 0.25]}}, "low < high"),
+        ({"compose": {"model": "x:y", "band": [0.9, 0.1]}}, "compose.band must be"),
+        ({"compose": {"model": "x:y", "max_changes": 3}}, "less than or equal to 2"),
+        ({"compose": {"model": "x:y", "judge": {"model": "m"}}}, "base_url"),
     ]
     for sections, message in cases:
         with pytest.raises(BuildError, match=message):
             load_config(_config(tmp_path, synth, sections))
+    # a model that cannot be loaded stops the build before anything is collected, naming the setting
+    config = load_config(_config(tmp_path, synth, {"compose": {"model": "nosuch:model"}}))
+    with pytest.raises(BuildError, match="compose.model"):
+        run_stages(config, stages_for(config))
+    assert not (config.work / "collect").exists()
