@@ -176,7 +176,11 @@ def test_openai_pipeline_with_outage_resume_and_eval(tmp_path, synth_releases):
         assert text in card
     assert "true accuracy of the annotator" in card
     composed = ctx.stats(ComposeStats)
-    assert composed is not None and composed.queries > 0 and composed.paraphrased == composed.queries
+    assert (
+        composed is not None
+        and composed.queries > 0
+        and composed.paraphrased == composed.queries + composed.validation_queries
+    )
     assert composed.audit is not None and composed.audit["overall"]["judged"] > 0
     assert "## Composed queries" in card and "Paraphrased by `para-llm`" in card
     snap = open_snapshot(version)

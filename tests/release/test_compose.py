@@ -146,6 +146,7 @@ def test_build_publishes_audited_composed_queries_that_eval_scores(synth: Path, 
             "paraphrase": {**api, "model": "para-llm"},
             "judge": {**api, "model": "judge-vlm"},
             "audit_per_stratum": 2,
+            "validation": 0.3,
         }
         data = {
             "release_date": "2026-06-01",
@@ -159,8 +160,9 @@ def test_build_publishes_audited_composed_queries_that_eval_scores(synth: Path, 
         assert [s.name for s in stages][-3:] == ["split", "compose", "publish"]
         ctx = run_stages(config, stages)
     stats = ctx.stats(ComposeStats)
-    assert stats is not None and stats.queries > 0 and set(stats.by_changes) <= {"1", "2"}
-    assert stats.paraphrased == stats.queries and stats.templates_kept == {}
+    assert stats is not None and stats.queries > 0 and stats.validation_queries > 0
+    assert set(stats.by_changes) <= {"1", "2"}
+    assert stats.paraphrased == stats.queries + stats.validation_queries and stats.templates_kept == {}
     audit = stats.audit
     assert audit is not None and audit["overall"]["judged"] == sum(r["judged"] for r in audit["strata"].values())
     assert all(r["judged"] <= 2 for r in audit["strata"].values())
@@ -179,8 +181,13 @@ def test_build_publishes_audited_composed_queries_that_eval_scores(synth: Path, 
     assert "## Composed queries" in card and "| stratum | judged | text describes the change |" in card
     manifest = json.loads((version / "MANIFEST.json").read_text())
     assert manifest["release"]["subsets"]["composed"]["query"] == len(queries)
+    held = read_composed_queries(snapshot, "composed", "validation")
+    assert len(held) == stats.validation_queries and not set(held.labels.item_id) & set(queries.labels.item_id)
+    assert "composed/validation.parquet" in (config.output / "README.md").read_text()
     out = tmp_path / "r.json"
     run = CliRunner().invoke(app, ["eval", "-s", str(version), "-m", "features:colour-gradient", "--subsets",
-                                   "composed", "--compose", "image", "-o", str(out), "--resamples", "50"])  # fmt: skip
+                                   "composed", "--compose", "arithmetic", "-o", str(out), "--resamples", "50"])  # fmt: skip
     assert run.exit_code == 0, run.output
-    assert json.loads(out.read_text())["metrics"]["composed"]["recall@10"]["n"] == len(queries)
+    result = json.loads(out.read_text())
+    assert result["metrics"]["composed"]["recall@10"]["n"] == len(queries)
+    assert result["model"]["composition"]["subsets"]["composed"]["chosen_on"] == "composed/validation"

@@ -88,7 +88,8 @@ def _read_rows(snapshot: Snapshot, subset: str, split: str) -> list[dict[str, An
     return rows
 
 
-def _in_validation(product: str, fraction: float, seed: int) -> bool:
+def in_validation(product: str, fraction: float, seed: int) -> bool:
+    """Whether a product's queries are held out for tuning: a seeded hash of its id below `fraction`."""
     return zlib.crc32(f"{seed}\0{product}".encode()) / 2**32 < fraction
 
 
@@ -203,8 +204,8 @@ def derive_synth_composed(
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
     gallery, pairs = synth_pairs(source, render, workers)
-    held = [row for product, row in pairs if _in_validation(product, validation, seed)]
-    scored = [row for product, row in pairs if not _in_validation(product, validation, seed)]
+    held = [row for product, row in pairs if in_validation(product, validation, seed)]
+    scored = [row for product, row in pairs if not in_validation(product, validation, seed)]
     if not scored:
         raise SnapshotError(f"validation fraction {validation} leaves no query to score")
     with atomic_folder(target) as tmp:

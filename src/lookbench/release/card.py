@@ -10,7 +10,7 @@ import yaml
 
 from lookbench.release.fingerprints.history import VERSION_RE
 from lookbench.snapshot.manifest import MANIFEST_NAME
-from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS
+from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS, is_composed_subset
 
 
 def _pct(rate: dict[str, Any]) -> str:
@@ -108,7 +108,8 @@ def compose_lines(compose: dict[str, Any]) -> list[str]:
     """How the composed queries were made, how their texts were worded and the judge's audit table."""
     changes = ", ".join(f"{n} change{'s' if n != '1' else ''}: {c}" for n, c in compose["by_changes"].items())
     lines = [
-        f"{compose['queries']} queries ({changes or 'none'}) from {compose['items']} gallery items: pairs of one "
+        f"{compose['queries']} scored and {compose.get('validation_queries', 0)} validation queries "
+        f"({changes or 'none'}) from {compose['items']} gallery items: pairs of one "
         f"category with cosine similarity in {compose['band']} under `{compose['model']}` whose labels differ in one "
         "or two attribute groups; texts from templates per kind of change and attribute group.",
         "Changed groups: " + (", ".join(f"{g} {n}" for g, n in compose["by_group"].items()) or "none") + ".",
@@ -118,7 +119,8 @@ def compose_lines(compose: dict[str, Any]) -> list[str]:
         kept = ", ".join(f"{reason} ({n})" for reason, n in compose["templates_kept"].items()) or "none"
         lines.append(
             f"Paraphrased by `{who['model']}` ({who['prompt_version']}): {compose['paraphrased']} of "
-            f"{compose['queries']} texts; template kept where the paraphrase was unusable: {kept}."
+            f"{compose['queries'] + compose.get('validation_queries', 0)} texts; template kept where the paraphrase "
+            f"was unusable: {kept}."
         )
     audit = compose.get("audit")
     if audit:
@@ -182,7 +184,7 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
 
 
 def _data_files(version: str, subset: str, files: dict[str, Any]) -> list[dict[str, str]]:
-    splits = ["gallery"] if subset == NOISE else list(SPLITS)
+    splits = ["gallery"] if subset == NOISE else [*SPLITS, "validation"]  # composed subsets may hold one
     return [
         {"split": sp, "path": f"{version}/{subset}/{sp}.parquet"} for sp in splits if f"{subset}/{sp}.parquet" in files
     ]
@@ -197,7 +199,8 @@ def root_card(output: Path, title: str) -> str:
     configs: list[dict[str, Any]] = []
     for position, manifest in enumerate(reversed(manifests)):
         version = manifest["release"]["version"]
-        for subset in (*SUBSETS, NOISE):
+        composed = sorted(s for s in manifest["release"].get("subsets", {}) if is_composed_subset(s))
+        for subset in (*SUBSETS, *composed, NOISE):
             files = _data_files(version, subset, manifest["files"])
             if files:
                 name = subset if position == 0 else f"{subset}-{version}"

@@ -243,6 +243,7 @@ class ComposeConfig(_Strict):
     per_reference: int = Field(2, ge=1, description="queries per reference item (its most similar targets)")
     paraphrase: ApiConfig | None = Field(None, description="an LLM rewording each template text")
     judge: ApiConfig | None = Field(None, description="the audit's judge (reference, target and text)")
+    validation: float = Field(0.2, ge=0, lt=1, description="share of reference items whose queries tune methods")
     audit_per_stratum: int = Field(8, ge=1, description="judged queries per (changed group, number of changes)")
     attempts: int = Field(2, ge=1, description="asks per text before a template is kept / a verdict is invalid")
     seed: int = 0

@@ -11,6 +11,7 @@ from typing import Any
 import pyarrow as pa
 from pydantic import ConfigDict
 
+from lookbench.composed.derive import in_validation
 from lookbench.composed.schema import Change
 from lookbench.composed.texts import modification_text
 from lookbench.errors import BuildError
@@ -46,6 +47,7 @@ class ComposeStats(StageStats):
     band: list[float]
     items: int
     queries: int
+    validation_queries: int = 0
     by_changes: dict[str, int]
     by_group: dict[str, int]
     paraphraser: dict[str, Any] | None = None
@@ -132,16 +134,17 @@ class ComposeStage:
         for pair, wording in zip(pairs, worded, strict=True):
             if wording.problem:
                 ctx.report(self.name, str(gallery[pair.reference].item_ID), f"template kept: {wording.problem}")
+        held = [in_validation(str(gallery[p.reference].item_ID), settings.validation, settings.seed) for p in pairs]
         queries = [
             replace(
                 gallery[p.reference],
                 subset=COMPOSED,
-                split="query",
+                split="validation" if hold else "query",
                 modification_text=w.text,
                 changes=json.dumps([c.as_row() for c in p.changes]),
                 target_ids=[str(gallery[p.target].item_ID)],
             )
-            for p, w in zip(pairs, worded, strict=True)
+            for p, w, hold in zip(pairs, worded, held, strict=True)
         ]
         audit = self._audit(ctx, gallery, pairs, worded, cache) if settings.judge is not None else None
         for problem in cache.unusable:
@@ -154,7 +157,8 @@ class ComposeStage:
             model=settings.model,
             band=list(settings.band),
             items=len(gallery),
-            queries=len(pairs),
+            queries=len(pairs) - sum(held),
+            validation_queries=sum(held),
             by_changes={str(n): c for n, c in sorted(Counter(len(p.changes) for p in pairs).items())},
             by_group=dict(sorted(groups.items())),
             paraphraser=paraphraser.describe() if paraphraser is not None else None,

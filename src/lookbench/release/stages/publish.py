@@ -90,7 +90,7 @@ def _composed_columns(sample: Sample) -> dict[str, Any]:
 
 def _split_table(subset: str, split: str, rows: list[dict[str, Any]]) -> pa.Table:
     """A split's table; composed queries type their text, changes and targets as the composed schema says."""
-    return composed_table(rows) if subset == COMPOSED and split == "query" else rows_to_table(rows)
+    return composed_table(rows) if subset == COMPOSED and split != "gallery" else rows_to_table(rows)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -142,7 +142,8 @@ class PublishStage:
             if any(not by_split[(subset, sp)] for sp in splits):
                 skipped.append(subset)
                 continue
-            subsets[subset] = {sp: len(by_split[(subset, sp)]) for sp in splits}
+            held = ("validation",) if by_split.get((subset, "validation")) else ()  # composed queries for tuning
+            subsets[subset] = {sp: len(by_split[(subset, sp)]) for sp in (*splits, *held)}
         if not any(subset != NOISE for subset in subsets):
             raise BuildError(
                 f"{self.settings.version}: no queries: no subset has both queries and gallery rows "
