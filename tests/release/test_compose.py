@@ -185,8 +185,8 @@ def test_build_publishes_audited_composed_queries_that_eval_scores(synth: Path, 
     assert len(held) == stats.validation_queries and not set(held.labels.item_id) & set(queries.labels.item_id)
     assert "composed/validation.parquet" in (config.output / "README.md").read_text()
     out = tmp_path / "r.json"
-    run = CliRunner().invoke(app, ["eval", "-s", str(version), "-m", "features:colour-gradient", "--subsets",
-                                   "composed", "--compose", "arithmetic", "-o", str(out), "--resamples", "50"])  # fmt: skip
+    args = ["-m", "features:colour-gradient", "--subsets", "composed", "--compose", "arithmetic", "-o", str(out)]
+    run = CliRunner().invoke(app, ["eval", "-s", str(version), *args, "--resamples", "50"])
     assert run.exit_code == 0, run.output
     result = json.loads(out.read_text())
     assert result["metrics"]["composed"]["recall@10"]["n"] == len(queries)
