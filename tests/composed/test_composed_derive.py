@@ -74,8 +74,10 @@ def test_derived_pairs_are_exact_and_validation_products_are_held_out(synth: Pat
     assert counts[1] > 0 and counts[2] > 0
     assert not products["query"] & products["validation"]
     derived.check_task("composed")
-    (source_file,) = (synth / "noise").glob("gallery-*.parquet")
-    assert (out / "noise" / source_file.name).stat().st_ino == source_file.stat().st_ino  # hard-linked
+    noise_files = sorted((synth / "noise").glob("*.parquet"))  # Synth shards its noise pool
+    assert noise_files
+    for source_file in noise_files:
+        assert (out / "noise" / source_file.name).stat().st_ino == source_file.stat().st_ino  # hard-linked
     with pytest.raises(SnapshotError, match="already exists"):
         derive_synth_composed(open_snapshot(synth), tmp_path / "out")
 
@@ -90,8 +92,8 @@ def test_a_manifest_is_rewritten_and_a_non_synth_snapshot_is_refused(synth: Path
     assert "composed/query.parquet" in json.loads((again / MANIFEST_NAME).read_text())["files"]
     plain = tmp_path / "plain" / "v20260101"
     (plain / "noise").mkdir(parents=True)
-    (noise,) = (synth / "noise").glob("gallery-*.parquet")
-    (plain / "noise" / "gallery.parquet").write_bytes(noise.read_bytes())
+    for shard in (synth / "noise").glob("*.parquet"):
+        (plain / "noise" / shard.name).write_bytes(shard.read_bytes())
     (plain / "real_studio_flat").mkdir()
     table = pq.read_table(synth / "real_studio_flat" / "gallery.parquet").drop_columns(["hard_negative_of"])
     pq.write_table(table, plain / "real_studio_flat" / "gallery.parquet")

@@ -209,7 +209,7 @@ def eval_command(
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     scope = ", ".join(p for p in (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until)) if p)
-    _print_summary(result.metrics, f"{name} on {snap.snapshot_id} ({scope}), %", intervals=resamples > 0)
+    _print_summary(result.metrics, f"{name} on {snap.name} ({scope}), %", intervals=resamples > 0)
     console.print(f"wrote {escape(str(target))} and {escape(str(per_query))}", highlight=False)
 
 
