@@ -9,15 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from pydantic import ConfigDict
 
 from lookbench.composed.derive import in_validation
-from lookbench.composed.schema import Change
 from lookbench.composed.texts import modification_text
 from lookbench.errors import BuildError
-from lookbench.hashing import json_sha256
 from lookbench.release.compose.audit import AuditJob, ComposedJudge, audit_table, stratified, stratum_of
-from lookbench.release.compose.pairs import composed_pairs
+from lookbench.release.compose.pairs import Pair, composed_pairs
 from lookbench.release.compose.paraphrase import Paraphraser, Rewording
 from lookbench.release.config import ComposeConfig
 from lookbench.release.embedding import ImageEmbedder, image_embedder, unit_rows
@@ -40,8 +37,6 @@ AUDIT_SCHEMA = pa.schema(
 
 class ComposeStats(StageStats):
     """What the compose stage generated, how its texts were worded and what the judge said."""
-
-    model_config = ConfigDict(extra="forbid")
 
     model: str
     band: list[float]
@@ -89,7 +84,7 @@ class ComposeStage:
 
     def fingerprint(self, ctx: StageContext) -> str:
         """The compose settings."""
-        return json_sha256([self.settings.fingerprint()])
+        return self.settings.fingerprint()
 
     def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
         """Pair, word, audit; append the `composed` subset's query and gallery rows to the work table."""
@@ -169,7 +164,7 @@ class ComposeStage:
         return StageResult(save_samples(ctx, self.name, rows), stats)
 
     def _audit(
-        self, ctx: StageContext, gallery: list[Sample], pairs: list[Any], worded: list[Rewording], cache: AnswerCache
+        self, ctx: StageContext, gallery: list[Sample], pairs: list[Pair], worded: list[Rewording], cache: AnswerCache
     ) -> dict[str, Any]:
         settings = self.settings
         assert settings.judge is not None
@@ -177,13 +172,12 @@ class ComposeStage:
         chosen = stratified(keys, settings.audit_per_stratum, settings.seed)
         jobs = []
         for index in chosen:
-            pair: Any = pairs[index]
+            pair = pairs[index]
             ref, tgt = gallery[pair.reference], gallery[pair.target]
-            changes: tuple[Change, ...] = pair.changes
+            text = worded[index].text
             jobs.append(
-                AuditJob(keys[index][0], worded[index].text, changes, ref.image, ref.image_sha256, tgt.image,
-                         tgt.image_sha256)
-            )  # fmt: skip
+                AuditJob(keys[index][0], text, pair.changes, ref.image, ref.image_sha256, tgt.image, tgt.image_sha256)
+            )
         judge = ComposedJudge(settings.judge, cache, settings.attempts)
         verdicts = judge.judge(jobs)
         table = [
