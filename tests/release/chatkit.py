@@ -228,7 +228,10 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 if target is None:
                     self._send(400, {"error": {"message": "unknown target image"}})
                     return
-                content = _composed_verdict(truth, target, text)
+                content = {
+                    "malformed": '{"describes_change": "ye',
+                    "invalid": json.dumps({"describes_change": "maybe", "target_right": "yes"}),
+                }.get(behaviour) or _composed_verdict(truth, target, text)
             else:
                 size = text.split("The image is ")[1].split(" pixels")[0].split("x")
                 content = _detection(truth, (int(size[0]), int(size[1])), truth.size)

@@ -4,6 +4,7 @@ judge's stratified audit, and an offline build that publishes a composed subset 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
@@ -11,7 +12,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from buildkit import encode
 from chatkit import ChatServer, Truth, serve
+from PIL import Image
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
@@ -106,6 +109,33 @@ def test_paraphrase_keeps_the_template_on_hostile_replies(tmp_path: Path) -> Non
     # valid rewordings come from the cache; the five failures are asked again (the server now answers well)
     assert sum(server.requests.values()) - asked == 5 and all(w.paraphrased for w in again)
     assert paraphraser.describe()["model"] == "para"
+
+
+def test_the_composed_judge_under_hostile_replies(tmp_path: Path) -> None:
+    from lookbench.release.compose.audit import ComposedJudge
+
+    server = ChatServer(slow_s=0.6)
+    rng = np.random.default_rng(0)
+    images = [encode(Image.fromarray(rng.integers(0, 255, (24, 24, 3), dtype=np.uint8))) for _ in range(7)]
+    target = images[-1]
+    server.learn(target, Truth("t-shirt", "blue", ["long sleeve"]))
+    scripts = [["ok"], ["malformed", "ok"], ["invalid", "invalid"], ["reject"], ["slow"], ["body-null", "malformed"]]
+    jobs = []
+    for image, script in zip(images, scripts, strict=False):
+        server.scripts[server.learn(image, Truth("t-shirt", "red", ["long sleeve"]))] = list(script)
+        jobs.append(
+            AuditJob("colour", "like this, but blue", (Change("colour", "red", "blue"),), image, "", target, "")
+        )
+    jobs = [replace(j, reference_sha256=str(i)) for i, j in enumerate(jobs)]  # distinct cache keys
+    with serve(server):
+        judge = ComposedJudge(_api(server, timeout_s=0.3, retries=1), AnswerCache(tmp_path / "j"))
+        verdicts = judge.judge(jobs)
+    yes = ComposedVerdict("yes", "yes")
+    invalid = ComposedVerdict("invalid", "invalid")
+    # a malformed answer is asked again; two invalid ones, a refused image and non-completions give `invalid`;
+    # a slow reply is retried by the client
+    assert verdicts == [yes, yes, invalid, invalid, yes, invalid]
+    assert audit_table(jobs, verdicts)["overall"]["invalid"] == 3
 
 
 def test_the_audit_samples_every_stratum_and_reports_rates() -> None:
