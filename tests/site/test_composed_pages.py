@@ -197,6 +197,26 @@ def test_browser_numbers_for_composed_scopes_equal_python(
             if metric in values
         }
         assert _shown(driver, metric) == expected
+    # the composed scope's breakdowns per changed group and per number of changes equal the result files'
+    Select(driver.find_element("id", "family")).select_by_value("recall")
+    Select(driver.find_element("id", "k")).select_by_value("1")
+    Select(driver.find_element("id", "subset")).select_by_value("composed")
+    assert driver.find_element("id", "composed-breakdowns").is_displayed()
+    for table, name in (("change-groups", "change_group"), ("change-counts", "num_changes")):
+        shown = {
+            (int(cell.get_attribute("data-run")), row.get_attribute("data-group")): cell.text
+            for row in driver.find_elements("css selector", f"#{table} tbody tr")
+            for cell in row.find_elements("css selector", "td[data-run]")
+        }
+        expected = {
+            (i, key): f"{100 * values['recall@1'].value:.2f} ({values['recall@1'].n})"
+            for i, result in enumerate(results)
+            for key, values in result.breakdowns["composed"][name].items()
+        }
+        assert shown == expected
+    Select(driver.find_element("id", "subset")).select_by_value("real_studio_flat")
+    assert not driver.find_element("id", "composed-breakdowns").is_displayed()
+    Select(driver.find_element("id", "subset")).select_by_value("all")
     # a window: the page recomputes from the per-query arrays what `lookbench tables --since` computes
     window = _tables(paths[:2], "recall@1,map@5,fine_recall@1", tmp_path / "tables", "--since", "2026-02-01")
     assert {(m, scope) for m, _, scope in window} >= {("recall@1", "composed"), ("map@5", "composed")}

@@ -163,6 +163,18 @@ def encode_queries(
         "item": _nullable(ranks["item"], images),
         **({"recall": _nullable(recall, known)} if known.any() else {}),
         **{family: _scaled(per_query, family, ks) for family in ("ndcg", "map") if _has_family(per_query, family, ks)},
+        **(_changes(per_query, composed) if composed.any() else {}),
+    }
+
+
+def _changes(per_query: pa.Table, composed: np.ndarray) -> dict[str, list[Any]]:
+    """Composed queries' changed groups (`cg`) and number of changes (`nc`), null for image queries: the page's
+    composed breakdowns, as the result file's `breakdowns` count them (a two-change query in both groups)."""
+    groups = per_query["change_groups"].to_pylist()
+    counts = per_query["num_changes"].to_pylist()
+    return {
+        "cg": [sorted(set(g or ())) if c else None for g, c in zip(groups, composed, strict=True)],
+        "nc": [int(n) if c and n is not None else None for n, c in zip(counts, composed, strict=True)],
     }
 
 

@@ -605,10 +605,13 @@
     if (!hasValues(q, metric)) return {};
     for (var i = 0; i < q.s.length; i++) {
       if (!inScope(q, i, scope) || !kept(q, i)) continue;
-      var g = key(q, i), value = queryValue(q, i, metric);
-      if (g === null || value === null) continue;
-      sums[g] = (sums[g] || 0) + value;
-      counts[g] = (counts[g] || 0) + 1;
+      var found = key(q, i), value = queryValue(q, i, metric);
+      if (found === null || value === null) continue;
+      /* a key may name several groups (a two-change query counts in both changed groups) */
+      (Array.isArray(found) ? found : [found]).forEach(function (g) {
+        sums[g] = (sums[g] || 0) + value;
+        counts[g] = (counts[g] || 0) + 1;
+      });
     }
     var out = {};
     Object.keys(sums).forEach(function (g) { out[g] = { v: sums[g] / counts[g], n: counts[g] }; });
@@ -668,6 +671,14 @@
       note.textContent = "";
       var attrs = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.a[i] < 0 ? null : D.attributes[q.a[i]]; }); });
       breakdownTable("attributes", "query main attribute", sortedGroups(attrs), attrs, metric);
+    }
+    var composedScope = scope in COMPOSED || scope === "composed_overall";
+    byId("composed-breakdowns").hidden = !composedScope;
+    if (composedScope) {
+      var changed = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.cg ? q.cg[i] : null; }); });
+      breakdownTable("change-groups", "changed attribute group", sortedGroups(changed), changed, metric);
+      var counted = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.nc && q.nc[i] !== null ? String(q.nc[i]) : null; }); });
+      breakdownTable("change-counts", "number of changes", sortedGroups(counted), counted, metric);
     }
     renderCategoryChart(cats, metric);
   }
