@@ -12,6 +12,10 @@ from lookbench.composed.derive import changes_between
 from lookbench.composed.schema import Change
 from lookbench.taxonomy import Taxonomy
 
+SCAN = 256
+"""Candidates in the band looked at per reference, most similar first (keeps a large category from costing
+quadratic label comparisons)."""
+
 
 @dataclass(frozen=True)
 class Pair:
@@ -45,10 +49,11 @@ def composed_pairs(
         sims = vectors[members] @ vectors[members].T
         for row, reference in enumerate(members):
             order = np.argsort(-sims[row], kind="stable")
+            inside = order[(sims[row, order] >= low) & (sims[row, order] <= high)]
             found = 0
-            for col in order:
-                target, similarity = members[int(col)], float(sims[row, int(col)])
-                if target == reference or not low <= similarity <= high:
+            for col in inside[: SCAN + 1].tolist():
+                target, similarity = members[col], float(sims[row, col])
+                if target == reference:
                     continue
                 changes = changes_between(attributes[reference], attributes[target], taxonomy)
                 if changes and len(changes) <= max_changes:
