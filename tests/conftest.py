@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import io
+import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from http.server import HTTPServer
 from pathlib import Path
 from typing import Any
@@ -83,3 +86,43 @@ def make_snapshot(tmp_path: Path) -> Callable[..., Path]:
         return write_snapshot(tmp_path, spec, version)
 
     return factory
+
+
+RAY_CPUS = 2
+"""The test cluster's CPU slots: CI's 2 cores."""
+RAY_OBJECT_STORE = 256 * 2**20
+"""Bytes of the test cluster's object store (Ray's default takes 30% of RAM; the tests move a few MB)."""
+
+
+@dataclass(frozen=True)
+class RayCluster:
+    """The session's Ray module, and the file whose presence makes a `python:thumbs` worker kill itself once."""
+
+    ray: Any
+    die_at: Path
+
+
+@pytest.fixture(scope="session")
+def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster]:
+    """A local Ray cluster of 2 CPUs, started once for the session (auth disabled), shut down at its end.
+
+    Its workers import lookbench as this process does, and the test helper modules (python: models, mappers).
+    """
+    ray = pytest.importorskip("ray")
+    tests = Path(__file__).parent
+    paths = [str(tests), str(tests / "shards"), str(tests / "release"), *sys.path]
+    die_at = tmp_path_factory.mktemp("ray") / "die-at"
+    env = {"PYTHONPATH": os.pathsep.join(p for p in paths if p), "LOOKBENCH_TEST_DIE": str(die_at)}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_AUTH_MODE", "disabled")  # Ray >= 2.52 turns token auth on for a new local cluster
+        ray.init(
+            num_cpus=RAY_CPUS,
+            object_store_memory=RAY_OBJECT_STORE,
+            include_dashboard=False,
+            log_to_driver=False,
+            runtime_env={"env_vars": env},
+        )
+        try:
+            yield RayCluster(ray, die_at)
+        finally:
+            ray.shutdown()

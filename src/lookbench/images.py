@@ -7,6 +7,7 @@ a huge canvas (a decompression bomb) costs nothing; Pillow's process-wide `Image
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,11 +16,19 @@ from PIL import Image, UnidentifiedImageError
 MAX_PIXELS = 80_000_000
 """Largest canvas decoded (below Pillow's own bomb limit of about 179 M pixels, so that limit never fires first)."""
 
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 _DECODE_ERRORS = (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError)
 
 
 class BadImageError(ValueError):
     """Bytes that are empty, not an image, truncated or too large to decode."""
+
+
+def undecodable(exc: BaseException) -> BadImageError:
+    """The error for bytes a decoder refused; the same words for the same bytes in any process (Pillow names the
+    in-memory file by its address, which is left out)."""
+    detail = _ADDRESS.sub("", str(exc))
+    return BadImageError(f"image does not decode ({type(exc).__name__}: {detail})")
 
 
 @contextmanager
@@ -36,7 +45,7 @@ def opened(data: bytes | None, max_pixels: int = MAX_PIXELS) -> Iterator[Image.I
     except BadImageError:
         raise
     except _DECODE_ERRORS as exc:
-        raise BadImageError(f"image does not decode ({type(exc).__name__}: {exc})") from exc
+        raise undecodable(exc) from exc
 
 
 def decode_image(data: bytes | None, draft: int | None = None, max_pixels: int = MAX_PIXELS) -> Image.Image:
@@ -55,7 +64,7 @@ def decode_image(data: bytes | None, draft: int | None = None, max_pixels: int =
                 return Image.alpha_composite(background, rgba).convert("RGB")
             return im if im.mode == "RGB" else im.convert("RGB")
         except _DECODE_ERRORS as exc:
-            raise BadImageError(f"image does not decode ({type(exc).__name__}: {exc})") from exc
+            raise undecodable(exc) from exc
 
 
 def image_size(data: bytes | None, max_pixels: int = MAX_PIXELS) -> tuple[int, int]:
@@ -64,5 +73,5 @@ def image_size(data: bytes | None, max_pixels: int = MAX_PIXELS) -> tuple[int, i
         try:
             im.load()
         except _DECODE_ERRORS as exc:
-            raise BadImageError(f"image does not decode ({type(exc).__name__}: {exc})") from exc
+            raise undecodable(exc) from exc
         return im.size

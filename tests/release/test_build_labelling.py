@@ -265,8 +265,9 @@ def test_build_cli_offline_probe_and_unreachable_api(tmp_path, synth_releases):
         "annotate": {"backend": "probe", "probe": {"train": str(train), "model": "features:colour-gradient"}},
         "distractors": {"model": "features:colour-gradient", "band": [0.5, 0.93]},
     }
-    result = CliRunner().invoke(app, ["build", str(_config(tmp_path, synth, sections))])
+    result = CliRunner().invoke(app, ["build", str(_config(tmp_path, synth, sections)), "--shards", "2"])
     assert result.exit_code == 0, result.output
+    assert "dedup: hash 2 of 2 shards run, 0 already done" in result.output
     assert "annotate: category 'cape' is not in the" in result.output  # rich wraps at 80 columns
     card = (tmp_path / "out" / "v20260601" / "README.md").read_text()
     assert "Labelled by `probe` (features:colour-gradient)" in card and "band [0.5, 0.93]" in card

@@ -7,7 +7,14 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from lookbench.cli.common import console, reports_errors
+from lookbench.cli.common import (
+    EXECUTOR_HELP,
+    PROCESSES_HELP,
+    RAY_ADDRESS_HELP,
+    SHARDS_HELP,
+    console,
+    reports_errors,
+)
 
 
 @reports_errors
@@ -15,16 +22,30 @@ def build(
     config: Path = typer.Argument(..., help="Release config YAML (release_date, sources, dedup, output)."),
     push: str | None = typer.Option(None, "--push", help="After publishing, upload to hf://owner/name or a folder."),
     show_problems: int = typer.Option(20, "--show-problems", help="How many reported input problems to print."),
+    executor: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
+    processes: int | None = typer.Option(None, "--processes", help=PROCESSES_HELP),
+    shards: int | None = typer.Option(None, "--shards", help=SHARDS_HELP),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
 ) -> None:
-    """Build a release into OUT/vYYYYMMDD; a re-run resumes and skips finished stages."""
+    """Build a release into OUT/vYYYYMMDD; a re-run resumes and skips finished stages (and finished shards)."""
     from lookbench.release.config import load_config
-    from lookbench.release.pipeline import run_release
+    from lookbench.release.pipeline import Sharding, run_release
     from lookbench.release.push import push_release
     from lookbench.release.stages.audit import AuditStats
     from lookbench.release.stages.dedup import DedupStats
+    from lookbench.shards.executor import check_options, make_executor
 
+    check_options(executor, processes, ray_address, shards)
     release = load_config(config)
-    run = run_release(release, echo=lambda line: console.print(escape(line), highlight=False))
+    runner = make_executor(executor, processes, ray_address)
+    try:
+        run = run_release(
+            release,
+            echo=lambda line: console.print(escape(line), highlight=False),
+            sharding=Sharding(runner, shards, progress=True),
+        )
+    finally:
+        runner.close()
     if run.problems:
         console.print(f"[yellow]{len(run.problems)} problem(s)[/yellow] (details under {escape(str(release.work))}/):")
         for problem in run.problems[:show_problems]:

@@ -42,3 +42,9 @@ def reports_errors(func: F) -> F:
             raise typer.Exit(2) from exc
 
     return wrapper  # type: ignore[return-value]
+
+
+EXECUTOR_HELP = "Where shards run: local (this machine; worker processes with --processes, one per GPU) or ray."
+PROCESSES_HELP = "Workers at most: local worker processes (default: one per GPU for a CUDA model, else this process)."
+SHARDS_HELP = "Cut each input (each split) into this many shards; default: shards of a fixed size."
+RAY_ADDRESS_HELP = "Ray cluster to use with --executor ray (default: RAY_ADDRESS, a running local one, or a new one)."

@@ -8,11 +8,21 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from lookbench.cli.common import console, err_console, reports_errors
+from lookbench.cli.common import (
+    EXECUTOR_HELP,
+    PROCESSES_HELP,
+    RAY_ADDRESS_HELP,
+    SHARDS_HELP,
+    console,
+    err_console,
+    reports_errors,
+)
 from lookbench.composed.methods import composed_model_name, run_method
 from lookbench.contamination.window import cutoff_since
 from lookbench.dates import parse_date
+from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
+from lookbench.embeddings.sharded import ShardedEmbeddings, wants_shards
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
@@ -22,6 +32,7 @@ from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, 
 from lookbench.results.schema import MetricValue
 from lookbench.results.tables import ordered_scopes, percent, scope_title, short_metric
 from lookbench.search.select import make_backend
+from lookbench.shards.executor import check_options, make_executor
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
@@ -159,6 +170,10 @@ def eval_command(
         help="How composed subsets' queries are embedded: auto (sum for a two-tower model, else arithmetic), "
         "image, text, sum or arithmetic.",
     ),
+    executor: str = typer.Option("local", "--executor", help=EXECUTOR_HELP),
+    processes: int | None = typer.Option(None, "--processes", help=PROCESSES_HELP),
+    shards: int | None = typer.Option(None, "--shards", help=SHARDS_HELP),
+    ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
 ) -> None:
     """Embed, search and score a snapshot; write the result JSON and the per-query parquet file."""
     from lookbench.models.registry import resolve_model
@@ -168,6 +183,7 @@ def eval_command(
     for flag, value, allowed in (("--precision", precision, PRECISIONS), ("--decode", decode, DECODE_PLACES)):
         if value not in allowed:
             raise LookBenchError(f"{flag}: expected one of {', '.join(allowed)}, got {value!r}")
+    check_options(executor, processes, ray_address, shards)
     snap = open_snapshot(snapshot) if snapshot else _default_snapshot()
     spec = model or _default_model()
     backend = make_backend(search)
@@ -204,7 +220,16 @@ def eval_command(
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return
-    out = evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
+    runner = None
+    if wants_shards(provider, executor, processes, shards):
+        assert isinstance(provider, ModelEmbeddings)
+        runner = make_executor(executor, processes, ray_address)
+        provider = ShardedEmbeddings(provider, runner, shards)
+    try:
+        out = evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
+    finally:
+        if runner is not None:
+            runner.close()
     result, per_query = save_run(out.result, out.per_query, target)
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,35 +86,83 @@ class ModelEmbeddings:
         return base / "embeddings" / key
 
     @property
+    def store_meta(self) -> dict[str, str]:
+        """What the cache folder's meta.json records."""
+        return {
+            "model_id": self.encoder.model_id,
+            "revision": self.encoder.revision,
+            "preprocess": self.preprocess_fingerprint,
+            "storage_dtype": self.options.storage_dtype,
+        }
+
+    @property
     def store(self) -> EmbeddingStore:
         """The cache, opened on first use."""
         if self._store is None:
-            meta = {
-                "model_id": self.encoder.model_id,
-                "revision": self.encoder.revision,
-                "preprocess": self.preprocess_fingerprint,
-                "storage_dtype": self.options.storage_dtype,
-            }
-            self._store = EmbeddingStore(self.cache_root, meta, dtype=self.options.storage_dtype)
+            self._store = EmbeddingStore(self.cache_root, self.store_meta, dtype=self.options.storage_dtype)
         return self._store
 
-    def _batches(
-        self, snapshot: Snapshot, subset: str, split: str, todo: set[int], keys: list[bytes | None]
-    ) -> Iterator[Batch]:
+    def store_writer(self) -> EmbeddingStore:
+        """The cache opened for adding chunk files only (a shard's worker: the driver decides what to embed)."""
+        return EmbeddingStore(self.cache_root, self.store_meta, dtype=self.options.storage_dtype, load=False)
+
+    def remember_bad(self, snapshot: Snapshot, subset: str, split: str, bad: dict[int, str]) -> None:
+        """Rows found undecodable elsewhere (by shard workers): not tried again by `embed_split`."""
+        self._bad.setdefault((str(snapshot.root.resolve()), subset, split), {}).update(bad)
+
+    def _batches(self, snapshot: Snapshot, subset: str, split: str, todo: dict[int, bytes]) -> Iterator[Batch]:
+        """Batches of the `todo` rows (row -> cache key) in row order, reading only the row groups around them."""
+        if not todo:
+            return
         size = self.batch_size
         rows: list[int] = []
         datas: list[bytes | None] = []
-        for start, images in snapshot.iter_images(subset, split, batch_size=256):
+        first, last = min(todo), max(todo)
+        for start, images in snapshot.iter_images(subset, split, batch_size=256, start=first, stop=last + 1):
             for offset, data in enumerate(images):
                 if start + offset not in todo:
                     continue
                 rows.append(start + offset)
                 datas.append(data)
                 if len(rows) == size:
-                    yield Batch(rows, [keys[r] or b"" for r in rows], datas)
+                    yield Batch(rows, [todo[r] for r in rows], datas)
                     rows, datas = [], []
         if rows:
-            yield Batch(rows, [keys[r] or b"" for r in rows], datas)
+            yield Batch(rows, [todo[r] for r in rows], datas)
+
+    def embed_rows(
+        self,
+        snapshot: Snapshot,
+        subset: str,
+        split: str,
+        todo: dict[int, bytes],
+        store: EmbeddingStore,
+        on_bad: Callable[[int, str], None],
+        advance: Callable[[int], None] = lambda _n: None,
+    ) -> int:
+        """Embed the `todo` rows (row -> cache key) of a split into `store`; returns how many were embedded."""
+        embedded = 0
+
+        def on_vectors(rows: list[int], batch_keys: list[bytes], vectors: np.ndarray) -> None:
+            nonlocal embedded
+            self._check_dim(vectors.shape[1])
+            store.add(batch_keys, vectors)
+            embedded += len(rows)
+            advance(len(rows))
+
+        try:
+            run_pipeline(
+                self.encoder,
+                self._batches(snapshot, subset, split, todo),
+                on_vectors,
+                on_bad,
+                workers=self.workers,
+                draft=self.options.jpeg_draft,
+                decoder=self.decoder,
+            )
+        finally:
+            store.flush()
+        return embedded
 
     def embed_split(self, snapshot: Snapshot, subset: str, split: str) -> np.ndarray:
         """Embed one split (from the cache where possible); rows of skipped images are zeros.
@@ -128,12 +176,12 @@ class ModelEmbeddings:
         where = f"snapshot {snapshot.snapshot_id} {subset}/{split}"
         bad: dict[int, str] = {row: "image has no bytes" for row, key in enumerate(keys) if key is None}
         bad.update(self._bad.get(memo_key, {}))
-        first_row: dict[bytes, int] = {}
-        todo: set[int] = set()
+        todo: dict[int, bytes] = {}
+        seen: set[bytes] = set()
         for row, key in enumerate(keys):
-            if key is not None and row not in bad and store.get(key) is None and key not in first_row:
-                first_row[key] = row
-                todo.add(row)
+            if key is not None and row not in bad and key not in seen and store.get(key) is None:
+                seen.add(key)
+                todo[row] = key
         if bad and self.options.on_bad_image == "stop":
             self._raise_bad(where, bad)
 
@@ -142,30 +190,15 @@ class ModelEmbeddings:
             if self.options.on_bad_image == "stop":
                 self._raise_bad(where, {row: message})
 
-        try:
-            if not todo:
-                return self._finish(memo_key, keys, bad, where)
-            with image_progress(
-                f"{self.encoder.model_id} {subset}/{split}", len(todo), self.options.progress
-            ) as advance:
+        if todo:
+            label = f"{self.encoder.model_id} {subset}/{split}"
+            with image_progress(label, len(todo), self.options.progress) as advance:
 
-                def on_vectors(rows: list[int], batch_keys: list[bytes], vectors: np.ndarray) -> None:
-                    self._check_dim(vectors.shape[1])
-                    store.add(batch_keys, vectors)
-                    self.embedded_images += len(rows)
-                    advance(len(rows))
+                def counted(images: int) -> None:
+                    self.embedded_images += images
+                    advance(images)
 
-                run_pipeline(
-                    self.encoder,
-                    self._batches(snapshot, subset, split, todo, keys),
-                    on_vectors,
-                    on_bad,
-                    workers=self.workers,
-                    draft=self.options.jpeg_draft,
-                    decoder=self.decoder,
-                )
-        finally:
-            store.flush()
+                self.embed_rows(snapshot, subset, split, todo, store, on_bad, counted)
         return self._finish(memo_key, keys, bad, where)
 
     def _finish(

@@ -38,10 +38,18 @@ class EmbeddingStore:
     """Cached vectors of one model key; new vectors are written every `chunk_rows`, so a killed run resumes.
 
     Vectors stay in the arrays they were loaded or computed in (one per chunk); a dict maps each image digest to
-    its row across them, and `gather` copies many rows at once, a chunk at a time.
+    its row across them, and `gather` copies many rows at once, a chunk at a time. A shard's worker opens it with
+    `load=False`: it only adds chunk files (the driver knows what is cached and sends only what is not).
     """
 
-    def __init__(self, root: Path, meta: dict[str, str], dtype: str = "float32", chunk_rows: int = CHUNK_ROWS) -> None:
+    def __init__(
+        self,
+        root: Path,
+        meta: dict[str, str],
+        dtype: str = "float32",
+        chunk_rows: int = CHUNK_ROWS,
+        load: bool = True,
+    ) -> None:
         self.root = root
         self.dtype = np.dtype(dtype)
         self.chunk_rows = chunk_rows
@@ -52,12 +60,20 @@ class EmbeddingStore:
         self._rows = 0
         self._pending_keys: list[bytes] = []
         self._pending_vectors: list[np.ndarray] = []
+        self._seen: set[str] = set()
         root.mkdir(parents=True, exist_ok=True)
         meta_path = root / "meta.json"
         if not meta_path.is_file():
             write_text_atomic(meta_path, json.dumps(meta, indent=2, sort_keys=True))
-        for path in sorted(root.glob("chunk-*.npz")):
-            self._load_chunk(path)
+        if load:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Load chunk files written since (by this process or by shard workers), in name order."""
+        for path in sorted(self.root.glob("chunk-*.npz")):
+            if path.name not in self._seen:
+                self._seen.add(path.name)
+                self._load_chunk(path)
 
     def _load_chunk(self, path: Path) -> None:
         try:
@@ -148,6 +164,8 @@ class EmbeddingStore:
         vectors = np.concatenate(self._pending_vectors).astype(self.dtype)
         buf = io.BytesIO()
         np.savez(buf, keys=keys, vectors=vectors, checksum=np.array(_checksum(keys, vectors)))
-        write_bytes_atomic(self.root / f"chunk-{uuid.uuid4().hex}.npz", buf.getvalue())
+        name = f"chunk-{uuid.uuid4().hex}.npz"
+        write_bytes_atomic(self.root / name, buf.getvalue())
+        self._seen.add(name)
         self._pending_keys.clear()
         self._pending_vectors.clear()

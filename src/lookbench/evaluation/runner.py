@@ -155,6 +155,14 @@ def evaluate(
     total_queries = kept_queries = 0
     noise_rows = snapshot.num_rows(NOISE, "gallery") if snapshot.has_noise else 0
     composition: dict[str, Any] = {}
+    prepare = getattr(provider, "prepare", None)
+    if callable(prepare):  # a sharded provider embeds every split it will be asked for at once, on its workers
+        say("embedding every split as shards")
+        t0 = time.perf_counter()
+        needed = [(s, sp) for s in subsets for sp in ("query", "gallery")]
+        run = prepare(snapshot, needed + ([(NOISE, "gallery")] if noise_rows else []))
+        timings["embed_s"] += time.perf_counter() - t0
+        say(f"embedding: {run.summary()}")
     for subset in subsets:
         say(f"{subset}: embedding")
         t0 = time.perf_counter()

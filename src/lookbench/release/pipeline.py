@@ -32,6 +32,7 @@ from lookbench.release.stages.dedup import DedupStage
 from lookbench.release.stages.distractors import DistractorStage
 from lookbench.release.stages.publish import PublishStage
 from lookbench.release.stages.split import SplitStage
+from lookbench.shards.executor import Executor
 from lookbench.snapshot.manifest import MANIFEST_NAME
 
 DONE = "DONE.json"
@@ -82,9 +83,21 @@ def stages_for(config: ReleaseConfig, judge: Judge | None = None) -> list[Stage]
     return [*stages, PublishStage(config.publish_section())]
 
 
-def release_context(config: ReleaseConfig) -> StageContext:
+def release_context(config: ReleaseConfig, sharding: Sharding | None = None) -> StageContext:
     """The context stages of this release run in."""
-    return StageContext(config.version, config.release_date, config.output, config.work, config.state_dir)
+    ctx = StageContext(config.version, config.release_date, config.output, config.work, config.state_dir)
+    if sharding is not None:
+        ctx.executor, ctx.shards, ctx.progress = sharding.executor, sharding.shards, sharding.progress
+    return ctx
+
+
+@dataclass
+class Sharding:
+    """Where stages run their per-item work: the executor, shards per stage input, and a progress bar or not."""
+
+    executor: Executor
+    shards: int | None = None
+    progress: bool = False
 
 
 def output_sha256(path: Path) -> str:
@@ -118,12 +131,16 @@ def _resumed(stage: Stage, marker: Marker | None, key: str) -> LogEntry | None:
 
 
 def run_stages(
-    config: ReleaseConfig, stages: Sequence[Stage], echo: Callable[[str], None] = lambda _: None
+    config: ReleaseConfig,
+    stages: Sequence[Stage],
+    echo: Callable[[str], None] = lambda _: None,
+    sharding: Sharding | None = None,
 ) -> ReleaseRun:
     """Check every stage, then run them in order; a stage whose marker matches its key is skipped."""
     for stage in stages:
         stage.check()
-    ctx = release_context(config)
+    ctx = release_context(config, sharding)
+    ctx.say = echo
     config.work.mkdir(parents=True, exist_ok=True)
     run = ReleaseRun(config, ctx.log, ctx.problems)
     try:
@@ -167,6 +184,8 @@ def _run(stages: Sequence[Stage], ctx: StageContext, work: Path, echo: Callable[
         echo(f"{stage.name}: done in {entry.seconds}s")
 
 
-def run_release(config: ReleaseConfig, echo: Callable[[str], None] = lambda _: None) -> ReleaseRun:
+def run_release(
+    config: ReleaseConfig, echo: Callable[[str], None] = lambda _: None, sharding: Sharding | None = None
+) -> ReleaseRun:
     """Build the release its config describes."""
-    return run_stages(config, stages_for(config), echo)
+    return run_stages(config, stages_for(config), echo, sharding)

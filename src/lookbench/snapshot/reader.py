@@ -63,23 +63,49 @@ def _image_bytes(value: Any) -> bytes | None:
     return value if isinstance(value, bytes) and value else None
 
 
-def _file_images(path: Path, column: str, batch_size: int) -> Iterator[list[bytes | None]]:
-    """Batches of one file's encoded images in row order; None where a row has none (or the column is absent)."""
+def _file_images(
+    path: Path, column: str, batch_size: int, start: int = 0, stop: int | None = None
+) -> Iterator[list[bytes | None]]:
+    """Batches of one file's encoded images in row order (rows [start, stop) of the file, reading only the row
+    groups that hold them); None where a row has none (or the column is absent)."""
     with reading(path):
         pf = pq.ParquetFile(path)
+        rows = pf.metadata.num_rows
+        stop = rows if stop is None else min(stop, rows)
         if column not in pf.schema_arrow.names:
-            rows = pf.metadata.num_rows
-            for start in range(0, rows, batch_size):
-                yield [None] * min(batch_size, rows - start)
+            for first in range(start, stop, batch_size):
+                yield [None] * min(batch_size, stop - first)
             return
-        batches = pf.iter_batches(batch_size=batch_size, columns=[column])
-    while True:
+        groups, skip = _row_groups(pf.metadata, start, stop)
+        batches = pf.iter_batches(batch_size=batch_size, columns=[column], row_groups=groups)
+    left = stop - start
+    while left > 0:
         with reading(path):
             batch = next(batches, None)
             if batch is None:
                 return
             values = [_image_bytes(v) for v in batch.column(0).to_pylist()]
-        yield values
+        if skip:
+            values, skip = values[skip:], max(0, skip - len(values))
+        if values:
+            values = values[:left]
+            left -= len(values)
+            yield values
+
+
+def _row_groups(meta: pq.FileMetaData, start: int, stop: int) -> tuple[list[int], int]:
+    """The row groups holding rows [start, stop) of a file, and how many rows of the first precede `start`."""
+    groups: list[int] = []
+    skip = 0
+    first = 0
+    for group in range(meta.num_row_groups):
+        count = meta.row_group(group).num_rows
+        if first + count > start and first < stop:
+            if not groups:
+                skip = start - first
+            groups.append(group)
+        first += count
+    return groups, skip
 
 
 def _hash_file_images(path: Path, column: str, algorithm: str = "sha256") -> ImageDigests:
@@ -388,14 +414,29 @@ class Snapshot:
         return keys
 
     def iter_images(
-        self, subset: str, split: str, batch_size: int = 64, column: str = "image"
+        self,
+        subset: str,
+        split: str,
+        batch_size: int = 64,
+        column: str = "image",
+        start: int = 0,
+        stop: int | None = None,
     ) -> Iterator[tuple[int, list[bytes | None]]]:
-        """Yield (first row index, encoded image bytes) batches of a split, in row order."""
-        start = 0
+        """Yield (first row index, encoded image bytes) batches of a split's rows [start, stop), in row order;
+        only the files and row groups holding those rows are read."""
+        first = 0
         for path in self.files(subset, split):
-            for values in _file_images(path, column, batch_size):
-                yield start, values
-                start += len(values)
+            if stop is not None and first >= stop:
+                return
+            with reading(path):
+                count = pq.ParquetFile(path).metadata.num_rows
+            if first + count > start:
+                local_stop = None if stop is None else stop - first
+                row = max(start, first)
+                for values in _file_images(path, column, batch_size, row - first, local_stop):
+                    yield row, values
+                    row += len(values)
+            first += count
 
     def image_rows(self, subset: str, split: str, rows: Iterable[int], column: str = "image") -> dict[int, bytes]:
         """Encoded image bytes of the given rows (global across shards), reading only those rows; rows without an

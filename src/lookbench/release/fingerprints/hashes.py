@@ -24,9 +24,18 @@ class Fingerprint:
     sha256: str
     phash: str
     phash_mirror: str
-    image: Image.Image
+    data: bytes
+    """The encoded image: decoded only when a look-up needs its colours (hashes may come from a shard's output)."""
 
+    _image: Image.Image | None = None
     _lab: np.ndarray | None = None
+
+    @property
+    def image(self) -> Image.Image:
+        """The decoded image."""
+        if self._image is None:
+            self._image = decode_image(self.data)
+        return self._image
 
     @property
     def lab(self) -> np.ndarray:
@@ -44,7 +53,7 @@ def phash_hex(image: Image.Image) -> str:
 def fingerprint(data: bytes) -> Fingerprint:
     """Fingerprint encoded image bytes (BadImageError if they do not decode)."""
     rgb = decode_image(data)
-    return Fingerprint(sha256_hex(data), phash_hex(rgb), phash_hex(ImageOps.mirror(rgb)), rgb)
+    return Fingerprint(sha256_hex(data), phash_hex(rgb), phash_hex(ImageOps.mirror(rgb)), data, rgb)
 
 
 def phash_pair(data: bytes) -> tuple[str, str]:

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from lookbench.errors import BuildError
 from lookbench.hashing import file_sha256, json_sha256
-from lookbench.release.config import AnnotateConfig
+from lookbench.release.config import AnnotateConfig, ApiConfig
 from lookbench.release.embedding import ImageEmbedder, image_embedder
-from lookbench.release.label.base import Annotator, Item
+from lookbench.release.label.base import Annotator, Item, Outcome
 from lookbench.release.records import Sample, write_table
-from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+from lookbench.release.sharding import HTTP_SHARD_ITEMS, AskedRows, UsageDelta, asked_fingerprint, http_needs, usage_of
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
 from lookbench.release.vlm.cache import AnswerCache
+from lookbench.shards.table import TableJob
 from lookbench.snapshot.manifest import MANIFEST_NAME
+
+if TYPE_CHECKING:
+    from lookbench.release.label.openai import OpenAIAnnotator
 
 FLAGGED_SCHEMA = pa.schema([("sample_id", pa.string()), ("category", pa.string()), ("flag", pa.string())])
 
@@ -38,6 +44,62 @@ class AnnotateStats(StageStats):
 def items_of(samples: list[Sample]) -> list[Item]:
     """Annotator items from the samples that need labels (distractor-only rows do not)."""
     return [Item(s.sample_id, s.image, s.image_sha256, s.category) for s in samples if not s.is_noise_only]
+
+
+OUTCOME_SCHEMA = pa.schema(
+    [
+        ("main_attribute", pa.string()),
+        ("other_attributes", pa.list_(pa.string())),
+        ("flag", pa.string()),
+        ("attempts", pa.int64()),
+        ("cached", pa.bool_()),
+    ]
+)
+"""A shard's output: one annotator outcome per crop."""
+
+
+@dataclass(frozen=True)
+class OpenAILabels:
+    """Labels a shard's crops with the `openai` annotator, opened once per worker with its share of requests."""
+
+    api: ApiConfig
+    cache: Path
+    attempts: int
+
+    def open(self, slots: int) -> AskedRows:
+        """A client with `slots` requests in flight, on the shared answer cache."""
+        from lookbench.release.label.openai import OpenAIAnnotator
+        from lookbench.taxonomy import load_taxonomy
+
+        cache = AnswerCache(self.cache)
+        api = self.api.model_copy(update={"concurrency": slots})
+        annotator = OpenAIAnnotator(api, load_taxonomy(), cache, self.attempts)
+        return AskedRows(annotator.annotate, UsageDelta(annotator.asker.client.usage, cache), annotator.asker.client)
+
+
+def annotate_as_shards(
+    ctx: StageContext, stage: str, annotator: OpenAIAnnotator, items: list[Item], attempts: int
+) -> tuple[list[Outcome], dict[str, Any], list[str]]:
+    """(outcome per item, the annotator's description with the usage of every shard, problems met): each distinct
+    crop (image and category) is asked once, by one shard."""
+    from lookbench.release.label.prompt import PROMPT_VERSION
+
+    first: dict[tuple[str, str], Item] = {}
+    for item in items:
+        first.setdefault((item.image_sha256, item.category), item)
+    unique = list(first.values())
+    api = annotator.api
+    job = TableJob(
+        "annotate", http_needs(api), OUTCOME_SCHEMA, OpenAILabels(api, annotator.asker.cache.folder, attempts)
+    )
+    keys = [f"{item.image_sha256}:{item.category}" for item in unique]
+    version = annotator.taxonomy.version
+    result = run_items(
+        ctx, stage, job, unique, keys, asked_fingerprint(api, PROMPT_VERSION, attempts, version), HTTP_SHARD_ITEMS
+    )
+    by_crop = {crop: Outcome(**row) for crop, row in zip(first, result.rows, strict=True)}
+    described = {**annotator.describe(), **usage_of(api, result.stats)}
+    return [by_crop[(item.image_sha256, item.category)] for item in items], described, result.problems
 
 
 def _snapshot_fingerprint(path: Path) -> str:
@@ -118,7 +180,11 @@ class AnnotateStage:
         imported = None
         if self.settings.batch_output is not None and isinstance(annotator, OpenAIAnnotator):
             imported = import_batch(annotator, items, self.settings.batch_output)
-        outcomes = annotator.annotate(items)
+        problems: list[str] = []
+        if isinstance(annotator, OpenAIAnnotator):
+            outcomes, described, problems = annotate_as_shards(ctx, self.name, annotator, items, self.settings.attempts)
+        else:
+            outcomes, described = annotator.annotate(items), annotator.describe()
         for sample in noise:
             sample.source_main_attribute = sample.main_attribute
             sample.source_other_attributes = sample.other_attributes
@@ -136,19 +202,20 @@ class AnnotateStage:
             sample.other_attributes = outcome.other_attributes
             sample.label_source = annotator.name
             kept.append(sample)
-        for problem in cache.unusable:
+        problems = [*cache.unusable, *problems]
+        for problem in problems:
             ctx.report("annotate", problem.split(": ", 1)[0], f"answer cache file unusable, asked again: {problem}")
         write_table(pa.Table.from_pylist(flagged, schema=FLAGGED_SCHEMA), ctx.folder(self.name) / "flagged.parquet")
         reasons = Counter(str(f["flag"]).split(":")[0].split("(")[0].strip() for f in flagged)
         stats = AnnotateStats(
-            annotator=annotator.describe(),
+            annotator=described,
             rows=len(rows),
             labelled=len(kept) - len(noise),
             noise_rows_unlabelled=len(noise),
             flagged=len(flagged),
             flag_reasons=dict(reasons),
             reasked=sum(1 for o in outcomes if o.attempts > 1),
-            unusable_cache_files=len(cache.unusable),
+            unusable_cache_files=len(problems),
             batch_import=imported,
         )
         return StageResult(save_samples(ctx, self.name, kept), stats)

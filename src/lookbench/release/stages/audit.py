@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from pydantic import ConfigDict
@@ -12,14 +13,19 @@ from pydantic import ConfigDict
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import BuildError
 from lookbench.hashing import json_sha256
-from lookbench.release.config import AuditConfig
-from lookbench.release.judge.judge import Judge
+from lookbench.release.config import ApiConfig, AuditConfig
+from lookbench.release.judge.judge import Judge, Verdict
 from lookbench.release.judge.report import build_report, truth_of
 from lookbench.release.judge.sampling import Check, canaries, checks_for, stratified_sample
 from lookbench.release.records import Sample, write_table
-from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+from lookbench.release.sharding import HTTP_SHARD_ITEMS, AskedRows, UsageDelta, asked_fingerprint, http_needs, usage_of
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
 from lookbench.release.vlm.cache import AnswerCache
+from lookbench.shards.table import TableJob
 from lookbench.snapshot.schema import NOISE
+
+if TYPE_CHECKING:
+    from lookbench.release.judge.judge import OpenAIJudge
 
 JUDGEMENT_SCHEMA = pa.schema(
     [
@@ -61,6 +67,42 @@ class AuditStats(StageStats):
     below_floor: list[str]
     excluded: list[str]
     true_accuracy_all: Rate | None = None
+
+
+VERDICT_SCHEMA = pa.schema([("verdict", pa.string()), ("better_value", pa.string())])
+"""A shard's output: one verdict per check."""
+
+
+@dataclass(frozen=True)
+class OpenAIVerdicts:
+    """Judges a shard's checks with the `openai` judge, opened once per worker with its share of requests."""
+
+    api: ApiConfig
+    cache: Path
+
+    def open(self, slots: int) -> AskedRows:
+        """A judge whose client keeps `slots` requests in flight, on the shared judge cache."""
+        from lookbench.release.judge.judge import OpenAIJudge
+        from lookbench.taxonomy import load_taxonomy
+
+        cache = AnswerCache(self.cache)
+        judge = OpenAIJudge(self.api.model_copy(update={"concurrency": slots}), load_taxonomy(), cache)
+        return AskedRows(judge.judge, UsageDelta(judge.asker.client.usage, cache), judge.asker.client)
+
+
+def judge_as_shards(
+    ctx: StageContext, stage: str, judge: OpenAIJudge, checks: list[tuple[Check, bytes, str]]
+) -> tuple[list[Verdict], dict[str, Any], list[str]]:
+    """(verdict per check, the judge's description with the usage of every shard, problems met)."""
+    from lookbench.release.judge.judge import PROMPT_VERSION
+
+    api = judge.api
+    job = TableJob("judge", http_needs(api), VERDICT_SCHEMA, OpenAIVerdicts(api, judge.asker.cache.folder))
+    keys = [f"{sha}:{check.category}:{check.attribute}:{check.canary}" for check, _image, sha in checks]
+    asked = asked_fingerprint(api, PROMPT_VERSION, judge.asker.attempts, judge.taxonomy.version)
+    result = run_items(ctx, stage, job, checks, keys, asked, HTTP_SHARD_ITEMS)
+    verdicts = [Verdict(row["verdict"], row["better_value"]) for row in result.rows]
+    return verdicts, {**judge.describe(), **usage_of(api, result.stats)}, result.problems
 
 
 def _truth(row: Sample, check: Check) -> bool | None:
@@ -114,15 +156,19 @@ class AuditStage:
         checks = [c for row in sample for c in checks_for(row, taxonomy)]
         checks += canaries(sample, settings.canary_fraction, taxonomy, settings.seed)
         by_id = {r.sample_id: r for r in sample}
-        judge = self.judge
         cache = AnswerCache(ctx.state / "judge-cache")
-        if judge is None:
+        asked = [(c, by_id[c.sample_id].image, by_id[c.sample_id].image_sha256) for c in checks]
+        problems: list[str] = []
+        if self.judge is None:
             from lookbench.release.judge.judge import OpenAIJudge
 
             self.check()
             assert settings.api is not None
-            judge = OpenAIJudge(settings.api, taxonomy, cache)
-        verdicts = judge.judge([(c, by_id[c.sample_id].image, by_id[c.sample_id].image_sha256) for c in checks])
+            verdicts, described, problems = judge_as_shards(
+                ctx, self.name, OpenAIJudge(settings.api, taxonomy, cache), asked
+            )
+        else:  # a judge given in code runs here, in the driver
+            verdicts, described = self.judge.judge(asked), self.judge.describe()
         judgements = [
             {
                 "sample_id": c.sample_id,
@@ -136,10 +182,10 @@ class AuditStage:
             }
             for c, v in zip(checks, verdicts, strict=True)
         ]
-        for problem in cache.unusable:
+        for problem in [*cache.unusable, *problems]:
             ctx.report("audit", problem.split(": ", 1)[0], f"judge cache file unusable, asked again: {problem}")
         report = build_report(settings, judgements, population, taxonomy)
-        report["judge"] = judge.describe()
+        report["judge"] = described
         folder = ctx.folder(self.name)
         write_table(pa.Table.from_pylist(judgements, schema=JUDGEMENT_SCHEMA), folder / "judgements.parquet")
         write_text_atomic(folder / "report.json", json.dumps(report, indent=1))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -9,8 +11,12 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from lookbench.embeddings.progress import image_progress
 from lookbench.errors import BuildError
 from lookbench.release.records import Problem, Sample, read_samples, write_samples
+from lookbench.shards.executor import Executor, Progress
+from lookbench.shards.local import LocalExecutor
+from lookbench.shards.table import MapResult, TableJob, map_items
 
 SAMPLES = "samples.parquet"
 
@@ -64,6 +70,12 @@ class StageContext:
     state: Path
     problems: list[Problem] = field(default_factory=list)
     log: list[LogEntry] = field(default_factory=list)
+    executor: Executor = field(default_factory=LocalExecutor)
+    """Where per-item work runs as shards (labelling, judging, detecting, hashing)."""
+    shards: int | None = None
+    """Shards per stage input (None: shards of each job's fixed size)."""
+    progress: bool = False
+    say: Callable[[str], None] = lambda _line: None
 
     def folder(self, stage: str) -> Path:
         """A stage's own work folder."""
@@ -115,6 +127,27 @@ class Stage(Protocol):
     def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
         """Do the work."""
         ...
+
+
+def run_items(
+    ctx: StageContext,
+    stage: str,
+    job: TableJob,
+    items: Sequence[Any],
+    keys: Sequence[str],
+    job_sha256: str,
+    rows_per_shard: int,
+) -> MapResult:
+    """Map a stage's items as shards on the build's executor; says how many shards ran and were already done."""
+    folder = ctx.folder(stage) / "shards" / job.name
+
+    def track(total: int) -> AbstractContextManager[Progress]:
+        label = f"{stage}: {job.name} on {ctx.executor.name}"
+        return image_progress(label, total, ctx.progress, unit="item")
+
+    result = map_items(ctx.executor, job, folder, items, keys, job_sha256, ctx.shards, rows_per_shard, track)
+    ctx.say(f"{stage}: {job.name} {result.run.summary()}")
+    return result
 
 
 def samples_of(previous: Path | None) -> list[Sample]:

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import io
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 from PIL import Image
 
-from lookbench.hashing import sha256_hex
+from lookbench.hashing import json_sha256, sha256_hex
 from lookbench.images import BadImageError, decode_image, opened
 from lookbench.release.config import CropConfig
 from lookbench.release.detect.base import Box, GarmentDetector, Photo, box_problem, clipped, iou
 from lookbench.release.detect.truth import TruthDetector
+from lookbench.release.detect.vlm import VLMDetector
 from lookbench.release.records import Sample, write_table
-from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+from lookbench.release.sharding import UsageDelta, asked_fingerprint, http_needs, usage_of
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.release.vlm.client import ApiRejected, run_concurrently
+from lookbench.shards.executor import Needs, Progress
+from lookbench.shards.table import Mapped, TableJob
 from lookbench.taxonomy import load_taxonomy
 
 DROPPED_SCHEMA = pa.schema([("sample_id", pa.string()), ("reason", pa.string())])
@@ -73,6 +77,98 @@ def assign(rows: list[Sample], boxes: list[Box]) -> dict[int, Box]:
     return chosen
 
 
+BOX = pa.struct([("category", pa.string()), ("bbox", pa.list_(pa.float64())), ("score", pa.float64())])
+DETECTION_SCHEMA = pa.schema([("boxes", pa.list_(BOX)), ("rejected", pa.string())])
+"""A shard's output: the boxes found in each photo, or why the detector refused it."""
+PHOTO_SHARD_ITEMS = 64
+"""Photos per detection shard (a GPU detector's shard: a minute or two of forward passes)."""
+
+
+def make_detector(settings: CropConfig, cache: Path, slots: int | None = None) -> GarmentDetector:
+    """The configured detector; a VLM's client keeps `slots` requests in flight (default: its api concurrency)."""
+    if settings.detector == "vlm" and settings.api is not None:
+        api = settings.api if slots is None else settings.api.model_copy(update={"concurrency": slots})
+        return VLMDetector(api, load_taxonomy(), AnswerCache(cache))
+    if settings.detector == "owl" and settings.owl is not None:
+        from lookbench.release.detect.owl import OwlDetector
+
+        return OwlDetector(settings.owl, load_taxonomy())
+    return TruthDetector()
+
+
+@dataclass(frozen=True)
+class Detections:
+    """Finds the garments of a shard's photos with the configured detector, opened once per worker."""
+
+    settings: CropConfig
+    cache: Path
+    loaded: GarmentDetector | None = field(default=None, compare=False, repr=False)
+    """The driver's detector, used when shards run in the driver's process (never sent to a worker)."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Detections, (self.settings, self.cache))
+
+    def open(self, slots: int) -> Detecting:
+        """The detector (a VLM's client with `slots` requests in flight)."""
+        detector = self.loaded or make_detector(self.settings, self.cache, slots)
+        usage = None
+        if isinstance(detector, VLMDetector):
+            usage = UsageDelta(detector.asker.client.usage, detector.asker.cache)
+        return Detecting(detector, slots, usage)
+
+
+@dataclass
+class Detecting:
+    """An opened `Detections`."""
+
+    detector: GarmentDetector
+    slots: int
+    usage: UsageDelta | None
+
+    def one(self, photo: Photo) -> dict[str, Any]:
+        """The boxes of one photo, or why the detector refused it."""
+        try:
+            boxes = self.detector.detect(photo)
+        except ApiRejected as exc:
+            return {"boxes": [], "rejected": str(exc)}
+        return {
+            "boxes": [{"category": b.category, "bbox": list(b.bbox), "score": b.score} for b in boxes],
+            "rejected": None,
+        }
+
+    def __call__(self, photos: list[Photo], progress: Progress) -> Mapped:
+        """One row of boxes per photo, with the shard's usage when the detector asks an endpoint."""
+        rows = list(run_concurrently(self.one, photos, self.slots))
+        progress(len(photos))
+        return self.usage.mapped(rows) if self.usage is not None else Mapped(rows)
+
+    def close(self) -> None:
+        """Nothing to release: the model goes with the process."""
+
+
+def detect_as_shards(
+    ctx: StageContext, stage: str, settings: CropConfig, detector: GarmentDetector, photos: list[Photo]
+) -> tuple[list[list[Box]], list[str | None], dict[str, Any]]:
+    """(boxes per photo, why each was refused or None, the detector's description with the usage of every shard)."""
+    needs = Needs("cpu", stateful=True)
+    fingerprint = json_sha256([settings.fingerprint(), detector.describe().get("revision")])
+    if isinstance(detector, VLMDetector) and settings.api is not None:
+        from lookbench.release.detect.vlm import PROMPT_VERSION
+
+        needs = http_needs(settings.api)
+        fingerprint = asked_fingerprint(settings.api, PROMPT_VERSION, detector.asker.attempts)
+    elif str(getattr(detector, "device", "cpu")).startswith("cuda"):
+        needs = Needs("gpu", stateful=True)
+    job = TableJob("detect", needs, DETECTION_SCHEMA, Detections(settings, ctx.state / "detection-cache", detector))
+    keys = [f"{photo.sha256}:{photo.width}x{photo.height}" for photo in photos]
+    result = run_items(ctx, stage, job, photos, keys, fingerprint, PHOTO_SHARD_ITEMS)
+    boxes = [[Box(b["category"], tuple(b["bbox"]), b["score"]) for b in row["boxes"]] for row in result.rows]
+    described = detector.describe()
+    if settings.api is not None and isinstance(detector, VLMDetector):
+        described = {**described, **usage_of(settings.api, result.stats)}
+    return boxes, [row["rejected"] for row in result.rows], described
+
+
 class CropStage:
     """One query per garment: crop, bbox, raw_image and outfit_id; tiny, degenerate and unmatched boxes counted."""
 
@@ -95,16 +191,7 @@ class CropStage:
 
     def detector(self, ctx: StageContext) -> GarmentDetector:
         """The configured detector backend."""
-        settings = self.settings
-        if settings.detector == "vlm" and settings.api is not None:
-            from lookbench.release.detect.vlm import VLMDetector
-
-            return VLMDetector(settings.api, load_taxonomy(), AnswerCache(ctx.state / "detection-cache"))
-        if settings.detector == "owl" and settings.owl is not None:
-            from lookbench.release.detect.owl import OwlDetector
-
-            return OwlDetector(settings.owl, load_taxonomy())
-        return TruthDetector()
+        return make_detector(self.settings, ctx.state / "detection-cache")
 
     def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
         """Detect garments per photo, cut each row's crop; rows without a photo pass through unchanged."""
@@ -112,18 +199,18 @@ class CropStage:
         samples = samples_of(previous)
         photos = self._photos(ctx, [s for s in samples if s.raw_image])
         detector = self.detector(ctx)
+        described = detector.describe()
         rejected: list[str] = []
-
-        def detect(sha: str) -> list[Box]:
-            try:
-                return detector.detect(photos[sha].photo)
-            except ApiRejected as exc:
-                rejected.append(sha)
-                ctx.report("crop", f"photo {sha[:16]}", f"detector: {exc}")
-                return []
-
-        workers = settings.api.concurrency if settings.api else 1
-        found = dict(zip(photos, run_concurrently(detect, list(photos), workers), strict=True))
+        found: dict[str, list[Box]] = {sha: group.photo.known for sha, group in photos.items()}
+        if not isinstance(detector, TruthDetector):  # the detector's calls run as shards
+            boxes, refused, described = detect_as_shards(
+                ctx, self.name, settings, detector, [group.photo for group in photos.values()]
+            )
+            found = dict(zip(photos, boxes, strict=True))
+            for sha, why in zip(photos, refused, strict=True):
+                if why is not None:
+                    rejected.append(sha)
+                    ctx.report("crop", f"photo {sha[:16]}", f"detector: {why}")
         counts: Counter[str] = Counter()
         dropped: list[dict[str, str]] = []
         ious: list[float] = []
@@ -153,7 +240,7 @@ class CropStage:
         kept = [s for s in samples if s.sample_id not in gone]
         write_table(pa.Table.from_pylist(dropped, schema=DROPPED_SCHEMA), ctx.folder(self.name) / "dropped.parquet")
         stats = CropStats(
-            detector=detector.describe(),
+            detector=described,
             photos=len(photos),
             photos_rejected=len(rejected),
             crops=sum(len(g.rows) for g in photos.values()) - len(dropped),

@@ -9,15 +9,17 @@ from pathlib import Path
 import pyarrow as pa
 
 from lookbench.hashing import json_sha256, sha256_hex
-from lookbench.images import BadImageError
 from lookbench.release.config import DedupConfig
 from lookbench.release.embedding import ImageEmbedder, image_embedder
 from lookbench.release.fingerprints.embedding import embedding_duplicates
-from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.hashes import Fingerprint
 from lookbench.release.fingerprints.history import history_index, versions_fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex, Match
 from lookbench.release.records import Sample, write_table
-from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+from lookbench.release.sharding import CPU_SHARD_ITEMS, HASH_SCHEMA, HASHING, ImageHashes, fingerprints_of
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
+from lookbench.shards.executor import Needs
+from lookbench.shards.table import TableJob
 
 DROPPED_SCHEMA = pa.schema(
     [
@@ -86,6 +88,20 @@ def photo_dates(samples: list[Sample]) -> None:
             sample.first_seen_at = earliest[sha256_hex(sample.raw_image)].first_seen_at
 
 
+def hash_as_shards(ctx: StageContext, stage: str, samples: list[Sample]) -> list[Fingerprint | str]:
+    """Each sample's fingerprint, or why its image does not decode: every distinct image decoded and pHashed once,
+    by one shard (CPU work: tasks on Ray)."""
+    first: dict[str, bytes] = {}
+    digests = [sha256_hex(sample.image) for sample in samples]
+    for digest, sample in zip(digests, samples, strict=True):
+        first.setdefault(digest, sample.image)
+    job = TableJob("hash", Needs("cpu"), HASH_SCHEMA, ImageHashes())
+    images = list(first.values())
+    result = run_items(ctx, stage, job, images, list(first), HASHING, CPU_SHARD_ITEMS)
+    found = dict(zip(first, fingerprints_of(result.rows, images), strict=True))
+    return [found[digest] for digest in digests]
+
+
 class DedupStage:
     """Earliest-seen wins: the batch is scanned in `first_seen_at` order; a kept sample takes its group's min date."""
 
@@ -115,11 +131,9 @@ class DedupStage:
         batch = FingerprintIndex(lambda key: by_id[key].image)
         dropped: list[Dropped] = []
         rejected = 0
-        for sample in samples:
-            try:
-                query = fingerprint(sample.image)
-            except BadImageError as exc:
-                ctx.report(sample.source, sample.source_url or sample.sample_id, f"dedup: left out, {exc}")
+        for sample, query in zip(samples, hash_as_shards(ctx, self.name, samples), strict=True):
+            if isinstance(query, str):
+                ctx.report(sample.source, sample.source_url or sample.sample_id, f"dedup: left out, {query}")
                 continue
             for against, index in (("earlier", history), ("batch", batch)):
                 found = index.lookup(query, settings.phash_threshold, settings.colour_threshold)

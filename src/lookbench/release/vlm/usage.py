@@ -6,6 +6,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+COUNTERS = ("requests", "retries", "cache_hits", "prompt_tokens", "completion_tokens", "unreadable_usage")
+
 
 @dataclass
 class Usage:
@@ -39,6 +41,17 @@ class Usage:
         """Add to `retries` or `cache_hits`."""
         with self._lock:
             setattr(self, name, getattr(self, name) + n)
+
+    def counters(self) -> dict[str, float]:
+        """The raw counts, as a shard's marker keeps them (summed by the driver over shards)."""
+        with self._lock:
+            return {name: float(getattr(self, name)) for name in COUNTERS}
+
+    def absorb(self, counters: dict[str, float]) -> None:
+        """Add counts kept by shards (which ran in other processes)."""
+        with self._lock:
+            for name in COUNTERS:
+                setattr(self, name, getattr(self, name) + int(counters.get(name, 0)))
 
     def summary(self) -> dict[str, Any]:
         """Plain numbers for the build log and the card."""
