@@ -193,8 +193,13 @@ def test_build_publishes_audited_composed_queries_that_eval_scores(synth: Path, 
     assert stats is not None and stats.queries > 0 and stats.validation_queries > 0
     assert set(stats.by_changes) <= {"1", "2"}
     assert stats.paraphrased == stats.queries + stats.validation_queries and stats.templates_kept == {}
+    usage = stats.paraphraser
+    assert usage is not None and usage["requests"] + usage["cache_hits"] == stats.paraphrased  # a repeated text: cached
+    for job in ("paraphrase", "composed_judge"):  # endpoint work runs as shards on the build's executor
+        assert list((config.work / "compose" / "shards" / job).glob("*.parquet"))
     audit = stats.audit
     assert audit is not None and audit["overall"]["judged"] == sum(r["judged"] for r in audit["strata"].values())
+    assert audit["judge"]["requests"] == audit["overall"]["judged"]
     assert all(r["judged"] <= 2 for r in audit["strata"].values())
     assert audit["overall"]["text"]["accuracy"] == 1.0 and audit["overall"]["target"]["accuracy"] == 1.0
     version = config.output / config.version

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -13,14 +13,25 @@ import pyarrow as pa
 from lookbench.composed.derive import in_validation
 from lookbench.composed.texts import modification_text
 from lookbench.errors import BuildError
-from lookbench.release.compose.audit import AuditJob, ComposedJudge, audit_table, stratified, stratum_of
+from lookbench.release.compose import audit as composed_audit
+from lookbench.release.compose import paraphrase
+from lookbench.release.compose.audit import (
+    AuditJob,
+    ComposedJudge,
+    ComposedVerdict,
+    audit_table,
+    stratified,
+    stratum_of,
+)
 from lookbench.release.compose.pairs import Pair, composed_pairs
 from lookbench.release.compose.paraphrase import Paraphraser, Rewording
-from lookbench.release.config import ComposeConfig
+from lookbench.release.config import ApiConfig, ComposeConfig
 from lookbench.release.embedding import ImageEmbedder, image_embedder, unit_rows
 from lookbench.release.records import Sample, write_table
-from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+from lookbench.release.sharding import HTTP_SHARD_ITEMS, AskedRows, UsageDelta, asked_fingerprint, http_needs, usage_of
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
 from lookbench.release.vlm.cache import AnswerCache
+from lookbench.shards.table import TableJob
 from lookbench.snapshot.labels import normalise_label
 from lookbench.snapshot.schema import COMPOSED, NOISE
 
@@ -50,6 +61,66 @@ class ComposeStats(StageStats):
     templates_kept: dict[str, int] = {}
     """Why a template was kept instead of the LLM's wording (reason: queries)."""
     audit: dict[str, Any] | None = None
+
+
+REWORDING_SCHEMA = pa.schema([("text", pa.string()), ("paraphrased", pa.bool_()), ("problem", pa.string())])
+"""A paraphrase shard's output: the text kept per query, whether the LLM's, and why not."""
+VERDICT_SCHEMA = pa.schema([("describes_change", pa.string()), ("target_right", pa.string())])
+"""A composed-audit shard's output: one verdict per sampled query."""
+
+
+@dataclass(frozen=True)
+class Rewordings:
+    """Rewords a shard's template texts, opened once per worker with its share of requests."""
+
+    api: ApiConfig
+    cache: Path
+    attempts: int
+
+    def open(self, slots: int) -> AskedRows:
+        """A paraphraser whose client keeps `slots` requests in flight, on the shared answer cache."""
+        cache = AnswerCache(self.cache)
+        found = Paraphraser(self.api.model_copy(update={"concurrency": slots}), cache, self.attempts)
+        return AskedRows(found.reword, UsageDelta(found.asker.client.usage, cache), found.asker.client)
+
+
+@dataclass(frozen=True)
+class ComposedVerdicts:
+    """Judges a shard's sampled queries, opened once per worker with its share of requests."""
+
+    api: ApiConfig
+    cache: Path
+    attempts: int
+
+    def open(self, slots: int) -> AskedRows:
+        """A composed judge whose client keeps `slots` requests in flight, on the shared answer cache."""
+        cache = AnswerCache(self.cache)
+        judge = ComposedJudge(self.api.model_copy(update={"concurrency": slots}), cache, self.attempts)
+        return AskedRows(judge.judge, UsageDelta(judge.asker.client.usage, cache), judge.asker.client)
+
+
+def reword_as_shards(
+    ctx: StageContext, stage: str, api: ApiConfig, cache: Path, attempts: int, jobs: list[tuple[str, tuple[Any, ...]]]
+) -> tuple[list[Rewording], dict[str, Any], list[str]]:
+    """(wording per query, the paraphraser's description with the usage of every shard, problems met)."""
+    job = TableJob("paraphrase", http_needs(api), REWORDING_SCHEMA, Rewordings(api, cache, attempts))
+    keys = [json.dumps([text, [c.as_row() for c in changes]]) for text, changes in jobs]
+    fingerprint = asked_fingerprint(api, paraphrase.PROMPT_VERSION, attempts)
+    result = run_items(ctx, stage, job, jobs, keys, fingerprint, HTTP_SHARD_ITEMS)
+    described = {"model": api.model, "prompt_version": paraphrase.PROMPT_VERSION, **usage_of(api, result.stats)}
+    return [Rewording(**row) for row in result.rows], described, result.problems
+
+
+def judge_as_shards(
+    ctx: StageContext, stage: str, api: ApiConfig, cache: Path, attempts: int, jobs: list[AuditJob]
+) -> tuple[list[ComposedVerdict], dict[str, Any], list[str]]:
+    """(verdict per sampled query, the judge's description with the usage of every shard, problems met)."""
+    job = TableJob("composed_judge", http_needs(api), VERDICT_SCHEMA, ComposedVerdicts(api, cache, attempts))
+    keys = [json.dumps([j.reference_sha256, j.target_sha256, j.text]) for j in jobs]
+    fingerprint = asked_fingerprint(api, composed_audit.PROMPT_VERSION, attempts)
+    result = run_items(ctx, stage, job, jobs, keys, fingerprint, HTTP_SHARD_ITEMS)
+    described = {"model": api.model, "prompt_version": composed_audit.PROMPT_VERSION, **usage_of(api, result.stats)}
+    return [ComposedVerdict(**row) for row in result.rows], described, result.problems
 
 
 def _attributes(sample: Sample) -> frozenset[str]:
@@ -118,13 +189,15 @@ class ComposeStage:
         templates = [
             modification_text(p.changes, f"{gallery[p.reference].item_ID}\0{gallery[p.target].item_ID}") for p in pairs
         ]
-        cache = AnswerCache(ctx.state / "compose-cache")
-        paraphraser = Paraphraser(settings.paraphrase, cache, settings.attempts) if settings.paraphrase else None
-        worded = (
-            paraphraser.reword([(t, p.changes) for t, p in zip(templates, pairs, strict=True)])
-            if paraphraser is not None
-            else [Rewording(t, False) for t in templates]
-        )
+        cache = ctx.state / "compose-cache"
+        paraphraser: dict[str, Any] | None = None
+        problems: list[str] = []
+        worded = [Rewording(t, False) for t in templates]
+        if settings.paraphrase is not None and pairs:
+            jobs = [(t, p.changes) for t, p in zip(templates, pairs, strict=True)]
+            worded, paraphraser, problems = reword_as_shards(
+                ctx, self.name, settings.paraphrase, cache, settings.attempts, jobs
+            )
         kept = Counter(_reason(w.problem) for w in worded if w.problem)
         for pair, wording in zip(pairs, worded, strict=True):
             if wording.problem:
@@ -141,8 +214,11 @@ class ComposeStage:
             )
             for p, w, hold in zip(pairs, worded, held, strict=True)
         ]
-        audit = self._audit(ctx, gallery, pairs, worded, cache) if settings.judge is not None else None
-        for problem in cache.unusable:
+        audit = None
+        if settings.judge is not None and pairs:
+            audit, judged = self._audit(ctx, gallery, pairs, worded, cache)
+            problems += judged
+        for problem in problems:
             ctx.report(self.name, problem.split(": ", 1)[0], f"answer cache file unusable, asked again: {problem}")
         rows = (
             [*samples, *queries, *(replace(s, subset=COMPOSED, split="gallery") for s in gallery)] if pairs else samples
@@ -156,7 +232,7 @@ class ComposeStage:
             validation_queries=sum(held),
             by_changes={str(n): c for n, c in sorted(Counter(len(p.changes) for p in pairs).items())},
             by_group=dict(sorted(groups.items())),
-            paraphraser=paraphraser.describe() if paraphraser is not None else None,
+            paraphraser=paraphraser,
             paraphrased=sum(w.paraphrased for w in worded),
             templates_kept=dict(kept),
             audit=audit,
@@ -164,8 +240,8 @@ class ComposeStage:
         return StageResult(save_samples(ctx, self.name, rows), stats)
 
     def _audit(
-        self, ctx: StageContext, gallery: list[Sample], pairs: list[Pair], worded: list[Rewording], cache: AnswerCache
-    ) -> dict[str, Any]:
+        self, ctx: StageContext, gallery: list[Sample], pairs: list[Pair], worded: list[Rewording], cache: Path
+    ) -> tuple[dict[str, Any], list[str]]:
         settings = self.settings
         assert settings.judge is not None
         keys = [(stratum_of(p.changes), f"{gallery[p.reference].item_ID}>{gallery[p.target].item_ID}") for p in pairs]
@@ -178,12 +254,11 @@ class ComposeStage:
             jobs.append(
                 AuditJob(keys[index][0], text, pair.changes, ref.image, ref.image_sha256, tgt.image, tgt.image_sha256)
             )
-        judge = ComposedJudge(settings.judge, cache, settings.attempts)
-        verdicts = judge.judge(jobs)
+        verdicts, judge, problems = judge_as_shards(ctx, self.name, settings.judge, cache, settings.attempts, jobs)
         table = [
             {"query": keys[i][1], "stratum": j.stratum, "text": j.text, "describes_change": v.describes_change,
              "target_right": v.target_right}
             for i, j, v in zip(chosen, jobs, verdicts, strict=True)
         ]  # fmt: skip
         write_table(pa.Table.from_pylist(table, schema=AUDIT_SCHEMA), ctx.folder(self.name) / "audit.parquet")
-        return {"judge": judge.describe(), "population": len(pairs), **audit_table(jobs, verdicts)}
+        return {"judge": judge, "population": len(pairs), **audit_table(jobs, verdicts)}, problems
