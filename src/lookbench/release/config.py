@@ -239,6 +239,28 @@ class DistractorConfig(_Strict):
         return self
 
 
+class ComposeConfig(_Strict):
+    """Composed queries from annotated gallery items: same-category pairs in a similarity band differing in 1-2
+    visible attributes, texts from templates (optionally paraphrased), a judge's audit of a stratified sample."""
+
+    model: str = Field(description="image model of the similarity band (a resolve_model spec)")
+    band: tuple[float, float] = Field((0.5, 0.98), description="cosine similarity of reference and target")
+    max_changes: int = Field(2, ge=1, le=2)
+    per_reference: int = Field(2, ge=1, description="queries per reference item (its most similar targets)")
+    paraphrase: ApiConfig | None = Field(None, description="an LLM rewording each template text")
+    judge: ApiConfig | None = Field(None, description="the audit's judge (reference, target and text)")
+    validation: float = Field(0.2, ge=0, lt=1, description="share of reference items whose queries tune methods")
+    audit_per_stratum: int = Field(8, ge=1, description="judged queries per (changed group, number of changes)")
+    attempts: int = Field(2, ge=1, description="asks per text before a template is kept / a verdict is invalid")
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ComposeConfig:
+        if not -1 <= self.band[0] < self.band[1] <= 1:
+            raise ValueError(f"compose.band must be [low, high] with -1 <= low < high <= 1, got {self.band}")
+        return self
+
+
 class SplitConfig(_Strict):
     """Query/gallery assignment."""
 
@@ -282,6 +304,7 @@ class ReleaseConfig(_Strict):
     annotate: AnnotateConfig | None = None
     audit: AuditConfig | None = None
     distractors: DistractorConfig | None = None
+    compose: ComposeConfig | None = None
 
     @field_validator("sources")
     @classmethod

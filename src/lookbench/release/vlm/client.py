@@ -61,11 +61,14 @@ def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
-def user_message(text: str, image_url: str) -> dict[str, Any]:
-    """One user turn: the instructions and the image."""
+def user_message(text: str, *image_urls: str) -> dict[str, Any]:
+    """One user turn: the instructions and the images (none for a text-only question)."""
     return {
         "role": "user",
-        "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": image_url}}],
+        "content": [
+            {"type": "text", "text": text},
+            *({"type": "image_url", "image_url": {"url": u}} for u in image_urls),
+        ],
     }
 
 
