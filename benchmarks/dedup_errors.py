@@ -1,11 +1,11 @@
 """Both error kinds of the builder's duplicate detection, measured (docs/build.md, "De-duplication").
 
 Missed copies: the first `--count` Fashion-MNIST test images (28x28, upscaled to 224x224 RGB) are indexed; each
-edited copy (resize, JPEG re-encode, mirror, crop, small colour jitter) is looked up and counts as found only when
-it matches its own original. False matches: each original is looked up among the others. False merges: a
-LookBench-Synth release (every product known) is de-duplicated the way the dedup stage does it (first seen wins);
-a merge of two images of different products is false, and one of products whose labels differ too is a merge of
-distinct designs.
+edited copy (resize, JPEG re-encode, mirror, crops, small colour jitter) is looked up and counts as found only when
+it matches its own original. False matches: each original is looked up among the originals before it. False
+merges: a LookBench-Synth release (every product known) is de-duplicated the way the dedup stage does it (first
+seen wins); a merge of two images of different products is false, and one of products whose labels differ too is
+a merge of distinct designs. Each is measured per setting (pHash threshold, colour threshold, crop tier on/off).
 
     apt-get install dataset-fashion-mnist
     python benchmarks/dedup_errors.py \\
@@ -19,23 +19,61 @@ import gzip
 import io
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 import numpy as np
 from PIL import Image, ImageEnhance, ImageOps
 
-from lookbench.release.fingerprints.colour import colour_difference
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, to_words
-from lookbench.release.fingerprints.index import MAX_CANDIDATES, FingerprintIndex
+from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
+from lookbench.release.fingerprints.index import Candidate, FingerprintIndex, decide
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS
 
-PHASH_THRESHOLD = 24
-COLOUR_THRESHOLDS: tuple[float, ...] = (1.0, 0.05, 0.02, 0.01, 0.005)
-"""1.0 is the colour check switched off (every pHash candidate accepted): the tier before this change."""
+
+@dataclass(frozen=True)
+class Setting:
+    """One column of the tables: the thresholds, and the crop tier's own pHash gate (None: the tier is off)."""
+
+    phash_threshold: int
+    colour_threshold: float
+    crop_threshold: int | None
+
+    @classmethod
+    def parse(cls, text: str) -> Setting:
+        """`BITS:COLOUR:CROPBITS`, e.g. `24:0.01:16`; a colour of 1 switches the colour check off, a CROPBITS of
+        `off` the crop tier."""
+        try:
+            bits, colour, crops = text.split(":")
+            return cls(int(bits), float(colour), None if crops == "off" else int(crops))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r}: expected BITS:COLOUR:CROPBITS|off ({exc})") from exc
+
+    @property
+    def label(self) -> str:
+        """Column heading."""
+        colour = "colour off" if self.colour_threshold >= 1 else f"colour {self.colour_threshold:.1%}"
+        crops = "crops off" if self.crop_threshold is None else f"crops {self.crop_threshold} bits"
+        return f"{self.phash_threshold} bits, {colour}, {crops}"
+
+    def decide(self, candidates: Iterable[Candidate]) -> str | None:
+        """The key this setting matches among a look-up's candidates (taken with looser settings), or None."""
+        kept = [c for c in candidates if self.crop_threshold is not None or c.tier != "crop"]
+        match = decide(kept, self.phash_threshold, self.colour_threshold, self.crop_threshold or 0).match
+        return None if match is None else match.key
+
+
+SETTINGS = (
+    Setting(24, 1.0, None),
+    Setting(24, 0.01, None),
+    Setting(24, 0.01, 16),
+    Setting(24, 0.01, 24),
+    Setting(24, 0.005, 16),
+)
+"""Defaults: before the colour check, the colour check alone, the crop tier (the default), crop and colour sweeps."""
 
 
 def encoded(im: Image.Image, fmt: str = "PNG", quality: int = 90) -> bytes:
@@ -45,10 +83,18 @@ def encoded(im: Image.Image, fmt: str = "PNG", quality: int = 90) -> bytes:
     return buf.getvalue()
 
 
-def cropped(im: Image.Image, share: float) -> Image.Image:
-    """The image less `share` of its width and height on every side."""
-    dx, dy = int(im.width * share), int(im.height * share)
-    return im.crop((dx, dy, im.width - dx, im.height - dy))
+def cropped(
+    im: Image.Image, left: float, top: float | None = None, right: float | None = None, bottom: float | None = None
+) -> Image.Image:
+    """The image less these shares of its width/height on each side (one share: the same on every side)."""
+    top, right, bottom = (left, left, left) if top is None else (top, right or 0.0, bottom or 0.0)
+    w, h = im.size
+    return im.crop((round(left * w), round(top * h), w - round(right * w), h - round(bottom * h)))
+
+
+def random_crop(im: Image.Image, seed: int) -> Image.Image:
+    """A crop of 0-12% off each side, each side drawn on its own (seeded by the image's index)."""
+    return cropped(im, *np.random.default_rng(seed).uniform(0.0, 0.12, 4).tolist())
 
 
 def jittered(im: Image.Image) -> Image.Image:
@@ -57,14 +103,23 @@ def jittered(im: Image.Image) -> Image.Image:
     return ImageEnhance.Color(ImageEnhance.Contrast(im).enhance(0.95)).enhance(1.1)
 
 
-EDITS: dict[str, Callable[[Image.Image], bytes]] = {
-    "resize 50%": lambda im: encoded(im.resize((112, 112), Image.Resampling.BILINEAR)),
-    "JPEG q60": lambda im: encoded(im, "JPEG", 60),
-    "resize 75% + JPEG q75": lambda im: encoded(im.resize((168, 168), Image.Resampling.LANCZOS), "JPEG", 75),
-    "mirror": lambda im: encoded(ImageOps.mirror(im)),
-    "mirror + JPEG q70": lambda im: encoded(ImageOps.mirror(im), "JPEG", 70),
-    "colour jitter + JPEG q85": lambda im: encoded(jittered(im), "JPEG", 85),
-    "crop 5% per side": lambda im: encoded(cropped(im, 0.05)),
+EDITS: dict[str, Callable[[Image.Image, int], bytes]] = {
+    "resize 50%": lambda im, _: encoded(im.resize((112, 112), Image.Resampling.BILINEAR)),
+    "JPEG q60": lambda im, _: encoded(im, "JPEG", 60),
+    "resize 75% + JPEG q75": lambda im, _: encoded(im.resize((168, 168), Image.Resampling.LANCZOS), "JPEG", 75),
+    "mirror": lambda im, _: encoded(ImageOps.mirror(im)),
+    "mirror + JPEG q70": lambda im, _: encoded(ImageOps.mirror(im), "JPEG", 70),
+    "colour jitter + JPEG q85": lambda im, _: encoded(jittered(im), "JPEG", 85),
+    "crop 5% per side": lambda im, _: encoded(cropped(im, 0.05)),
+    "crop 10% per side": lambda im, _: encoded(cropped(im, 0.10)),
+    "crop 10% off the left": lambda im, _: encoded(cropped(im, 0.10, 0, 0, 0)),
+    "crop 10% off the bottom": lambda im, _: encoded(cropped(im, 0, 0, 0, 0.10)),
+    "crop 8% off the top and right": lambda im, _: encoded(cropped(im, 0, 0.08, 0.08, 0)),
+    "crop 7% per side + resize to 150 px + JPEG q75": lambda im, _: encoded(
+        cropped(im, 0.07).resize((150, 150), Image.Resampling.LANCZOS), "JPEG", 75
+    ),
+    "mirror + crop 5% per side + JPEG q80": lambda im, _: encoded(ImageOps.mirror(cropped(im, 0.05)), "JPEG", 80),
+    "random crop, 0-12% off each side": lambda im, i: encoded(random_crop(im, i)),
 }
 """Edits a duplicate detector must see through; originals are 224x224 upscales of the 28x28 photos."""
 
@@ -76,48 +131,53 @@ def fashion_mnist(folder: Path, count: int) -> list[Image.Image]:
     return [Image.fromarray(a).convert("RGB").resize((224, 224), Image.Resampling.BICUBIC) for a in arrays]
 
 
-def indexed(images: dict[str, bytes]) -> tuple[FingerprintIndex, dict[str, Fingerprint]]:
-    """An index over encoded images and their fingerprints."""
-    index = FingerprintIndex(images.__getitem__)
-    prints = {}
-    for key, data in images.items():
-        prints[key] = fingerprint(data)
-        index.add(key, prints[key].sha256, prints[key].phash)
-    return index, prints
+def taken(candidates: Iterator[Candidate], settings: tuple[Setting, ...]) -> list[Candidate]:
+    """A look-up's candidates up to the first that every setting accepts (the rest cannot change any decision)."""
+    strictest = Setting(
+        min(s.phash_threshold for s in settings), min(s.colour_threshold for s in settings), crop_threshold=None
+    )
+    out = []
+    for candidate in candidates:
+        out.append(candidate)
+        if candidate.tier != "crop" and strictest.decide([candidate]) is not None:
+            break
+    return out
 
 
-def missed_copies(originals: list[Image.Image]) -> tuple[dict[str, list[float]], list[int]]:
-    """Per edit, the share of copies not matched to their own original, per colour threshold; false matches."""
-    images = {f"fm{i}": encoded(im) for i, im in enumerate(originals)}
-    index, prints = indexed(images)
+def looked_up(index: FingerprintIndex, query: Fingerprint, settings: tuple[Setting, ...]) -> list[str | None]:
+    """The key each setting matches for `query` (one pass over the candidates of the loosest setting)."""
+    loosest = max(max(s.phash_threshold, s.crop_threshold or 0) for s in settings)
+    found = taken(index.candidates(query, loosest, any(s.crop_threshold is not None for s in settings)), settings)
+    return [setting.decide(found) for setting in settings]
+
+
+def missed_copies(originals: list[Image.Image], settings: tuple[Setting, ...]) -> dict[str, list[float]]:
+    """Per edit and setting, the share of copies not matched to their own original."""
+    index = FingerprintIndex.of_images({f"fm{i}": encoded(im) for i, im in enumerate(originals)})
     misses: dict[str, list[float]] = {}
     for name, edit in EDITS.items():
-        copies = [fingerprint(edit(im)) for im in originals]
-        rates = []
-        for threshold in COLOUR_THRESHOLDS:
-            found = [index.lookup(c, PHASH_THRESHOLD, threshold).match for c in copies]
-            rates.append(float(np.mean([m is None or m.key != f"fm{i}" for i, m in enumerate(found)])))
-        misses[name] = rates
-        print(f"  {name}: miss rates {[round(r, 4) for r in rates]}", flush=True)
-    return misses, false_matches(list(prints.values()))
+        started = time.monotonic()
+        keys = [looked_up(index, fingerprint(edit(im, i)), settings) for i, im in enumerate(originals)]
+        misses[name] = [float(np.mean([k[s] != f"fm{i}" for i, k in enumerate(keys)])) for s in range(len(settings))]
+        print(
+            f"  {name}: miss rates {[round(r, 4) for r in misses[name]]} ({time.monotonic() - started:.0f} s)",
+            flush=True,
+        )
+    return misses
 
 
-def false_matches(prints: list[Fingerprint]) -> list[int]:
-    """Per colour threshold: how many images match another (distinct) one, as the index would decide."""
-    straight = to_words([p.phash for p in prints])
-    mirrored = to_words([p.phash_mirror for p in prints])
-    best: list[float] = []
-    for i, query in enumerate(prints):
-        plain, flipped = hamming(straight, straight[i]), hamming(straight, mirrored[i])
-        distances = np.minimum(plain, flipped)
-        distances[i] = PHASH_THRESHOLD + 1
-        near = np.flatnonzero(distances <= PHASH_THRESHOLD)
-        diffs = []
-        for j in near[np.argsort(distances[near], kind="stable")][:MAX_CANDIDATES]:
-            lab = query.lab[:, ::-1] if flipped[j] < plain[j] else query.lab
-            diffs.append(colour_difference(lab, prints[int(j)].lab))
-        best.append(min(diffs, default=2.0))
-    return [sum(d <= threshold for d in best) for threshold in COLOUR_THRESHOLDS]
+def false_matches(originals: list[Image.Image], settings: tuple[Setting, ...]) -> list[int]:
+    """Per setting, how many originals match one of the (distinct) originals before them."""
+    images = {f"fm{i}": encoded(im) for i, im in enumerate(originals)}
+    index = FingerprintIndex(images.__getitem__)
+    counts = [0] * len(settings)
+    for key, data in images.items():
+        query = fingerprint(data)
+        for s, found in enumerate(looked_up(index, query, settings)):
+            counts[s] += found is not None
+        index.add(key, query.sha256, query.phash, query.windows)
+    print(f"  false matches {counts}", flush=True)
+    return counts
 
 
 def embedding_tier(originals: list[Image.Image], spec: str, threshold: float) -> dict[str, float]:
@@ -129,7 +189,7 @@ def embedding_tier(originals: list[Image.Image], spec: str, threshold: float) ->
     base = unit_rows(embedder.embed_images([encoded(im) for im in originals]))
     found: dict[str, float] = {}
     for name, edit in EDITS.items():
-        sims = unit_rows(embedder.embed_images([edit(im) for im in originals])) @ base.T
+        sims = unit_rows(embedder.embed_images([edit(im, i) for i, im in enumerate(originals)])) @ base.T
         best = sims.argmax(axis=1)
         ok = (best == np.arange(len(originals))) & (sims.max(axis=1) >= threshold)
         found[f"missed copies, {name}"] = float(1 - ok.mean())
@@ -140,8 +200,17 @@ def embedding_tier(originals: list[Image.Image], spec: str, threshold: float) ->
     return found
 
 
-def synth_rows(snap: Snapshot) -> list[tuple[str, frozenset[str], bytes]]:
-    """(product, label set, image) of every image of a Synth snapshot, in the order the synth source collects them."""
+@dataclass(frozen=True)
+class SynthImage:
+    """One image of a Synth snapshot: its product, its label set, its bytes."""
+
+    product: str
+    design: frozenset[str]
+    data: bytes
+
+
+def synth_images(snap: Snapshot) -> list[SynthImage]:
+    """Every image of a Synth snapshot, in the order the synth source collects them."""
     rows = []
     parts = [(s, sp) for s in snap.subsets for sp in SPLITS] + ([(NOISE, "gallery")] if snap.has_noise else [])
     for subset, split in parts:
@@ -151,75 +220,92 @@ def synth_rows(snap: Snapshot) -> list[tuple[str, frozenset[str], bytes]]:
                 row = start + offset
                 product = f"{subset}/{labels.item_id[row]}" if subset != NOISE else f"noise/{row}"
                 design = frozenset([labels.category[row], labels.main_attribute[row], *labels.other_attributes[row]])
-                rows.append((product, design, data or b""))
+                rows.append(SynthImage(product, design, data or b""))
     return rows
 
 
-def false_merges(rows: list[tuple[str, frozenset[str], bytes]]) -> list[tuple[int, int, int]]:
-    """Per colour threshold: (merges, merges of different products, of different designs), first seen wins."""
-    prints = [fingerprint(data) for _, _, data in rows]
-    by_key = {str(i): data for i, (_, _, data) in enumerate(rows)}
+@dataclass(frozen=True)
+class Merges:
+    """A de-duplication of Synth under one setting: merges, false ones, of distinct designs, by the crop tier."""
+
+    merged: int
+    different_products: int
+    different_designs: int
+    false_by_crop_tier: int
+
+
+def false_merges(rows: list[SynthImage], settings: tuple[Setting, ...]) -> list[Merges]:
+    """Per setting, the merges of a first-seen-wins de-duplication and how many are false."""
+    prints = [fingerprint(row.data) for row in rows]
+    by_key = {str(i): row.data for i, row in enumerate(rows)}
     results = []
-    for threshold in COLOUR_THRESHOLDS:
+    for setting in settings:
+        started = time.monotonic()
         index = FingerprintIndex(by_key.__getitem__)
-        merged = different = distinct = 0
+        merged = different = distinct = by_crop = 0
         for i, query in enumerate(prints):
-            match = index.lookup(query, PHASH_THRESHOLD, threshold).match
+            crops = setting.crop_threshold is not None
+            match = index.lookup(
+                query, setting.phash_threshold, setting.colour_threshold, crops, setting.crop_threshold or 0
+            ).match
             if match is None:
-                index.add(str(i), query.sha256, query.phash)
+                index.add(str(i), query.sha256, query.phash, query.windows)
                 continue
-            other = int(match.key)
+            other = rows[int(match.key)]
             merged += 1
-            different += rows[i][0] != rows[other][0]
-            distinct += rows[i][1] != rows[other][1]
-        results.append((merged, different, distinct))
-        print(f"  colour threshold {threshold}: merged {merged}, different products {different}, designs {distinct}")
+            different += rows[i].product != other.product
+            distinct += rows[i].design != other.design
+            by_crop += rows[i].product != other.product and match.tier == "crop"
+        results.append(Merges(merged, different, distinct, by_crop))
+        print(f"  {setting.label}: {results[-1]} ({time.monotonic() - started:.0f} s)", flush=True)
     return results
 
 
 def main() -> None:
-    """Print the measurements as Markdown tables."""
+    """Print the measurements as a Markdown table, one column per setting."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fashion-mnist", type=Path, required=True, help="folder of t10k-images-idx3-ubyte.gz")
+    parser.add_argument("--fashion-mnist", type=Path, help="folder of t10k-images-idx3-ubyte.gz")
     parser.add_argument("--count", type=int, default=2000)
-    parser.add_argument("--synth", default="small", help="LookBench-Synth size to de-duplicate (or a snapshot folder)")
+    parser.add_argument("--synth", help="LookBench-Synth size to de-duplicate (e.g. small), or a snapshot folder")
+    parser.add_argument("--setting", type=Setting.parse, action="append", help="BITS:COLOUR:CROPBITS|off (repeatable)")
     parser.add_argument("--embedding-model", help="also measure the embedding tier with this model spec (FMNIST)")
     parser.add_argument("--embedding-threshold", type=float, default=0.97)
-    parser.add_argument("--skip-phash", action="store_true", help="only the embedding tier")
     args = parser.parse_args()
-    if args.embedding_model:
-        print(f"embedding tier {args.embedding_model} at cosine {args.embedding_threshold}", flush=True)
-        tier = embedding_tier(
-            fashion_mnist(args.fashion_mnist, args.count), args.embedding_model, args.embedding_threshold
-        )
-        for name, rate in tier.items():
-            print(f"| embedding tier, {name} | {100 * rate:.2f}% |")
-        if args.skip_phash:
-            return
+    settings = tuple(args.setting or SETTINGS)
     started = time.monotonic()
-    print(f"Fashion-MNIST: {args.count} test images", flush=True)
-    misses, wrong = missed_copies(fashion_mnist(args.fashion_mnist, args.count))
-    with tempfile.TemporaryDirectory() as tmp:
-        if Path(args.synth).is_dir():
-            snap = open_snapshot(args.synth)
-        else:
-            from lookbench.synth.generate import generate_snapshot
+    lines = ["| | " + " | ".join(s.label for s in settings) + " |", "|---|" + "---|" * len(settings)]
+    if args.fashion_mnist:
+        originals = fashion_mnist(args.fashion_mnist, args.count)
+        if args.embedding_model:
+            print(f"embedding tier {args.embedding_model} at cosine {args.embedding_threshold}", flush=True)
+            for name, rate in embedding_tier(originals, args.embedding_model, args.embedding_threshold).items():
+                print(f"| embedding tier, {name} | {100 * rate:.2f}% |")
+        print(f"Fashion-MNIST: {args.count} test images", flush=True)
+        for name, rates in missed_copies(originals, settings).items():
+            lines.append(f"| missed copies, {name} | " + " | ".join(f"{100 * r:.2f}%" for r in rates) + " |")
+        wrong = false_matches(originals, settings)
+        lines.append(f"| false matches among {args.count} distinct images | " + " | ".join(map(str, wrong)) + " |")
+    if args.synth:
+        with tempfile.TemporaryDirectory() as tmp:
+            if Path(args.synth).is_dir():
+                snap = open_snapshot(args.synth)
+            else:
+                from lookbench.synth.generate import generate_snapshot
 
-            snap = open_snapshot(generate_snapshot(Path(tmp), date(2026, 5, 1), args.synth, seed=0))
-        rows = synth_rows(snap)
-        print(f"Synth {args.synth}: {len(rows)} images", flush=True)
-        merges = false_merges(rows)
-    labels = ["off" if t >= 1 else f"{t:.1%}" for t in COLOUR_THRESHOLDS]
-    print(f"\npHash threshold {PHASH_THRESHOLD} of 256 bits; colour check threshold per column\n")
-    print("| | " + " | ".join(labels) + " |")
-    print("|---|" + "---|" * len(labels))
-    for name, rates in misses.items():
-        print(f"| missed copies, {name} | " + " | ".join(f"{100 * r:.2f}%" for r in rates) + " |")
-    print(f"| false matches among {args.count} distinct images | " + " | ".join(str(w) for w in wrong) + " |")
-    total = len(rows)
-    for title, column in (("merges", 0), ("false merges (different products)", 1), ("... of different designs", 2)):
-        cells = " | ".join(f"{m[column]} ({100 * m[column] / total:.1f}%)" for m in merges)
-        print(f"| Synth {args.synth}, {title}, of {total} images | {cells} |")
+                snap = open_snapshot(generate_snapshot(Path(tmp), date(2026, 5, 1), args.synth, seed=0))
+            rows = synth_images(snap)
+            print(f"Synth {args.synth}: {len(rows)} images", flush=True)
+            merges = false_merges(rows, settings)
+        total = len(rows)
+        for title, field in (
+            ("merges", "merged"),
+            ("false merges (different products)", "different_products"),
+            ("... of products with different labels", "different_designs"),
+            ("... made by the crop tier", "false_by_crop_tier"),
+        ):
+            cells = " | ".join(f"{getattr(m, field)} ({100 * getattr(m, field) / total:.1f}%)" for m in merges)
+            lines.append(f"| Synth, {title}, of {total} images | {cells} |")
+    print("\n" + "\n".join(lines))
     print(f"\n{time.monotonic() - started:.0f} s")
 
 

@@ -7,14 +7,24 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import httpx
 import pytest
 
 from conftest import serving
-from lookbench.http import HttpClient, HttpError, RateLimiter, RetryPolicy, retry_after_seconds
+from lookbench.http import (
+    DeadlineExceeded,
+    DeadlineTransport,
+    HttpClient,
+    HttpError,
+    RateLimiter,
+    RetryPolicy,
+    retry_after_seconds,
+)
 
 
 class Server(ThreadingHTTPServer):
-    """Answers per path: /ok, /trickle (a byte every 0.1 s), /busy (503 with Retry-After until told otherwise)."""
+    """Answers per path: /ok, /trickle (a byte every 0.1 s), /stall (15 bytes over 1.5 s, then silence for 10 s),
+    /busy (503 with Retry-After until told otherwise)."""
 
     daemon_threads = True
 
@@ -46,11 +56,13 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if self.path == "/trickle":
-            for byte in body:
+        if self.path in ("/trickle", "/stall"):
+            for byte in body[: 15 if self.path == "/stall" else None]:
                 self.wfile.write(bytes([byte]))
                 self.wfile.flush()
                 time.sleep(0.1)
+            if self.path == "/stall":
+                time.sleep(10)
         else:
             self.wfile.write(body)
 
@@ -74,6 +86,16 @@ def test_the_deadline_covers_the_whole_answer(server):
     assert time.monotonic() - started < 1.5
     assert len(server.hits) == 1  # a server that answers too slowly is not asked again
     assert client.request("GET", _url(server, "/ok")).content == b"x" * 40
+
+
+def test_a_server_gone_silent_mid_answer_is_cut_at_the_deadline_not_a_read_timeout_later(server):
+    # per-read timeouts alone would wait 2 s more after the last byte, at 1.5 s; the deadline ends it at 2 s
+    with httpx.Client(transport=DeadlineTransport(2.0), timeout=30) as client:
+        started = time.monotonic()
+        with pytest.raises(DeadlineExceeded, match="deadline of 2 s"):
+            client.get(_url(server, "/stall"))
+        assert 1.9 < time.monotonic() - started < 3.0
+        assert client.get(_url(server, "/ok")).content == b"x" * 40
 
 
 def test_retry_after_is_honoured_and_retries_end(server):

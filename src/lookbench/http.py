@@ -1,4 +1,5 @@
-"""One HTTP layer for every caller that talks to servers it does not control (the shop crawler, `api:` models).
+"""One HTTP layer for every caller that talks to servers it does not control (the shop crawler, `api:` models,
+and, through `DeadlineTransport`, the openai SDK of the VLM annotator and judge).
 
 Each request gets a total deadline per attempt (not per read: a server trickling a byte a second is cut off at the
 deadline), a streamed body with a byte limit, retries with exponential backoff that honour `Retry-After`
@@ -7,9 +8,11 @@ deadline), a streamed body with a byte limit, retries with exponential backoff t
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
@@ -40,6 +43,101 @@ class _Retryable(Exception):
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+
+
+class DeadlineExceeded(httpx.ReadTimeout):
+    """A response that was not complete, body included, within its request's total deadline."""
+
+
+class _DeadlineStream(httpx.SyncByteStream):
+    """A response body that ends with DeadlineExceeded once the deadline has passed.
+
+    A watchdog shuts the connection's socket down at the deadline, so a read waiting on a server that has gone
+    silent returns then instead of after its own (per-read) timeout.
+    """
+
+    def __init__(self, inner: httpx.Response, request: httpx.Request, deadline: float, limit_s: float) -> None:
+        self._inner = inner
+        self._request = request
+        self._deadline = deadline
+        self._limit_s = limit_s
+        sock = _socket_of(inner)
+        self._watchdog = threading.Timer(max(0.0, deadline - time.monotonic()), _shut_down, (sock,))
+        self._watchdog.daemon = True
+        if sock is not None:
+            self._watchdog.start()
+
+    def _exceeded(self) -> DeadlineExceeded:
+        message = f"no complete answer within the deadline of {self._limit_s:g} s"
+        return DeadlineExceeded(message, request=self._request)
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            for chunk in self._inner.stream:  # type: ignore[union-attr]
+                if time.monotonic() > self._deadline:
+                    raise self._exceeded()
+                yield chunk
+        except httpx.TransportError as exc:
+            if time.monotonic() > self._deadline and not isinstance(exc, DeadlineExceeded):
+                raise self._exceeded() from exc
+            raise
+
+    def close(self) -> None:
+        self._watchdog.cancel()
+        self._inner.close()
+
+
+def _socket_of(response: httpx.Response) -> socket.socket | None:
+    stream = response.extensions.get("network_stream")
+    found = stream.get_extra_info("socket") if stream is not None else None
+    return found if isinstance(found, socket.socket) else None
+
+
+def _shut_down(sock: socket.socket | None) -> None:
+    if sock is not None:
+        with contextlib.suppress(OSError):  # already closed: the answer was complete after all
+            sock.shutdown(socket.SHUT_RDWR)
+
+
+class DeadlineTransport(httpx.BaseTransport):
+    """An httpx transport whose every response must be complete, body included, within `deadline_s` of sending.
+
+    Per-read timeouts (httpx's, and the openai SDK's `timeout`) let a server trickling a byte at a time go on for
+    ever; here the whole exchange has one deadline, after which the response ends with DeadlineExceeded (an
+    httpx.ReadTimeout, so callers that retry timeouts retry it). Pass it to `httpx.Client(transport=...)`.
+    """
+
+    def __init__(self, deadline_s: float, inner: httpx.BaseTransport | None = None) -> None:
+        self.deadline_s = deadline_s
+        self._inner = inner if inner is not None else httpx.HTTPTransport(trust_env=False)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        """Send the request with every wait capped at the deadline; the body is cut off when it passes."""
+        deadline = time.monotonic() + self.deadline_s
+        request.extensions["timeout"] = _capped(request.extensions.get("timeout", {}), self.deadline_s)
+        response = self._inner.handle_request(request)
+        left = deadline - time.monotonic()
+        if left <= 0:
+            response.close()
+            raise DeadlineExceeded(f"no answer within the deadline of {self.deadline_s:g} s", request=request)
+        # the body's reads wait at most what is left (httpcore reads this when the body starts)
+        request.extensions["timeout"] = {**request.extensions["timeout"], "read": left}
+        return httpx.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=_DeadlineStream(response, request, deadline, self.deadline_s),
+            extensions=response.extensions,
+        )
+
+    def close(self) -> None:
+        """Close the wrapped transport."""
+        self._inner.close()
+
+
+def _capped(timeouts: dict[str, float | None], limit: float) -> dict[str, float]:
+    """Every phase's timeout, at most `limit` (None, i.e. wait for ever, becomes `limit`)."""
+    phases = ("connect", "read", "write", "pool")
+    return {phase: min(limit, value) if (value := timeouts.get(phase)) is not None else limit for phase in phases}
 
 
 @dataclass
@@ -134,7 +232,12 @@ class HttpClient:
     """(URL, monotonic send time) of every attempt made."""
 
     def __post_init__(self) -> None:
-        self._client = httpx.Client(follow_redirects=False, headers=self.headers, trust_env=False)
+        self._client = httpx.Client(
+            follow_redirects=False,
+            headers=self.headers,
+            trust_env=False,
+            transport=DeadlineTransport(self.deadline_s),
+        )
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -176,7 +279,6 @@ class HttpClient:
         sent = self.limiter.wait(host_of(url))
         with self._lock:
             self.requests.append((url, sent))
-        deadline = sent + self.deadline_s
         try:
             with self._client.stream(
                 method, url, json=json, headers=headers, timeout=httpx.Timeout(self.deadline_s)
@@ -190,8 +292,6 @@ class HttpClient:
                     size += len(chunk)
                     if max_bytes is not None and size > max_bytes:
                         raise HttpError(url, f"refused: body exceeds the limit of {max_bytes} bytes")
-                    if time.monotonic() > deadline:
-                        raise HttpError(url, f"refused: no complete answer within the deadline of {self.deadline_s} s")
                     chunks.append(chunk)
                 result = Response(
                     url=url,
@@ -200,6 +300,8 @@ class HttpClient:
                     content=b"".join(chunks),
                     fetched_at=datetime.now(timezone.utc),
                 )
+        except DeadlineExceeded as exc:
+            raise HttpError(url, f"refused: {exc}") from exc
         except httpx.TransportError as exc:
             raise _Retryable(f"{type(exc).__name__}: {exc}") from exc
         if result.status in self.retry.statuses:

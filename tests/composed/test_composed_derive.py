@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -16,6 +18,7 @@ from lookbench.composed.relevance import target_attributes
 from lookbench.composed.schema import Change, read_composed_queries
 from lookbench.composed.texts import modification_text
 from lookbench.errors import SnapshotError
+from lookbench.images import decode_image
 from lookbench.snapshot.manifest import MANIFEST_NAME, verify_manifest, write_manifest
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.synth.generate import generate_snapshot
@@ -108,3 +111,60 @@ def test_cli_derives_and_reports_counts(synth: Path, tmp_path: Path) -> None:
     run = CliRunner().invoke(app, ["composed", "derive", "-s", str(synth), "--out", str(tmp_path / "e"),
                                    "--validation", "1.5"])  # fmt: skip
     assert run.exit_code == 2 and "validation fraction must lie in [0, 1)" in run.output
+
+
+def _ids(path: Path) -> set[str]:
+    return {str(v) for v in pq.read_table(path, columns=["item_ID"]).column("item_ID").to_pylist()}
+
+
+def test_rendered_designs_are_exact_new_items_with_references_in_every_style(synth: Path, tmp_path: Path) -> None:
+    out = derive_synth_composed(open_snapshot(synth), tmp_path / "out", validation=0.0)
+    source_gallery = set().union(*(_ids(p) for p in synth.glob("*/gallery*.parquet")))
+    composed_gallery = pq.read_table(out / "composed" / "gallery.parquet").to_pylist()
+    rendered = {r["item_ID"]: r for r in composed_gallery if r["item_ID"] not in source_gallery}
+    assert rendered and not set(rendered) & source_gallery  # new ids, after the distractors'
+    queries = read_composed_queries(open_snapshot(out), "composed", "query")
+    styles = set()
+    catalogue = {r["item_ID"]: r for r in composed_gallery if r["item_ID"] in source_gallery}
+    for row in range(len(queries)):
+        (target,) = queries.target_ids[row]
+        if target not in rendered:
+            continue
+        assert len(queries.changes[row]) == 2
+        reference = queries.labels.item_id[row]
+        styles |= {p.parent.name for p in synth.glob("*/query.parquet") if reference in _ids(p)}
+        # the same design: its own catalogue shot differs from the re-rendered one, but not in every pixel
+        own = np.asarray(decode_image(catalogue[reference]["image"]["bytes"]).convert("RGB"), dtype=np.float32)
+        redrawn = np.asarray(decode_image(rendered[target]["image"]["bytes"]).convert("RGB"), dtype=np.float32)
+        assert np.abs(own - redrawn).mean() > 1.0
+    assert styles == {"real_studio_flat", "aigen_studio", "real_streetlook", "aigen_streetlook"}
+    again = derive_synth_composed(open_snapshot(synth), tmp_path / "again", validation=0.0, workers=2)
+    assert pq.read_table(again / "composed" / "gallery.parquet").equals(
+        pq.read_table(out / "composed" / "gallery.parquet")
+    )  # seeded by the plan alone: the same in worker processes
+
+
+def test_rendered_pairs_refuse_a_snapshot_unlike_its_manifest(synth: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "copy" / synth.name
+    shutil.copytree(synth, copy)
+    manifest = json.loads((copy / "synth_manifest.json").read_text())
+    (copy / "synth_manifest.json").write_text(json.dumps({**manifest, "seed": manifest["seed"] + 1}))
+    with pytest.raises(SnapshotError, match="differs from the release its synth_manifest.json describes"):
+        derive_synth_composed(open_snapshot(copy), tmp_path / "a")
+    (copy / "synth_manifest.json").write_text("{not json")
+    with pytest.raises(SnapshotError, match="synth_manifest.json: not a readable Synth manifest"):
+        derive_synth_composed(open_snapshot(copy), tmp_path / "b")
+    (copy / "synth_manifest.json").unlink()
+    run = CliRunner().invoke(app, ["composed", "derive", "-s", str(copy), "--out", str(tmp_path / "c")])
+    assert run.exit_code == 2 and "has no synth_manifest.json" in run.output and "Traceback" not in run.output
+    assert not (tmp_path / "c" / copy.name).exists()
+    run = CliRunner().invoke(app, ["composed", "derive", "-s", str(copy), "--out", str(tmp_path / "c"), "--no-render"])
+    assert run.exit_code == 0, run.output
+
+
+def test_some_groups_have_phrasings_of_their_own() -> None:
+    colour = (Change("colour", "red", "blue"),)
+    texts = {modification_text(colour, str(i)) for i in range(60)}
+    assert "like this, but in blue" in texts and "like this, but blue instead of red" in texts
+    length = {modification_text((Change("length", "mini", "maxi"),), str(i)) for i in range(60)}
+    assert "like this in a maxi cut" in length and all("maxi" in t for t in length)

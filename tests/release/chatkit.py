@@ -1,12 +1,15 @@
 """A real chat-completions server on 127.0.0.1 for the annotation tests: it knows the truth of the images it is told.
 
-It answers the three request kinds the builder sends (told apart by `response_format.json_schema.name`):
-`garment_attributes` (annotation), `verdict` (judge) and `garments` (detection). Each image (identified by the
-sha256 of the JPEG it receives) can be given a script of behaviours, one per request: `ok`, `429`, `500`,
-`slow` (sleeps past the client timeout), `malformed` (content that is not JSON), `invalid` (a value outside the
+It answers the request kinds the builder sends (told apart by `response_format.json_schema.name`):
+`garment_attributes` (annotation), `verdict` (judge), `garments` (detection), `paraphrase` (a composed query's
+text, no image) and `composed_verdict` (the composed audit: reference and target images). Each image (identified by
+the sha256 of the JPEG it receives; a paraphrase by `paraphrase:` + the template text) can be given a script of
+behaviours, one per request: `ok`, `429`, `500`, `slow` (sleeps past the client timeout), `trickle` (a complete
+reply, sent a byte every `trickle_s`), `malformed` (content that is not JSON), `invalid` (a value outside the
 vocabulary), `reject` (HTTP 400), `wrong` (a valid but wrong answer), and replies that are not chat completions:
 `body-list` (the body is `[]`), `body-null` (`null`) and `usage-text` (non-numeric usage fields). `down` makes every
-request a 503.
+request a 503. Paraphrases also know `drop` (a rewording that loses the change), `empty` and `huge` (5,000
+characters).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from conftest import serving
+from lookbench.composed.texts import phrase
 from lookbench.release.vlm.images import decode_data_url, prepared
 from lookbench.taxonomy import load_taxonomy
 
@@ -52,6 +56,7 @@ class ChatServer:
     annotate_errs_every: int = 0
     """The annotator gives a wrong colour on every n-th distinct image (0: never)."""
     slow_s: float = 0.5
+    trickle_s: float = 0.05
     down: bool = False
     down_after: int | None = None
     requests: Counter[str] = field(default_factory=Counter)
@@ -127,6 +132,28 @@ def _detection(truth: Truth, sent: tuple[int, int], original: tuple[int, int]) -
     return json.dumps({"garments": garments})
 
 
+def paraphrase_key(prompt: str) -> str:
+    """The script key of a paraphrase request: `paraphrase:` + the template text it rewords."""
+    return "paraphrase:" + prompt.split("Request: ", 1)[1].split("\n", 1)[0]
+
+
+def _paraphrase(prompt: str, behaviour: str) -> str:
+    request = prompt.split("Request: ", 1)[1].split("\n", 1)[0]
+    if behaviour == "malformed":
+        return '{"text": "I would like'
+    text = {"drop": "I like this one", "empty": "", "huge": "x" * 5000}.get(behaviour, f"Could I have this, {request}?")
+    return json.dumps({"text": text})
+
+
+def _composed_verdict(reference: Truth, target: Truth, prompt: str) -> str:
+    """The text describes the change when it names every value the target has and the reference lacks."""
+    text = prompt.split("A shopper wrote: '", 1)[1].split("'. The intended change", 1)[0].casefold()
+    new = {target.main, *target.others} - {reference.main, *reference.others}
+    describes = all(phrase(v).casefold() in text or v.casefold() in text for v in new)
+    right = reference.category == target.category
+    return json.dumps({"describes_change": "yes" if describes else "no", "target_right": "yes" if right else "no"})
+
+
 def _reply(content: str) -> dict[str, Any]:
     return {
         "id": "chatcmpl-local",
@@ -138,13 +165,22 @@ def _reply(content: str) -> dict[str, Any]:
 
 def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def _send(self, status: int, body: object) -> None:
+        def _send(self, status: int, body: object, trickle: bool = False) -> None:
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if not trickle:
+                self.wfile.write(data)
+                return
+            try:
+                for byte in data:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    time.sleep(server.trickle_s)
+            except OSError:
+                pass  # the client gave up, as it should
 
         def do_POST(self) -> None:  # noqa: N802
             with server.lock:
@@ -171,8 +207,9 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 return
             parts = body["messages"][0]["content"]
             text = next(p["text"] for p in parts if p["type"] == "text")
-            jpeg = decode_data_url(next(p["image_url"]["url"] for p in parts if p["type"] == "image_url"))
-            key = hashlib.sha256(jpeg).hexdigest()
+            images = [decode_data_url(p["image_url"]["url"]) for p in parts if p["type"] == "image_url"]
+            keys = [hashlib.sha256(jpeg).hexdigest() for jpeg in images]
+            key = keys[0] if keys else paraphrase_key(text)
             behaviour = server.next_behaviour(key)
             if behaviour in ("429", "500"):
                 self._send(int(behaviour), {"error": {"message": behaviour}})
@@ -185,6 +222,9 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
             if behaviour in ("body-list", "body-null"):
                 self._send(200, [] if behaviour == "body-list" else None)
                 return
+            if kind == "paraphrase":
+                self._send(200, _reply(_paraphrase(text, behaviour)))
+                return
             truth = server.truths.get(key)
             if truth is None:
                 self._send(400, {"error": {"message": "unknown image"}})
@@ -193,13 +233,22 @@ def _handler(server: ChatServer) -> type[BaseHTTPRequestHandler]:
                 content = _annotation(server, key, truth, behaviour)
             elif kind == "verdict":
                 content = _verdict(server, key, truth, text)
+            elif kind == "composed_verdict":
+                target = server.truths.get(keys[1])
+                if target is None:
+                    self._send(400, {"error": {"message": "unknown target image"}})
+                    return
+                content = {
+                    "malformed": '{"describes_change": "ye',
+                    "invalid": json.dumps({"describes_change": "maybe", "target_right": "yes"}),
+                }.get(behaviour) or _composed_verdict(truth, target, text)
             else:
                 size = text.split("The image is ")[1].split(" pixels")[0].split("x")
                 content = _detection(truth, (int(size[0]), int(size[1])), truth.size)
             reply = _reply(content)
             if behaviour == "usage-text":
                 reply["usage"] = {"prompt_tokens": "many", "completion_tokens": None}
-            self._send(200, reply)
+            self._send(200, reply, trickle=behaviour == "trickle")
 
         def log_message(self, format: str, *args: object) -> None:
             return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 
 import pytest
 from buildkit import closed_port, encode, photo
@@ -97,6 +98,22 @@ def test_api_down_raises_and_a_rerun_loses_nothing(tmp_path):
         assert all(o.main_attribute == "red" for o in outcomes)
         assert sum(o.cached for o in outcomes) == 3
         assert server.requests["garment_attributes"] - before == 3
+
+
+def test_a_reply_trickling_a_byte_at_a_time_hits_the_total_deadline(tmp_path):
+    server = ChatServer(trickle_s=0.05)  # the ~330-byte reply would take ~17 s
+    item = _items(1)[0]
+    server.scripts[server.learn(item.image, TRUTH)] = ["trickle", "trickle", "ok"]
+    with serve(server):
+        annotator = OpenAIAnnotator(_api(server, timeout_s=1, retries=1), load_taxonomy(), AnswerCache(tmp_path))
+        started = time.monotonic()
+        with pytest.raises(ApiUnavailable, match="no answer after 2 tries.*deadline of 1 s"):
+            annotator.annotate([item])
+        elapsed = time.monotonic() - started
+        assert server.requests["garment_attributes"] == 2
+        # the server's third answer is prompt: nothing of the cut-off replies was kept
+        assert annotator.annotate([item])[0].main_attribute == "red"
+    assert elapsed < 6  # two attempts of 1 s each and the SDK's backoff between them, not 2 x 17 s
 
 
 def test_connection_refused_is_unavailable(tmp_path):

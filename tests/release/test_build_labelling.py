@@ -24,6 +24,7 @@ from lookbench.release.config import load_config
 from lookbench.release.pipeline import run_stages, stages_for
 from lookbench.release.stages.annotate import AnnotateStats
 from lookbench.release.stages.audit import AuditStats
+from lookbench.release.stages.compose import ComposeStats
 from lookbench.release.stages.crop import CropStats
 from lookbench.release.stages.distractors import DistractorStats
 from lookbench.release.vlm.client import ApiUnavailable
@@ -102,11 +103,19 @@ def test_openai_pipeline_with_outage_resume_and_eval(tmp_path, synth_releases):
             },
             # Synth noise is shot in its own conventions: its nearest-item cosines span about 0.62-0.86 here
             "distractors": {"model": "features:colour-gradient", "band": [0.5, 0.8]},
+            # composed queries from the annotated gallery items, worded by an LLM and audited by a judge
+            "compose": {
+                "model": "features:colour-gradient",
+                "band": [0.0, 1.0],
+                "paraphrase": _api(server, "para-llm"),
+                "judge": _api(server, "judge-composed"),
+                "audit_per_stratum": 2,
+            },
         }
         config = load_config(_config(tmp_path, synth, sections))
         stages = stages_for(config)
         assert [s.name for s in stages] == [
-            "collect", "dedup", "crop", "annotate", "audit", "distractors", "split", "publish"
+            "collect", "dedup", "crop", "annotate", "audit", "distractors", "split", "compose", "publish"
         ]  # fmt: skip
         refused = next(iter(server.truths))  # the server refuses one street photo: its crops are dropped
         server.scripts[refused] = ["reject"]
@@ -166,7 +175,16 @@ def test_openai_pipeline_with_outage_resume_and_eval(tmp_path, synth_releases):
     ):
         assert text in card
     assert "true accuracy of the annotator" in card
+    composed = ctx.stats(ComposeStats)
+    assert (
+        composed is not None
+        and composed.queries > 0
+        and composed.paraphrased == composed.queries + composed.validation_queries
+    )
+    assert composed.audit is not None and composed.audit["overall"]["judged"] > 0
+    assert "## Composed queries" in card and "Paraphrased by `para-llm`" in card
     snap = open_snapshot(version)
+    snap.check_task("composed")
     assert snap.num_rows("noise", "gallery") == mined.kept
     street = pq.read_table(version / "real_streetlook" / "query.parquet").to_pylist()
     assert all(r["raw_image"] and r["outfit_id"] and r["label_source"] == "openai" for r in street)
@@ -272,7 +290,15 @@ def test_config_sections_are_checked(tmp_path, synth_releases):
         ({"crop": {"detector": "owl"}}, "needs an owl section"),
         ({"crop": {"detector": "owl", "owl": {"model": "m", "template": "a photo"}}}, "must contain {category}"),
         ({"distractors": {"model": "x:y", "band": [0.45, 0.25]}}, "low < high"),
+        ({"compose": {"model": "x:y", "band": [0.9, 0.1]}}, "compose.band must be"),
+        ({"compose": {"model": "x:y", "max_changes": 3}}, "less than or equal to 2"),
+        ({"compose": {"model": "x:y", "judge": {"model": "m"}}}, "base_url"),
     ]
     for sections, message in cases:
         with pytest.raises(BuildError, match=message):
             load_config(_config(tmp_path, synth, sections))
+    # a model that cannot be loaded stops the build before anything is collected, naming the setting
+    config = load_config(_config(tmp_path, synth, {"compose": {"model": "nosuch:model"}}))
+    with pytest.raises(BuildError, match="compose.model"):
+        run_stages(config, stages_for(config))
+    assert not (config.work / "collect").exists()

@@ -193,7 +193,7 @@ def test_embedding_tier_catches_what_exact_matching_misses(tmp_path, synth, monk
     from lookbench.embeddings.model_provider import ModelEmbeddings
 
     monkeypatch.setitem(SPEC_KINDS, "tiny", lambda argument, options: ModelEmbeddings("tiny:8", TinyEncoder(), options))
-    exact_only = {"phash_threshold": 0, "embedding_model": "tiny:8", "embedding_threshold": 0.995}
+    exact_only = {"phash_threshold": 0, "crops": False, "embedding_model": "tiny:8", "embedding_threshold": 0.995}
     first = load_config(synth_release_config(tmp_path, synth, dedup=exact_only))
     run_stages(first, basic_stages(first))
     again = make_snapshot_copy(tmp_path, synth)

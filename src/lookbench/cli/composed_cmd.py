@@ -29,14 +29,20 @@ def derive(
     validation: float = typer.Option(0.2, "--validation", help="Fraction of products held out for tuning."),
     seed: int = typer.Option(0, "--seed", help="Seed of the query/validation split."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing folder."),
+    render: bool = typer.Option(
+        True, "--render/--no-render", help="Also re-render each query product's design with two groups changed."
+    ),
+    workers: int = typer.Option(1, "--workers", min=1, help="Processes rendering the re-drawn designs."),
 ) -> None:
-    """Add a composed subset of exact pairs (a product and its one-group variants) to a copy of a Synth snapshot."""
+    """Add a composed subset of exact pairs (a product and its variants, re-rendered designs) to a Synth copy."""
     if snapshot is None:
         from lookbench.synth.default import default_snapshot
 
         snapshot = str(default_snapshot())
     source = open_snapshot(snapshot)
-    target = derive_synth_composed(source, out, validation=validation, seed=seed, overwrite=overwrite)
+    target = derive_synth_composed(
+        source, out, validation=validation, seed=seed, overwrite=overwrite, render=render, workers=workers
+    )
     derived = open_snapshot(target)
     counts = ", ".join(
         f"{split} {derived.num_rows('composed', split)}"

@@ -28,6 +28,7 @@ from lookbench.snapshot.manifest import MANIFEST_NAME, read_manifest, write_mani
 from lookbench.snapshot.reader import Snapshot, reading
 from lookbench.snapshot.schema import COMPOSED, SUBSETS
 from lookbench.snapshot.writer import rows_to_table, write_split
+from lookbench.synth.pairs import pair_targets, read_synth_plan, render_pair_targets
 from lookbench.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
 
 NEGATIVE_COLUMN = "hard_negative_of"
@@ -87,7 +88,8 @@ def _read_rows(snapshot: Snapshot, subset: str, split: str) -> list[dict[str, An
     return rows
 
 
-def _in_validation(product: str, fraction: float, seed: int) -> bool:
+def in_validation(product: str, fraction: float, seed: int) -> bool:
+    """Whether a product's queries are held out for tuning: a seeded hash of its id below `fraction`."""
     return zlib.crc32(f"{seed}\0{product}".encode()) / 2**32 < fraction
 
 
@@ -102,11 +104,15 @@ def _query(reference: Mapping[str, Any], target: Mapping[str, Any], changes: tup
     return row
 
 
-def synth_pairs(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
-    """The composed gallery (every image subset's gallery rows) and `(product, query row)` for every exact pair."""
+def synth_pairs(
+    snapshot: Snapshot, render: bool = False, workers: int = 1
+) -> tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
+    """The composed gallery (every image subset's gallery rows) and `(product, query row)` for every exact pair;
+    with `render`, also each query product's design re-rendered with two groups changed (`synth.pairs`)."""
     taxonomy = load_taxonomy()
     gallery: list[dict[str, Any]] = []
     queries: list[tuple[str, dict[str, Any]]] = []
+    references: dict[str, dict[str, Any]] = {}
     for subset in (s for s in SUBSETS if s in snapshot.subsets):
         rows = _read_rows(snapshot, subset, "gallery")
         if rows and NEGATIVE_COLUMN not in rows[0]:
@@ -116,6 +122,7 @@ def synth_pairs(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[tuple[st
             )
         gallery += rows
         photos = {str(r["item_ID"]): r for r in _read_rows(snapshot, subset, "query")}
+        references.update(photos)
         variants: dict[str, list[dict[str, Any]]] = {}
         for row in rows:
             if row.get(NEGATIVE_COLUMN):
@@ -128,9 +135,36 @@ def synth_pairs(snapshot: Snapshot) -> tuple[list[dict[str, Any]], list[tuple[st
                 changes = changes_between(_attributes(ref), _attributes(tgt), taxonomy)
                 if changes and len(changes) <= MAX_CHANGES:
                     queries.append((product, _query(ref, tgt, changes)))
+    if render:
+        rendered, redrawn = _rendered_pairs(snapshot, references, taxonomy, workers)
+        gallery += rendered
+        queries += redrawn
     if not queries:
         raise SnapshotError(f"{snapshot.root}: no exact pairs found (no gallery row names a {NEGATIVE_COLUMN})")
     return gallery, queries
+
+
+def _rendered_pairs(
+    snapshot: Snapshot, references: Mapping[str, Mapping[str, Any]], taxonomy: Taxonomy, workers: int
+) -> tuple[list[dict[str, Any]], list[tuple[str, dict[str, Any]]]]:
+    """Gallery rows of the re-rendered two-change designs and their queries (the query photo as reference)."""
+    plan = read_synth_plan(snapshot.root)
+    targets = pair_targets(plan)
+    for pair in targets:
+        photo = references.get(pair.reference.product_id)
+        if photo is None or _attributes(photo) != frozenset(pair.reference.all_attributes()):
+            raise SnapshotError(
+                f"{snapshot.root}: query {pair.reference.product_id} of {pair.subset} differs from the release its "
+                "synth_manifest.json describes; re-rendered pairs need the release as generated"
+            )
+    rows = render_pair_targets(plan, targets, workers)
+    queries = []
+    for pair, row in zip(targets, rows, strict=True):
+        reference = references[pair.reference.product_id]
+        changes = changes_between(_attributes(reference), _attributes(row), taxonomy)
+        if changes and len(changes) <= MAX_CHANGES:
+            queries.append((pair.reference.product_id, _query(reference, row, changes)))
+    return rows, queries
 
 
 def _link_tree(source: Path, target: Path) -> None:
@@ -150,9 +184,16 @@ def _link_tree(source: Path, target: Path) -> None:
 
 
 def derive_synth_composed(
-    source: Snapshot, out: Path, validation: float = 0.2, seed: int = 0, overwrite: bool = False
+    source: Snapshot,
+    out: Path,
+    validation: float = 0.2,
+    seed: int = 0,
+    overwrite: bool = False,
+    render: bool = True,
+    workers: int = 1,
 ) -> Path:
     """Write `out/<version>`: the source snapshot plus a `composed` subset of its exact pairs; return the folder.
+    With `render`, each query product's design is also re-rendered with two groups changed (in `workers` processes).
 
     Products are split between the `query` and `validation` splits by a hash of their id (`validation` is the
     fraction held out). Built in a temporary folder beside the target and renamed into place.
@@ -162,9 +203,9 @@ def derive_synth_composed(
     target = Path(out) / source.root.name
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
-    gallery, pairs = synth_pairs(source)
-    held = [row for product, row in pairs if _in_validation(product, validation, seed)]
-    scored = [row for product, row in pairs if not _in_validation(product, validation, seed)]
+    gallery, pairs = synth_pairs(source, render, workers)
+    held = [row for product, row in pairs if in_validation(product, validation, seed)]
+    scored = [row for product, row in pairs if not in_validation(product, validation, seed)]
     if not scored:
         raise SnapshotError(f"validation fraction {validation} leaves no query to score")
     with atomic_folder(target) as tmp:

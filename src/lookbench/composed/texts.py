@@ -1,4 +1,5 @@
-"""Modification texts from structured changes: several phrasings per kind of change, picked deterministically."""
+"""Modification texts from structured changes: several phrasings per kind of change and, for some groups, per
+attribute group; picked deterministically."""
 
 from __future__ import annotations
 
@@ -22,6 +23,13 @@ _REPLACE = (
     "change the {noun} from {source} to {to}",
     "same item with {to} rather than {source}",
 )
+_GROUP_REPLACE: dict[str, tuple[str, ...]] = {
+    "colour": ("the same in {to} instead of {source}", "like this, but in {to}", "can I get this in {to}?"),
+    "sleeve length": ("like this, but with {to}", "the same with {to} instead of {source}"),
+    "length": ("the same, but {to} instead of {source}", "like this in a {to} cut"),
+    "material": ("the same in {to} instead of {source}", "like this, but made of {to}"),
+}
+"""Phrasings only a group reads well in, tried beside the general ones."""
 _ADD = ("like this, but with {to}", "the same, with {to} added", "add {to}")
 _REMOVE = ("like this, but without {source}", "the same, without the {source}", "remove the {source}")
 _CLAUSES = {"replace": "{to} instead of {source}", "add": "with {to}", "remove": "without {source}"}
@@ -52,7 +60,10 @@ def modification_text(changes: tuple[Change, ...], key: str) -> str:
     pick = zlib.crc32(key.encode())
     if len(changes) == 1:
         change = changes[0]
-        templates = {"replace": _REPLACE, "add": _ADD, "remove": _REMOVE}[_kind(change)]
+        kind = _kind(change)
+        templates = {"replace": _REPLACE, "add": _ADD, "remove": _REMOVE}[kind]
+        if kind == "replace":
+            templates = _GROUP_REPLACE.get(change.group, ()) + templates
         return templates[pick % len(templates)].format(**_fields(change))
     first, second = (_CLAUSES[_kind(c)].format(**_fields(c)) for c in changes)
     return _TWO[pick % len(_TWO)].format(first=first, second=second)

@@ -8,9 +8,10 @@ from typing import Any
 
 import yaml
 
+from lookbench.release.fingerprints.crops import MIN_OVERLAP
 from lookbench.release.fingerprints.history import VERSION_RE
 from lookbench.snapshot.manifest import MANIFEST_NAME
-from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS, TRAIN
+from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS, TRAIN, is_composed_subset
 
 
 def _pct(rate: dict[str, Any]) -> str:
@@ -61,7 +62,7 @@ def audit_lines(audit: dict[str, Any]) -> list[str]:
 
 
 def labelling_lines(labelling: dict[str, Any]) -> list[str]:
-    """Sections for whichever labelling stages (crop, annotate, audit, distractors) ran."""
+    """Sections for whichever labelling stages (crop, annotate, audit, distractors, compose) ran."""
     lines: list[str] = []
     crop = labelling.get("crop")
     if crop:
@@ -98,6 +99,47 @@ def labelling_lines(labelling: dict[str, Any]) -> list[str]:
             f"kept {mined['kept']} of {mined['candidates']} candidates ({mined['near_duplicates']} near-duplicates, "
             f"{mined['unrelated']} unrelated dropped)."
         )
+    composed = labelling.get("compose")
+    if composed:
+        lines += ["", "## Composed queries", "", *compose_lines(composed)]
+    return lines
+
+
+def compose_lines(compose: dict[str, Any]) -> list[str]:
+    """How the composed queries were made, how their texts were worded and the judge's audit table."""
+    changes = ", ".join(f"{n} change{'s' if n != '1' else ''}: {c}" for n, c in compose["by_changes"].items())
+    lines = [
+        f"{compose['queries']} scored and {compose.get('validation_queries', 0)} validation queries "
+        f"({changes or 'none'}) from {compose['items']} gallery items: pairs of one "
+        f"category with cosine similarity in {compose['band']} under `{compose['model']}` whose labels differ in one "
+        "or two attribute groups; texts from templates per kind of change and attribute group.",
+        "Changed groups: " + (", ".join(f"{g} {n}" for g, n in compose["by_group"].items()) or "none") + ".",
+    ]
+    who = compose.get("paraphraser")
+    if who:
+        kept = ", ".join(f"{reason} ({n})" for reason, n in compose["templates_kept"].items()) or "none"
+        lines.append(
+            f"Paraphrased by `{who['model']}` ({who['prompt_version']}): {compose['paraphrased']} of "
+            f"{compose['queries'] + compose.get('validation_queries', 0)} texts; template kept where the paraphrase "
+            f"was unusable: {kept}."
+        )
+    audit = compose.get("audit")
+    if audit:
+        overall = audit["overall"]
+        lines += [
+            "",
+            f"Judge `{audit['judge']['model']}` ({audit['judge']['prompt_version']}) checked {overall['judged']} of "
+            f"{audit['population']} queries, stratified by changed group(s) ({overall['unsure']} with an unsure "
+            f"answer, {overall['invalid']} without a usable answer). Rates are shares of 'yes' among decided answers.",
+            "",
+            "| stratum | judged | text describes the change | target is right |",
+            "| --- | --- | --- | --- |",
+            f"| all | {overall['judged']} | {_pct(overall['text'])} | {_pct(overall['target'])} |",
+            *(
+                f"| {name} | {row['judged']} | {_pct(row['text'])} | {_pct(row['target'])} |"
+                for name, row in audit["strata"].items()
+            ),
+        ]
     return lines
 
 
@@ -137,6 +179,14 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
             f"- colour check: perceptual matches differing in colour on more than {dedup['colour_threshold']:.1%} of "
             f"their pixels are kept apart ({dedup['kept_apart_by_colour']} candidate pairs kept apart)"
         )
+    if dedup.get("crops"):
+        lines.append(
+            f"- cropped copies (keeping at least {MIN_OVERLAP:.0%} of each side of the image): found by window hashes "
+            f"and aligned; the overlaps' pHashes differ by at most {dedup.get('crop_phash_threshold')} bits and "
+            "pass the colour check"
+        )
+    elif "crops" in dedup:
+        lines.append("- cropped copies: not looked for (`dedup.crops: false`)")
     lines += labelling_lines(release.get("labelling", {}))
     lines += ["", "## Provenance columns", "", PROVENANCE, "", "## Build log", ""]
     lines += ["| stage | status | seconds |", "|---|---|---|"]
@@ -146,7 +196,7 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
 
 
 def _data_files(version: str, subset: str, files: dict[str, Any]) -> list[dict[str, str]]:
-    splits = ["gallery"] if subset == NOISE else [*SPLITS, TRAIN]
+    splits = ["gallery"] if subset == NOISE else [*SPLITS, "validation", TRAIN]  # composed subsets may hold one
     return [
         {"split": sp, "path": f"{version}/{subset}/{sp}.parquet"} for sp in splits if f"{subset}/{sp}.parquet" in files
     ]
@@ -161,7 +211,8 @@ def root_card(output: Path, title: str) -> str:
     configs: list[dict[str, Any]] = []
     for position, manifest in enumerate(reversed(manifests)):
         version = manifest["release"]["version"]
-        for subset in (*SUBSETS, NOISE):
+        composed = sorted(s for s in manifest["release"].get("subsets", {}) if is_composed_subset(s))
+        for subset in (*SUBSETS, *composed, NOISE):
             files = _data_files(version, subset, manifest["files"])
             if files:
                 name = subset if position == 0 else f"{subset}-{version}"

@@ -107,13 +107,19 @@ SourceConfig = Annotated[ShopSource | CatalogSource | GeneratedSource | SynthSou
 
 
 class DedupConfig(_Strict):
-    """Duplicate detection: exact sha256, then perceptual hash gated by colour, then optionally embeddings."""
+    """Duplicate detection: exact sha256, perceptual hash gated by colour, cropped copies, optionally embeddings."""
 
     phash_threshold: int = Field(
         24, ge=0, le=256, description="max Hamming distance of 256-bit pHashes (docs/build.md)"
     )
     colour_threshold: float = Field(
         0.01, ge=0, le=1, description="max share of thumbnail pixels whose colour differs (docs/build.md)"
+    )
+    crops: bool = Field(
+        True, description="find cropped copies: window hashes, alignment, then the pHash and colour gates"
+    )
+    crop_phash_threshold: int = Field(
+        16, ge=0, le=256, description="max Hamming distance of the 256-bit pHashes of a crop's overlap (docs/build.md)"
     )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)
@@ -125,7 +131,7 @@ class ApiConfig(_Strict):
     base_url: str = Field(description="e.g. http://gpu-box:8000/v1")
     model: str
     api_key_env: str | None = Field(None, description="environment variable holding the API key, if any")
-    timeout_s: float = Field(60.0, gt=0)
+    timeout_s: float = Field(60.0, gt=0, description="total time one attempt may take, body included")
     retries: int = Field(4, ge=0, description="the SDK's max_retries: timeouts, connection errors, 408/409/429/5xx")
     concurrency: int = Field(4, ge=1)
     seed: int = 0
@@ -233,6 +239,28 @@ class DistractorConfig(_Strict):
         return self
 
 
+class ComposeConfig(_Strict):
+    """Composed queries from annotated gallery items: same-category pairs in a similarity band differing in 1-2
+    visible attributes, texts from templates (optionally paraphrased), a judge's audit of a stratified sample."""
+
+    model: str = Field(description="image model of the similarity band (a resolve_model spec)")
+    band: tuple[float, float] = Field((0.5, 0.98), description="cosine similarity of reference and target")
+    max_changes: int = Field(2, ge=1, le=2)
+    per_reference: int = Field(2, ge=1, description="queries per reference item (its most similar targets)")
+    paraphrase: ApiConfig | None = Field(None, description="an LLM rewording each template text")
+    judge: ApiConfig | None = Field(None, description="the audit's judge (reference, target and text)")
+    validation: float = Field(0.2, ge=0, lt=1, description="share of reference items whose queries tune methods")
+    audit_per_stratum: int = Field(8, ge=1, description="judged queries per (changed group, number of changes)")
+    attempts: int = Field(2, ge=1, description="asks per text before a template is kept / a verdict is invalid")
+    seed: int = 0
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ComposeConfig:
+        if not -1 <= self.band[0] < self.band[1] <= 1:
+            raise ValueError(f"compose.band must be [low, high] with -1 <= low < high <= 1, got {self.band}")
+        return self
+
+
 class SplitConfig(_Strict):
     """Query/gallery assignment, and the `train` split: products first seen before the evaluation window."""
 
@@ -279,6 +307,7 @@ class ReleaseConfig(_Strict):
     annotate: AnnotateConfig | None = None
     audit: AuditConfig | None = None
     distractors: DistractorConfig | None = None
+    compose: ComposeConfig | None = None
 
     @field_validator("sources")
     @classmethod

@@ -1,4 +1,4 @@
-"""Which samples of a snapshot also occur in an image folder (e.g. a training set): exact and perceptual matches."""
+"""Which samples of a snapshot also occur in an image folder (e.g. a training set): exact, perceptual, cropped."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def index_folder(folder: Path, report: ContaminationReport) -> FingerprintIndex:
         except (OSError, BadImageError) as exc:
             report.unreadable.append(f"{path}: {exc}")
             continue
-        index.add(path.relative_to(folder).as_posix(), found.sha256, found.phash)
+        index.add(path.relative_to(folder).as_posix(), found.sha256, found.phash, found.windows)
     report.folder_images = len(index)
     return index
 
@@ -41,7 +41,8 @@ def index_folder(folder: Path, report: ContaminationReport) -> FingerprintIndex:
 def find_contamination(
     snapshot: Snapshot, folder: Path, threshold: int, colour_threshold: float
 ) -> ContaminationReport:
-    """Look every snapshot image up in the folder's index (sha256 first, then mirror-robust pHash, colour-checked)."""
+    """Look every snapshot image up in the folder's index (sha256, then mirror-robust pHash, then cropped copies;
+    both colour-checked)."""
     report = ContaminationReport()
     index = index_folder(folder, report)
     for subset, split in snapshot_parts(snapshot):

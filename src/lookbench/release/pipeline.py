@@ -26,6 +26,7 @@ from lookbench.release.stages.annotate import AnnotateStage
 from lookbench.release.stages.audit import AuditStage
 from lookbench.release.stages.base import LogEntry, S, Stage, StageContext
 from lookbench.release.stages.collect import CollectStage
+from lookbench.release.stages.compose import ComposeStage
 from lookbench.release.stages.crop import CropStage
 from lookbench.release.stages.dedup import DedupStage
 from lookbench.release.stages.distractors import DistractorStage
@@ -66,7 +67,7 @@ class ReleaseRun:
 
 
 def stages_for(config: ReleaseConfig, judge: Judge | None = None) -> list[Stage]:
-    """collect, dedup, [crop, annotate, audit, distractors when configured], split, publish."""
+    """collect, dedup, [crop, annotate, audit, distractors when configured], split, [compose], publish."""
     stages: list[Stage] = [CollectStage(config.sources), DedupStage(config.dedup)]
     if config.crop is not None:
         stages.append(CropStage(config.crop))
@@ -76,7 +77,10 @@ def stages_for(config: ReleaseConfig, judge: Judge | None = None) -> list[Stage]
         stages.append(AuditStage(config.audit, judge))
     if config.distractors is not None:
         stages.append(DistractorStage(config.distractors))
-    return [*stages, SplitStage(config.split), PublishStage(config.publish_section())]
+    stages.append(SplitStage(config.split))
+    if config.compose is not None:
+        stages.append(ComposeStage(config.compose))
+    return [*stages, PublishStage(config.publish_section())]
 
 
 def release_context(config: ReleaseConfig, sharding: Sharding | None = None) -> StageContext:

@@ -52,6 +52,9 @@ SAMPLE_SCHEMA = pa.schema(
         ("subset", pa.string()),
         ("split", pa.string()),
         ("item_ID", pa.string()),
+        ("modification_text", pa.string()),
+        ("changes", pa.string()),
+        ("target_ids", STRINGS),
     ]
 )
 """Columns of every work table: what sources collect, then what later stages fill in (null until then)."""
@@ -94,6 +97,10 @@ class Sample:
     """Placement (split stage): subset, split and item_ID."""
     split: str | None = None
     item_ID: str | None = None  # noqa: N815 - the snapshot column's name
+    modification_text: str | None = None
+    """A composed query (compose stage): its text, its changes as JSON `[{group, from, to}]` and its targets."""
+    changes: str | None = None
+    target_ids: list[str] | None = None
     sample_id: str = ""
     image_sha256: str = ""
 

@@ -10,12 +10,14 @@ import pyarrow as pa
 
 from lookbench.contamination.window import query_dates
 from lookbench.errors import ResultError
+from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.metrics.definitions import metric_name
 from lookbench.results.per_query import metric_columns
+from lookbench.snapshot.schema import is_composed_subset
 
 FLAG_COLUMNS = {"fine": "fine_recall", "coarse": "coarse_recall", "item": "item_recall"}
 NDCG_SCALE = 1_000_000
-"""nDCG values are embedded as integers in millionths."""
+"""nDCG and mAP values are embedded as integers in millionths."""
 
 
 class Vocab:
@@ -34,10 +36,37 @@ class Vocab:
         return list(self.codes)
 
 
+def scope_mask(subsets: list[str], scope: str) -> np.ndarray:
+    """Which queries a scope holds: `overall` the image subsets', `composed_overall` the composed subsets', any
+    other scope its own subset's."""
+    composed = np.array([is_composed_subset(s) for s in subsets], dtype=bool)
+    if scope == OVERALL:
+        return ~composed
+    if scope == COMPOSED_OVERALL:
+        return composed
+    return np.array([s == scope for s in subsets], dtype=bool)
+
+
 def first_ranks(column: pa.ChunkedArray, rows: int) -> np.ndarray:
-    """Per query, the 1-based rank of the first True flag, 0 when none is in the list."""
-    flags = np.asarray(column.combine_chunks().flatten().to_numpy(zero_copy_only=False), dtype=bool).reshape(rows, -1)
+    """Per query, the 1-based rank of the first True flag, 0 when none is in the list (or the list is null)."""
+    lists = column.combine_chunks()
+    if lists.null_count:
+        width = max((len(v) for v in lists.to_pylist() if v is not None), default=0)
+        lists = pa.array([v if v is not None else [False] * width for v in lists.to_pylist()], pa.list_(pa.bool_()))
+    flags = np.asarray(lists.flatten().to_numpy(zero_copy_only=False), dtype=bool).reshape(rows, -1)
     return np.where(flags.any(axis=1), flags.argmax(axis=1) + 1, 0)
+
+
+def _values(per_query: pa.Table, name: str) -> np.ndarray:
+    """A metric column as floats, NaN where a query has no value (an image query's mAP, a composed query's nDCG;
+    a column no query has a value for is left out of the page's tables)."""
+    if name not in per_query.column_names:
+        return np.full(per_query.num_rows, np.nan)
+    return np.asarray(per_query[name].to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def _nullable(ranks: np.ndarray, known: np.ndarray) -> list[int | None]:
+    return [int(r) if ok else None for r, ok in zip(ranks, known, strict=True)]
 
 
 def fine_at_1(per_query: pa.Table) -> np.ndarray:
@@ -50,16 +79,25 @@ def ks_of(per_query: pa.Table) -> list[int]:
     return sorted({int(c.split("@")[1]) for c in metric_columns(per_query) if c.startswith("fine_recall@")})
 
 
-def _check(per_query: pa.Table, ranks: dict[str, np.ndarray], ks: list[int]) -> None:
-    for flag, family in FLAG_COLUMNS.items():
+def _agrees(derived: np.ndarray, stored: np.ndarray, rows: np.ndarray | None = None) -> bool:
+    known = ~np.isnan(stored) if rows is None else rows
+    return bool(np.allclose(derived[known], stored[known]))
+
+
+def _check(per_query: pa.Table, ranks: dict[str, np.ndarray], ks: list[int], composed: np.ndarray) -> None:
+    """Every stored per-query value (where a query has one) must follow from the flags the page encodes."""
+    checks: list[tuple[str, str, np.ndarray | None]] = [(flag, family, None) for flag, family in FLAG_COLUMNS.items()]
+    if composed.any():
+        checks.append(("relevant", "recall", composed))
+    for flag, family, rows in checks:
         for k in ks:
             derived = ((ranks[flag] > 0) & (ranks[flag] <= k)).astype(float)
-            if not np.array_equal(derived, per_query[metric_name(family, k)].to_numpy()):
+            if not _agrees(derived, _values(per_query, metric_name(family, k)), rows):
                 raise ResultError(f"per-query {metric_name(family, k)} disagrees with the stored {flag} flags")
     for k in ks:
         fine = ranks["fine"]
         derived = np.where((fine > 0) & (fine <= k), 1.0 / np.maximum(fine, 1), 0.0)
-        if not np.allclose(derived, per_query[metric_name("mrr", k)].to_numpy()):
+        if not _agrees(derived, _values(per_query, metric_name("mrr", k))):
             raise ResultError(f"per-query {metric_name('mrr', k)} disagrees with the stored fine flags")
 
 
@@ -88,13 +126,23 @@ def encode_queries(
     attributes: Vocab,
     main_attribute: dict[tuple[str, int], str] | None,
 ) -> dict[str, Any]:
-    """Columnar arrays: subset, row, cluster, category, attribute codes, day number and first-match ranks."""
+    """Columnar arrays: subset, row, cluster, category, attribute codes, day number and first-match ranks; null
+    where a query has no value (composed queries: no Item Recall, MRR or nDCG; image queries: no mAP)."""
     n = per_query.num_rows
     ks = ks_of(per_query)
     ranks = {flag: first_ranks(per_query[flag], n) for flag in FLAG_COLUMNS}
-    _check(per_query, ranks, ks)
-    official = protocol_ranks(per_query, ranks["item"], ks)
     subset_names = per_query["subset"].to_pylist()
+    composed = scope_mask(subset_names, COMPOSED_OVERALL)
+    recall, known = np.zeros(n, dtype=np.int64), composed.copy()
+    if composed.any():
+        ranks["relevant"] = first_ranks(per_query["relevant"], n)
+        recall[composed] = ranks["relevant"][composed]
+    _check(per_query, ranks, ks, composed)
+    images = ~composed
+    official = protocol_ranks(per_query.filter(pa.array(images)), ranks["item"][images], ks) if images.any() else None
+    if official is not None:
+        recall[images] = official
+        known |= images
     rows = per_query["query_row"].to_pylist()
     dates = query_dates(per_query, snapshot_id)
     day_numbers = dates.astype("datetime64[D]").astype(np.int64)
@@ -112,12 +160,37 @@ def encode_queries(
         "d": days,
         "fine": ranks["fine"].tolist(),
         "coarse": ranks["coarse"].tolist(),
-        "item": ranks["item"].tolist(),
-        **({} if official is None else {"recall": official.tolist()}),
-        "ndcg": {
-            str(k): np.rint(per_query[metric_name("ndcg", k)].to_numpy() * NDCG_SCALE).astype(int).tolist() for k in ks
-        },
+        "item": _nullable(ranks["item"], images),
+        **({"recall": _nullable(recall, known)} if known.any() else {}),
+        **{family: _scaled(per_query, family, ks) for family in ("ndcg", "map") if _has_family(per_query, family, ks)},
+        **(_changes(per_query, composed) if composed.any() else {}),
     }
+
+
+def _changes(per_query: pa.Table, composed: np.ndarray) -> dict[str, list[Any]]:
+    """Composed queries' changed groups (`cg`) and number of changes (`nc`), null for image queries: the page's
+    composed breakdowns, as the result file's `breakdowns` count them (a two-change query in both groups)."""
+    groups = per_query["change_groups"].to_pylist()
+    counts = per_query["num_changes"].to_pylist()
+    return {
+        "cg": [sorted(set(g or ())) if c else None for g, c in zip(groups, composed, strict=True)],
+        "nc": [int(n) if c and n is not None else None for n, c in zip(counts, composed, strict=True)],
+    }
+
+
+def _has_family(per_query: pa.Table, family: str, ks: list[int]) -> bool:
+    name = metric_name(family, ks[0]) if ks else ""
+    return name in per_query.column_names and per_query[name].null_count < per_query.num_rows
+
+
+def _scaled(per_query: pa.Table, family: str, ks: list[int]) -> dict[str, list[int | None]]:
+    """Per K, the family's per-query values in millionths, null where a query has none."""
+    out = {}
+    for k in ks:
+        values = _values(per_query, metric_name(family, k))
+        scaled = np.rint(np.nan_to_num(values) * NDCG_SCALE).astype(int)
+        out[str(k)] = [None if np.isnan(v) else int(x) for v, x in zip(values, scaled, strict=True)]
+    return out
 
 
 QUERY_COLUMNS = ("s", "r", "c", "g", "a", "d")

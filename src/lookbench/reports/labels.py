@@ -31,9 +31,13 @@ METRICS: dict[str, MetricInfo] = {
     "item_recall": MetricInfo("Item Recall", "share of queries whose exact product (same item ID) is in the top K"),
     "recall": MetricInfo(
         "Recall",
-        "a legacy benchmark's official Recall@K: share of queries with a correct item in the top K under the "
-        "benchmark's own rule (with DeepFashion2's detected boxes, a query whose item the detector missed fails "
-        "at every K)",
+        "share of queries with a correct item in the top K: for composed queries any relevant item (the changed "
+        "attributes at their target values, the others kept, or an explicit target); for a legacy benchmark its "
+        "official rule (with DeepFashion2's detected boxes, a query whose item the detector missed fails at every K)",
+    ),
+    "map": MetricInfo(
+        "mAP",
+        "composed queries: CIRCO's average precision over the top K, divided by min(relevant items, K)",
     ),
     "mrr": MetricInfo("MRR", "mean of 1/rank of the first fine match within the top K (0 when there is none)"),
     "ndcg": MetricInfo(
@@ -50,11 +54,15 @@ METRICS: dict[str, MetricInfo] = {
 """Families in display order; exact definitions in docs/metrics.md."""
 
 
+OFF_BOARD_NAMES = {"hard_negative": "Hard negative"}
+"""Families reports show but the leaderboard does not rank (lower is better for hard negatives)."""
+
+
 def metric_title(key: str) -> str:
     """`fine_recall@5` -> `Fine Recall@5`; `outfit_recall@1` -> `Outfit Recall@1`."""
     family, _, k = key.partition("@")
     info = METRICS.get(family)
-    name = info.name if info else family
+    name = info.name if info else OFF_BOARD_NAMES.get(family, family)
     return f"{name}@{k}" if k else name
 
 

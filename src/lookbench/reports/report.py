@@ -2,18 +2,50 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench.atomic import write_text_atomic
 from lookbench.contamination.assess import assess
 from lookbench.contamination.tables import load_with_per_query
 from lookbench.errors import ResultError, SnapshotError
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.reports.images import ImageTable
-from lookbench.reports.labels import run_title, window_text
+from lookbench.reports.labels import metric_title, run_title, window_text
 from lookbench.reports.render import render
 from lookbench.reports.retrieval import ACROSS, confusions, query_anchor, query_cards, select_rows
+from lookbench.results.schema import ResultFile
+from lookbench.results.tables import ordered_scopes
 from lookbench.snapshot import open_snapshot
-from lookbench.snapshot.schema import SUBSET_TITLES
+from lookbench.snapshot.schema import SUBSET_TITLES, is_composed_subset
+
+IMAGE_SUMMARY = ("fine_recall@1", "coarse_recall@1", "ndcg@5")
+COMPOSED_SUMMARY = ("recall@1", "recall@{k}", "map@{k}", "fine_recall@{k}", "hard_negative@{k}")
+"""The summary's columns; a composed table's K is 10 where the run has it, else its largest cut-off."""
+
+
+@dataclass(frozen=True)
+class Summary:
+    """One table of the page's header: image scopes or composed scopes, with their columns."""
+
+    kind: str
+    keys: tuple[str, ...]
+    scopes: list[str]
+
+
+def summaries(result: ResultFile) -> list[Summary]:
+    """The image scopes' table (Fine/Coarse Recall@1, nDCG@5) and the composed scopes' (Recall, mAP, Fine Recall,
+    hard negatives)."""
+    scopes = ordered_scopes(result.metrics)
+    composed = [s for s in scopes if is_composed_subset(s) or s == COMPOSED_OVERALL]
+    images = [s for s in scopes if s not in composed and s != AVERAGE]
+    out = [Summary("image", IMAGE_SUMMARY, images)] if images else []
+    if composed:
+        ks = sorted({int(m.split("@")[1]) for s in composed for m in result.metrics[s] if m.startswith("recall@")})
+        k = 10 if 10 in ks else ks[-1]
+        keys = tuple(dict.fromkeys(key.format(k=k) for key in COMPOSED_SUMMARY))
+        out.append(Summary("composed", keys, composed))
+    return out
 
 
 def build_report(
@@ -67,7 +99,10 @@ def build_report(
         confusions=found,
         anchor=lambda i: query_anchor(subsets[i], query_rows[i]),
         row_of=lambda i: query_rows[i],
-        titles=SUBSET_TITLES,
+        titles={**SUBSET_TITLES, OVERALL: "Overall", COMPOSED_OVERALL: "Composed overall"},
+        summaries=summaries(result),
+        metric_title=metric_title,
+        composed=any(c.text is not None for c in cards),
         categories=sorted({c.category for c in cards}),
         subsets=list(dict.fromkeys(c.subset for c in cards)),
         images=images.by_id(),

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from lookbench.composed.relevance import target_attributes
+from lookbench.composed.schema import Change, ComposedQueries, read_composed_queries
 from lookbench.errors import ResultError
 from lookbench.reports.encode import fine_at_1
 from lookbench.reports.images import ImageTable, thumbnails
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES
+from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES, is_composed_subset
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.taxonomy.models import TaxonomyError
 
@@ -36,6 +38,12 @@ class Hit:
     missing: list[str]
     thumb: str | None = None
     """Image id in the page's image table."""
+    relevant: bool = False
+    """Composed queries: the result answers the query (changed attributes at their targets, the others kept)."""
+    hard_negative: bool = False
+    """Composed queries: the reference's look without the change."""
+    unchanged: list[str] = field(default_factory=list)
+    """Composed queries: values the change removes that the result still has."""
 
     @property
     def compared(self) -> bool:
@@ -60,6 +68,12 @@ class QueryCard:
     photo: str | None = None
     confused: list[str] = field(default_factory=list)
     """The confusions ('category: wanted -> got') this query is an example of."""
+    text: str | None = None
+    """Composed queries: the modification text (the card's attributes are then the target's)."""
+    changes: list[str] = field(default_factory=list)
+    """Composed queries: each structured change as 'group: from -> to'."""
+    changed: list[str] = field(default_factory=list)
+    """Composed queries: the values the changes ask for, marked among the target attributes."""
 
     @property
     def anchor(self) -> str:
@@ -101,7 +115,18 @@ def select_rows(
     return out
 
 
-def _hits(corpus: SplitLabels, gallery: int, record: dict[str, list], attrs: frozenset[str]) -> list[Hit]:
+def _flag(record: dict[str, list], name: str, rank: int) -> bool:
+    flags = record.get(name)
+    return bool(flags[rank]) if flags else False
+
+
+def _hits(
+    corpus: SplitLabels,
+    gallery: int,
+    record: dict[str, list],
+    attrs: frozenset[str],
+    removed: frozenset[str] = frozenset(),
+) -> list[Hit]:
     hits = []
     for rank, row in enumerate(record["topk_rows"][:TOP]):
         if row < 0:
@@ -121,24 +146,42 @@ def _hits(corpus: SplitLabels, gallery: int, record: dict[str, list], attrs: fro
                 noise=row >= gallery,
                 matched=sorted(attrs & theirs) if same_category else [],
                 missing=sorted(attrs - theirs) if same_category else [],
+                relevant=_flag(record, "relevant", rank),
+                hard_negative=_flag(record, "hard_negative", rank),
+                unchanged=sorted(removed & theirs) if same_category else [],
             )
         )
     return hits
 
 
+def change_text(change: Change) -> str:
+    """'sleeve length: long sleeve -> short sleeve' (a detail added or removed: 'details: + hood', '- hood')."""
+    if not change.source:
+        return f"{change.group}: + {change.target}"
+    if not change.target:
+        return f"{change.group}: \u2212 {change.source}"
+    return f"{change.group}: {change.source} \u2192 {change.target}"
+
+
 def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int], images: ImageTable) -> list[QueryCard]:
     """Cards for the selected per-query rows, thumbnails stored in `images`."""
     columns = ["subset", "query_row", "topk_rows", "topk_scores", "fine", "coarse", "item"]
+    columns += [c for c in ("relevant", "hard_negative") if c in per_query.column_names]
     records = per_query.select(columns).take(pa.array(indices, pa.int64())).to_pylist()
     fine1 = fine_at_1(per_query)[indices]
     cards = []
     corpora: dict[str, tuple[SplitLabels, int]] = {}
+    composed: dict[str, ComposedQueries] = {}
     for record, hit1 in zip(records, fine1, strict=True):
         subset, row = record["subset"], record["query_row"]
         if subset not in corpora:
             corpora[subset] = (snapshot.corpus_labels(subset), snapshot.num_rows(subset, "gallery"))
+            if is_composed_subset(subset):
+                composed[subset] = read_composed_queries(snapshot, subset)
         labels = snapshot.labels(subset, "query")
         attrs = labels.attribute_set(row)
+        changes = composed[subset].changes[row] if subset in composed else ()
+        wanted = target_attributes(attrs, changes)
         card = QueryCard(
             subset=subset,
             title=SUBSET_TITLES.get(subset, subset),
@@ -146,9 +189,12 @@ def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int], ima
             item_id=labels.item_id[row],
             category=labels.category[row],
             main=labels.main_attribute[row],
-            attributes=sorted(attrs),
-            fine_at_1=bool(hit1),
-            hits=_hits(*corpora[subset], record, attrs),
+            attributes=sorted(wanted),
+            fine_at_1=bool(record["relevant"][0]) if subset in composed and record["relevant"] else bool(hit1),
+            hits=_hits(*corpora[subset], record, wanted, attrs - wanted),
+            text=composed[subset].texts[row] if subset in composed else None,
+            changes=[change_text(c) for c in changes],
+            changed=sorted(c.target for c in changes if c.target),
         )
         cards.append((card, record["topk_rows"][:TOP]))
     _attach_thumbnails(snapshot, cards, images)
@@ -225,7 +271,7 @@ def confusions(
     subsets = per_query["subset"].to_pylist()
     rows = per_query["query_row"].to_pylist()
     first = [r[0] if r else -1 for r in per_query["topk_rows"].to_pylist()]
-    for subset in dict.fromkeys(subsets):
+    for subset in (s for s in dict.fromkeys(subsets) if not is_composed_subset(s)):  # a composed main is not asked for
         queries, corpus = snapshot.labels(subset, "query"), snapshot.corpus_labels(subset)
         gallery = snapshot.num_rows(subset, "gallery")
         found: dict[tuple[str, str, str], list[int]] = {}

@@ -14,9 +14,9 @@ from lookbench.contamination.card import CardFacts
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
 from lookbench.contamination.tables import load_with_per_query
 from lookbench.errors import ResultError
-from lookbench.metrics.aggregate import OVERALL
+from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.reports.attributes import main_attributes
-from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
+from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, scope_mask, share_query_columns
 from lookbench.reports.labels import METRICS, metric_infos, run_title, window_text
 from lookbench.reports.published import published_block
 from lookbench.reports.ties import rank_labels, tie_ranks
@@ -42,15 +42,10 @@ def load_runs(paths: list[Path]) -> list[LoadedRun]:
         result, per_query = load_with_per_query(path)
         if per_query is None:
             raise ResultError(f"{path}: the leaderboard needs the run's per-query file (run `lookbench eval` again)")
-        # composed subsets are not on the page yet: their queries are left out, a composed-only run too
-        names = per_query["subset"].to_pylist()
-        per_query = per_query.filter(pa.array([not is_composed_subset(s) for s in names]))
         filled = [c for c in per_query.column_names if "@" not in c or per_query[c].null_count < per_query.num_rows]
-        per_query = per_query.select(filled)
-        if per_query.num_rows:
-            runs.append(LoadedRun(path, result, per_query))
+        runs.append(LoadedRun(path, result, per_query.select(filled)))
     if not runs:
-        raise ResultError("no result files with image-subset queries given (composed subsets are not shown yet)")
+        raise ResultError("no result files given")
     return runs
 
 
@@ -85,8 +80,11 @@ def query_set_groups(runs: list[LoadedRun], scope: str) -> list[list[int]]:
         if scope not in run.result.metrics:
             continue
         table = run.per_query
-        keys = zip(table["subset"].to_pylist(), table["query_row"].to_pylist(), strict=True)
-        scoped = tuple(sorted(k for k in keys if scope in (OVERALL, k[0])))
+        subsets = table["subset"].to_pylist()
+        keys = zip(subsets, table["query_row"].to_pylist(), scope_mask(subsets, scope), strict=True)
+        scoped = tuple(sorted((s, r) for s, r, inside in keys if inside))
+        if not scoped:
+            continue
         groups.setdefault((run.result.snapshot.content_hash, scoped), []).append(i)
     ordered = sorted(groups.items(), key=lambda item: (-len(item[0][1]), item[1][0]))
     return [members for _, members in ordered]
@@ -185,13 +183,14 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
         group = hashes.setdefault(run.result.snapshot.content_hash, len(hashes))
         entries.append(_run_entry(run, facts, group, (subsets, categories, attributes)))
     shared = share_query_columns([entry["q"] for entry in entries])
-    shown = {s for r in runs for s in r.per_query["subset"].to_pylist()} | {OVERALL}  # composed ones are off the page
-    scopes = [s for s in ordered_scopes(s for r in runs for s in r.result.metrics) if s in shown]
+    shown = {s for r in runs for s in r.per_query["subset"].to_pylist()} | {OVERALL, COMPOSED_OVERALL}
+    scopes = [s for s in ordered_scopes(s for r in runs for s in r.result.metrics) if s in shown]  # no `average`
     metrics = sorted({m for r in runs for s in r.result.metrics.values() for m in s})
     return {
         "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "subsets": subsets.values,
-        "titles": {**SUBSET_TITLES, OVERALL: "Overall"},
+        "titles": {**SUBSET_TITLES, OVERALL: "Overall", COMPOSED_OVERALL: "Composed overall"},
+        "composed": sorted({s for r in runs for s in r.per_query["subset"].to_pylist() if is_composed_subset(s)}),
         "scopes": scopes,
         "ks": sorted({k for r in runs for k in ks_of(r.per_query)}),
         "families": [f for f in METRICS if any(m.startswith(f + "@") for m in metrics)],

@@ -9,11 +9,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lookbench.errors import ResultError
-from lookbench.metrics.aggregate import OVERALL
 from lookbench.metrics.bootstrap import ClusterSums, paired_bootstrap, replicate_totals, resample_counts
 from lookbench.metrics.definitions import OUTFIT_METRIC
 from lookbench.metrics.outfits import outfit_recall
-from lookbench.reports.encode import fine_at_1
+from lookbench.reports.encode import fine_at_1, scope_mask
 from lookbench.results.compare import pair_queries
 from lookbench.results.per_query import metric_columns
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS
@@ -54,7 +53,7 @@ class PairTester:
         key = (run, scope)
         if key not in self._scoped:
             table = self.tables[run]
-            self._scoped[key] = table if scope == OVERALL else table.filter(pc.equal(table["subset"], scope))
+            self._scoped[key] = table.filter(pa.array(scope_mask(table["subset"].to_pylist(), scope)))
         return self._scoped[key]
 
     def _draws(self, scope: str, clusters: int) -> np.ndarray:
@@ -66,7 +65,7 @@ class PairTester:
 
     def _query_metrics(self, a: int, b: int, scope: str) -> dict[str, float]:
         ta, tb = self._scope(a, scope), self._scope(b, scope)
-        names = [m for m in metric_columns(ta) if m in set(metric_columns(tb))]
+        names = [m for m in metric_columns(ta) if m in set(metric_columns(tb)) and not ta[m].null_count]
         if not ta.num_rows or not tb.num_rows or not names:
             return {}
         try:

@@ -1,9 +1,11 @@
-"""Image fingerprints: sha256 of the bytes, 256-bit pHashes of the image and of its mirror, and a colour thumbnail."""
+"""Image fingerprints: sha256 of the bytes, 256-bit pHashes of the image and of its mirror, a colour thumbnail and
+the crop tier's view (window hashes)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import imagehash
 import numpy as np
@@ -12,6 +14,7 @@ from PIL import Image, ImageOps
 from lookbench.hashing import sha256_hex
 from lookbench.images import decode_image
 from lookbench.release.fingerprints.colour import lab_thumbnail
+from lookbench.release.fingerprints.crops import CropView
 
 HASH_SIZE = 16
 """pHash side: 16 gives 256-bit hashes; the default threshold in docs/build.md is measured for this size."""
@@ -19,7 +22,7 @@ HASH_SIZE = 16
 
 @dataclass
 class Fingerprint:
-    """What duplicate look-ups compare: exact bytes, perceptual hashes, and (only when needed) colours."""
+    """What duplicate look-ups compare: exact bytes, perceptual hashes, and (only when needed) colours and crops."""
 
     sha256: str
     phash: str
@@ -43,6 +46,21 @@ class Fingerprint:
         if self._lab is None:
             self._lab = lab_thumbnail(self.image)
         return self._lab
+
+    @cached_property
+    def view(self) -> CropView:
+        """The crop tier's view of the image."""
+        return CropView.of(self.image)
+
+    @cached_property
+    def mirror_view(self) -> CropView:
+        """The crop tier's view of the image's horizontal mirror."""
+        return self.view.mirrored()
+
+    @property
+    def windows(self) -> np.ndarray | None:
+        """The window hashes to index (None for an image too flat to take part in the crop tier)."""
+        return None if self.view.flat else self.view.windows
 
 
 def phash_hex(image: Image.Image) -> str:

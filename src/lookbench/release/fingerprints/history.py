@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from lookbench.errors import BuildError
 from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.images import BadImageError
-from lookbench.release.fingerprints.hashes import phash_pair
+from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID
+from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.records import write_table
 from lookbench.snapshot import NOISE, open_snapshot
@@ -21,9 +25,14 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import SPLITS
 
 VERSION_RE = re.compile(r"^v\d{8}$")
-FINGERPRINT_SCHEMA = pa.schema([("key", pa.string()), ("sha256", pa.string()), ("phash", pa.string())])
-CACHE_FORMAT = "rgb-on-white"
-"""Part of the cache file name: pHashes are of images decoded by lookbench.images (alpha composited on white)."""
+FINGERPRINT_SCHEMA = pa.schema(
+    [("key", pa.string()), ("sha256", pa.string()), ("phash", pa.string()), ("windows", pa.binary())]
+)
+CACHE_FORMAT = f"rgb-on-white-p{HASH_SIZE * HASH_SIZE}-{WINDOWS_ID}"
+"""Part of the cache file name: hashes are of images decoded by lookbench.images (alpha composited on white), the
+pHash size, and the crop tier's window settings (`windows` is null for an image too flat to take part)."""
+WINDOW_BYTES = 8 * len(WINDOWS)
+"""Bytes of one image's window hashes (big-endian uint64 each) in the cache."""
 KEY_RE = re.compile(r"^(v\d{8})/([^/]+)/([^/#]+)#(\d+)$")
 
 
@@ -50,19 +59,27 @@ def snapshot_parts(snap: Snapshot) -> list[tuple[str, str]]:
 
 
 def snapshot_fingerprints(snap: Snapshot) -> pa.Table:
-    """(key, sha256, phash) of every image of a snapshot; key is `version/subset/split#row`."""
-    rows: list[dict[str, str]] = []
+    """(key, sha256, phash, windows) of every image of a snapshot; key is `version/subset/split#row`."""
+    rows: list[dict[str, str | bytes | None]] = []
     for subset, split in snapshot_parts(snap):
         for start, images in snap.iter_images(subset, split):
             for offset, data in enumerate(images):
                 if not data:
                     continue
                 try:
-                    phash = phash_pair(data)[0]
+                    found = fingerprint(data)
                 except BadImageError as exc:
                     raise BuildError(f"{snap.root}/{subset}/{split} row {start + offset}: {exc}") from exc
                 key = f"{snap.snapshot_id}/{subset}/{split}#{start + offset}"
-                rows.append({"key": key, "sha256": sha256_hex(data), "phash": phash})
+                windows = found.windows
+                rows.append(
+                    {
+                        "key": key,
+                        "sha256": found.sha256,
+                        "phash": found.phash,
+                        "windows": None if windows is None else windows.astype(">u8").tobytes(),
+                    }
+                )
     return pa.Table.from_pylist(rows, schema=FINGERPRINT_SCHEMA)
 
 
@@ -107,23 +124,47 @@ def _row_group_images(path: Path, group: int) -> list[object]:
     return pq.ParquetFile(path).read_row_group(group, columns=["image"]).column(0).to_pylist()
 
 
-def cached_snapshot_fingerprints(snap: Snapshot, cache: Path) -> pa.Table:
-    """`snapshot_fingerprints`, kept in `cache` under the snapshot's name and content hash."""
-    cached = cache / f"{snap.snapshot_id}-{snap.content_hash[:16]}-{CACHE_FORMAT}.parquet"
+def read_cached(path: Path) -> pa.Table:
+    """A fingerprint cache file, checked (BuildError naming the file if it is unreadable or not one)."""
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise BuildError(f"{path}: unreadable fingerprint cache ({exc})") from exc
+    if not table.schema.equals(FINGERPRINT_SCHEMA):
+        raise BuildError(f"{path}: not a fingerprint cache of this format (columns {table.schema.names})")
+    sizes = pc.binary_length(table["windows"]).drop_null()
+    if len(sizes) and pc.min_max(sizes).as_py() != {"min": WINDOW_BYTES, "max": WINDOW_BYTES}:
+        raise BuildError(f"{path}: window hashes of the wrong size (expected {WINDOW_BYTES} bytes)")
+    return table
+
+
+def cached_snapshot_fingerprints(
+    snap: Snapshot, cache: Path, on_problem: Callable[[Path, str], None] | None = None
+) -> pa.Table:
+    """`snapshot_fingerprints`, kept in `cache` under the version's name and content hash; a cache file that cannot
+    be read is recomputed and rewritten, and `on_problem` told why."""
+    cached = cache / f"{snap.root.name}-{snap.content_hash[:16]}-{CACHE_FORMAT}.parquet"
     if cached.is_file():
-        return pq.read_table(cached)
+        try:
+            return read_cached(cached)
+        except BuildError as exc:
+            if on_problem is not None:
+                on_problem(cached, f"{exc}; recomputed")
     table = snapshot_fingerprints(snap)
     write_table(table, cached)
     return table
 
 
-def history_index(output: Path, version: str, cache: Path) -> tuple[FingerprintIndex, list[str]]:
+def history_index(
+    output: Path, version: str, cache: Path, on_problem: Callable[[Path, str], None] | None = None
+) -> tuple[FingerprintIndex, list[str]]:
     """An index over all earlier versions (verified against their manifests) and their names."""
     index = FingerprintIndex(PublishedImages(output))
     names = []
     for folder in earlier_versions(output, version):
-        table = cached_snapshot_fingerprints(open_snapshot(folder), cache)
-        for key, sha, phash in zip(*(table[c].to_pylist() for c in ("key", "sha256", "phash")), strict=True):
-            index.add(key, sha, phash)
+        table = cached_snapshot_fingerprints(open_snapshot(folder), cache, on_problem)
+        columns = (table[c].to_pylist() for c in ("key", "sha256", "phash", "windows"))
+        for key, sha, phash, windows in zip(*columns, strict=True):
+            index.add(key, sha, phash, None if windows is None else np.frombuffer(windows, ">u8").astype(np.uint64))
         names.append(folder.name)
     return index, names

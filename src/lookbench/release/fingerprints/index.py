@@ -1,18 +1,33 @@
-"""An in-memory index of fingerprints answering exact and near-duplicate look-ups, colour-checked."""
+"""An in-memory index of fingerprints answering exact, near-duplicate and cropped-copy look-ups, colour-checked."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
+from PIL import Image, ImageOps
 
 from lookbench.images import decode_image
-from lookbench.release.fingerprints.colour import colour_difference, lab_thumbnail
-from lookbench.release.fingerprints.hashes import Fingerprint, hamming, to_words
+from lookbench.release.fingerprints.colour import SIDE, colour_difference, lab_thumbnail
+from lookbench.release.fingerprints.crops import WINDOWS, Box, CropView, Placement, align, region
+from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, phash_hex, popcount, to_words
 
 MAX_CANDIDATES = 8
 """Perceptual candidates colour-checked per look-up, nearest first."""
+CROP_THRESHOLD = 16
+"""Of 256: the default pHash gate of a crop-tier overlap (`dedup.crop_phash_threshold`, docs/build.md)."""
+CROP_CANDIDATE_BITS = 16
+"""Of 64: an indexed image with any window pair this close to the query's is a crop-tier candidate."""
+MAX_CROP_CANDIDATES = 16
+"""Crop-tier candidates aligned per look-up (and per mirror side), nearest first."""
+START_PAIRS = 4
+START_SLACK_BITS = 4
+"""A candidate's alignment starts from the best-correlating of its `START_PAIRS` nearest window pairs that are
+within `START_SLACK_BITS` of its nearest."""
+VIEW_CACHE = 1024
+"""Crop views of indexed images kept decoded (~100 KB each): candidates recur across look-ups."""
 
 
 @dataclass(frozen=True)
@@ -26,17 +41,73 @@ class Match:
 
 @dataclass
 class Lookup:
-    """The outcome of one look-up: the match, and how many pHash candidates the colour check kept apart."""
+    """The outcome of one look-up: the match, and how many candidates the colour check kept apart."""
 
     match: Match | None
     colour_rejected: int = 0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An indexed image a look-up considers: by which tier, at what pHash distance, how different in colour."""
+
+    key: str
+    tier: str
+    distance: int
+    colour: float
+
+
+def decide(
+    candidates: Iterable[Candidate], threshold: int, colour_threshold: float, crop_threshold: int = CROP_THRESHOLD
+) -> Lookup:
+    """The first candidate within `threshold` bits (`crop_threshold` for the crop tier) whose colour difference is
+    within `colour_threshold`."""
+    rejected = 0
+    for candidate in candidates:
+        if candidate.distance > (crop_threshold if candidate.tier == "crop" else threshold):
+            continue
+        if candidate.colour <= colour_threshold:
+            return Lookup(Match(candidate.key, candidate.tier, candidate.distance), rejected)
+        rejected += 1
+    return Lookup(None, rejected)
+
+
+def window_candidates(
+    query: np.ndarray, indexed: np.ndarray, present: np.ndarray
+) -> list[tuple[int, list[tuple[Box, Box]]]]:
+    """(row, (query window, indexed window) pairs to start aligning from) of the nearest indexed rows with a window
+    pair within the bits limit; the pairs are the row's nearest ones (a lone pair may be a coincidence)."""
+    if not present.any():
+        return []
+    distances = popcount(indexed[:, :, None] ^ query[None, None, :]).reshape(len(indexed), -1)
+    nearest = np.where(present, distances.min(axis=1), CROP_CANDIDATE_BITS + 1)
+    rows = np.flatnonzero(nearest <= CROP_CANDIDATE_BITS)
+    found = []
+    for row in rows[np.argsort(nearest[rows], kind="stable")][:MAX_CROP_CANDIDATES]:
+        pairs = np.argsort(distances[row], kind="stable")[:START_PAIRS]
+        pairs = pairs[distances[row][pairs] <= nearest[row] + START_SLACK_BITS]
+        found.append((int(row), [(WINDOWS[p % len(WINDOWS)], WINDOWS[p // len(WINDOWS)]) for p in pairs]))
+    return found
+
+
+def overlap_difference(
+    query: Image.Image, indexed: Image.Image, boxes: tuple[Box, Box], threshold: int
+) -> tuple[int, float]:
+    """(pHash bits, colour difference) of the overlapping parts of two images, the perceptual tier's two gates; the
+    colour is measured only when the bits are within `threshold` (else infinite)."""
+    parts = [region(im, box, 4 * SIDE, Image.Resampling.BOX) for im, box in zip((query, indexed), boxes, strict=True)]
+    bits = int(hamming(to_words([phash_hex(parts[0])])[0], to_words([phash_hex(parts[1])])[0]))
+    if bits > threshold:
+        return bits, float("inf")
+    return bits, colour_difference(lab_thumbnail(parts[0]), lab_thumbnail(parts[1]))
 
 
 @dataclass
 class FingerprintIndex:
     """Entries keyed by a caller's label; brute-force Hamming search (fine to ~10^5 entries).
 
-    `image_of(key)` returns an entry's encoded bytes; it is called only for pHash candidates, to compare colours.
+    `image_of(key)` returns an entry's encoded bytes; it is called only for candidates, to compare colours or to
+    align a crop. Entries added without window hashes take no part in the crop tier.
     """
 
     image_of: Callable[[str], bytes]
@@ -45,39 +116,102 @@ class FingerprintIndex:
     _hashes: list[str] = field(default_factory=list)
     _matrix: np.ndarray | None = None
     _labs: dict[str, np.ndarray] = field(default_factory=dict)
+    _windows: list[np.ndarray | None] = field(default_factory=list)
+    _window_matrix: tuple[np.ndarray, np.ndarray] | None = None
+    _views: OrderedDict[str, CropView] = field(default_factory=OrderedDict)
 
-    def add(self, key: str, sha: str, phash: str) -> None:
-        """Index one image by its sha256 and pHash (hex)."""
+    @classmethod
+    def of_images(cls, images: Mapping[str, bytes]) -> FingerprintIndex:
+        """An index over encoded images by key, crop tier included (BadImageError if one does not decode)."""
+        index = cls(images.__getitem__)
+        for key, data in images.items():
+            found = fingerprint(data)
+            index.add(key, found.sha256, found.phash, found.windows)
+        return index
+
+    def add(self, key: str, sha: str, phash: str, windows: np.ndarray | None = None) -> None:
+        """Index one image by its sha256, pHash (hex) and, for the crop tier, its window hashes."""
         self.by_sha.setdefault(sha, len(self.keys))
         self.keys.append(key)
         self._hashes.append(phash)
+        self._windows.append(windows)
         self._matrix = None
+        self._window_matrix = None
 
     def _lab(self, key: str) -> np.ndarray:
         if key not in self._labs:
             self._labs[key] = lab_thumbnail(decode_image(self.image_of(key)))
         return self._labs[key]
 
-    def lookup(self, query: Fingerprint, threshold: int, colour_threshold: float) -> Lookup:
-        """The exact match, else the nearest pHash match within `threshold` bits whose colours agree."""
+    def _view(self, key: str) -> CropView:
+        if key in self._views:
+            self._views.move_to_end(key)
+        else:
+            self._views[key] = CropView.of(decode_image(self.image_of(key)))
+            if len(self._views) > VIEW_CACHE:
+                self._views.popitem(last=False)
+        return self._views[key]
+
+    def lookup(
+        self,
+        query: Fingerprint,
+        threshold: int,
+        colour_threshold: float,
+        crops: bool = True,
+        crop_threshold: int = CROP_THRESHOLD,
+    ) -> Lookup:
+        """The exact match, else the nearest pHash match within `threshold` bits whose colours agree, else (with
+        `crops`) a cropped copy whose aligned overlap is within `crop_threshold` bits and agrees in colour."""
+        found = self.candidates(query, max(threshold, crop_threshold), crops)
+        return decide(found, threshold, colour_threshold, crop_threshold)
+
+    def candidates(self, query: Fingerprint, threshold: int, crops: bool = True) -> Iterator[Candidate]:
+        """Every candidate a look-up would consider, in the order it considers them, computed as they are taken.
+
+        Perceptual candidates are those within `threshold` bits; a crop candidate's colour is measured only when
+        its aligned overlap is within `threshold` bits (else it is infinite).
+        """
         if query.sha256 in self.by_sha:
-            return Lookup(Match(self.keys[self.by_sha[query.sha256]], "exact", 0))
+            yield Candidate(self.keys[self.by_sha[query.sha256]], "exact", 0, 0.0)
+            return
         if not self._hashes:
-            return Lookup(None)
+            return
+        yield from self._perceptual(query, threshold)
+        if crops and not query.view.flat:
+            yield from self._cropped(query, threshold)
+
+    def _perceptual(self, query: Fingerprint, threshold: int) -> Iterator[Candidate]:
         if self._matrix is None:
             self._matrix = to_words(self._hashes)
         straight = hamming(self._matrix, to_words([query.phash])[0])
         mirrored = hamming(self._matrix, to_words([query.phash_mirror])[0])
         distances = np.minimum(straight, mirrored)
         near = np.flatnonzero(distances <= threshold)
-        rejected = 0
         for index in near[np.argsort(distances[near], kind="stable")][:MAX_CANDIDATES]:
             key = self.keys[int(index)]
             lab = query.lab[:, ::-1] if mirrored[index] < straight[index] else query.lab
-            if colour_difference(lab, self._lab(key)) <= colour_threshold:
-                return Lookup(Match(key, "perceptual", int(distances[index])), rejected)
-            rejected += 1
-        return Lookup(None, rejected)
+            yield Candidate(key, "perceptual", int(distances[index]), colour_difference(lab, self._lab(key)))
+
+    def _cropped(self, query: Fingerprint, threshold: int) -> Iterator[Candidate]:
+        if self._window_matrix is None:
+            present = np.array([w is not None for w in self._windows])
+            rows = [w if w is not None else np.zeros(len(WINDOWS), np.uint64) for w in self._windows]
+            self._window_matrix = (np.stack(rows).astype(np.uint64), present)
+        matrix, present = self._window_matrix
+        for mirrored, view in ((False, query.view), (True, query.mirror_view)):
+            image: Image.Image | None = None
+            for row, pairs in window_candidates(view.windows, matrix, present):
+                key = self.keys[row]
+                indexed = self._view(key)
+                ratio = indexed.aspect / view.aspect
+                aligned = align(view, indexed, [Placement.from_windows(q, i, ratio) for q, i in pairs])
+                boxes = aligned[0].overlap() if aligned is not None else None
+                if boxes is None:
+                    continue
+                if image is None:
+                    image = ImageOps.mirror(query.image) if mirrored else query.image
+                bits, colour = overlap_difference(image, decode_image(self.image_of(key)), boxes, threshold)
+                yield Candidate(key, "crop", bits, colour)
 
     def __len__(self) -> int:
         return len(self.keys)

@@ -1,4 +1,4 @@
-"""Dedup: drop duplicates of earlier versions and within the batch (exact, perceptual and colour, embedding)."""
+"""Dedup: drop duplicates of earlier versions and within the batch (exact, perceptual and colour, crop, embedding)."""
 
 from __future__ import annotations
 
@@ -48,6 +48,8 @@ class DedupStats(StageStats):
     earlier_images: int
     phash_threshold: int
     colour_threshold: float
+    crops: bool = False
+    crop_phash_threshold: int | None = None
     embedding_model: str | None
 
 
@@ -125,7 +127,9 @@ class DedupStage:
         """Fingerprint the batch, look each sample up in the earlier versions and in the samples kept so far."""
         settings = self.settings
         samples = sorted(samples_of(previous), key=lambda s: (s.first_seen_at, s.sample_id))
-        history, versions = history_index(ctx.output, ctx.version, ctx.state / "fingerprints")
+        history, versions = history_index(
+            ctx.output, ctx.version, ctx.state / "fingerprints", lambda path, why: ctx.report(self.name, str(path), why)
+        )
         kept: list[Sample] = []
         by_id: dict[str, Sample] = {}
         batch = FingerprintIndex(lambda key: by_id[key].image)
@@ -136,7 +140,13 @@ class DedupStage:
                 ctx.report(sample.source, sample.source_url or sample.sample_id, f"dedup: left out, {query}")
                 continue
             for against, index in (("earlier", history), ("batch", batch)):
-                found = index.lookup(query, settings.phash_threshold, settings.colour_threshold)
+                found = index.lookup(
+                    query,
+                    settings.phash_threshold,
+                    settings.colour_threshold,
+                    settings.crops,
+                    settings.crop_phash_threshold,
+                )
                 rejected += found.colour_rejected
                 if found.match is not None:
                     dropped.append(Dropped(sample, against, found.match))
@@ -145,7 +155,7 @@ class DedupStage:
                         first.first_seen_at = min(first.first_seen_at, sample.first_seen_at)
                     break
             else:
-                batch.add(sample.sample_id, query.sha256, query.phash)
+                batch.add(sample.sample_id, query.sha256, query.phash, query.windows if settings.crops else None)
                 by_id[sample.sample_id] = sample
                 kept.append(sample)
         if settings.embedding_model:
@@ -177,6 +187,8 @@ class DedupStage:
             earlier_images=len(history),
             phash_threshold=settings.phash_threshold,
             colour_threshold=settings.colour_threshold,
+            crops=settings.crops,
+            crop_phash_threshold=settings.crop_phash_threshold if settings.crops else None,
             embedding_model=settings.embedding_model,
         )
         return StageResult(save_samples(ctx, self.name, kept), stats)

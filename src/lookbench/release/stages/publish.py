@@ -3,6 +3,7 @@ atomically."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections import defaultdict
@@ -10,8 +11,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from lookbench import __version__
 from lookbench.atomic import write_text_atomic
+from lookbench.composed.derive import composed_table
 from lookbench.errors import BuildError, SnapshotError
 from lookbench.images import opened
 from lookbench.release.card import root_card, version_card
@@ -19,7 +23,7 @@ from lookbench.release.config import PublishConfig
 from lookbench.release.records import Sample
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of
 from lookbench.snapshot.manifest import manifest_problems, read_manifest, write_manifest
-from lookbench.snapshot.schema import NOISE, TRAIN
+from lookbench.snapshot.schema import COMPOSED, NOISE, TRAIN
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
 
 EXTRA_COLUMNS = (
@@ -39,7 +43,7 @@ EXTRA_COLUMNS = (
 )
 """Per-sample time-stamp and provenance columns carried into the snapshot."""
 
-LABELLING_STAGES = ("crop", "annotate", "audit", "distractors")
+LABELLING_STAGES = ("crop", "annotate", "audit", "distractors", "compose")
 
 LABEL_EXTRAS = ("outfit_id", "label_source", "excluded_attributes")
 """Columns the labelling stages add (crop outfit, who labelled the row, attributes excluded by the audit), when set."""
@@ -75,7 +79,19 @@ def snapshot_row(sample: Sample) -> dict[str, Any]:
         "difficulty": "unrated",
         **{k: row[k] for k in EXTRA_COLUMNS},
         **extra,
+        **(_composed_columns(sample) if sample.modification_text is not None else {}),
     }
+
+
+def _composed_columns(sample: Sample) -> dict[str, Any]:
+    """A composed query's text, changes and explicit targets (compose stage)."""
+    changes = json.loads(sample.changes) if sample.changes else None
+    return {"modification_text": sample.modification_text, "changes": changes, "target_ids": sample.target_ids}
+
+
+def _split_table(subset: str, split: str, rows: list[dict[str, Any]]) -> pa.Table:
+    """A split's table; composed queries type their text, changes and targets as the composed schema says."""
+    return composed_table(rows) if subset == COMPOSED and split != "gallery" else rows_to_table(rows)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -127,9 +143,10 @@ class PublishStage:
             if any(not by_split[(subset, sp)] for sp in splits):
                 skipped.append(subset)
                 continue
-            if by_split.get((subset, TRAIN)):
-                splits = (*splits, TRAIN)
-            subsets[subset] = {sp: len(by_split[(subset, sp)]) for sp in splits}
+            held = tuple(  # composed queries for tuning; training rows of products first seen before the window
+                sp for sp in ("validation", TRAIN) if by_split.get((subset, sp))
+            )
+            subsets[subset] = {sp: len(by_split[(subset, sp)]) for sp in (*splits, *held)}
         if not any(subset != NOISE for subset in subsets):
             raise BuildError(
                 f"{self.settings.version}: no queries: no subset has both queries and gallery rows "
@@ -140,7 +157,9 @@ class PublishStage:
             shutil.rmtree(staging)
         for subset, counts in subsets.items():
             for split in counts:
-                write_split(rows_to_table(by_split[(subset, split)]), staging / subset / f"{split}.parquet")
+                write_split(
+                    _split_table(subset, split, by_split[(subset, split)]), staging / subset / f"{split}.parquet"
+                )
         release = self._release(ctx, samples, subsets, skipped)
         log = [*(e.to_json() for e in ctx.log), {"stage": self.name, "status": "ran", "seconds": None,
                                                   "stats": {"subsets": subsets}}]  # fmt: skip

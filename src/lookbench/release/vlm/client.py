@@ -1,8 +1,11 @@
 """Chat completions with structured output through the openai SDK (any OpenAI-compatible server: vLLM, SGLang...).
 
 The SDK sends the request and retries what may pass later (timeouts, connection errors, 408/409/429/5xx, with
-exponential backoff that honours Retry-After) up to `api.retries` times. The reply is checked here, not trusted:
-a body that is not a chat completion, or has no text content, is an InvalidReply the caller may re-ask.
+exponential backoff that honours Retry-After) up to `api.retries` times. Each attempt has a total deadline of
+`api.timeout_s`, body included (the SDK's own `timeout` is per read, so a server trickling its reply would hold a
+worker for ever): the SDK sends through an httpx client with `lookbench.http.DeadlineTransport`. The reply is
+checked here, not trusted: a body that is not a chat completion, or has no text content, is an InvalidReply the
+caller may re-ask.
 """
 
 from __future__ import annotations
@@ -58,11 +61,14 @@ def response_format(name: str, schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": True}}
 
 
-def user_message(text: str, image_url: str) -> dict[str, Any]:
-    """One user turn: the instructions and the image."""
+def user_message(text: str, *image_urls: str) -> dict[str, Any]:
+    """One user turn: the instructions and the images (none for a text-only question)."""
     return {
         "role": "user",
-        "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": image_url}}],
+        "content": [
+            {"type": "text", "text": text},
+            *({"type": "image_url", "image_url": {"url": u}} for u in image_urls),
+        ],
     }
 
 
@@ -93,7 +99,10 @@ class ChatClient:
     """One openai SDK client per endpoint; `complete` returns the answer text or raises one of the errors above."""
 
     def __init__(self, api: ApiConfig, usage: Usage | None = None) -> None:
+        import httpx
         from openai import OpenAI
+
+        from lookbench.http import DeadlineTransport
 
         self.api = api
         self.usage = usage or Usage(api.price_per_million_input, api.price_per_million_output)
@@ -103,8 +112,14 @@ class ChatClient:
             if not key:
                 raise BuildError(f"environment variable {api.api_key_env} (api_key_env) is not set")
         # servers without authentication (a local vLLM) ignore the key; the SDK needs one
+        http = httpx.Client(transport=DeadlineTransport(api.timeout_s), timeout=api.timeout_s, trust_env=False)
         self._client = OpenAI(
-            base_url=api.endpoint, api_key=key or "none", max_retries=api.retries, timeout=api.timeout_s
+            base_url=api.endpoint,
+            api_key=key or "none",
+            max_retries=api.retries,
+            timeout=api.timeout_s,
+            # openai 1.x and 2.x take an httpx.Client; 3.x types httpx2 but also takes httpx clients (and errors)
+            http_client=http,  # type: ignore[arg-type,unused-ignore]
         )
 
     def close(self) -> None:

@@ -84,17 +84,33 @@
   /* a run has a family's values: official Recall only where a legacy protocol scored it */
   function hasValues(q, metric) {
     var family = metric.split("@")[0];
-    if (family === "ndcg") return !!q.ndcg;
+    if (family === "ndcg" || family === "map") return !!q[family];
     return !!q[family === "mrr" ? "fine" : family.replace("_recall", "")];
   }
+  /* A query's value, or null where its kind has none: composed queries have no Item Recall, MRR or nDCG, image
+     queries no mAP (and Recall only under a legacy protocol). */
   function queryValue(q, i, metric) {
     var parts = metric.split("@"), family = parts[0], k = Number(parts[1]);
-    if (family === "ndcg") return q.ndcg[parts[1]][i] / D.ndcgScale;
+    if (family === "ndcg" || family === "map") {
+      var scaled = q[family][parts[1]][i];
+      return scaled === null ? null : scaled / D.ndcgScale;
+    }
+    if (family === "mrr" && composedQuery(q, i)) return null;
     var rank = family === "mrr" ? q.fine[i] : q[family.replace("_recall", "")][i];
+    if (rank === null) return null;
     if (rank <= 0 || rank > k) return 0;
     return family === "mrr" ? 1 / rank : 1;
   }
-  function inScope(q, i, scope) { return scope === "overall" || D.subsets[q.s[i]] === scope; }
+  var COMPOSED = {};
+  (D.composed || []).forEach(function (name) { COMPOSED[name] = 1; });
+  function composedQuery(q, i) { return D.subsets[q.s[i]] in COMPOSED; }
+  /* overall: the image subsets' queries; composed_overall: the composed subsets'; "*": every query. */
+  function inScope(q, i, scope) {
+    if (scope === "*") return true;
+    if (scope === "overall") return !composedQuery(q, i);
+    if (scope === "composed_overall") return composedQuery(q, i);
+    return D.subsets[q.s[i]] === scope;
+  }
   function keptCount(run, scope) {
     var q = run.q, n = 0;
     for (var i = 0; i < q.s.length; i++) if (inScope(q, i, scope) && kept(q, i)) n++;
@@ -127,11 +143,13 @@
     var clusterIds = {}, nextId = 0;
     for (var r = 0; r < q.s.length; r++) {
       if (!inScope(q, r, scope) || !kept(q, r)) continue;
+      var value = queryValue(q, r, metric);
+      if (value === null) continue;
       var ck = q.s[r] + "/" + q.c[r];
       if (!(ck in clusterIds)) clusterIds[ck] = nextId++;
       out.keys.push(q.s[r] + "/" + q.r[r]);
       out.clusters.push(clusterIds[ck]);
-      out.values.push(queryValue(q, r, metric));
+      out.values.push(value);
     }
     return out;
   }
@@ -480,7 +498,7 @@
       ? "Page window: queries first seen " + windowWords(state.since, state.until) + " (outfits kept or dropped whole)"
       : "Page window: none; each run as evaluated";
     D.runs.forEach(function (run, i) {
-      var n = run.q.s.length, k = keptCount(run, "overall");
+      var n = run.q.s.length, k = keptCount(run, "*");
       list.appendChild(el("li", { "data-run": i, "data-kept": k, "data-total": n }, run.title + ": " + k + " of " + n + " queries"));
     });
     var since = byId("since"), until = byId("until");
@@ -587,10 +605,13 @@
     if (!hasValues(q, metric)) return {};
     for (var i = 0; i < q.s.length; i++) {
       if (!inScope(q, i, scope) || !kept(q, i)) continue;
-      var g = key(q, i);
-      if (g === null) continue;
-      sums[g] = (sums[g] || 0) + queryValue(q, i, metric);
-      counts[g] = (counts[g] || 0) + 1;
+      var found = key(q, i), value = queryValue(q, i, metric);
+      if (found === null || value === null) continue;
+      /* a key may name several groups (a two-change query counts in both changed groups) */
+      (Array.isArray(found) ? found : [found]).forEach(function (g) {
+        sums[g] = (sums[g] || 0) + value;
+        counts[g] = (counts[g] || 0) + 1;
+      });
     }
     var out = {};
     Object.keys(sums).forEach(function (g) { out[g] = { v: sums[g] / counts[g], n: counts[g] }; });
@@ -650,6 +671,14 @@
       note.textContent = "";
       var attrs = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.a[i] < 0 ? null : D.attributes[q.a[i]]; }); });
       breakdownTable("attributes", "query main attribute", sortedGroups(attrs), attrs, metric);
+    }
+    var composedScope = scope in COMPOSED || scope === "composed_overall";
+    byId("composed-breakdowns").hidden = !composedScope;
+    if (composedScope) {
+      var changed = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.cg ? q.cg[i] : null; }); });
+      breakdownTable("change-groups", "changed attribute group", sortedGroups(changed), changed, metric);
+      var counted = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.nc && q.nc[i] !== null ? String(q.nc[i]) : null; }); });
+      breakdownTable("change-counts", "number of changes", sortedGroups(counted), counted, metric);
     }
     renderCategoryChart(cats, metric);
   }

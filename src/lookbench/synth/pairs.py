@@ -1,0 +1,88 @@
+"""Composed pairs re-rendered by Synth: every query product's design drawn again with two attribute groups changed.
+
+A release's gallery already holds each query product with one group changed (its hard negatives); this adds, per
+query product, the same design (shape, shade, print look) with two other groups changed, rendered as the shop's
+catalogue shot. The query photo (studio or street, real or AI-generated look) is the reference, so a composed
+query set built on these pairs has exact targets in every photographic style of the release."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lookbench.errors import SnapshotError
+from lookbench.synth.generate import MANIFEST
+from lookbench.synth.parallel import ordered_map
+from lookbench.synth.plan import NOISE_STREAM, CatalogueItem, ReleasePlan, plan_release
+from lookbench.synth.products import Product, changeable_groups, variant
+from lookbench.synth.tasks import GENERATOR_VERSION, RenderTask, run_task
+
+PAIR_STREAM = NOISE_STREAM + 1
+"""The random stream of the re-rendered designs (after every stream the release itself uses)."""
+PAIR_CHUNK = 64
+LINKED_GROUPS = frozenset({"bag style"})
+"""Groups whose change also changes another recorded attribute (a bag's style sets its strap)."""
+
+
+@dataclass(frozen=True)
+class PairTarget:
+    """A query product (the reference's design) and its catalogue item with two groups changed."""
+
+    subset: str
+    reference: Product
+    target: CatalogueItem
+    groups: tuple[str, str]
+
+
+def read_synth_plan(root: Path) -> ReleasePlan:
+    """Re-plan the Synth release in `root` from its `synth_manifest.json` (seed, release, size)."""
+    path = root / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        if manifest.get("generator") != GENERATOR_VERSION:
+            raise SnapshotError(f"{path}: generator {manifest.get('generator')!r} is not {GENERATOR_VERSION}")
+        return plan_release(int(manifest["seed"]), date.fromisoformat(manifest["release"]), str(manifest["size"]))
+    except FileNotFoundError:
+        raise SnapshotError(f"{root} has no {MANIFEST}; re-rendered pairs need a LookBench-Synth release") from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise SnapshotError(f"{path}: not a readable Synth manifest ({exc})") from exc
+
+
+def pair_targets(plan: ReleasePlan) -> list[PairTarget]:
+    """Per query product with two freely changeable groups, its design with two of them changed (ids after the
+    release's distractors, seeded by the plan alone)."""
+    next_id = plan.noise_first_id + plan.preset.noise
+    out: list[PairTarget] = []
+    queries = [(sub.subset, product) for sub in plan.subsets for product in sub.query_products()]
+    for index, (subset, product) in enumerate(queries):
+        rng = np.random.default_rng(list(plan.key(PAIR_STREAM, 0, index)))
+        groups = [g for g in changeable_groups(product) if g not in LINKED_GROUPS]
+        if len(groups) < 2:
+            continue
+        first, second = (groups[int(i)] for i in rng.choice(len(groups), size=2, replace=False))
+        once = variant(product, first, rng, product.product_id)
+        if second not in changeable_groups(once):
+            continue
+        twice = variant(once, second, rng, plan.product_id(next_id))
+        item = CatalogueItem(twice, None, plan.key(PAIR_STREAM, 1, index))
+        out.append(PairTarget(subset, product, item, (first, second)))
+        next_id += 1
+    return out
+
+
+def render_pair_targets(plan: ReleasePlan, targets: list[PairTarget], workers: int = 1) -> list[dict[str, Any]]:
+    """The targets' catalogue shots as gallery rows (the release's gallery schema), in `targets` order."""
+    items = [t.target for t in targets]
+    tasks = [
+        RenderTask("catalogue", "real", tuple(items[i : i + PAIR_CHUNK]), plan.seed, plan.release)
+        for i in range(0, len(items), PAIR_CHUNK)
+    ]
+    rows: list[dict[str, Any]] = []
+    for table in ordered_map(run_task, tasks, workers):
+        rows += table.to_pylist()
+    return rows

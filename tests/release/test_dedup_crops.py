@@ -1,0 +1,161 @@
+"""The crop tier: cropped copies of earlier releases' images are found; distinct products, flat, tiny, huge and
+undecodable images and a corrupt fingerprint cache never stop a build or merge what differs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from buildkit import encode, photo
+from PIL import Image, ImageOps
+
+from conftest import make_row, write_snapshot
+from lookbench.errors import BuildError
+from lookbench.images import BadImageError, decode_image
+from lookbench.release.config import DedupConfig
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, history_index, read_cached
+from lookbench.release.fingerprints.index import FingerprintIndex, Lookup
+from lookbench.snapshot.writer import image_value
+
+SETTINGS = DedupConfig.model_validate({})
+VERSION = "v20260101"
+
+
+def cropped(im: Image.Image, left: float, top: float, right: float, bottom: float) -> Image.Image:
+    """The image less these shares of its width/height on each side."""
+    w, h = im.size
+    return im.crop((round(left * w), round(top * h), w - round(right * w), h - round(bottom * h)))
+
+
+def _lookup(index: FingerprintIndex, data: bytes, crops: bool = True) -> Lookup:
+    return index.lookup(fingerprint(data), SETTINGS.phash_threshold, SETTINGS.colour_threshold, crops)
+
+
+def _earlier_release(root: Path, images: list[Image.Image]) -> Path:
+    """An output folder holding one published version: these images as gallery rows, and one query."""
+    rows = [
+        make_row(f"p{n}", "dress", "red", image=image_value(encode(im), f"p{n}.png")) for n, im in enumerate(images)
+    ]
+    query = [make_row("q", "dress", "red", image=image_value(encode(photo(99, 64)), "q.png"))]
+    write_snapshot(root / "out", {"real_studio_flat": {"query": query, "gallery": rows}}, VERSION)
+    return root / "out"
+
+
+ORIGINALS = [photo(seed, 224) for seed in range(8)]
+
+
+def test_crops_of_an_earlier_release_are_found_by_the_crop_tier_only(tmp_path: Path) -> None:
+    out = _earlier_release(tmp_path, ORIGINALS)
+    history, names = history_index(out, "v20260601", tmp_path / "cache")
+    assert names == [VERSION]
+    copies = {
+        2: encode(cropped(ORIGINALS[2], 0.05, 0.05, 0.05, 0.05)),
+        3: encode(cropped(ORIGINALS[3], 0.10, 0.0, 0.0, 0.0), "JPEG", 85),
+        5: encode(ImageOps.mirror(cropped(ORIGINALS[5], 0.0, 0.08, 0.08, 0.0)).resize((150, 150)), "JPEG", 80),
+    }
+    for row, data in copies.items():
+        match = _lookup(history, data).match
+        assert match is not None and match.tier == "crop", row
+        assert match.key == f"{VERSION}/real_studio_flat/gallery#{row}"
+        assert _lookup(history, data, crops=False).match is None, row
+
+
+def test_a_crop_of_an_indexed_image_also_finds_the_full_image_the_other_way_round() -> None:
+    index = FingerprintIndex.of_images({"crop": encode(cropped(ORIGINALS[1], 0.06, 0.06, 0.06, 0.06))})
+    match = _lookup(index, encode(ORIGINALS[1])).match
+    assert match is not None and (match.key, match.tier) == ("crop", "crop")
+
+
+def test_crops_of_other_images_and_colour_variants_are_not_merged() -> None:
+    index = FingerprintIndex.of_images({f"img{n}": encode(im) for n, im in enumerate(ORIGINALS)})
+    for seed in range(100, 112):
+        assert _lookup(index, encode(cropped(photo(seed, 224), 0.05, 0.05, 0.05, 0.05))).match is None, seed
+    y, cb, cr = ORIGINALS[4].convert("YCbCr").split()
+    swapped = Image.merge("YCbCr", (y, cr, cb)).convert("RGB")
+    assert _lookup(index, encode(cropped(swapped, 0.05, 0.05, 0.05, 0.05))).match is None
+
+
+def test_a_different_product_with_the_same_labels_is_not_a_cropped_copy() -> None:
+    from lookbench.synth.palette import sample_shade
+    from lookbench.synth.products import sample_product
+    from lookbench.synth.render import render_product
+
+    when = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    for category in ("t-shirt", "hoodie", "coat", "skirt"):
+        rng = np.random.default_rng([3, len(category)])
+        first, other = (sample_product(rng, category, key, when) for key in "ab")
+        labels = {"attributes": first.attributes, "details": first.details, "main_attribute": first.main_attribute}
+        second = replace(other, rgb=sample_shade(first.attribute("colour"), rng), **labels)
+        shots = [decode_image(encode(render_product(p, size=256).image)) for p in (first, second)]
+        index = FingerprintIndex.of_images({"first": encode(shots[0])})
+        own = _lookup(index, encode(cropped(shots[0], 0.06, 0.06, 0.06, 0.06))).match
+        assert own is not None and (own.key, own.tier) == ("first", "crop"), category
+        assert _lookup(index, encode(cropped(shots[1], 0.06, 0.06, 0.06, 0.06))).match is None, category
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        Image.new("RGB", (1, 1), (200, 10, 10)),
+        Image.new("RGB", (300, 300), (40, 90, 160)),
+        photo(7, 224).resize((2000, 3)),
+        photo(8, 224).resize((2, 900)),
+    ],
+    ids=["1x1", "flat colour", "2000x3", "2x900"],
+)
+def test_tiny_flat_and_extreme_images_are_looked_up_without_error(image: Image.Image) -> None:
+    index = FingerprintIndex.of_images(
+        {f"img{n}": encode(im) for n, im in enumerate(ORIGINALS)} | {"odd": encode(image)}
+    )
+    assert _lookup(index, encode(image)).match is not None
+    for other in ORIGINALS[:2]:
+        match = _lookup(index, encode(cropped(other, 0.05, 0.05, 0.05, 0.05))).match
+        assert match is not None and match.key != "odd"
+    flat = fingerprint(encode(Image.new("RGB", (64, 64), (5, 5, 5))))
+    assert flat.windows is None
+
+
+def test_large_images_are_aligned_and_oversized_or_undecodable_ones_refused_with_a_clear_error() -> None:
+    large = ORIGINALS[6].resize((2400, 1800), Image.Resampling.BICUBIC)
+    index = FingerprintIndex.of_images({"large": encode(large, "JPEG", 90)})
+    match = _lookup(index, encode(cropped(large, 0.05, 0.05, 0.05, 0.05).resize((400, 300)), "JPEG", 85)).match
+    assert match is not None and match.key == "large"
+    with pytest.raises(BadImageError):
+        fingerprint(b"\x89PNG\r\n\x1a\n not really a png")
+    with pytest.raises(BadImageError, match="too large"):
+        fingerprint(encode(Image.new("1", (9000, 9000))))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "empty", "other columns", "short windows"],
+)
+def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, damage: str) -> None:
+    out = _earlier_release(tmp_path, ORIGINALS[:3])
+    cache = tmp_path / "cache"
+    history_index(out, "v20260601", cache)
+    [cached] = cache.iterdir()
+    good = pq.read_table(cached)
+    if damage == "garbage":
+        cached.write_bytes(b"PAR1" + b"\0" * 100)
+    elif damage == "empty":
+        cached.write_bytes(b"")
+    elif damage == "other columns":
+        pq.write_table(good.drop(["windows"]), cached)
+    else:
+        short = [None if w is None else w[:8] for w in good["windows"].to_pylist()]
+        pq.write_table(good.set_column(3, pa.field("windows", pa.binary()), pa.array(short, pa.binary())), cached)
+    with pytest.raises(BuildError, match=cached.name):
+        read_cached(cached)
+    problems: list[tuple[Path, str]] = []
+    history, _ = history_index(out, "v20260601", cache, lambda path, why: problems.append((path, why)))
+    assert [path for path, _ in problems] == [cached] and "recomputed" in problems[0][1]
+    assert pq.read_table(cached).equals(good) and pq.read_table(cached).schema.equals(FINGERPRINT_SCHEMA)
+    match = _lookup(history, encode(cropped(ORIGINALS[1], 0.05, 0.05, 0.05, 0.05))).match
+    assert match is not None and match.key.endswith("#1")
