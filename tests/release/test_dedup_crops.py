@@ -7,6 +7,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+import imagehash
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,6 +19,7 @@ from conftest import make_row, write_snapshot
 from lookbench.errors import BuildError
 from lookbench.images import BadImageError, decode_image
 from lookbench.release.config import DedupConfig
+from lookbench.release.fingerprints.crops import WINDOWS, CropView, region
 from lookbench.release.fingerprints.hashes import fingerprint
 from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, history_index, read_cached
 from lookbench.release.fingerprints.index import FingerprintIndex, Lookup
@@ -97,6 +99,21 @@ def test_a_different_product_with_the_same_labels_is_not_a_cropped_copy() -> Non
         own = _lookup(index, encode(cropped(shots[0], 0.06, 0.06, 0.06, 0.06))).match
         assert own is not None and (own.key, own.tier) == ("first", "crop"), category
         assert _lookup(index, encode(cropped(shots[1], 0.06, 0.06, 0.06, 0.06))).match is None, category
+
+
+@pytest.mark.parametrize(
+    "image",
+    [ORIGINALS[0], cropped(ORIGINALS[1], 0.0, 0.07, 0.11, 0.0), photo(9, 224).resize((300, 120)), photo(10, 40)],
+    ids=["photo", "crop", "wide", "small"],
+)
+def test_window_hashes_are_each_windows_own_phash(image: Image.Image) -> None:
+    """Window hashes are computed in one batch; they must stay the windows' own pHashes (cached ones are reused)."""
+    for view in (CropView.of(image), CropView.of(image).mirrored()):
+        own = [
+            int(str(imagehash.phash(region(view.grey, box, 32, Image.Resampling.LANCZOS), hash_size=8)), 16)
+            for box in WINDOWS
+        ]
+        assert view.windows.tolist() == own
 
 
 @pytest.mark.parametrize(
