@@ -30,7 +30,7 @@ from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.results.io import save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue
-from lookbench.results.tables import ordered_scopes, percent, scope_title, short_metric
+from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, percent, scope_title, short_metric
 from lookbench.search.select import make_backend
 from lookbench.shards.executor import check_options, make_executor
 from lookbench.snapshot import open_snapshot
@@ -38,16 +38,7 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
 from lookbench.snapshot.source import HUB_FORMS
 
-SHOWN_METRICS = (
-    "recall@1",
-    "recall@10",
-    "fine_recall@1",
-    "coarse_recall@1",
-    "ndcg@5",
-    "mrr@10",
-    "item_recall@1",
-    "outfit_recall@1",
-)
+SHOWN_METRICS = (*DEFAULT_TABLE_METRICS, "outfit_recall@1")
 COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
 
 
