@@ -16,6 +16,7 @@ from lookbench.cli import (
     report_cmd,
     scaling_cmd,
     snapshot_cmd,
+    submit_cmd,
     synth_cmd,
     tables_cmd,
     taxonomy_cmd,
@@ -58,6 +59,7 @@ composed_cmd.register(app)
 legacy_cmd.register(app)
 train_cmd.register(app)
 scaling_cmd.register(app)
+submit_cmd.register(app)
 
 if __name__ == "__main__":
     app()
