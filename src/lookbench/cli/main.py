@@ -7,6 +7,7 @@ import typer
 from lookbench.cli import (
     annotate_cmd,
     build_cmd,
+    card_cmd,
     composed_cmd,
     contamination_cmd,
     eval_cmd,
@@ -60,6 +61,7 @@ legacy_cmd.register(app)
 train_cmd.register(app)
 scaling_cmd.register(app)
 submit_cmd.register(app)
+card_cmd.register(app)
 
 if __name__ == "__main__":
     app()
