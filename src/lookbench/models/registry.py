@@ -68,6 +68,7 @@ SPEC_KINDS: dict[str, Callable[[str, EmbedOptions], EmbeddingProvider]] = {
     "gr": _encoder_kind(_lazy("lookbench.models.gr_model", "load_gr"), "gr"),
     "features": _encoder_kind(_lazy("lookbench.models.features", "load_features"), "features"),
     "trained": _encoder_kind(_lazy("lookbench.models.trained_model", "load_trained"), "trained"),
+    "mteb": _encoder_kind(_lazy("lookbench.models.mteb_model", "load_mteb"), "mteb"),
 }
 """Spec prefix -> loader; each loader imports its heavy dependencies only when called."""
 
