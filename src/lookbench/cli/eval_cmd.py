@@ -123,7 +123,7 @@ def eval_command(
     ),
     fine_rule: FineRule = typer.Option(FineRule.MAIN, "--fine-rule", help="main (leaderboard) or strict (paper)."),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
     since: str | None = typer.Option(
         None, "--since", help="Keep queries first seen on or after this date; 'cutoff': after the card's cutoff."
     ),
