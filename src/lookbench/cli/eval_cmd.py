@@ -127,7 +127,7 @@ def eval_command(
         NoisePool.ALL, "--noise", help="all: search each subset with the noise pool (default); none: its gallery alone."
     ),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
     since: str | None = typer.Option(
         None, "--since", help="Keep queries first seen on or after this date; 'cutoff': after the card's cutoff."
     ),
