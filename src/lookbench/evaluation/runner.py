@@ -45,6 +45,12 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
 Progress = Callable[[str], None]
+Summary = tuple[
+    dict[str, dict[str, MetricValue]],
+    dict[str, dict[str, dict[str, CategoryValue]]],
+    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
+]
+"""A run's metrics, per-category means and composed breakdowns (the `ResultFile` fields of the same names)."""
 
 
 @dataclass
@@ -259,15 +265,8 @@ def evaluate(
     if not tables:
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     t0 = time.perf_counter()
-    per_query = pa.concat_tables(tables, promote_options="default")  # composed rows add columns
+    per_query, result = summarise_run(snapshot, pa.concat_tables(tables, promote_options="default"), settings)
     protocol = protocol_of(snapshot)
-    if protocol is not None:  # a legacy benchmark: its official recall@K beside the LookBench metrics
-        per_query = protocol_columns(protocol, snapshot, per_query, ks)
-    result = summarise_table(per_query, settings)
-    if protocol is not None and protocol.average_of:
-        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
-        if average:
-            result[0][AVERAGE] = average
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
     if windowed:
@@ -324,13 +323,22 @@ def evaluate(
     return EvalOutput(result=output, per_query=per_query)
 
 
-def summarise_table(
-    per_query: pa.Table, settings: EvalSettings
-) -> tuple[
-    dict[str, dict[str, MetricValue]],
-    dict[str, dict[str, dict[str, CategoryValue]]],
-    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
-]:
+def summarise_run(snapshot: Snapshot, per_query: pa.Table, settings: EvalSettings) -> tuple[pa.Table, Summary]:
+    """The per-query table with the snapshot protocol's columns added (a legacy benchmark's official recall@K),
+    and the run's metrics, per-category means and breakdowns from it (its protocol's average included)."""
+    ks = tuple(sorted(set(settings.ks)))
+    protocol = protocol_of(snapshot)
+    if protocol is not None:
+        per_query = protocol_columns(protocol, snapshot, per_query, ks)
+    result = summarise_table(per_query, settings)
+    if protocol is not None and protocol.average_of:
+        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
+        if average:
+            result[0][AVERAGE] = average
+    return per_query, result
+
+
+def summarise_table(per_query: pa.Table, settings: EvalSettings) -> Summary:
     """Subset and overall estimates, per-category means and composed breakdowns, from a per-query table.
 
     Overall covers the image subsets; composed subsets have their own metrics and, when there are several,
