@@ -27,7 +27,9 @@ def synth(
         "2026-06-01", "--release", help="Release date YYYY-MM-DD; products are dated in the 30 days before it."
     ),
     size: str = typer.Option("small", "--size", help=f"One of: {', '.join(SIZES)} (real: the released counts)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed; same seed and release give byte-identical parquet."),
+    seed: int = typer.Option(
+        0, "--seed", min=0, help="Random seed; same seed and release give byte-identical parquet."
+    ),
     preview: bool = typer.Option(False, "--preview", help="Also write contact sheets to OUT/preview/vYYYYMMDD/."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing release folder."),
     workers: int = typer.Option(
