@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from lookbench.embeddings.encoder import InputKind
+from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
+from lookbench.models.spec import ModelSpec
 
 NO_REVISION = "no_revision_available"
 
@@ -73,7 +75,7 @@ def card_facts(meta: Any) -> dict[str, Any]:
     }
 
 
-class MtebEncoder:
+class MtebEncoder(EncoderBase):
     """Adapts a loaded MTEB model to the Encoder protocol: decoded RGB images in, its `encode` output back."""
 
     input_kind: InputKind = "image"
@@ -111,8 +113,9 @@ class MtebEncoder:
         return {"kind": "mteb", "mteb_name": self.meta.name, "revision": self.revision, "loader": loader}
 
 
-def load_mteb(argument: str) -> MtebEncoder:
+def load(spec: ModelSpec, options: EmbedOptions) -> MtebEncoder:
     """Load `NAME[@REVISION]` through MTEB's registry (its loader may download weights)."""
+    argument = spec.argument
     meta = model_meta(argument)
     if meta.loader is None:
         raise MtebModelError(f"mteb:{argument}: field loader of its ModelMeta is not set (no implementation)")
