@@ -6,6 +6,7 @@ import typer
 
 from lookbench.cli import (
     annotate_cmd,
+    audit_cmd,
     build_cmd,
     composed_cmd,
     contamination_cmd,
@@ -58,6 +59,7 @@ composed_cmd.register(app)
 legacy_cmd.register(app)
 train_cmd.register(app)
 scaling_cmd.register(app)
+audit_cmd.register(app)
 
 if __name__ == "__main__":
     app()
