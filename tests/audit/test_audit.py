@@ -166,3 +166,28 @@ def test_random_embeddings_probe_and_noise_effect(tmp_path: Path) -> None:
     assert effect is not None and set(effect) == {"real_studio_flat", "overall"}
     fine = effect["overall"].fine_recall_at_1
     assert fine.without_noise.value >= fine.with_noise.value
+
+
+def test_report_shows_the_audit_of_its_snapshot(tmp_path: Path) -> None:
+    snap = audit_snapshot_dir(tmp_path / "snap")
+    emb = _embeddings(tmp_path / "emb", snap, None)
+    result = tmp_path / "res" / "run.json"
+    r = runner.invoke(app, ["eval", "-s", str(snap), "-m", f"embeddings:{emb}", "-o", str(result), *FAST])
+    assert r.exit_code == 0, r.output
+    report = _audit(snap, tmp_path / "a.json", "--model", f"embeddings:{emb}")
+    plain = runner.invoke(app, ["report", str(result), "-o", str(tmp_path / "plain")])
+    assert plain.exit_code == 0, plain.output
+    assert "source-audit" not in (tmp_path / "plain" / "index.html").read_text()
+    shown = runner.invoke(
+        app, ["report", str(result), "-o", str(tmp_path / "shown"), "--audit", str(tmp_path / "a.json")]
+    )
+    assert shown.exit_code == 0, shown.output
+    page = (tmp_path / "shown" / "index.html").read_text()
+    stats = report.separability.image_statistics
+    assert stats.auc is not None and f"Image statistics: {stats.auc:.3f}" in page
+    effect = report.noise_effect
+    assert effect is not None
+    assert f"{100 * effect['overall'].fine_recall_at_1.without_noise.value:.2f}" in page
+    (snap / "AUDIT.json").write_text((tmp_path / "a.json").read_text())  # a built release carries its own
+    beside = runner.invoke(app, ["report", str(result), "-o", str(tmp_path / "beside")])
+    assert beside.exit_code == 0 and "source-audit" in (tmp_path / "beside" / "index.html").read_text()

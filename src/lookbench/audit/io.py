@@ -29,6 +29,14 @@ def read_audit(path: Path) -> AuditReport:
         raise LookBenchError(f"{path}: not a lookbench audit report ({where}: {first['msg']})") from exc
 
 
+def snapshot_audit(root: Path, given: Path | None = None) -> AuditReport | None:
+    """The audit passed as `given`, else the one inside the snapshot folder `root` (a built release's), else None."""
+    if given is not None:
+        return read_audit(given)
+    beside = root / AUDIT_NAME
+    return read_audit(beside) if beside.is_file() else None
+
+
 def write_audit(report: AuditReport, path: Path) -> None:
     """Write the report atomically; an existing file is replaced only when it is an audit report itself."""
     if path.exists():

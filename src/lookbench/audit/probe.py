@@ -65,7 +65,7 @@ def fit_probe(x: np.ndarray, noise: np.ndarray) -> Probe:
         hessian = (design * (weight * p * (1 - p))[:, None]).T @ design + np.diag(penalty + 1e-9)
         step = np.linalg.solve(hessian, gradient)
         theta -= step
-        if np.abs(step).max() < 1e-8:
+        if np.abs(step).max() < 1e-6:
             break
     return Probe(mean=mean, scale=scale, basis=basis, weights=theta[:-1], bias=float(theta[-1]))
 
