@@ -191,3 +191,6 @@ def test_report_shows_the_audit_of_its_snapshot(tmp_path: Path) -> None:
     (snap / "AUDIT.json").write_text((tmp_path / "a.json").read_text())  # a built release carries its own
     beside = runner.invoke(app, ["report", str(result), "-o", str(tmp_path / "beside")])
     assert beside.exit_code == 0 and "source-audit" in (tmp_path / "beside" / "index.html").read_text()
+    site = runner.invoke(app, ["leaderboard", str(result), "-o", str(tmp_path / "site"), "--no-published"])
+    assert site.exit_code == 0, site.output
+    assert f"Source audit of {report.snapshot.name}" in (tmp_path / "site" / "index.html").read_text()

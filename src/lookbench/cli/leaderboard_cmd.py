@@ -19,11 +19,14 @@ def leaderboard_command(
     scaling: Path | None = typer.Option(
         None, "--scaling", help="A `lookbench scaling` study folder (or its scaling.json): adds its section."
     ),
+    audit: list[Path] = typer.Option(
+        [], "--audit", help="A `lookbench audit` JSON to show (repeatable); the results' snapshots' AUDIT.json too."
+    ),
 ) -> None:
     """A static site (no server, no CDN): tables with ties and flags, a date-window filter, charts."""
     from lookbench.reports.site import build_site
 
-    index = build_site(results, out, published=published, title=title, scaling=scaling)
+    index = build_site(results, out, published=published, title=title, scaling=scaling, audits=audit)
     console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 
