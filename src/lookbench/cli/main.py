@@ -8,6 +8,7 @@ from lookbench.cli import (
     annotate_cmd,
     audit_cmd,
     build_cmd,
+    card_cmd,
     composed_cmd,
     contamination_cmd,
     eval_cmd,
@@ -17,6 +18,7 @@ from lookbench.cli import (
     report_cmd,
     scaling_cmd,
     snapshot_cmd,
+    submit_cmd,
     synth_cmd,
     tables_cmd,
     taxonomy_cmd,
@@ -60,6 +62,8 @@ legacy_cmd.register(app)
 train_cmd.register(app)
 scaling_cmd.register(app)
 audit_cmd.register(app)
+submit_cmd.register(app)
+card_cmd.register(app)
 
 if __name__ == "__main__":
     app()

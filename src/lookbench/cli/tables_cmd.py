@@ -74,7 +74,7 @@ def compare_command(
     result_b: Path = typer.Argument(..., help="Result file B (same snapshot)."),
     metrics: str = typer.Option("fine_recall@1,coarse_recall@1,ndcg@5", "--metrics"),
     resamples: int = typer.Option(1000, "--resamples", min=1),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", min=0),
 ) -> None:
     """Paired bootstrap test of A - B over the queries both runs scored (clusters kept whole)."""
     wanted = [m.strip() for m in metrics.split(",") if m.strip()]

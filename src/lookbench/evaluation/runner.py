@@ -20,13 +20,13 @@ from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
 from lookbench.evaluation.window import window_mask
-from lookbench.legacy.protocols import average_scope, protocol_columns, protocol_of
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
 from lookbench.metrics.scoring import score_task
 from lookbench.results.per_query import subset_values, task_table
+from lookbench.results.protocols import average_scope, protocol_columns, protocol_of
 from lookbench.results.schema import (
     BootstrapConfig,
     CategoryValue,
@@ -45,6 +45,12 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
 Progress = Callable[[str], None]
+Summary = tuple[
+    dict[str, dict[str, MetricValue]],
+    dict[str, dict[str, dict[str, CategoryValue]]],
+    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
+]
+"""A run's metrics, per-category means and composed breakdowns (the `ResultFile` fields of the same names)."""
 
 
 @dataclass
@@ -103,8 +109,7 @@ class _Embeddings:
         self._memo: dict[tuple[str, str], np.ndarray] = {}
 
     def skipped(self, subset: str, split: str) -> dict[int, str]:
-        table: dict[tuple[str, str], dict[int, str]] = getattr(self.provider, "skipped", {}) or {}
-        return table.get((subset, split), {})
+        return dict(self.provider.skipped.get((subset, split), {}))
 
     def get(self, subset: str, split: str) -> np.ndarray:
         key = (subset, split)
@@ -112,12 +117,12 @@ class _Embeddings:
             raw = np.asarray(self.provider.embed_split(self.snapshot, subset, split))
             rows = self.snapshot.num_rows(subset, split)
             where = f"{self.provider.spec} {subset}/{split}"
-            source = getattr(self.provider, "path", None)  # a file-backed provider names the file at fault
-            if callable(source):
-                where = f"{source(subset, split)} ({subset}/{split})"
+            source = self.provider.source_of(subset, split)  # a file-backed provider names the file at fault
+            if source is not None:
+                where = f"{source} ({subset}/{split})"
             # skipped rows hold zeros: they become a unit vector and the evaluator excludes them
             skipped = self.skipped(subset, split)
-            fresh = bool(getattr(self.provider, "returns_new_arrays", False))  # then normalise it where it is
+            fresh = self.provider.returns_new_arrays  # then normalise it where it is
             self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=skipped, in_place=fresh)
             del raw
             self.dim = self._memo[key].shape[1]
@@ -149,7 +154,7 @@ def evaluate(
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
     recall: dict[str, dict[str, float]] = {}
-    embedded_before = getattr(provider, "embedded_images", None)
+    embedded_before = provider.embedded_images
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
     skipped_report: dict[tuple[str, str, int], str] = {}
@@ -158,12 +163,10 @@ def evaluate(
     total_queries = kept_queries = 0
     pool_rows = noise_rows(snapshot, settings.noise)
     composition: dict[str, Any] = {}
-    prepare = getattr(provider, "prepare", None)
-    if callable(prepare):  # a sharded provider embeds every split it will be asked for at once, on its workers
-        say("embedding every split as shards")
-        t0 = time.perf_counter()
-        needed = [(s, sp) for s in subsets for sp in ("query", "gallery")]
-        run = prepare(snapshot, needed + ([(NOISE, "gallery")] if pool_rows else []))
+    t0 = time.perf_counter()  # a sharded provider embeds every split it will be asked for at once, on its workers
+    needed = [(s, sp) for s in subsets for sp in ("query", "gallery")]
+    run = provider.prepare(snapshot, needed + ([(NOISE, "gallery")] if pool_rows else []))
+    if run is not None:
         timings["embed_s"] += time.perf_counter() - t0
         say(f"embedding: {run.summary()}")
     for subset in subsets:
@@ -259,15 +262,8 @@ def evaluate(
     if not tables:
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     t0 = time.perf_counter()
-    per_query = pa.concat_tables(tables, promote_options="default")  # composed rows add columns
+    per_query, result = summarise_run(snapshot, pa.concat_tables(tables, promote_options="default"), settings)
     protocol = protocol_of(snapshot)
-    if protocol is not None:  # a legacy benchmark: its official recall@K beside the LookBench metrics
-        per_query = protocol_columns(protocol, snapshot, per_query, ks)
-    result = summarise_table(per_query, settings)
-    if protocol is not None and protocol.average_of:
-        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
-        if average:
-            result[0][AVERAGE] = average
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
     if windowed:
@@ -277,8 +273,8 @@ def evaluate(
             kept_queries=kept_queries,
             total_queries=total_queries,
         )
-    embedded_after = getattr(provider, "embedded_images", None)
-    if isinstance(embedded_before, int) and isinstance(embedded_after, int):
+    embedded_after = provider.embedded_images
+    if embedded_before is not None and embedded_after is not None:
         timings["embedded_images"] = embedded_after - embedded_before
     described = provider.describe()
     if embeddings.dim is not None:
@@ -324,13 +320,22 @@ def evaluate(
     return EvalOutput(result=output, per_query=per_query)
 
 
-def summarise_table(
-    per_query: pa.Table, settings: EvalSettings
-) -> tuple[
-    dict[str, dict[str, MetricValue]],
-    dict[str, dict[str, dict[str, CategoryValue]]],
-    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
-]:
+def summarise_run(snapshot: Snapshot, per_query: pa.Table, settings: EvalSettings) -> tuple[pa.Table, Summary]:
+    """The per-query table with the snapshot protocol's columns added (a legacy benchmark's official recall@K),
+    and the run's metrics, per-category means and breakdowns from it (its protocol's average included)."""
+    ks = tuple(sorted(set(settings.ks)))
+    protocol = protocol_of(snapshot)
+    if protocol is not None:
+        per_query = protocol_columns(protocol, snapshot, per_query, ks)
+    result = summarise_table(per_query, settings)
+    if protocol is not None and protocol.average_of:
+        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
+        if average:
+            result[0][AVERAGE] = average
+    return per_query, result
+
+
+def summarise_table(per_query: pa.Table, settings: EvalSettings) -> Summary:
     """Subset and overall estimates, per-category means and composed breakdowns, from a per-query table.
 
     Overall covers the image subsets; composed subsets have their own metrics and, when there are several,

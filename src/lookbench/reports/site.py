@@ -31,11 +31,12 @@ def build_site(
     published: bool = True,
     title: str = "LookBench leaderboard",
     scaling: Path | None = None,
+    verification: dict[Path, tuple[str, str]] | None = None,
     audits: list[Path] | None = None,
 ) -> Path:
     """Build the site into `out` (with a `lookbench scaling` study's section when given, and the source audits of
     the results' snapshots) and return index.html."""
-    data = build_site_data(paths, published=published)
+    data = build_site_data(paths, published=published, verification=verification)
     section = scaling_section(scaling) if scaling is not None else None
     shown = site_audits(paths, audits or [])
     page = render("leaderboard.html", data=data, title=title, scaling=section, audits=shown)
