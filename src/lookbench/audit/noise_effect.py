@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lookbench.audit.schema import NoiseEffect, WithAndWithout
-from lookbench.embeddings.provider import EmbeddingProvider
+from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase, Skipped
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
@@ -16,13 +16,28 @@ from lookbench.snapshot.reader import Snapshot
 FINE = "fine_recall@1"
 
 
-class ReusedEmbeddings:
-    """A provider that reads each split's embeddings from the wrapped one once (the audit asks for them thrice)."""
+class ReusedEmbeddings(ProviderBase):
+    """A provider that reads each split's embeddings from the wrapped one once (the audit asks for them thrice);
+    its skipped rows, card and sources are the wrapped provider's."""
 
     def __init__(self, inner: EmbeddingProvider) -> None:
         self.inner = inner
         self.spec = inner.spec
         self._memo: dict[tuple[str, str], np.ndarray] = {}
+
+    @property
+    def skipped(self) -> Skipped:  # type: ignore[override]
+        """The wrapped provider's skipped rows."""
+        return self.inner.skipped
+
+    @property
+    def card(self) -> dict[str, Any] | None:  # type: ignore[override]
+        """The wrapped provider's card."""
+        return self.inner.card
+
+    def source_of(self, subset: str, split: str) -> str | None:
+        """The wrapped provider's file for the split, if any."""
+        return self.inner.source_of(subset, split)
 
     def embed_split(self, snapshot: Snapshot, subset: str, split: str) -> np.ndarray:
         """The wrapped provider's array, fetched on first use."""
