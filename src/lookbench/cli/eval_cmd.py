@@ -33,7 +33,8 @@ from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, 
 from lookbench.results.schema import MetricValue
 from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, percent, scope_title, short_metric
 from lookbench.search.select import make_backend
-from lookbench.shards.executor import check_options, make_executor
+from lookbench.shards.executor import check_options
+from lookbench.shards.make import make_executor
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
@@ -59,7 +60,7 @@ def parse_ks(text: str) -> tuple[int, ...]:
 
 def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
     """The cut-offs of the snapshot's official protocol (a legacy benchmark), else LookBench's."""
-    from lookbench.legacy.protocols import protocol_of
+    from lookbench.results.protocols import protocol_of
 
     protocol = protocol_of(snapshot)
     return DEFAULT_KS if protocol is None else protocol.ks
@@ -75,12 +76,9 @@ def _default_snapshot() -> Snapshot:
 
 
 def _default_model() -> str:
-    from lookbench.models import registry
+    from lookbench.models.registry import DEFAULT_MODEL
 
-    default = getattr(registry, "DEFAULT_MODEL", None)
-    if default is None:
-        raise LookBenchError("no --model given and no default model is registered")
-    return str(default)
+    return DEFAULT_MODEL
 
 
 def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, intervals: bool) -> None:

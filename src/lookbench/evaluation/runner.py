@@ -20,13 +20,13 @@ from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
 from lookbench.evaluation.window import window_mask
-from lookbench.legacy.protocols import average_scope, protocol_columns, protocol_of
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
 from lookbench.metrics.scoring import score_task
 from lookbench.results.per_query import subset_values, task_table
+from lookbench.results.protocols import average_scope, protocol_columns, protocol_of
 from lookbench.results.schema import (
     BootstrapConfig,
     CategoryValue,
@@ -109,8 +109,7 @@ class _Embeddings:
         self._memo: dict[tuple[str, str], np.ndarray] = {}
 
     def skipped(self, subset: str, split: str) -> dict[int, str]:
-        table: dict[tuple[str, str], dict[int, str]] = getattr(self.provider, "skipped", {}) or {}
-        return table.get((subset, split), {})
+        return dict(self.provider.skipped.get((subset, split), {}))
 
     def get(self, subset: str, split: str) -> np.ndarray:
         key = (subset, split)
@@ -118,12 +117,12 @@ class _Embeddings:
             raw = np.asarray(self.provider.embed_split(self.snapshot, subset, split))
             rows = self.snapshot.num_rows(subset, split)
             where = f"{self.provider.spec} {subset}/{split}"
-            source = getattr(self.provider, "path", None)  # a file-backed provider names the file at fault
-            if callable(source):
-                where = f"{source(subset, split)} ({subset}/{split})"
+            source = self.provider.source_of(subset, split)  # a file-backed provider names the file at fault
+            if source is not None:
+                where = f"{source} ({subset}/{split})"
             # skipped rows hold zeros: they become a unit vector and the evaluator excludes them
             skipped = self.skipped(subset, split)
-            fresh = bool(getattr(self.provider, "returns_new_arrays", False))  # then normalise it where it is
+            fresh = self.provider.returns_new_arrays  # then normalise it where it is
             self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=skipped, in_place=fresh)
             del raw
             self.dim = self._memo[key].shape[1]
@@ -155,7 +154,7 @@ def evaluate(
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
     recall: dict[str, dict[str, float]] = {}
-    embedded_before = getattr(provider, "embedded_images", None)
+    embedded_before = provider.embedded_images
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
     skipped_report: dict[tuple[str, str, int], str] = {}
@@ -164,12 +163,10 @@ def evaluate(
     total_queries = kept_queries = 0
     pool_rows = noise_rows(snapshot, settings.noise)
     composition: dict[str, Any] = {}
-    prepare = getattr(provider, "prepare", None)
-    if callable(prepare):  # a sharded provider embeds every split it will be asked for at once, on its workers
-        say("embedding every split as shards")
-        t0 = time.perf_counter()
-        needed = [(s, sp) for s in subsets for sp in ("query", "gallery")]
-        run = prepare(snapshot, needed + ([(NOISE, "gallery")] if pool_rows else []))
+    t0 = time.perf_counter()  # a sharded provider embeds every split it will be asked for at once, on its workers
+    needed = [(s, sp) for s in subsets for sp in ("query", "gallery")]
+    run = provider.prepare(snapshot, needed + ([(NOISE, "gallery")] if pool_rows else []))
+    if run is not None:
         timings["embed_s"] += time.perf_counter() - t0
         say(f"embedding: {run.summary()}")
     for subset in subsets:
@@ -276,8 +273,8 @@ def evaluate(
             kept_queries=kept_queries,
             total_queries=total_queries,
         )
-    embedded_after = getattr(provider, "embedded_images", None)
-    if isinstance(embedded_before, int) and isinstance(embedded_after, int):
+    embedded_after = provider.embedded_images
+    if embedded_before is not None and embedded_after is not None:
         timings["embedded_images"] = embedded_after - embedded_before
     described = provider.describe()
     if embeddings.dim is not None:

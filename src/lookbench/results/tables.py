@@ -8,8 +8,8 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from lookbench.legacy.references import references_for
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
+from lookbench.results.references import references_for
 from lookbench.results.schema import MetricValue, ResultFile
 from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS, is_composed_subset
 

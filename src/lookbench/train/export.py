@@ -11,12 +11,11 @@ import torch
 
 from lookbench.atomic import atomic_path, write_text_atomic
 from lookbench.errors import TrainError
+from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.card import card_for_spec, find_card
 from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, TrainedModelInfo
-from lookbench.train.backbones import rebuild_backbone
 from lookbench.train.config import TrainConfig
 from lookbench.train.data import TrainingSet
-from lookbench.train.heads import EmbeddingHead, EmbeddingModel
 
 
 def base_card(spec: str) -> dict[str, Any] | None:
@@ -134,20 +133,6 @@ def card_markdown(info: TrainedModelInfo) -> str:
     for result in info.validation:
         lines.append(f"- Validation at step {result['step']} on {result['snapshot']}: {result['summary']}")
     return "\n".join(lines) + "\n"
-
-
-def load_embedding_model(folder: Path, info: TrainedModelInfo) -> EmbeddingModel:
-    """Rebuild the exported network and load its weights."""
-    from safetensors.torch import load_file
-
-    backbone = rebuild_backbone(info.architecture, folder, info.preprocess)
-    model = EmbeddingModel(backbone, EmbeddingHead(info.feature_dim, info.embedding_dim))
-    try:
-        model.load_state_dict(load_file(str(folder / WEIGHTS)))
-    except (RuntimeError, OSError) as exc:
-        raise TrainError(f"{folder / WEIGHTS}: does not fit the architecture in {MODEL_JSON} ({exc})") from exc
-    backbone.preprocess = info.preprocess
-    return model
 
 
 def export_onnx(folder: Path, model: EmbeddingModel) -> Path:

@@ -20,9 +20,9 @@ from lookbench.atomic import write_text_atomic
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import TrainError
 from lookbench.images import BadImageError, decode_image
+from lookbench.models.registry import create_backbone
 from lookbench.train import checkpoint as ckpt
 from lookbench.train.augment import Transform, evaluation_preprocess, resolved_backend, train_transform
-from lookbench.train.backbones import create_backbone
 from lookbench.train.config import TrainConfig
 from lookbench.train.data import (
     ImageRows,

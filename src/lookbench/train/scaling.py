@@ -245,9 +245,10 @@ def frozen_provider(backbone: str, options: Any) -> Any:
     import torch
 
     from lookbench.embeddings.model_provider import ModelEmbeddings
-    from lookbench.models.torch_base import TorchEncoder, pick_device
-    from lookbench.train.backbones import create_backbone
-    from lookbench.train.heads import EmbeddingHead, EmbeddingModel
+    from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
+    from lookbench.models.registry import create_backbone
+    from lookbench.models.torch_base import TorchEncoder
+    from lookbench.optional import pick_device
 
     network = create_backbone(backbone)
     model = EmbeddingModel(network, EmbeddingHead(network.feature_dim, None))
