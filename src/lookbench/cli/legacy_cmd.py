@@ -62,9 +62,9 @@ def import_command(
 @reports_errors
 def list_command() -> None:
     """The benchmarks `legacy import` reads, their protocols, licences and reference numbers."""
+    from lookbench.legacy.registry import DATASETS
     from lookbench.results.protocols import PROTOCOLS
     from lookbench.results.references import load_references
-    from lookbench.legacy.registry import DATASETS
 
     references = load_references()
     table = Table(title="legacy benchmarks")

@@ -20,7 +20,6 @@ from lookbench.errors import EmbeddingError
 from lookbench.hashing import sha256_digest
 from lookbench.snapshot.reader import Snapshot
 
-
 Reload = Callable[[str, EmbedOptions], EmbeddingProvider]
 """Loads a provider from its spec and options (the registry's `resolve_model`)."""
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from lookbench import __version__
 from lookbench.errors import DatasetImportError
 from lookbench.legacy.context import ImportContext, ImportOptions
-from lookbench.results.protocols import PROTOCOLS
 from lookbench.legacy.source import Distribution
 from lookbench.legacy.writer import PROVENANCE_COLUMNS, SnapshotWriter
+from lookbench.results.protocols import PROTOCOLS
 from lookbench.snapshot.card import DatasetCard, SubsetCard
 
 Importer = Callable[[ImportContext], dict[str, SubsetCard]]

@@ -159,10 +159,7 @@ def average_scope(
         replicates.append(totals / np.maximum(sizes, 1)[:, None])
         n += len(matrix)
     point = np.mean(points, axis=0)
-    if resamples:
-        low, high = percentile_interval(np.mean(replicates, axis=0), confidence)
-    else:
-        low, high = point, point
+    low, high = percentile_interval(np.mean(replicates, axis=0), confidence, point)
     return {
         name: MetricValue(value=float(point[j]), ci_low=float(low[j]), ci_high=float(high[j]), n=n)
         for j, name in enumerate(names)

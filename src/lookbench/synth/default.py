@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import date
 from pathlib import Path
 
 from lookbench.errors import SnapshotError
 from lookbench.synth.generate import MANIFEST, generate_snapshot
-from lookbench.synth.release import version_name
+from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, version_name
 from lookbench.synth.tasks import GENERATOR_VERSION
 
-DEFAULT_RELEASE = date(2026, 6, 1)
-DEFAULT_SEED = 0
-DEFAULT_SIZE = "small"
 CACHE_ENV = "LOOKBENCH_CACHE"
 
 
