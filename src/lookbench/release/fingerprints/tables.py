@@ -3,10 +3,10 @@
 Each table keeps its codes in a growable uint64 matrix (amortised O(1) `add`, nothing rebuilt on the next look-up).
 The `scan` tables search it in blocks (exact; transient memory bounded by `SCAN_BLOCK`, time linear in the
 entries). The `faiss` tables (faiss-cpu, part of the `release` extra) answer the same questions through faiss
-indexes and are exact too: the pHash tier through multi-index hashing (`IndexBinaryMultiHash`, 16 tables of 16
-bits: a hash within R bits agrees with the query to within R // 16 bits on at least one table, so probing every
-bucket within that many flips misses nothing), the window tier through faiss's exhaustive k-nearest search over
-every window code, whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
+indexes and are exact too: the pHash tier through faiss's exhaustive range search (`IndexBinaryFlat`: faster
+than faiss's multi-index hashing at every size measured, 10k-1M, and 40x faster when many entries are near the
+query; docs/benchmarks.md), the window tier through faiss's exhaustive k-nearest search over every window code,
+whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
 """
 
 from __future__ import annotations
@@ -24,10 +24,6 @@ Backend = Literal["faiss", "scan"]
 PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
 SCAN_BLOCK = 1024
 """Entries compared per step of a scan: bounds its transient memory (~1.3 KB per entry of a block, ~1.4 MB)."""
-HASH_TABLES = 16
-"""Multi-index hashing of the 256-bit pHash: 16 tables of 16 bits each."""
-MAX_FLIPS = 2
-"""Bits flipped per table when probing (137 buckets per table); a radius needing more is scanned instead."""
 
 
 def default_backend() -> Backend:
@@ -174,13 +170,13 @@ class ScanWindows:
 
 
 class FaissPhashes(ScanPhashes):
-    """The pHash table searched by multi-index hashing (exact for radii up to 16 * (MAX_FLIPS + 1) - 1 bits)."""
+    """The pHash table searched by faiss's exhaustive range search (exact at any radius)."""
 
     def __init__(self) -> None:
         import faiss
 
         super().__init__()
-        self._index = faiss.IndexBinaryMultiHash(64 * PHASH_WORDS, HASH_TABLES, 64 * PHASH_WORDS // HASH_TABLES)
+        self._index = faiss.IndexBinaryFlat(64 * PHASH_WORDS)
 
     def add(self, words: np.ndarray) -> None:
         """Append entries' pHashes."""
@@ -190,10 +186,8 @@ class FaissPhashes(ScanPhashes):
 
     def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
         """Entry numbers within `radius` bits of any query."""
-        flips = radius // HASH_TABLES
-        if flips > MAX_FLIPS or radius < 0:
-            return super().within(queries, radius)
-        self._index.nflip = flips
+        if radius < 0:
+            return np.zeros(0, dtype=np.int64)
         with one_thread():
             _, _, ids = self._index.range_search(as_bytes(queries), radius + 1)  # faiss keeps distances < radius
         return np.unique(ids)
