@@ -6,7 +6,6 @@ import typer
 
 from lookbench.cli import (
     annotate_cmd,
-    build_cmd,
     card_cmd,
     composed_cmd,
     contamination_cmd,
@@ -14,6 +13,7 @@ from lookbench.cli import (
     leaderboard_cmd,
     legacy_cmd,
     models_cmd,
+    release_cmd,
     report_cmd,
     scaling_cmd,
     snapshot_cmd,
@@ -51,7 +51,7 @@ snapshot_cmd.register(app)
 models_cmd.register(app)
 synth_cmd.register(app)
 taxonomy_cmd.register(app)
-build_cmd.register(app)
+release_cmd.register(app)
 annotate_cmd.register(app)
 contamination_cmd.register(app)
 leaderboard_cmd.register(app)
