@@ -190,7 +190,7 @@ def test_two_process_ddp_on_cpu_equals_one_process(snapshots: tuple[Path, Path],
 def weights_at_init(seed: int, backbone: str, feature_dim: int, dim: int) -> dict[str, np.ndarray]:
     """The exported model's weights before the first step: the trainer seeds torch, builds the backbone and then the
     embedding head, in that order, so re-building them under the same seed gives the run's initial weights."""
-    from lookbench.train.backbones import create_backbone
+    from lookbench.models.registry import create_backbone
 
     from lookbench.train.heads import EmbeddingHead, EmbeddingModel
 
