@@ -33,6 +33,7 @@ LAYERS: dict[str, int] = {
     "release": 12,
     "train": 13,
     "reports": 14,
+    "submissions": 14,
     "cli": 15,
 }
 CORE = {"snapshot", "embeddings", "models", "search", "metrics", "results", "evaluation"}

@@ -191,6 +191,7 @@ def weights_at_init(seed: int, backbone: str, feature_dim: int, dim: int) -> dic
     """The exported model's weights before the first step: the trainer seeds torch, builds the backbone and then the
     embedding head, in that order, so re-building them under the same seed gives the run's initial weights."""
     from lookbench.train.backbones import create_backbone
+
     from lookbench.train.heads import EmbeddingHead, EmbeddingModel
 
     torch.manual_seed(seed)

@@ -9,16 +9,16 @@ from pathlib import Path
 
 from lookbench.errors import SnapshotError
 from lookbench.synth.generate import MANIFEST, generate_snapshot
-from lookbench.synth.release import version_name
+from lookbench.synth.release import (
+    DEFAULT_RELEASE,
+    DEFAULT_SEED,
+    DEFAULT_SIZE,
+    VALIDATION_RELEASE,
+    VALIDATION_SEED,
+    version_name,
+)
 from lookbench.synth.tasks import GENERATOR_VERSION
 
-DEFAULT_RELEASE = date(2026, 6, 1)
-DEFAULT_SEED = 0
-DEFAULT_SIZE = "small"
-VALIDATION_RELEASE = date(2026, 5, 1)
-VALIDATION_SEED = 1
-"""The embedded validation snapshot: a release like the default (same size and generator) from another seed and
-date, so training can validate and choose without ever looking at the snapshot it reports."""
 CACHE_ENV = "LOOKBENCH_CACHE"
 
 

@@ -11,10 +11,9 @@ from datetime import date
 
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
-from lookbench.synth.default import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE
 from lookbench.synth.plan import plan_release
 from lookbench.synth.products import strict_labels
-from lookbench.synth.release import parse_release
+from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, parse_release
 from lookbench.taxonomy.designs import Labels, QueryDesigns, query_labels
 
 DEFAULT_EXCLUSION = ("default",)

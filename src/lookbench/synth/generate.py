@@ -23,9 +23,10 @@ from lookbench.errors import SnapshotError
 from lookbench.snapshot.schema import NOISE, TRAIN
 from lookbench.snapshot.writer import SplitWriter
 from lookbench.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
+from lookbench.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
 from lookbench.synth.parallel import available_cpus, ordered_map
 from lookbench.synth.plan import NOISE_CHUNK, NOISE_SHARD, NoiseBasis, ReleasePlan, plan_release
-from lookbench.synth.release import release_window, version_name
+from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, release_window, version_name
 from lookbench.synth.shots import FRAMES
 from lookbench.synth.street import SCENE_SIZE
 from lookbench.synth.studio import STUDIO_SIZE
@@ -216,9 +217,6 @@ def generate_snapshot(
     benchmark release), `validation` (the same, never the default snapshot's seed and date) or `train` (several
     views per product, clear of the designs of the evaluation releases `exclude_designs` names; default: the
     default snapshot's, see `synth.disjoint`)."""
-    from lookbench.synth.default import DEFAULT_RELEASE, DEFAULT_SEED
-    from lookbench.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
-
     if purpose not in PURPOSES:
         raise SnapshotError(f"unknown synth purpose {purpose!r}; known: {', '.join(PURPOSES)}")
     if purpose == "validation" and (seed, release) == (DEFAULT_SEED, DEFAULT_RELEASE):
