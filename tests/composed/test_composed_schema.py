@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from conftest import write_snapshot
 from lookbench.cli.main import app
 from lookbench.composed.derive import composed_table
-from lookbench.composed.schema import read_composed_queries
 from lookbench.errors import SnapshotError
+from lookbench.snapshot.composed import read_composed_queries
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.writer import rows_to_table, write_split
 

@@ -13,6 +13,7 @@ from lookbench.cli.common import console, reports_errors
 from lookbench.contamination.tables import flag_legend, flagged, windowed_results
 from lookbench.dates import parse_date
 from lookbench.errors import ResultError
+from lookbench.metrics.definitions import DISTRACTOR_METRIC
 from lookbench.results.compare import compare_results
 from lookbench.results.tables import (
     DEFAULT_TABLE_METRICS,
@@ -30,6 +31,9 @@ def tables_command(
     metrics: str = typer.Option(",".join(DEFAULT_TABLE_METRICS), "--metrics", help="Comma-separated metric keys."),
     out: Path | None = typer.Option(None, "--out", help="Folder for tables.md and tables.csv."),
     ci: bool = typer.Option(False, "--ci", help="Show 95% intervals in the printed tables."),
+    distractors: bool = typer.Option(
+        False, "--distractor-share", help=f"Add {DISTRACTOR_METRIC}: the share of queries whose top-1 is noise."
+    ),
     since: str | None = typer.Option(
         None, "--since", help="Recompute for queries first seen on or after this date; 'cutoff': after each card's."
     ),
@@ -38,9 +42,10 @@ def tables_command(
     """Leaderboard-style tables (percent, 2 decimals) from result files, with contamination flags."""
     start = None if since == "cutoff" else parse_date(since, "--since")
     loaded, flags = windowed_results(results, start, parse_date(until, "--until"), since_cutoff=since == "cutoff")
-    tables = [
-        flagged(t, flags) for t in build_tables(loaded, tuple(m.strip() for m in metrics.split(",") if m.strip()))
-    ]
+    wanted = [m.strip() for m in metrics.split(",") if m.strip()]
+    if distractors and DISTRACTOR_METRIC not in wanted:
+        wanted.append(DISTRACTOR_METRIC)
+    tables = [flagged(t, flags) for t in build_tables(loaded, tuple(wanted))]
     if not tables:
         raise ResultError("none of the requested metrics is in the result files")
     for t in tables:

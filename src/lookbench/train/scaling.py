@@ -171,8 +171,9 @@ def run_study(
     from lookbench.evaluation.runner import EvalSettings, evaluate
     from lookbench.models.registry import resolve_model
     from lookbench.results.io import save_run
-    from lookbench.train.data import open_location
+    from lookbench.train.data import open_location, refuse_reported_validation
 
+    refuse_reported_validation(base.data.validation, [study.evaluate.snapshot], "the study's evaluate.snapshot")
     snapshot = open_location(study.evaluate.snapshot)
     settings = EvalSettings(subsets=study.evaluate.subsets, resamples=study.evaluate.resamples)
     options = EmbedOptions(batch_size=study.evaluate.batch_size)
@@ -244,9 +245,10 @@ def frozen_provider(backbone: str, options: Any) -> Any:
     import torch
 
     from lookbench.embeddings.model_provider import ModelEmbeddings
-    from lookbench.models.torch_base import TorchEncoder, pick_device
-    from lookbench.train.backbones import create_backbone
-    from lookbench.train.heads import EmbeddingHead, EmbeddingModel
+    from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
+    from lookbench.models.registry import create_backbone
+    from lookbench.models.torch_base import TorchEncoder
+    from lookbench.optional import pick_device
 
     network = create_backbone(backbone)
     model = EmbeddingModel(network, EmbeddingHead(network.feature_dim, None))

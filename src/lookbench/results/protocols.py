@@ -75,6 +75,13 @@ PROTOCOLS: dict[str, Protocol] = {
             "average: the unweighted mean of the three categories",
             average_of=("composed_dress", "composed_shirt", "composed_toptee"),
         ),
+        Protocol(
+            "fashion-mnist",
+            "Fashion-MNIST class-level top-k accuracy",
+            (1, 5, 10),
+            "a gallery image (first 160 training images per class) of the query's class (first 40 test images per "
+            "class) in the top K; item_ID is the class, so Item, Coarse and Fine recall are class-level too",
+        ),
     )
 }
 

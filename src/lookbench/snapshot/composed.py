@@ -5,16 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
+from lookbench.snapshot.cells import list_cell, reading
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
-from lookbench.snapshot.reader import Snapshot, list_cell, reading
 from lookbench.taxonomy.loader import load_taxonomy
+
+if TYPE_CHECKING:
+    from lookbench.snapshot.reader import Snapshot
 
 CHANGE_TYPE = pa.struct([pa.field("group", pa.string()), pa.field("from", pa.string()), pa.field("to", pa.string())])
 COMPOSED_COLUMNS: dict[str, pa.DataType] = {
