@@ -147,7 +147,12 @@ def test_verify_catches_resealed_embeddings_of_the_wrong_shape(run: Run, tmp_pat
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
     assert code == 2
-    assert "embeddings/real_studio_flat/query.npy" in text or "embeddings: re-scoring failed" in text
+    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.embedding_dim" in text
+    np.save(query, np.load(query)[:-2, :])  # now two rows short, of the right dimension
+    reseal(bundle)
+    code, text = verify(bundle, run.snapshot)
+    assert code == 2
+    assert "query.npy: shape (10, 8)" in text and "field snapshot.subsets.real_studio_flat.queries" in text
 
 
 def test_verify_refuses_another_snapshot(run: Run, tmp_path: Path) -> None:
