@@ -154,6 +154,12 @@ def with_timings(timings: dict[str, float], name: str | None = None) -> Callable
     return edit
 
 
+def older_release(result: dict[str, Any]) -> None:
+    """An edit for `copy_run`: the same run as if scored on an earlier release (other id, other content)."""
+    result["snapshot"]["id"] = "v20251215"
+    result["snapshot"]["content_hash"] = "e" * 64
+
+
 FRESH = {"embed_s": 2.0, "embedded_images": 120.0}
 """Timings of a run that embedded 120 images in 2 s: 60 images/s."""
 CACHED = {"embed_s": 0.02, "embedded_images": 0.0}

@@ -15,9 +15,10 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.contamination.tables import load_with_per_query
+from lookbench.reports.encode import fine_at_1
 from lookbench.reports.images import ImageTable
 from lookbench.reports.report import build_report
-from lookbench.reports.retrieval import ACROSS, attribute_group, confusions, query_cards
+from lookbench.reports.retrieval import ACROSS, attribute_group, confusions, query_cards, select_samples
 from lookbench.snapshot import open_snapshot
 
 runner = CliRunner()
@@ -88,7 +89,7 @@ def test_confusions_are_grouped_by_attribute_group(synth_runs: tuple[Path, list[
     snapshot, paths = synth_runs
     _, per_query = load_with_per_query(paths[0])
     assert per_query is not None
-    found = confusions(open_snapshot(snapshot), _confused(snapshot, per_query), top=50, examples=2)
+    found = confusions(open_snapshot(snapshot), _confused(snapshot, per_query), top=50, examples=2, recurs=1)
     rows = [(group.name, c) for groups in found.values() for group in groups for c in group.rows]
     names = {name for name, _ in rows}
     assert "colour" in names and ACROSS in names  # red vs blue; white vs striped (colour vs pattern)
@@ -129,3 +130,38 @@ def test_report_snapshot_option_reads_a_moved_snapshot(synth_runs: tuple[Path, l
         app, ["report", str(moved_result), "-o", str(tmp_path / "r3"), "--snapshot", str(tmp_path / "no")]
     )
     assert r.exit_code == 2 and "the report needs the run's snapshot" in r.output.replace("\n", "")
+
+
+def test_only_recurring_confusions_are_listed(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    snapshot, paths = synth_runs
+    _, per_query = load_with_per_query(paths[0])
+    assert per_query is not None
+    confused = _confused(snapshot, per_query)
+    every = confusions(open_snapshot(snapshot), confused, top=50, recurs=1)
+    listed = confusions(open_snapshot(snapshot), confused, top=50)
+    counts = [c.count for groups in every.values() for g in groups for c in g.rows]
+    shown = [c.count for groups in listed.values() for g in groups for c in g.rows]
+    assert 1 in counts and sorted(shown) == sorted(n for n in counts if n >= 2)
+    single = confused.slice(0, 1)  # one query: nothing can recur
+    assert all(groups == [] for groups in confusions(open_snapshot(snapshot), single).values())
+
+
+def test_the_reader_switches_between_misses_hits_and_a_random_sample(
+    synth_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+    _, per_query = load_with_per_query(paths[2])
+    assert per_query is not None
+    fine = fine_at_1(per_query)
+    samples = select_samples(per_query, None, per_subset=6, per_category=2)
+    assert set(samples) == {"misses", "hits", "random"} and all(len(v) == 12 for v in samples.values())
+    assert fine[samples["misses"]].mean() < fine.mean() < fine[samples["hits"]].mean()
+    assert samples == select_samples(per_query, None, per_subset=6, per_category=2)  # seeded: the same sample
+    assert samples["random"] != samples["misses"] and samples["random"] != samples["hits"]
+    page = build_report(paths[2], tmp_path / "report", per_subset=6, per_category=2).read_text()
+    assert '<option value="hits">hits (12)</option>' in page and "drawn at random (seeded" in page
+    tags = re.findall(r'data-samples="([^"]*)"', page)
+    for name in ("misses", "hits", "random"):
+        assert sum(name in t.split() for t in tags) == 12
+    chosen = build_report(paths[2], tmp_path / "chosen", chosen=[("real_studio_flat", 0)]).read_text()
+    assert "Shown: the 1 queries asked for" in chosen and 'id="filter-sample"' not in chosen

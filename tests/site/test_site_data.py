@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.contamination.tables import load_with_per_query
+from lookbench.cores import cpu_model, usable_cores
 from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.models.card import load_cards
 from lookbench.reports.encode import first_ranks
@@ -201,3 +203,21 @@ def test_first_ranks_respect_slices() -> None:
     flags = pa.array([[False, True, False], [False, False, False], [True, False, True]])
     assert first_ranks(pa.chunked_array([flags.slice(1)]), 2).tolist() == [0, 1]
     assert first_ranks(pa.chunked_array([flags]), 3).tolist() == [2, 0, 1]
+
+
+def test_runs_record_the_machine_and_load_and_the_page_shows_them(
+    synth_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+    result = load_result(paths[0])
+    assert result.environment["cpu"] == cpu_model() and int(result.environment["cores"]) == usable_cores()
+    assert result.timings["load_start"] >= 0 and result.timings["load_end"] >= 0
+    shown = build_site_data(paths[:1])["runs"][0]["machine"]
+    assert shown.startswith(f"{cpu_model()} ({usable_cores()} cores), load ")
+
+    def older(data: dict[str, Any]) -> None:  # a 1.2 result file from before the machine was recorded
+        data["environment"] = {"python": "3.12.1"}
+        data["timings"] = {"embed_s": 1.0}
+
+    old = copy_run(paths[0], tmp_path / "old.json", older)
+    assert "machine not recorded" in build_site_data([old])["runs"][0]["machine"]

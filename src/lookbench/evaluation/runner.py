@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ import numpy as np
 import pyarrow as pa
 
 import lookbench
+from lookbench.cores import cpu_model, load_average, usable_cores
 from lookbench.dates import snapshot_date
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
@@ -74,7 +76,15 @@ class EvalOutput:
 
 
 def _environment() -> dict[str, str]:
-    env = {"python": platform.python_version(), "platform": platform.platform()}
+    env = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cores": str(usable_cores()),
+    }
+    torch = sys.modules.get("torch")  # only a torch model imports it; never imported here for the probe
+    if torch is not None and torch.cuda.is_available():
+        env["gpu"] = ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
     for package in ("numpy", "pyarrow", "pillow", "onnxruntime", "torch", "open_clip_torch", "timm", "transformers"):
         try:
             env[package] = metadata.version(package)
@@ -145,6 +155,9 @@ def evaluate(
         method = run_method(settings.compose, provider, snapshot, subsets)
     embeddings = _Embeddings(provider, snapshot)
     timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
+    load = load_average()
+    if load is not None:
+        timings["load_start"] = load
     recall: dict[str, dict[str, float]] = {}
     embedded_before = getattr(provider, "embedded_images", None)
     tables: list[pa.Table] = []
@@ -273,6 +286,9 @@ def evaluate(
             kept_queries=kept_queries,
             total_queries=total_queries,
         )
+    load = load_average()
+    if load is not None:
+        timings["load_end"] = load
     embedded_after = getattr(provider, "embedded_images", None)
     if isinstance(embedded_before, int) and isinstance(embedded_after, int):
         timings["embedded_images"] = embedded_after - embedded_before

@@ -20,7 +20,8 @@ class ImageModel(Protocol):
     """What a `python:` factory returns.
 
     `model_id` and `revision` name the model (change `revision` when the weights change: it keys the cache);
-    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata.
+    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata; an
+    optional `card` attribute (see CardedModel) is recorded as the model card (a `card` from `describe()` wins).
     """
 
     model_id: str
@@ -29,6 +30,14 @@ class ImageModel(Protocol):
     def embed(self, images: list[Image.Image]) -> np.ndarray:
         """Return a (len(images), dim) float array."""
         ...
+
+
+@runtime_checkable
+class CardedModel(Protocol):
+    """An ImageModel that declares its model card as a `card` attribute: a dict with `release_date`,
+    `training_cutoff`, `training_data`, `params`, `name` (recorded as the result's `model["card"]`)."""
+
+    card: dict[str, Any]
 
 
 class PythonEncoder:
@@ -50,7 +59,8 @@ class PythonEncoder:
     def describe(self) -> dict[str, Any]:
         """The factory and whatever the model describes about itself."""
         extra = self.model.describe() if hasattr(self.model, "describe") else {}
-        return {"kind": "python", "factory": self.target, **dict(extra)}
+        card = {"card": dict(self.model.card)} if isinstance(self.model, CardedModel) else {}
+        return {"kind": "python", "factory": self.target, **card, **dict(extra)}
 
 
 def load_python(argument: str) -> PythonEncoder:
@@ -73,4 +83,6 @@ def load_python(argument: str) -> PythonEncoder:
         raise EmbeddingError(
             f"python:{argument} returned {type(model).__name__}, which lacks model_id, revision or embed()"
         )
+    if isinstance(model, CardedModel) and not isinstance(model.card, dict):
+        raise EmbeddingError(f"python:{argument}: `card` must be a dict of card facts, got {type(model.card).__name__}")
     return PythonEncoder(model, argument)
