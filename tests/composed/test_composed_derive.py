@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 from lookbench.cli.main import app
 from lookbench.composed.derive import changes_between, derive_synth_composed
 from lookbench.composed.relevance import target_attributes
-from lookbench.composed.schema import Change, read_composed_queries
 from lookbench.composed.texts import modification_text
 from lookbench.errors import SnapshotError
 from lookbench.images import decode_image
+from lookbench.snapshot.composed import Change, read_composed_queries
 from lookbench.snapshot.manifest import MANIFEST_NAME, verify_manifest, write_manifest
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.synth.generate import generate_snapshot
@@ -134,8 +134,9 @@ def test_rendered_designs_are_exact_new_items_with_references_in_every_style(syn
         reference = queries.labels.item_id[row]
         styles |= {p.parent.name for p in synth.glob("*/query.parquet") if reference in _ids(p)}
         # the same design: its own catalogue shot differs from the re-rendered one, but not in every pixel
-        own = np.asarray(decode_image(catalogue[reference]["image"]["bytes"]).convert("RGB"), dtype=np.float32)
-        redrawn = np.asarray(decode_image(rendered[target]["image"]["bytes"]).convert("RGB"), dtype=np.float32)
+        # (shop photos come in several frames: compare both at one size)
+        own = np.asarray(decode_image(catalogue[reference]["image"]["bytes"]).convert("RGB").resize((64, 64)), "f4")
+        redrawn = np.asarray(decode_image(rendered[target]["image"]["bytes"]).convert("RGB").resize((64, 64)), "f4")
         assert np.abs(own - redrawn).mean() > 1.0
     assert styles == {"real_studio_flat", "aigen_studio", "real_streetlook", "aigen_streetlook"}
     again = derive_synth_composed(open_snapshot(synth), tmp_path / "again", validation=0.0, workers=2)

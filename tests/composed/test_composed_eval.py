@@ -14,12 +14,19 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.contamination.window import rewindow
+from lookbench.results.compare import compare_results
 from lookbench.results.io import load_with_per_query
 
 
 def _run(*args: str) -> Any:
     result = CliRunner().invoke(app, list(args))
     return result
+
+
+def _row(output: str, metric: str) -> list[str]:
+    """The cells of `metric`'s row in `lookbench compare`'s table."""
+    line = next(line for line in output.splitlines() if f" {metric} " in line)
+    return [cell.strip() for cell in line.strip("│ ").split("│")]
 
 
 def _eval(snap: Path, vectors: Path, out: Path, *extra: str) -> dict[str, Any]:
@@ -68,7 +75,9 @@ def test_image_only_returns_the_look_and_arithmetic_the_change(task: tuple[Path,
 
     compared = _run("compare", str(tmp_path / "arith.json"), str(tmp_path / "image.json"), "--metrics", "recall@1")
     assert compared.exit_code == 0, compared.output
-    assert "+100.00" in compared.output
+    _, _, (paired,) = compare_results(tmp_path / "arith.json", tmp_path / "image.json", ["recall@1"], 50)
+    assert paired.diff == pytest.approx(a["recall@1"]["value"] - m["recall@1"]["value"])  # 1.0: every query
+    assert paired.n == a["recall@1"]["n"] and _row(compared.output, "recall@1")[3] == f"{100 * paired.diff:+.2f}"
     tables = _run("tables", str(tmp_path / "arith.json"), str(tmp_path / "image.json"), "--metrics", "recall@1,map@5")
     assert tables.exit_code == 0 and "Composed" in tables.output and "vectors+arithmetic" in tables.output
 
@@ -84,8 +93,13 @@ def test_a_run_with_image_and_composed_subsets_keeps_overall_to_the_image_subset
     assert "recall@10" not in data["metrics"]["overall"] and "ndcg@5" not in data["metrics"]["composed"]
     table = pq.read_table(tmp_path / "both.per_query.parquet")
     assert table.num_rows == 6 and {"relevant", "ndcg@5", "map@10"} <= set(table.column_names)
-    compared = _run("compare", str(tmp_path / "both.json"), str(tmp_path / "both.json"), "--metrics", "map@10")
-    assert compared.exit_code == 0 and "  4 " in compared.output.replace("│", " ")
+    # the composed subset scores the same whether or not image subsets run beside it: paired difference 0 on its
+    # queries, and only they are paired for a composed-only metric
+    _, _, (paired,) = compare_results(tmp_path / "both.json", tmp_path / "image.json", ["map@10"], 50)
+    assert paired.diff == 0.0 and paired.n == data["metrics"]["composed"]["map@10"]["n"]
+    assert paired.mean_a == pytest.approx(data["metrics"]["composed"]["map@10"]["value"])
+    compared = _run("compare", str(tmp_path / "both.json"), str(tmp_path / "image.json"), "--metrics", "map@10")
+    assert compared.exit_code == 0 and _row(compared.output, "map@10")[-1] == str(paired.n)
     site = _run("leaderboard", str(tmp_path / "both.json"), "--out", str(tmp_path / "site"))
     assert site.exit_code == 0, site.output
     site = _run("leaderboard", str(tmp_path / "image.json"), "--out", str(tmp_path / "site2"))

@@ -15,8 +15,9 @@ import pyarrow as pa
 import pytest
 
 from lookbench.errors import LookBenchError
-from lookbench.shards.executor import Needs, Progress, ShardError, check_options, make_executor
+from lookbench.shards.executor import Needs, Progress, ShardError, check_options
 from lookbench.shards.local import LocalExecutor
+from lookbench.shards.make import make_executor
 from lookbench.shards.marker import read_marker, write_marker
 from lookbench.shards.plan import Shard, shard_ranges
 from lookbench.shards.table import Mapped, TableJob, map_items
@@ -236,7 +237,7 @@ def test_a_gpu_job_gets_one_worker_process_per_gpu_each_pinned_to_its_own(tmp_pa
 def test_ray_is_imported_only_by_the_ray_executor() -> None:
     code = (
         "import sys; import lookbench.cli.main, lookbench.embeddings.sharded, lookbench.release.pipeline; "
-        "from lookbench.shards.executor import make_executor; make_executor('local', 2).close(); "
+        "from lookbench.shards.make import make_executor; make_executor('local', 2).close(); "
         "print('ray' in sys.modules)"
     )
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -156,7 +156,9 @@ def test_eval_since_cutoff_reads_the_card(
                 "card": json.loads(self.root.joinpath("card.json").read_text()),
             }
 
-    monkeypatch.setitem(registry.SPEC_KINDS, "carded", lambda arg, _opts: Carded(arg))
+    monkeypatch.setitem(
+        registry.KINDS, "carded", registry.ModelKind("carded", lambda spec, _opts: Carded(spec.argument))
+    )
     emb = paths[0].parent.parent / "emb" / "sharp"
     (emb / "card.json").write_text(json.dumps({"training_cutoff": "2025-12-31"}))
     out = tmp_path / "cut.json"

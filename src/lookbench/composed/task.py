@@ -12,7 +12,6 @@ import pyarrow as pa
 
 from lookbench.composed.encoders import ComposedBatch, ComposedQueryEncoder, LabelledItems
 from lookbench.composed.relevance import ComposedRelevance
-from lookbench.composed.schema import ComposedQueries, read_composed_queries
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.metrics.composed import composed_values
 from lookbench.metrics.definitions import FineRule, metric_name
@@ -21,6 +20,7 @@ from lookbench.metrics.ranking import recall_at
 from lookbench.metrics.scoring import TaskScores
 from lookbench.results.per_query import task_table
 from lookbench.search.backend import MAX_K, Corpus, CorpusLike, SearchBackend, SearchResult
+from lookbench.snapshot.composed import ComposedQueries, read_composed_queries
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset

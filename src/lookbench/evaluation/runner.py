@@ -20,14 +20,15 @@ from lookbench.dates import snapshot_date
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
 from lookbench.evaluation.window import window_mask
-from lookbench.legacy.protocols import average_scope, protocol_columns, protocol_of
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
 from lookbench.metrics.scoring import score_task
 from lookbench.results.per_query import subset_values, task_table
+from lookbench.results.protocols import average_scope, protocol_columns, protocol_of
 from lookbench.results.schema import (
     BootstrapConfig,
     CategoryValue,
@@ -46,6 +47,12 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
 Progress = Callable[[str], None]
+Summary = tuple[
+    dict[str, dict[str, MetricValue]],
+    dict[str, dict[str, dict[str, CategoryValue]]],
+    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
+]
+"""A run's metrics, per-category means and composed breakdowns (the `ResultFile` fields of the same names)."""
 
 
 @dataclass
@@ -65,6 +72,8 @@ class EvalSettings:
     """Queries per subset (at most) searched exactly to measure an approximate backend's recall."""
     compose: str = "auto"
     """How composed subsets' queries are embedded (see `lookbench.composed.methods.METHODS`)."""
+    noise: NoisePool = NoisePool.ALL
+    """Search each subset with the shared noise pool (`all`) or against its gallery alone (`none`)."""
 
 
 @dataclass
@@ -110,8 +119,7 @@ class _Embeddings:
         self._memo: dict[tuple[str, str], np.ndarray] = {}
 
     def skipped(self, subset: str, split: str) -> dict[int, str]:
-        table: dict[tuple[str, str], dict[int, str]] = getattr(self.provider, "skipped", {}) or {}
-        return table.get((subset, split), {})
+        return dict(self.provider.skipped.get((subset, split), {}))
 
     def get(self, subset: str, split: str) -> np.ndarray:
         key = (subset, split)
@@ -119,12 +127,12 @@ class _Embeddings:
             raw = np.asarray(self.provider.embed_split(self.snapshot, subset, split))
             rows = self.snapshot.num_rows(subset, split)
             where = f"{self.provider.spec} {subset}/{split}"
-            source = getattr(self.provider, "path", None)  # a file-backed provider names the file at fault
-            if callable(source):
-                where = f"{source(subset, split)} ({subset}/{split})"
+            source = self.provider.source_of(subset, split)  # a file-backed provider names the file at fault
+            if source is not None:
+                where = f"{source} ({subset}/{split})"
             # skipped rows hold zeros: they become a unit vector and the evaluator excludes them
             skipped = self.skipped(subset, split)
-            fresh = bool(getattr(self.provider, "returns_new_arrays", False))  # then normalise it where it is
+            fresh = self.provider.returns_new_arrays  # then normalise it where it is
             self._memo[key] = check_embeddings(raw, rows, where, self.dim, ignore_rows=skipped, in_place=fresh)
             del raw
             self.dim = self._memo[key].shape[1]
@@ -159,21 +167,19 @@ def evaluate(
     if load is not None:
         timings["load_start"] = load
     recall: dict[str, dict[str, float]] = {}
-    embedded_before = getattr(provider, "embedded_images", None)
+    embedded_before = provider.embedded_images
     tables: list[pa.Table] = []
     infos: dict[str, SubsetInfo] = {}
     skipped_report: dict[tuple[str, str, int], str] = {}
     windowed = settings.since is not None or settings.until is not None
     fallback_date = snapshot_date(snapshot.snapshot_id) if windowed else None
     total_queries = kept_queries = 0
-    noise_rows = snapshot.num_rows(NOISE, "gallery") if snapshot.has_noise else 0
+    pool_rows = noise_rows(snapshot, settings.noise)
     composition: dict[str, Any] = {}
-    prepare = getattr(provider, "prepare", None)
-    if callable(prepare):  # a sharded provider embeds every split it will be asked for at once, on its workers
-        say("embedding every split as shards")
-        t0 = time.perf_counter()
-        needed = [(s, sp) for s in subsets for sp in ("query", "gallery")]
-        run = prepare(snapshot, needed + ([(NOISE, "gallery")] if noise_rows else []))
+    t0 = time.perf_counter()  # a sharded provider embeds every split it will be asked for at once, on its workers
+    needed = [(s, sp) for s in subsets for sp in ("query", "gallery")]
+    run = provider.prepare(snapshot, needed + ([(NOISE, "gallery")] if pool_rows else []))
+    if run is not None:
         timings["embed_s"] += time.perf_counter() - t0
         say(f"embedding: {run.summary()}")
     for subset in subsets:
@@ -181,15 +187,16 @@ def evaluate(
         t0 = time.perf_counter()
         q_emb = embeddings.get(subset, "query")
         corpus = [embeddings.get(subset, "gallery")]
-        if noise_rows:
+        if pool_rows:
             corpus.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
         timings["embed_s"] += time.perf_counter() - t0
 
         queries = snapshot.labels(subset, "query")
-        corpus_labels = snapshot.corpus_labels(subset)
+        task_labels = corpus_labels(snapshot, subset, settings.noise)
         gallery_rows = snapshot.num_rows(subset, "gallery")
-        excluded = np.zeros(len(corpus_labels), dtype=bool)
-        for source, offset in ((subset, 0), (NOISE, gallery_rows)):
+        excluded = np.zeros(len(task_labels), dtype=bool)
+        sources = [(subset, 0)] + ([(NOISE, gallery_rows)] if pool_rows else [])
+        for source, offset in sources:
             for row, error in embeddings.skipped(source, "gallery").items():
                 excluded[offset + row] = True
                 skipped_report[(source, "gallery", row)] = error
@@ -206,7 +213,7 @@ def evaluate(
         infos[subset] = SubsetInfo(
             queries=len(rows),
             gallery=gallery_rows,
-            corpus=len(corpus_labels),
+            corpus=len(task_labels),
             skipped_queries=len(q_skipped),
             skipped_corpus=int(excluded.sum()),
         )
@@ -218,14 +225,14 @@ def evaluate(
             from lookbench.composed.methods import make_encoder
             from lookbench.composed.task import ComposedTask, score_composed
 
-            say(f"{subset}: composing and searching {len(rows)} queries over {len(corpus_labels)} items")
+            say(f"{subset}: composing and searching {len(rows)} queries over {len(task_labels)} items")
             t0 = time.perf_counter()
             task = ComposedTask(
                 snapshot,
                 subset,
                 embeddings,
                 corpus,
-                corpus_labels,
+                task_labels,
                 gallery_rows,
                 excluded,
                 settings.backend,
@@ -237,7 +244,7 @@ def evaluate(
             timings["search_s"] += time.perf_counter() - t0
             continue
 
-        say(f"{subset}: searching {len(rows)} queries over {len(corpus_labels)} items")
+        say(f"{subset}: searching {len(rows)} queries over {len(task_labels)} items")
         t0 = time.perf_counter()
         exclude = excluded if excluded.any() else None
         found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=exclude)
@@ -249,7 +256,7 @@ def evaluate(
 
         t0 = time.perf_counter()
         kept = queries.take(rows)
-        relevance = Relevance.build(kept, corpus_labels, gallery_rows, excluded)
+        relevance = Relevance.build(kept, task_labels, gallery_rows, excluded)
         scores = score_task(relevance, found.indices, ks, settings.fine_rule)
         tables.append(
             task_table(
@@ -259,7 +266,7 @@ def evaluate(
                 cluster_ids(kept.outfit_key),
                 found.indices,
                 found.scores,
-                corpus_labels.item_id,
+                task_labels.item_id,
                 scores,
             )
         )
@@ -268,15 +275,8 @@ def evaluate(
     if not tables:
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     t0 = time.perf_counter()
-    per_query = pa.concat_tables(tables, promote_options="default")  # composed rows add columns
+    per_query, result = summarise_run(snapshot, pa.concat_tables(tables, promote_options="default"), settings)
     protocol = protocol_of(snapshot)
-    if protocol is not None:  # a legacy benchmark: its official recall@K beside the LookBench metrics
-        per_query = protocol_columns(protocol, snapshot, per_query, ks)
-    result = summarise_table(per_query, settings)
-    if protocol is not None and protocol.average_of:
-        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
-        if average:
-            result[0][AVERAGE] = average
     timings["metrics_s"] += time.perf_counter() - t0
     window = None
     if windowed:
@@ -289,8 +289,8 @@ def evaluate(
     load = load_average()
     if load is not None:
         timings["load_end"] = load
-    embedded_after = getattr(provider, "embedded_images", None)
-    if isinstance(embedded_before, int) and isinstance(embedded_after, int):
+    embedded_after = provider.embedded_images
+    if embedded_before is not None and embedded_after is not None:
         timings["embedded_images"] = embedded_after - embedded_before
     described = provider.describe()
     if embeddings.dim is not None:
@@ -307,7 +307,7 @@ def evaluate(
             id=snapshot.snapshot_id,
             location=snapshot.location,
             content_hash=snapshot.content_hash,
-            noise_rows=noise_rows,
+            noise_rows=pool_rows,
             subsets=infos,
         ),
         model=described,
@@ -323,6 +323,7 @@ def evaluate(
             bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
             window=window,
             protocol=None if protocol is None else protocol.name,
+            noise=settings.noise.value,
         ),
         environment=_environment(),
         metrics=result[0],
@@ -335,13 +336,22 @@ def evaluate(
     return EvalOutput(result=output, per_query=per_query)
 
 
-def summarise_table(
-    per_query: pa.Table, settings: EvalSettings
-) -> tuple[
-    dict[str, dict[str, MetricValue]],
-    dict[str, dict[str, dict[str, CategoryValue]]],
-    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
-]:
+def summarise_run(snapshot: Snapshot, per_query: pa.Table, settings: EvalSettings) -> tuple[pa.Table, Summary]:
+    """The per-query table with the snapshot protocol's columns added (a legacy benchmark's official recall@K),
+    and the run's metrics, per-category means and breakdowns from it (its protocol's average included)."""
+    ks = tuple(sorted(set(settings.ks)))
+    protocol = protocol_of(snapshot)
+    if protocol is not None:
+        per_query = protocol_columns(protocol, snapshot, per_query, ks)
+    result = summarise_table(per_query, settings)
+    if protocol is not None and protocol.average_of:
+        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
+        if average:
+            result[0][AVERAGE] = average
+    return per_query, result
+
+
+def summarise_table(per_query: pa.Table, settings: EvalSettings) -> Summary:
     """Subset and overall estimates, per-category means and composed breakdowns, from a per-query table.
 
     Overall covers the image subsets; composed subsets have their own metrics and, when there are several,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from lookbench.atomic import write_text_atomic
 from lookbench.contamination.assess import assess
 from lookbench.contamination.tables import load_with_per_query
@@ -17,6 +19,7 @@ from lookbench.reports.retrieval import ACROSS, RECURS, SAMPLES, confusions, que
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import ordered_scopes
 from lookbench.snapshot import open_snapshot
+from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import SUBSET_TITLES, is_composed_subset
 
 IMAGE_SUMMARY = ("fine_recall@1", "coarse_recall@1", "ndcg@5")
@@ -48,6 +51,24 @@ def summaries(result: ResultFile) -> list[Summary]:
     return out
 
 
+def _check_rows_exist(snapshot: Snapshot, per_query: pa.Table, location: str) -> None:
+    """A changed snapshot must still hold every query and ranked row the run names, or the page would lie."""
+    subsets = per_query["subset"].to_pylist()
+    for subset in dict.fromkeys(subsets):
+        part = per_query.filter(pa.array([s == subset for s in subsets]))
+        wanted = max(part["query_row"].to_pylist(), default=-1)
+        ranked = max((r for rows in part["topk_rows"].to_pylist() for r in rows or ()), default=-1)
+        try:
+            queries, corpus = snapshot.num_rows(subset, "query"), len(snapshot.corpus_labels(subset))
+        except SnapshotError as exc:
+            raise SnapshotError(f"--snapshot {location}: not the evaluated snapshot ({exc})") from exc
+        if wanted >= queries or ranked >= corpus:
+            raise SnapshotError(
+                f"--snapshot {location}: {subset} has {queries} query and {corpus} corpus rows, the run names query "
+                f"row {wanted} and corpus row {ranked}: not the evaluated snapshot (its content hash differs)"
+            )
+
+
 def build_report(
     result_path: Path,
     out: Path,
@@ -73,6 +94,8 @@ def build_report(
     note = None
     if snapshot.content_hash != result.snapshot.content_hash:
         note = f"the snapshot at {location} differs from the one evaluated (content hash changed)"
+    if note is not None:
+        _check_rows_exist(snapshot, per_query, location)
     found = confusions(snapshot, per_query)
     samples = select_samples(per_query, chosen, per_subset, per_category)
     rows = [i for members in samples.values() for i in members]

@@ -9,10 +9,10 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench.composed.relevance import target_attributes
-from lookbench.composed.schema import Change, ComposedQueries, read_composed_queries
 from lookbench.errors import ResultError
 from lookbench.reports.encode import fine_at_1
 from lookbench.reports.images import ImageTable, thumbnails
+from lookbench.snapshot.composed import Change, ComposedQueries, read_composed_queries
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES, is_composed_subset

@@ -21,13 +21,12 @@ def _human(title: str, keys: tuple[str, ...]) -> str:
 
 def scaling_section(path: Path) -> dict[str, Any]:
     """Header, rows and the inlined plot of a study: `path` is its `scaling.json` or the study folder."""
-    from lookbench.train.scaling import HEADLINE, CellResult
+    from lookbench.train.scaling import HEADLINE, parse_cell_results
     from lookbench.train.scaling_report import table_header, table_rows
 
     raw = path / "scaling.json" if path.is_dir() else path
     try:
-        records = json.loads(raw.read_text(encoding="utf-8"))
-        results = [CellResult(**record) for record in records]
+        results = parse_cell_results(json.loads(raw.read_text(encoding="utf-8")), str(raw))
     except FileNotFoundError as exc:
         raise LookBenchError(f"--scaling {path}: no scaling.json (run `lookbench scaling` first)") from exc
     except (OSError, UnicodeDecodeError, ValueError, TypeError) as exc:

@@ -65,9 +65,10 @@ def cutoff_split(runs: list[LoadedRun], bound: dt.date) -> CutoffSplit | str:
     outfits = np.asarray(clusters, dtype=object)
     reps = _side(v[late], list(outfits[late]), boot.seed, "after", boot.resamples)
     reps = reps - _side(v[~late], list(outfits[~late]), boot.seed, "before", boot.resamples)
-    low, high = percentile_interval(reps[:, None], boot.confidence)
+    diff = float(v[late].mean() - v[~late].mean())
+    low, high = percentile_interval(reps[:, None], boot.confidence, np.array([diff]))
     return CutoffSplit(
-        diff=float(v[late].mean() - v[~late].mean()),
+        diff=diff,
         ci_low=float(low[0]),
         ci_high=float(high[0]),
         p_value=float(two_sided_p(reps[:, None])[0]),

@@ -17,9 +17,10 @@ def build_site(
     published: bool = True,
     title: str = "LookBench leaderboard",
     scaling: Path | None = None,
+    verification: dict[Path, tuple[str, str]] | None = None,
 ) -> Path:
     """Build the site into `out` (with a `lookbench scaling` study's section when given) and return index.html."""
-    data = build_site_data(paths, published=published)
+    data = build_site_data(paths, published=published, verification=verification)
     section = scaling_section(scaling) if scaling is not None else None
     page = render("leaderboard.html", data=data, title=title, scaling=section)
     write_text_atomic(out / "index.html", page)

@@ -103,7 +103,13 @@ class SnapshotFacts:
         return cls(main_attributes(snapshot, present), snapshot_sources(snapshot))
 
 
-def _run_entry(run: LoadedRun, facts: SnapshotFacts, group: int, vocabs: tuple[Vocab, Vocab, Vocab]) -> dict[str, Any]:
+def _run_entry(
+    run: LoadedRun,
+    facts: SnapshotFacts,
+    group: int,
+    vocabs: tuple[Vocab, Vocab, Vocab],
+    checked: tuple[str, str] | None = None,
+) -> dict[str, Any]:
     result = run.result
     card = CardFacts.of_model(result.model)
     flags = assess(result, run.per_query, facts.sources)
@@ -130,6 +136,7 @@ def _run_entry(run: LoadedRun, facts: SnapshotFacts, group: int, vocabs: tuple[V
         "throughputNote": throughput_note,
         "machine": machine_text(result),
         "flags": [f.to_dict() for f in flags],
+        "verification": None if checked is None else {"status": checked[0], "note": checked[1]},
         "staticFlags": [f.to_dict() for f in flags if f.kind != "date"],
         "window": None if window is None else window.model_dump(),
         "boot": result.config.bootstrap.model_dump(),
@@ -138,8 +145,11 @@ def _run_entry(run: LoadedRun, facts: SnapshotFacts, group: int, vocabs: tuple[V
     }
 
 
-def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]:
-    """Runs, per-query arrays, default tie groups, flags and published numbers for the page."""
+def build_site_data(
+    paths: list[Path], published: bool = True, verification: dict[Path, tuple[str, str]] | None = None
+) -> dict[str, Any]:
+    """Runs, per-query arrays, default tie groups, flags and published numbers for the page; `verification` maps a
+    result path to its submission status and note (results-repository rows)."""
     runs = load_runs(paths)
     subsets, categories, attributes = Vocab(), Vocab(), Vocab()
     for name in SUBSETS:
@@ -153,7 +163,8 @@ def build_site_data(paths: list[Path], published: bool = True) -> dict[str, Any]
             snapshots[location] = SnapshotFacts.read(location)
         facts = snapshots[location]
         group = hashes.setdefault(run.result.snapshot.content_hash, len(hashes))
-        entries.append(_run_entry(run, facts, group, (subsets, categories, attributes)))
+        checked = (verification or {}).get(run.path)
+        entries.append(_run_entry(run, facts, group, (subsets, categories, attributes), checked))
     shared = share_query_columns([entry["q"] for entry in entries])
     shown = {s for r in runs for s in r.per_query["subset"].to_pylist()} | {OVERALL, COMPOSED_OVERALL}
     scopes = [s for s in ordered_scopes(s for r in runs for s in r.result.metrics) if s in shown]  # no `average`

@@ -85,7 +85,7 @@ class PairTester:
         sums = ClusterSums.of(values_a - values_b, clusters)
         totals, sizes = replicate_totals(self._draws(scope, len(sums.sizes)), sums)
         reps = totals / np.maximum(sizes, 1)[:, None]
-        low, high = percentile_interval(reps, TIE_CONFIDENCE)
+        low, high = percentile_interval(reps, TIE_CONFIDENCE, (values_a - values_b).mean(axis=0))
         p = two_sided_p(reps)
         return {
             m: PairedTest(

@@ -23,13 +23,14 @@ from lookbench.errors import SnapshotError
 from lookbench.snapshot.schema import NOISE, TRAIN
 from lookbench.snapshot.writer import SplitWriter
 from lookbench.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
+from lookbench.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
 from lookbench.synth.parallel import available_cpus, ordered_map
-from lookbench.synth.plan import NOISE_CHUNK, NOISE_SHARD, ReleasePlan, plan_release
-from lookbench.synth.products import LabelCover
-from lookbench.synth.release import release_window, version_name
+from lookbench.synth.plan import NOISE_CHUNK, NOISE_SHARD, NoiseBasis, ReleasePlan, plan_release
+from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, release_window, version_name
+from lookbench.synth.shots import FRAMES
 from lookbench.synth.street import SCENE_SIZE
 from lookbench.synth.studio import STUDIO_SIZE
-from lookbench.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, RenderTask, run_task, set_cover
+from lookbench.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, RenderTask, run_task, set_noise_basis
 from lookbench.synth.training import TrainingPlan, plan_training
 
 MANIFEST = "synth_manifest.json"
@@ -41,8 +42,10 @@ INLINE_BELOW = 400
 """Releases with fewer images render in this process by default (starting workers would take longer)."""
 
 Progress = Callable[[str], None]
-PURPOSES = ("eval", "train")
-"""`eval`: a benchmark release (queries, galleries, noise); `train`: `train` splits of several views per product."""
+PURPOSES = ("eval", "validation", "train")
+"""`eval`: a benchmark release (queries, galleries, noise); `validation`: the same kind of release, named as one and
+never with the default snapshot's seed and date (what `lookbench train` validates and chooses on); `train`: `train`
+splits of several views per product."""
 
 
 @dataclass(frozen=True)
@@ -77,8 +80,8 @@ def is_written(path: Path, rows: int) -> bool:
 
 
 def snapshot_name(release: date, size: str, seed: int) -> str:
-    """The snapshot's name, distinct per release, size and seed: `v20260601-synth-small-seed0`."""
-    return f"{version_name(release)}-synth-{size}-seed{seed}"
+    """The snapshot's name, distinct per release, renderer, size and seed: `v20260601-synth-3-small-seed0`."""
+    return f"{version_name(release)}-{GENERATOR_VERSION}-{size}-seed{seed}"
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[tuple[Any, ...]]:
@@ -132,19 +135,26 @@ def training_file_jobs(plan: TrainingPlan) -> list[FileJob]:
     ]
 
 
-def manifest(plan: ReleasePlan | TrainingPlan, jobs: list[FileJob]) -> dict[str, Any]:
-    """What produced the snapshot, its name, purpose, files and row counts."""
+def manifest(
+    plan: ReleasePlan | TrainingPlan, jobs: list[FileJob], purpose: str = "eval", excluded: list[str] | None = None
+) -> dict[str, Any]:
+    """What produced the snapshot, its name, purpose, files and row counts (and a training release's exclusions)."""
     start, end = release_window(plan.release)
     training = isinstance(plan, TrainingPlan)
+    extra: dict[str, Any] = {}
+    if isinstance(plan, TrainingPlan):
+        extra = {"excluded_designs": excluded or [], "redrawn_products": plan.redrawn}
     return {
+        **extra,
         "generator": GENERATOR_VERSION,
-        "name": snapshot_name(plan.release, plan.size, plan.seed) + ("-train" if training else ""),
-        "purpose": "train" if training else "eval",
+        "name": snapshot_name(plan.release, plan.size, plan.seed) + ("" if purpose == "eval" else f"-{purpose}"),
+        "purpose": purpose,
         "seed": plan.seed,
         "release": plan.release.isoformat(),
         "size": plan.size,
         "window": [start.isoformat(), end.isoformat()],
         "image_size": STUDIO_SIZE,
+        "shop_frames": [list(frame) for frame in FRAMES],
         "scene_size": list(SCENE_SIZE),
         "gallery_categories": list(GALLERY_CATEGORIES),
         "noise_only_categories": [] if training else list(NOISE_ONLY),
@@ -167,13 +177,13 @@ def render_files(
 ) -> list[FileJob]:
     """Render every file of the plan not yet in `folder`; rows stream to parquet in task order."""
     jobs = training_file_jobs(plan) if isinstance(plan, TrainingPlan) else file_jobs(plan)
-    cover = plan.cover if isinstance(plan, ReleasePlan) else LabelCover()
+    basis = plan.basis if isinstance(plan, ReleasePlan) else NoiseBasis()
     todo = [job for job in jobs if not is_written(folder / job.path, job.rows)]
     say = progress or (lambda _msg: None)
     if len(todo) < len(jobs):
         say(f"resuming: {len(jobs) - len(todo)} of {len(jobs)} files already written")
     tasks = [t for job in todo for t in job.tasks]
-    results = ordered_map(run_task, tasks, workers, initializer=set_cover, initargs=(cover,))
+    results = ordered_map(run_task, tasks, workers, initializer=set_noise_basis, initargs=(basis,))
     try:
         for job in todo:
             writer = SplitWriter(folder / job.path, SCHEMAS[job.kind])
@@ -200,25 +210,40 @@ def generate_snapshot(
     workers: int | None = None,
     progress: Progress | None = None,
     purpose: str = "eval",
+    exclude_designs: list[str] | None = None,
 ) -> Path:
     """Generate `out/vYYYYMMDD` with `workers` processes (default: one per CPU, inline for tiny releases),
     resuming an interrupted run; return it. Any number of workers gives the same bytes. `purpose` is `eval` (a
-    benchmark release) or `train` (several views per product, disjoint from every evaluation release)."""
+    benchmark release), `validation` (the same, never the default snapshot's seed and date) or `train` (several
+    views per product, clear of the designs of the evaluation releases `exclude_designs` names; default: the
+    default snapshot's, see `synth.disjoint`)."""
     if purpose not in PURPOSES:
         raise SnapshotError(f"unknown synth purpose {purpose!r}; known: {', '.join(PURPOSES)}")
+    if purpose == "validation" and (seed, release) == (DEFAULT_SEED, DEFAULT_RELEASE):
+        raise SnapshotError(
+            f"a validation release with the default snapshot's seed {seed} and date {release} would be the default "
+            "snapshot itself; pick another seed and date (e.g. --seed 1 --release 2026-05-01)"
+        )
     target = Path(out) / version_name(release)
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
-    plan = plan_training(seed, release, size) if purpose == "train" else plan_release(seed, release, size)
+    excluded = list(DEFAULT_EXCLUSION if exclude_designs is None else exclude_designs)
+    plan: ReleasePlan | TrainingPlan
+    if purpose == "train":
+        plan = plan_training(seed, release, size, excluded_designs(excluded))
+    else:
+        plan = plan_release(seed, release, size)
     images = plan.total_images() if isinstance(plan, TrainingPlan) else plan.preset.total_images()
-    tag = f"{GENERATOR_VERSION}-{size}-seed{seed}" + ("-train" if purpose == "train" else "")
+    tag = f"{GENERATOR_VERSION}-{size}-seed{seed}" + (f"-train-{exclusion_key(excluded)}" if purpose == "train" else "")
     work = target.with_name(f".{target.name}.{tag}.partial")
     if workers is None:
         workers = 1 if images < INLINE_BELOW else available_cpus()
     try:
         work.mkdir(parents=True, exist_ok=True)
         jobs = render_files(plan, work, workers, progress)
-        write_text_atomic(work / MANIFEST, json.dumps(manifest(plan, jobs), indent=2, sort_keys=True) + "\n")
+        write_text_atomic(
+            work / MANIFEST, json.dumps(manifest(plan, jobs, purpose, excluded), indent=2, sort_keys=True) + "\n"
+        )
         _make_readable(work)
         if target.exists() and overwrite:
             old = target.with_name(f".{target.name}.old-{os.getpid()}")

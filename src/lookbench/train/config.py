@@ -14,6 +14,9 @@ from lookbench.yamlfile import load_yaml, parse_yaml
 
 DEFAULT_SNAPSHOT = "default"
 """Names the embedded default snapshot (LookBench-Synth `small`) wherever a snapshot location is expected."""
+VALIDATION_SNAPSHOT = "validation"
+"""Names the embedded validation snapshot: a Synth release of the default's size with another seed and date
+(`lookbench synth --purpose validation`), generated on first use; what a run validates on unless told otherwise."""
 
 
 class _Strict(BaseModel):
@@ -43,8 +46,11 @@ class TrainData(_Strict):
 class Validation(_Strict):
     """Evaluation on a validation snapshot every N steps, through the code of `lookbench eval`."""
 
-    snapshot: str = DEFAULT_SNAPSHOT
+    snapshot: str = VALIDATION_SNAPSHOT
     subsets: list[str] | None = None
+    allow_evaluation_snapshot: bool = False
+    """Validating on a snapshot the run is reported on (`guard.against`, a scaling study's `evaluate`) is tuning on
+    the test set; it is refused unless this is true."""
     every_steps: int = Field(default=0, ge=0)
     """0: only once, after the last step."""
     resamples: int = Field(default=200, ge=0)
@@ -76,6 +82,22 @@ class Data(_Strict):
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, dict) else value
+
+    @model_validator(mode="after")
+    def _validation_is_not_the_test(self) -> Data:
+        found = self.validation
+        if found is not None and not found.allow_evaluation_snapshot and found.snapshot in self.guard.against:
+            raise ValueError(reported_validation_message(found.snapshot, "data.guard.against"))
+        return self
+
+
+def reported_validation_message(snapshot: str, where: str) -> str:
+    """Why validating on a reported snapshot is refused, and the two ways out."""
+    return (
+        f"data.validation.snapshot {snapshot!r} is an evaluation snapshot the run is reported on ({where}): "
+        "validate on a release of its own (the default 'validation', or `lookbench synth --purpose validation`), "
+        "or set data.validation.allow_evaluation_snapshot: true to do it anyway"
+    )
 
 
 class ModelSettings(_Strict):

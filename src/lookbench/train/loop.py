@@ -20,11 +20,17 @@ from lookbench.atomic import write_text_atomic
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import TrainError
 from lookbench.images import BadImageError, decode_image
+from lookbench.models.registry import create_backbone
 from lookbench.train import checkpoint as ckpt
 from lookbench.train.augment import Transform, evaluation_preprocess, resolved_backend, train_transform
-from lookbench.train.backbones import create_backbone
 from lookbench.train.config import TrainConfig
-from lookbench.train.data import ImageRows, TrainingSet, load_training_set, open_location
+from lookbench.train.data import (
+    ImageRows,
+    TrainingSet,
+    load_training_set,
+    open_location,
+    refuse_reported_validation,
+)
 from lookbench.train.distributed import World, init_world
 from lookbench.train.guard import apply_guard
 from lookbench.train.heads import TrainingModel
@@ -180,6 +186,7 @@ class Trainer:
     def _training_set(self, world: World) -> tuple[TrainingSet, dict[str, Any] | None]:
         """Load the data (rank 0 first, so it alone packs the images), then apply the contamination guard."""
         training: TrainingSet | None = None
+        refuse_reported_validation(self.cfg.data.validation, self.cfg.data.guard.against, "data.guard.against")
         for turn in (True, False):
             if world.is_main == turn:
                 training = load_training_set(self.cfg.data.train, self.cfg.seed, self.cache_dir)
@@ -207,9 +214,12 @@ class Trainer:
                         "against": report.against,
                         "threshold": report.threshold,
                         "colour_threshold": report.colour_threshold,
+                        "evaluation_overlap": report.evaluation_overlap,
                     }
                     if world.is_main:
                         self.say(report.summary())
+                        for found in report.evaluation_overlap:
+                            self.say(f"overlap with {found['summary']}")
                 else:
                     self.guard_summary = None
             world.barrier()

@@ -14,11 +14,11 @@ from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import OVERALL
+from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.torch_base import TorchEncoder
 from lookbench.results.io import save_run
 from lookbench.snapshot.reader import Snapshot
 from lookbench.train.config import Validation
-from lookbench.train.heads import EmbeddingModel
 
 HEADLINE = ("fine_recall@1", "coarse_recall@1", "item_recall@1")
 

@@ -133,7 +133,9 @@
     var next = Math.min(previous + 1, n - 1), gamma = virtual - previous, a = sorted[previous], b = sorted[next], diff = b - a;
     return gamma >= 0.5 ? b - diff * (1 - gamma) : a + diff * gamma;
   }
-  function interval(replicates, confidence) {
+  /* lookbench.metrics.bootstrap.percentile_interval: no replicates (0 resamples) gives the point itself */
+  function interval(replicates, confidence, point) {
+    if (!replicates.length) return [point, point];
     var sorted = Array.prototype.slice.call(replicates).sort(function (x, y) { return x - y; });
     var alpha = (1.0 - confidence) / 2.0;
     return [quantile(sorted, alpha), quantile(sorted, 1.0 - alpha)];
@@ -171,14 +173,19 @@
       var counts = cachedCounts([boot.seed, crc32(part.name)], d.n, boot.resamples);
       var t = totals(counts, cs.sums), s = totals(counts, cs.sizes), reps = new Float64Array(boot.resamples);
       for (var b = 0; b < reps.length; b++) { totalSums[b] += t[b]; totalSizes[b] += s[b]; reps[b] = t[b] / Math.max(s[b], 1); }
-      out[part.name] = interval(reps, boot.confidence);
+      out[part.name] = interval(reps, boot.confidence, mean(part.values));
     });
     if (overall && parts.length) {
       var reps = new Float64Array(boot.resamples);
       for (var b = 0; b < reps.length; b++) reps[b] = totalSums[b] / Math.max(totalSizes[b], 1);
-      out.overall = interval(reps, boot.confidence);
+      out.overall = interval(reps, boot.confidence, mean([].concat.apply([], parts.map(function (p) { return Array.from(p.values); }))));
     }
     return out;
+  }
+  function mean(values) {
+    var sum = 0;
+    for (var i = 0; i < values.length; i++) sum += values[i];
+    return sum / values.length;
   }
   /* Outfit Recall@1's intervals: one value per outfit (cluster), resampled with its subset's draws. */
   function summariseOutfits(parts, boot) {
@@ -188,12 +195,12 @@
       var t = totals(counts, part.values), reps = new Float64Array(boot.resamples);
       for (var b = 0; b < reps.length; b++) { all[b] += t[b]; reps[b] = t[b] / Math.max(part.values.length, 1); }
       n += part.values.length;
-      out[part.name] = interval(reps, boot.confidence);
+      out[part.name] = interval(reps, boot.confidence, mean(part.values));
     });
     if (parts.length) {
       var reps = new Float64Array(boot.resamples);
       for (var b = 0; b < reps.length; b++) reps[b] = all[b] / n;
-      out.overall = interval(reps, boot.confidence);
+      out.overall = interval(reps, boot.confidence, mean([].concat.apply([], parts.map(function (p) { return Array.from(p.values); }))));
     }
     return out;
   }
@@ -210,7 +217,7 @@
     }
     var sum = 0;
     for (var i = 0; i < diffs.length; i++) sum += diffs[i];
-    var ci = interval(reps, confidence);
+    var ci = interval(reps, confidence, sum / diffs.length);
     return { diff: sum / diffs.length, lo: ci[0], hi: ci[1], p: Math.min(1, 2 * Math.min(le / resamples, ge / resamples)) };
   }
   var api = { seedWords: seedWords, pcg64: pcg64, resampleCounts: resampleCounts, crc32: crc32, quantile: quantile,

@@ -314,10 +314,13 @@
       if (!(f.kind in byKind)) { byKind[f.kind] = { mark: f.mark, reasons: [] }; order.push(f.kind); }
       byKind[f.kind].reasons.push(f.reason);
     });
-    return order.map(function (kind) {
+    var spans = order.map(function (kind) {
       var f = byKind[kind];
       return el("span", { "class": "flag flag-" + kind, title: f.reasons.join("; "), "data-kind": kind }, f.mark);
     });
+    var checked = D.runs[i].verification;  /* a results-repository row: verified, re-scored or unverified */
+    if (checked) spans.push(el("span", { "class": "badge badge-" + checked.status, title: checked.note }, checked.status));
+    return spans;
   }
   /* The run's name linking to its model card, then its evaluation window as a tag. */
   function runName(i, withFlags) {
