@@ -503,6 +503,7 @@ def _no_errors_no_overflow(driver: Any) -> None:
         ("", [], None),
         ("since=2026-01-01&base=2", ["--since", "2026-01-01"], 2),
         ("until=2026-01-10&base=0", ["--until", "2026-01-10"], 0),
+        ("since=2026-01-01&ds=1&base=1", ["--since", "2026-01-01", "--distractor-share"], 1),
     ],
 )
 def test_the_overview_exports_what_tables_format_prints(

@@ -117,3 +117,15 @@ def test_two_runs_with_one_title_cannot_be_the_baseline(synth_runs: tuple[Path, 
     _, paths = synth_runs
     code, output = _tables(str(paths[0]), str(paths[0]), "--format", "csv", "--baseline", "sharp")
     assert code == 2 and "--baseline 'sharp' names several runs" in output
+
+
+def test_the_distractor_share_column_marks_the_lowest(synth_runs: tuple[Path, list[Path]]) -> None:
+    _, paths = synth_runs
+    table = build_paper_table(windowed_runs(paths, None, None), distractors=True)
+    assert table.columns[-1] == ("overall", "distractor_share@1")
+    shares = [load_result(p).metrics["overall"]["distractor_share@1"].value for p in paths]
+    best = min(range(len(shares)), key=lambda i: (shares[i], i))
+    assert table.rows[best].cells[-1].mark == "best"
+    assert "lower is better" in table.caption()
+    code, text = _tables(*map(str, paths), "--format", "markdown", "--distractor-share")
+    assert code == 0 and "Overall Distractor@1" in text.splitlines()[0]

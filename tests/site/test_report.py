@@ -19,6 +19,7 @@ from lookbench.reports.encode import fine_at_1
 from lookbench.reports.images import ImageTable
 from lookbench.reports.report import build_report
 from lookbench.reports.retrieval import ACROSS, attribute_group, confusions, query_cards, select_samples
+from lookbench.results.io import load_result
 from lookbench.snapshot import open_snapshot
 
 runner = CliRunner()
@@ -103,8 +104,16 @@ def test_confusions_are_grouped_by_attribute_group(synth_runs: tuple[Path, list[
 
 
 def test_confusion_examples_are_in_the_report(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
-    _, paths = synth_runs
-    page = build_report(paths[2], tmp_path / "report", chosen=[("real_studio_flat", 0)]).read_text()
+    snapshot, paths = synth_runs
+    _, per_query = load_with_per_query(paths[2])
+    assert per_query is not None
+
+    def unchecked(result: dict[str, object]) -> None:  # the per-query file is replaced below
+        result["per_query_sha256"] = None
+
+    confused = copy_run(paths[2], tmp_path / "confused.json", unchecked)
+    pq.write_table(_confused(snapshot, per_query), tmp_path / load_result(confused).per_query_file)
+    page = build_report(confused, tmp_path / "report", chosen=[("real_studio_flat", 0)]).read_text()
     links = re.findall(r'<a class="example" href="#([^"]+)"', page)
     assert links and all(f'<article class="query" id="{anchor}"' in page for anchor in links)
     assert "More queries: examples of the confusions below" in page and 'class="confused"' in page

@@ -156,7 +156,7 @@ def test_cli_builds_escaped_site_and_report(synth_runs: tuple[Path, list[Path]],
     assert r.exit_code == 0, r.output
     page = (tmp_path / "site" / "index.html").read_text()
     assert "<img" not in page and "\\u003c/script\\u003e\\u003cimg src=x" in page
-    assert len(re.findall(r"</script>", page)) == 3  # data, sortable.js, site.js: nothing from the data closes one
+    assert len(re.findall(r"</script>", page)) == 4  # data, bootstrap.js, sortable.js, site.js: nothing else closes one
     assert "http://" not in page.replace('"http://www.w3.org/2000/svg"', "") and "https://" not in page
 
     nasty = {"since": '<img src=x onerror="alert(1)">', "kept_queries": 1, "total_queries": 2}

@@ -52,7 +52,7 @@ def tables_command(
         raise ResultError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
     runs = windowed_runs(results, start, parse_date(until, "--until"), since_cutoff=since == "cutoff")
     if fmt is not None:
-        text = render(build_paper_table(runs, baseline), fmt)
+        text = render(build_paper_table(runs, baseline, distractors), fmt)
         if out is None:
             print(text, end="")
         else:

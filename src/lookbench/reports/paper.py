@@ -14,6 +14,7 @@ from lookbench.contamination.tables import WindowedRun
 from lookbench.errors import ResultError
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.metrics.bootstrap import PairedTest
+from lookbench.metrics.definitions import DISTRACTOR_METRIC
 from lookbench.reports.labels import run_title
 from lookbench.reports.runs import LoadedRun, query_set_groups
 from lookbench.reports.ties import TIE_P
@@ -61,6 +62,8 @@ class PaperTable:
     def caption(self, tied: str = "underlined") -> str:
         """What the values, marks and difference mean (the interval convention); `tied`: how ties are shown."""
         text = caption_text(self.resamples, self.confidence, tied)
+        if (OVERALL, DISTRACTOR_METRIC) in self.columns:
+            text += DISTRACTOR_CAPTION
         return text if self.baseline is None else text + difference_caption(self.baseline)
 
 
@@ -82,6 +85,12 @@ def difference_caption(baseline: str) -> str:
     )
 
 
+DISTRACTOR_CAPTION = (
+    " Distractor share@1: the share of queries whose top-1 result is a distractor; lower is better, so its bold marks"
+    " the lowest."
+)
+
+
 def column_title(scope: str, metric: str) -> str:
     """A column's title in Markdown and CSV, e.g. 'RealStreetLook Fine R@1'."""
     return f"{scope_title(scope)} {short_metric(metric)}"
@@ -98,6 +107,16 @@ def page_spec(runs: list[LoadedRun]) -> dict[str, Any]:
         "caption": {tied: caption_text(boot.resamples, boot.confidence, tied) for tied in ("underlined", "italics")},
         "difference": difference_caption("{baseline}"),
         "overallMetric": OVERALL_METRIC,
+        "distractor": {
+            "column": {
+                "scope": OVERALL,
+                "metric": DISTRACTOR_METRIC,
+                "title": column_title(OVERALL, DISTRACTOR_METRIC),
+                "group": scope_title(OVERALL),
+                "short": short_metric(DISTRACTOR_METRIC),
+            },
+            "caption": DISTRACTOR_CAPTION,
+        },
         "tieP": TIE_P,
         "tieResamples": TIE_RESAMPLES,
         "tieConfidence": TIE_CONFIDENCE,
@@ -118,12 +137,14 @@ def _value(run: LoadedRun, scope: str, metric: str) -> MetricValue | None:
 
 
 def _marks(runs: list[LoadedRun], tester: PairTester, scope: str, metric: str) -> dict[int, str]:
-    """Best and tied-with-best among the runs of the largest query set of a scope (runs on other queries: none)."""
+    """Best and tied-with-best among the runs of the largest query set of a scope (runs on other queries: none);
+    the lowest is best for the distractor share."""
     groups = query_set_groups(runs, scope)
     members = [i for i in (groups[0] if groups else []) if _value(runs[i], scope, metric) is not None]
     if not members:
         return {}
-    best = max(members, key=lambda i: (_value(runs[i], scope, metric).value, -i))  # type: ignore[union-attr]
+    sign = -1.0 if metric == DISTRACTOR_METRIC else 1.0
+    best = max(members, key=lambda i: (sign * _value(runs[i], scope, metric).value, -i))  # type: ignore[union-attr]
     out = {best: "best"}
     for i in members:
         if i != best:
@@ -137,8 +158,11 @@ def _same_queries(runs: list[LoadedRun], a: int, b: int) -> bool:
     return any(a in group and b in group for group in query_set_groups(runs, OVERALL))
 
 
-def build_paper_table(windowed: list[WindowedRun], baseline: str | None = None) -> PaperTable:
-    """The table for runs (each already cut to its window); `baseline` is a row label (flags left out)."""
+def build_paper_table(
+    windowed: list[WindowedRun], baseline: str | None = None, distractors: bool = False
+) -> PaperTable:
+    """The table for runs (each already cut to its window); `baseline` is a row label (flags left out);
+    `distractors` adds Overall distractor share@1."""
     runs: list[LoadedRun] = []
     for w in windowed:
         if w.per_query is None:
@@ -154,7 +178,7 @@ def build_paper_table(windowed: list[WindowedRun], baseline: str | None = None) 
             raise ResultError(f"--baseline {baseline!r} {how}: {'; '.join(labels)}")
         base = labels.index(baseline)
     tester = PairTester([r.per_query for r in runs], seed=runs[0].result.config.bootstrap.seed)
-    columns = paper_columns(runs)
+    columns = paper_columns(runs) + ([(OVERALL, DISTRACTOR_METRIC)] if distractors else [])
     marks_by_column = [_marks(runs, tester, scope, metric) for scope, metric in columns]
     rows = []
     for i, (run, flags) in enumerate(zip(runs, (w.flags for w in windowed), strict=True)):

@@ -11,7 +11,7 @@
   var state = {
     family: D.families[0], k: D.ks[0], subset: "all", since: null, until: null,
     sort: { key: "rank", dir: "asc" }, bsort: { key: "count", dir: "desc" }, x: "params",
-    pubOpen: !!(D.published && D.published.open), baseline: null, exportFormat: null
+    pubOpen: !!(D.published && D.published.open), baseline: null, exportFormat: null, distractors: false
   };
   var range = { min: null, max: null };
 
@@ -84,6 +84,7 @@
   /* a run has a family's values: official Recall only where a legacy protocol scored it */
   function hasValues(q, metric) {
     var family = metric.split("@")[0];
+    if (family === "distractor_share") return !!q.ds;
     if (family === "ndcg" || family === "map") return !!q[family];
     return !!q[family === "mrr" ? "fine" : family.replace("_recall", "")];
   }
@@ -91,6 +92,7 @@
      queries no mAP (and Recall only under a legacy protocol). */
   function queryValue(q, i, metric) {
     var parts = metric.split("@"), family = parts[0], k = Number(parts[1]);
+    if (family === "distractor_share") return q.ds ? q.ds[i] : null;
     if (family === "ndcg" || family === "map") {
       var scaled = q[family][parts[1]][i];
       return scaled === null ? null : scaled / D.ndcgScale;
@@ -532,13 +534,18 @@
     });
     return groups.sort(function (a, b) { return b.n - a.n || a.runs[0] - b.runs[0]; });
   }
+  function paperColumns() {
+    return D.paper.columns.concat(state.distractors && distractorsKnown() ? [D.paper.distractor.column] : []);
+  }
+  function distractorsKnown() { return D.runs.some(function (run) { return !!run.q.ds; }); }
   function paperModel() {
-    var P = D.paper, base = state.baseline, cells = [], rows = [];
-    P.columns.forEach(function (col, j) {
+    var P = D.paper, base = state.baseline, cells = [], rows = [], columns = paperColumns();
+    columns.forEach(function (col, j) {
       var values = D.runs.map(function (run) { return estimate(run, col.scope, col.metric); });
       var sets = querySets(col.scope), members = (sets[0] ? sets[0].runs : []).filter(function (i) { return values[i]; });
       var marks = {}, best = null;
-      members.forEach(function (i) { if (best === null || values[i].value > values[best].value) best = i; });
+      var sign = col.metric === P.distractor.column.metric ? -1 : 1;
+      members.forEach(function (i) { if (best === null || sign * values[i].value > sign * values[best].value) best = i; });
       if (best !== null) {
         marks[best] = "best";
         members.forEach(function (i) {
@@ -556,9 +563,9 @@
         diff = pairTest(i, base, "overall", P.overallMetric);
       }
       var label = (run.title + " " + flagMarks(i)).replace(/\s+$/, "");
-      rows.push({ run: i, label: label, diff: diff, cells: P.columns.map(function (_, j) { return { value: cells[j].values[i], mark: cells[j].marks[i] || "" }; }) });
+      rows.push({ run: i, label: label, diff: diff, cells: columns.map(function (_, j) { return { value: cells[j].values[i], mark: cells[j].marks[i] || "" }; }) });
     });
-    return { rows: rows, baseline: base === null ? null : D.runs[base].title };
+    return { rows: rows, baseline: base === null ? null : D.runs[base].title, columns: columns };
   }
   /* Python's f"{x:.Nf}": toFixed, except exact binary ties round to even */
   function fixed(x, digits) {
@@ -579,14 +586,15 @@
     return d ? signed(100 * d.diff) + " [" + signed(100 * d.lo) + ", " + signed(100 * d.hi) + "]" : "\u2013";
   }
   function caption(model, tied) {
-    return D.paper.caption[tied] + (model.baseline === null ? "" : D.paper.difference.replace("{baseline}", model.baseline));
+    var extra = model.columns.length > D.paper.columns.length ? D.paper.distractor.caption : "";
+    return D.paper.caption[tied] + extra + (model.baseline === null ? "" : D.paper.difference.replace("{baseline}", model.baseline));
   }
   function markdownCell(text) {
     return text.split(/\s+/).filter(Boolean).join(" ").replace(/&/g, "&amp;").replace(/\x3c/g, "&lt;").replace(/\x3e/g, "&gt;")
       .replace(/\|/g, "\\|").replace(/\*/g, "\\*").replace(/_/g, "\\_");
   }
   function exportMarkdown(model) {
-    var head = ["model"].concat(D.paper.columns.map(function (c) { return c.title; }));
+    var head = ["model"].concat(model.columns.map(function (c) { return c.title; }));
     if (model.baseline !== null) head.push("\u0394 vs " + model.baseline + " (pts)");
     var lines = ["| " + head.join(" | ") + " |", "|---|" + new Array(head.length).join("---:|")];
     model.rows.forEach(function (row) {
@@ -602,7 +610,7 @@
   function csvField(text) { return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text; }
   function exportCsv(model) {
     var head = ["model"];
-    D.paper.columns.forEach(function (c) { head.push(c.title, c.title + " ci_low", c.title + " ci_high", c.title + " n", c.title + " mark"); });
+    model.columns.forEach(function (c) { head.push(c.title, c.title + " ci_low", c.title + " ci_high", c.title + " n", c.title + " mark"); });
     if (model.baseline !== null) head.push("diff vs baseline", "diff ci_low", "diff ci_high", "diff p");
     var lines = [head.map(csvField).join(",")];
     model.rows.forEach(function (row) {
@@ -621,7 +629,7 @@
   }
   function latex(text) { return Array.from(text).map(function (ch) { return D.paper.latex[ch] || ch; }).join(""); }
   function exportLatex(model) {
-    var cols = D.paper.columns, spans = [], diff = model.baseline !== null;
+    var cols = model.columns, spans = [], diff = model.baseline !== null;
     cols.forEach(function (c) {
       var last = spans[spans.length - 1];
       if (last && last.scope === c.scope) last.n += 1; else spans.push({ scope: c.scope, title: c.group, n: 1 });
@@ -656,7 +664,7 @@
   }
   var EXPORTS = { latex: [exportLatex, "paper.tex", "text/x-tex"], csv: [exportCsv, "paper.csv", "text/csv"], markdown: [exportMarkdown, "paper.md", "text/markdown"] };
   function renderOverview() {
-    var model = paperModel(), host = clear(byId("paper")), cols = D.paper.columns;
+    var model = paperModel(), host = clear(byId("paper")), cols = model.columns;
     var table = el("table", { "class": "paper" }), head = el("thead"), top = el("tr"), sub = el("tr");
     top.appendChild(el("th", { rowspan: 2, scope: "col" }, "model"));
     var spans = [];
@@ -1097,7 +1105,8 @@
       since: state.since === null ? null : dayText(state.since), until: state.until === null ? null : dayText(state.until),
       sort: state.sort.key === "rank" && state.sort.dir === "asc" ? null : state.sort.key + "." + state.sort.dir,
       bsort: state.bsort.key === "count" && state.bsort.dir === "desc" ? null : state.bsort.key + "." + state.bsort.dir,
-      x: state.x === "params" ? null : state.x, base: state.baseline === null ? null : String(state.baseline) };
+      x: state.x === "params" ? null : state.x, base: state.baseline === null ? null : String(state.baseline),
+      ds: state.distractors ? "1" : null };
     var params = new URLSearchParams();
     Object.keys(parts).forEach(function (key) { if (parts[key] !== null) params.set(key, parts[key]); });
     var hash = "#" + params.toString();
@@ -1117,6 +1126,7 @@
     state.sort = parseSort(params.get("sort"), BOARD_KEYS, { key: "rank", dir: "asc" });
     state.bsort = parseSort(params.get("bsort"), ["group", "count"].concat(D.runs.map(function (_, i) { return "run-" + i; })), { key: "count", dir: "desc" });
     state.x = params.get("x") === "throughput" ? "throughput" : "params";
+    state.distractors = params.get("ds") === "1";
     var base = params.get("base");
     state.baseline = base !== null && /^\d+$/.test(base) && Number(base) < D.runs.length ? Number(base) : null;
   }
@@ -1169,6 +1179,7 @@
     byId("subset").value = state.subset;
     byId("scatter-x").value = state.x;
     byId("baseline").value = state.baseline === null ? "" : String(state.baseline);
+    byId("show-distractors").checked = state.distractors;
     var def = info(state.family).definition.replace(/top K/g, "top " + (perK() ? state.k : 1)).replace(/\bK\b/g, String(state.k));
     byId("metric-definition").textContent = metricTitle(metricName()) + ": " + def + ".";
   }
@@ -1229,6 +1240,10 @@
       byId("since").max = byId("until").max = dayText(range.max);
       byId("data-range").textContent = "The runs' queries were first seen from " + dayText(range.min) + " to " + dayText(range.max) + ".";
     }
+    var dsBox = byId("show-distractors");
+    dsBox.disabled = !distractorsKnown();
+    if (dsBox.disabled) byId("distractor-note").textContent = "(no run on the board records it)";
+    dsBox.addEventListener("change", function () { state.distractors = dsBox.checked; renderAndSave(); });
     var baseline = byId("baseline");
     baseline.appendChild(el("option", { value: "" }, "none"));
     D.runs.forEach(function (run, i) { baseline.appendChild(el("option", { value: String(i) }, run.title)); });
