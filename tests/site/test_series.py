@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
-from synth_runs import copy_run, older_release
+from synth_runs import NASTY_NAME, copy_run, older_release
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.contamination.tables import windowed_runs
+from lookbench.reports.paper import build_paper_table
 from lookbench.reports.sitedata import build_site_data
 
 
@@ -57,3 +59,15 @@ def test_before_after_cutoff_difference_equals_the_windowed_tables(series_runs: 
 def test_a_single_release_has_no_series(synth_runs: tuple[Path, list[Path]]) -> None:
     _, paths = synth_runs
     assert build_site_data(paths)["series"] is None
+
+
+def test_the_overview_names_the_release_of_each_row_in_a_series(series_runs: list[Path]) -> None:
+    table = build_paper_table(windowed_runs(series_runs, None, None), baseline="twin (v20251215)")
+    assert [r.run for r in table.rows] == [
+        "sharp (v20260201)",
+        "twin (v20260201)",
+        NASTY_NAME + " (v20260201)",
+        "twin (v20251215)",
+    ]
+    assert table.rows[1].difference is None  # other release, other queries: no paired difference
+    assert all(not c.mark for c in table.rows[3].cells)  # the older release is never ranked with the others

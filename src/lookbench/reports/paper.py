@@ -170,7 +170,8 @@ def build_paper_table(
         runs.append(LoadedRun(w.path, w.result, w.per_query))
     if not runs:
         raise ResultError("no result files given")
-    labels = [run_title(w.evaluated) for w in windowed]
+    several = len({w.evaluated.snapshot.id for w in windowed}) > 1  # a series: say which release each row is
+    labels = [run_title(w.evaluated) + (f" ({w.evaluated.snapshot.id})" if several else "") for w in windowed]
     base = None
     if baseline is not None:
         if labels.count(baseline) != 1:

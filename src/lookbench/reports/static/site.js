@@ -534,6 +534,12 @@
     });
     return groups.sort(function (a, b) { return b.n - a.n || a.runs[0] - b.runs[0]; });
   }
+  /* A run's row title in the overview: with its snapshot id when the board spans several (a series). */
+  function rowTitle(i) {
+    var ids = {};
+    D.runs.forEach(function (run) { ids[run.snapshot] = 1; });
+    return D.runs[i].title + (Object.keys(ids).length > 1 ? " (" + D.runs[i].snapshot + ")" : "");
+  }
   function paperColumns() {
     return D.paper.columns.concat(state.distractors && distractorsKnown() ? [D.paper.distractor.column] : []);
   }
@@ -562,10 +568,10 @@
       if (base !== null && i !== base && overallSets.some(function (g) { return g.runs.indexOf(i) >= 0 && g.runs.indexOf(base) >= 0; })) {
         diff = pairTest(i, base, "overall", P.overallMetric);
       }
-      var label = (run.title + " " + flagMarks(i)).replace(/\s+$/, "");
+      var label = (rowTitle(i) + " " + flagMarks(i)).replace(/\s+$/, "");
       rows.push({ run: i, label: label, diff: diff, cells: columns.map(function (_, j) { return { value: cells[j].values[i], mark: cells[j].marks[i] || "" }; }) });
     });
-    return { rows: rows, baseline: base === null ? null : D.runs[base].title, columns: columns };
+    return { rows: rows, baseline: base === null ? null : rowTitle(base), columns: columns };
   }
   /* Python's f"{x:.Nf}": toFixed, except exact binary ties round to even */
   function fixed(x, digits) {
@@ -678,7 +684,9 @@
     var body = table.appendChild(el("tbody"));
     model.rows.forEach(function (row) {
       var tr = body.appendChild(el("tr", { "data-run": row.run }));
-      tr.appendChild(el("th", { scope: "row", "class": "model" })).appendChild(runName(row.run, true));
+      var name = tr.appendChild(el("th", { scope: "row", "class": "model" }));
+      name.appendChild(runName(row.run, true));
+      if (rowTitle(row.run) !== D.runs[row.run].title) name.appendChild(el("span", { "class": "window-tag snapshot-tag" }, D.runs[row.run].snapshot));
       row.cells.forEach(function (c, j) {
         var td = tr.appendChild(el("td", { "class": "num" + (c.mark ? " " + c.mark : ""), "data-scope": cols[j].scope, "data-metric": cols[j].metric, "data-mark": c.mark }));
         if (!c.value) { td.textContent = "\u2013"; return; }
@@ -1246,7 +1254,7 @@
     dsBox.addEventListener("change", function () { state.distractors = dsBox.checked; renderAndSave(); });
     var baseline = byId("baseline");
     baseline.appendChild(el("option", { value: "" }, "none"));
-    D.runs.forEach(function (run, i) { baseline.appendChild(el("option", { value: String(i) }, run.title)); });
+    D.runs.forEach(function (run, i) { baseline.appendChild(el("option", { value: String(i) }, rowTitle(i))); });
     baseline.addEventListener("change", function () { state.baseline = baseline.value === "" ? null : Number(baseline.value); renderAndSave(); });
     Array.prototype.forEach.call(document.querySelectorAll("button[data-export]"), function (button) {
       button.addEventListener("click", function () { state.exportFormat = button.getAttribute("data-export"); renderOverview(); });
