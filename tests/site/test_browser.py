@@ -18,7 +18,7 @@ from site_fixtures import (  # noqa: F401
     synth_runs_fixture,
     windowed_run_fixture,
 )
-from synth_runs import CACHED, FRESH, NASTY_NAME, copy_run, older_release, with_timings
+from synth_runs import CACHED, FRESH, NASTY_NAME, confused_run, copy_run, older_release, with_timings
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
@@ -435,12 +435,24 @@ def test_charts_legends_labels_and_throughput(
 def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path, artifacts: Path) -> None:
     from selenium.webdriver.support.ui import Select
 
-    _, paths = synth_runs
-    index = build_report(paths[2], tmp_path / "report", per_subset=6)
+    snapshot, paths = synth_runs
+    run = confused_run(snapshot, paths[2], tmp_path / "confused.json")
+    index = build_report(run, tmp_path / "report", per_subset=6)
     _open(driver, index.as_uri())
     cards = driver.find_elements("css selector", "article.query")
     total = len(cards)
-    assert total >= 12 and driver.find_element("id", "shown-count").text == f"{total} of {total} queries shown"
+    # the reader switches between misses (the default), hits and a random sample; the page says how each is chosen
+    for sample in ("hits", "random", "misses"):
+        Select(driver.find_element("id", "filter-sample")).select_by_value(sample)
+        shown = [c for c in cards if c.is_displayed()]
+        tags = [set(c.get_attribute("data-samples").split()) for c in shown]
+        assert shown and all(sample in t or (sample == "misses" and "example" in t) for t in tags), sample
+        assert driver.find_element("id", "shown-count").text == f"{len(shown)} of {total} queries shown"
+        rule = [s.text for s in driver.find_elements("css selector", "#sample-rule span") if s.is_displayed()]
+        assert len(rule) == 1 and {"hits": "highest", "random": "at random", "misses": "lowest"}[sample] in rule[0]
+    # confusions show their counts, and only recurring ones are listed
+    counts = [int(td.text) for td in driver.find_elements("css selector", "table.confusion td.num")]
+    assert counts and min(counts) >= 2
     loaded = driver.execute_script(
         "return Array.prototype.every.call(document.images, function (i) { return i.complete && i.naturalWidth > 0; })"
     )
@@ -462,7 +474,7 @@ def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path
     legend = driver.find_element("id", "legend").text
     assert "distractors never count as a match" in legend
     for hit in driver.find_elements("css selector", "li.hit.is-noise"):
-        assert not hit.find_elements("css selector", ".attr") and "never a match" in hit.text
+        assert not hit.find_elements("css selector", ".attr") and "never a match" in hit.get_attribute("textContent")
     Select(driver.find_element("id", "filter-subset")).select_by_value("real_streetlook")
     visible = [c for c in cards if c.is_displayed()]
     assert {c.get_attribute("data-subset") for c in visible} == {"real_streetlook"}

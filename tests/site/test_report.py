@@ -7,10 +7,9 @@ import re
 import shutil
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
-from synth_runs import copy_run
+from synth_runs import confused_per_query, confused_run, copy_run
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
@@ -19,7 +18,6 @@ from lookbench.reports.encode import fine_at_1
 from lookbench.reports.images import ImageTable
 from lookbench.reports.report import build_report
 from lookbench.reports.retrieval import ACROSS, attribute_group, confusions, query_cards, select_samples
-from lookbench.results.io import load_result
 from lookbench.snapshot import open_snapshot
 
 runner = CliRunner()
@@ -62,35 +60,11 @@ def test_attributes_are_compared_only_for_same_category_results(synth_runs: tupl
     assert "distractors <b>never count</b>" in page
 
 
-def _confused(snapshot: Path, per_query: pa.Table) -> pa.Table:
-    """The per-query table with each rank-1 result replaced by a same-category item of another main attribute."""
-    snap = open_snapshot(snapshot)
-    tops = per_query["topk_rows"].to_pylist()
-    for i, (subset, row) in enumerate(
-        zip(per_query["subset"].to_pylist(), per_query["query_row"].to_pylist(), strict=True)
-    ):
-        queries, corpus = snap.labels(subset, "query"), snap.corpus_labels(subset)
-        gallery = snap.num_rows(subset, "gallery")
-        other = next(
-            (
-                g
-                for g in range(gallery)
-                if corpus.category[g] == queries.category[row]
-                and corpus.main_attribute[g] != queries.main_attribute[row]
-            ),
-            None,
-        )
-        if other is not None:
-            tops[i] = [other, *tops[i][1:]]
-    column = per_query.schema.get_field_index("topk_rows")
-    return per_query.set_column(column, "topk_rows", pa.array(tops, per_query.schema.field("topk_rows").type))
-
-
 def test_confusions_are_grouped_by_attribute_group(synth_runs: tuple[Path, list[Path]]) -> None:
     snapshot, paths = synth_runs
     _, per_query = load_with_per_query(paths[0])
     assert per_query is not None
-    found = confusions(open_snapshot(snapshot), _confused(snapshot, per_query), top=50, examples=2, recurs=1)
+    found = confusions(open_snapshot(snapshot), confused_per_query(snapshot, per_query), top=50, examples=2, recurs=1)
     rows = [(group.name, c) for groups in found.values() for group in groups for c in group.rows]
     names = {name for name, _ in rows}
     assert "colour" in names and ACROSS in names  # red vs blue; white vs striped (colour vs pattern)
@@ -105,14 +79,7 @@ def test_confusions_are_grouped_by_attribute_group(synth_runs: tuple[Path, list[
 
 def test_confusion_examples_are_in_the_report(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
     snapshot, paths = synth_runs
-    _, per_query = load_with_per_query(paths[2])
-    assert per_query is not None
-
-    def unchecked(result: dict[str, object]) -> None:  # the per-query file is replaced below
-        result["per_query_sha256"] = None
-
-    confused = copy_run(paths[2], tmp_path / "confused.json", unchecked)
-    pq.write_table(_confused(snapshot, per_query), tmp_path / load_result(confused).per_query_file)
+    confused = confused_run(snapshot, paths[2], tmp_path / "confused.json")
     page = build_report(confused, tmp_path / "report", chosen=[("real_studio_flat", 0)]).read_text()
     links = re.findall(r'<a class="example" href="#([^"]+)"', page)
     assert links and all(f'<article class="query" id="{anchor}"' in page for anchor in links)
@@ -145,7 +112,7 @@ def test_only_recurring_confusions_are_listed(synth_runs: tuple[Path, list[Path]
     snapshot, paths = synth_runs
     _, per_query = load_with_per_query(paths[0])
     assert per_query is not None
-    confused = _confused(snapshot, per_query)
+    confused = confused_per_query(snapshot, per_query)
     every = confusions(open_snapshot(snapshot), confused, top=50, recurs=1)
     listed = confusions(open_snapshot(snapshot), confused, top=50)
     counts = [c.count for groups in every.values() for g in groups for c in g.rows]
