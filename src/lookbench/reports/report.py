@@ -15,7 +15,16 @@ from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.reports.images import ImageTable
 from lookbench.reports.labels import metric_title, run_title, window_text
 from lookbench.reports.render import render
-from lookbench.reports.retrieval import ACROSS, RECURS, SAMPLES, confusions, query_anchor, query_cards, select_samples
+from lookbench.reports.retrieval import (
+    ACROSS,
+    RECURS,
+    SAMPLES,
+    confusions,
+    half,
+    query_anchor,
+    query_cards,
+    select_samples,
+)
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import ordered_scopes
 from lookbench.snapshot import open_snapshot
@@ -125,7 +134,8 @@ def build_report(
         sampled=len(dict.fromkeys(rows)),
         samples={name: len(members) for name, members in samples.items()},
         sample_rules={
-            name: rule.format(per_subset=per_subset, per_category=per_category) for name, rule in SAMPLES.items()
+            name: rule.format(per_subset=per_subset, per_category=per_category, half=half(per_subset))
+            for name, rule in SAMPLES.items()
         },
         recurs=RECURS,
         confusions=found,

@@ -93,10 +93,16 @@ SAMPLES = {
     "misses": "per subset, the categories with the lowest Fine Recall@1 first, up to {per_category} queries of each, "
     "misses (no fine match at rank 1) first, {per_subset} in all",
     "hits": "per subset, the categories with the highest Fine Recall@1 first, up to {per_category} queries of each, "
-    "hits (a fine match at rank 1) first, {per_subset} in all",
-    "random": "per subset, {per_subset} queries drawn at random (seeded: the same run gives the same sample)",
+    "hits (a fine match at rank 1) first, {half} in all",
+    "random": "per subset, {half} queries drawn at random (seeded: the same run gives the same sample)",
 }
-"""The samples a reader switches between, and how each is chosen."""
+"""The samples a reader switches between, and how each is chosen; hits and the random sample take half as many
+queries as the misses (`half`), which keeps the page light."""
+
+
+def half(per_subset: int) -> int:
+    """How many hits and random queries a subset shows beside `per_subset` misses."""
+    return max(1, per_subset // 2)
 
 
 def _by_category(idx: list[int], cats: list[str], fine: np.ndarray, rows: list[int], worst: bool) -> list[list[int]]:
@@ -126,13 +132,13 @@ def select_samples(
     out: dict[str, list[int]] = {name: [] for name in SAMPLES}
     for subset in dict.fromkeys(subsets):
         idx = [i for i, s in enumerate(subsets) if s == subset]
-        for name, worst in (("misses", True), ("hits", False)):
+        for name, worst, size in (("misses", True, per_subset), ("hits", False, half(per_subset))):
             picked: list[int] = []
             for members in _by_category(idx, cats, fine, rows, worst):
-                picked.extend(members[: max(0, min(per_category, per_subset - len(picked)))])
+                picked.extend(members[: max(0, min(per_category, size - len(picked)))])
             out[name].extend(picked)
         rng = np.random.default_rng([seed, zlib.crc32(subset.encode())])
-        drawn = rng.choice(len(idx), size=min(per_subset, len(idx)), replace=False)
+        drawn = rng.choice(len(idx), size=min(half(per_subset), len(idx)), replace=False)
         out["random"].extend(sorted((idx[j] for j in drawn), key=lambda i: rows[i]))
     return out
 
