@@ -159,6 +159,7 @@ def test_the_leaderboard_site_shows_a_scaling_study(tmp_path: Path) -> None:
     page = (site / "index.html").read_text()
     assert '<section id="scaling">' in page and "data:image/png;base64,iVBORw0KGgo" in page
     assert "<td>frozen</td>" in page and "<td>1000</td>" in page and "43.21 [30.00, 55.00]" in page
+    assert ">Fine Recall@1 % [95% CI]</th>" in page and "fine_recall@1 %" not in page  # human names
     without = runner.invoke(app, ["leaderboard", str(tmp_path / "res" / "run.json"), "--out", str(tmp_path / "s2")])
     assert without.exit_code == 0 and 'id="scaling"' not in (tmp_path / "s2" / "index.html").read_text()
     for bad, message in [(tmp_path / "nowhere", "no scaling.json"), (study / "scaling.png", "not a scaling.json")]:
