@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "results": 6,
     "evaluation": 7,
     "contamination": 8,
+    "audit": 9,
     # the families, built on the core
     "synth": 10,
     "composed": 11,
