@@ -77,8 +77,8 @@ def model_only(args: argparse.Namespace, snapshot: Path) -> float:
     """Images per second of forward + loss + backward + AdamW on one resident batch."""
     import torch
 
+    from lookbench.models.registry import create_backbone
     from lookbench.taxonomy.loader import load_taxonomy
-    from lookbench.train.backbones import create_backbone
     from lookbench.train.config import IdentityLoss, Optim
     from lookbench.train.distributed import pick_device
     from lookbench.train.heads import TrainingModel

@@ -9,6 +9,7 @@ import numpy as np
 from PIL import Image
 
 from conftest import make_row, write_snapshot
+from lookbench.embeddings.encoder import EncoderBase
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
@@ -16,7 +17,7 @@ from lookbench.models.registry import resolve_model
 from lookbench.snapshot.reader import open_snapshot
 
 
-class ColourStats:
+class ColourStats(EncoderBase):
     """Embeds an image as per-channel means and standard deviations of its preprocessed pixels (6-d)."""
 
     model_id = "colour-stats"

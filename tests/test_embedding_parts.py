@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 
 from lookbench.embeddings import pipeline
-from lookbench.embeddings.encoder import Encoder
+from lookbench.embeddings.encoder import Encoder, EncoderBase
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.pipeline import DECODE_NICE, Batch, Prepared, lower_thread_priority
 from lookbench.embeddings.reader import BadImageError, decode_image
@@ -123,7 +123,7 @@ def test_jpeg_draft_decodes_at_reduced_scale() -> None:
     assert decode_image(_encoded(big), draft=256).size == (800, 1200)  # PNG: no draft mode
 
 
-class _Mean:
+class _Mean(EncoderBase):
     """A tensor encoder whose vector is the per-channel mean of the preprocessed image."""
 
     input_kind = "tensor"

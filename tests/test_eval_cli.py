@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import make_row, png_bytes, write_snapshot
 from lookbench.cli.main import app
+from lookbench.embeddings.provider import ProviderBase
 
 runner = CliRunner()
 
@@ -189,7 +190,7 @@ def test_bad_options(snapshot: Path, tmp_path: Path) -> None:
     assert r.exit_code == 2 and "result file not found" in r.output
 
 
-class SkippingProvider:
+class SkippingProvider(ProviderBase):
     """Precomputed embeddings with some rows marked as undecodable, as a model provider reports them."""
 
     def __init__(self, root: Path, skipped: dict[tuple[str, str], dict[int, str]]) -> None:

@@ -16,7 +16,7 @@ from lookbench.contamination.card import CardFacts, lenient_date
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.card import ModelCard, find_card, load_cards, parse_card
 from lookbench.models.hub import ensure_hub_model
-from lookbench.models.registry import DEFAULT_MODEL, SPEC_KINDS, expand_spec, resolve_model
+from lookbench.models.registry import DEFAULT_MODEL, KINDS, expand_spec, resolve_model
 
 LEADERBOARD = Path(__file__).resolve().parents[2] / "shared" / "reference" / "lookbench_leaderboard_v2601.json"
 BOARD_MODELS = [
@@ -76,7 +76,7 @@ def test_names_expand_to_specs() -> None:
     assert find_card("default") is not None and find_card("default").id == DEFAULT_MODEL  # type: ignore[union-attr]
     for card in load_cards().values():
         if card.spec:
-            assert card.spec.split(":")[0] in SPEC_KINDS
+            assert card.spec.split(":")[0] in KINDS
 
 
 def test_unrunnable_and_unknown_specs_explain() -> None:

@@ -1,9 +1,9 @@
 """Synth's training purpose: several views per product, `train` splits only, dated before the release, and a product
-space disjoint from every evaluation release (ids, random streams, looks, image bytes)."""
+space disjoint from the evaluation releases it is told about (ids, designs, strict matches, near-duplicate pixels)."""
 
 from __future__ import annotations
 
-import hashlib
+import io
 import json
 from collections import Counter
 from datetime import date
@@ -11,27 +11,38 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from PIL import Image
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import SUBSETS, TRAIN
+from lookbench.synth.disjoint import excluded_designs
 from lookbench.synth.generate import MANIFEST, generate_snapshot
 from lookbench.synth.plan import plan_release
 from lookbench.synth.products import Product
 from lookbench.synth.release import release_window
 from lookbench.synth.training import TRAIN_ID_PREFIX, plan_training
 from lookbench.taxonomy import load_taxonomy
+from lookbench.taxonomy.designs import label_overlap
+from lookbench.train.config import Guard
 from lookbench.train.data import resolve_parts
+from lookbench.train.fingerprints import EvaluationIndex, training_fingerprint
 
 RELEASE = date(2026, 3, 1)
+GUARD = Guard()
+"""The guard's default tiers: the builder's dedup thresholds."""
 
 
 @pytest.fixture(scope="module")
 def tiny_train(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny training release."""
     return generate_snapshot(tmp_path_factory.mktemp("train"), RELEASE, "tiny", seed=0, purpose="train")
+
+
+def _print(data: bytes):  # noqa: ANN202
+    return training_fingerprint(data)[0]
 
 
 def _rows(snap: Path) -> list[dict]:
@@ -44,7 +55,7 @@ def test_train_splits_hold_several_views_of_each_product(tiny_train: Path) -> No
     assert not any(snap.has_split(s, sp) for s in SUBSETS for sp in ("query", "gallery")) and not snap.has_noise
     assert any("item_ID(s) on more than one row" in line for line in snap.validate(check_images=True))
     rows = _rows(tiny_train)
-    plan = plan_training(0, RELEASE, "tiny")
+    plan = plan_training(0, RELEASE, "tiny", excluded_designs(["default"]))  # the default exclusion
     assert len(rows) == plan.total_images()
     views = Counter(r["item_ID"] for r in rows)
     assert set(views) == {p.product_id for p in plan.products}
@@ -60,32 +71,70 @@ def test_train_splits_hold_several_views_of_each_product(tiny_train: Path) -> No
     assert all(r["outfit_id"] and r["bbox"] and r["raw_image"] is None for r in street)
     manifest = json.loads((tiny_train / MANIFEST).read_text())
     assert manifest["purpose"] == "train" and manifest["rows"] == plan.counts()
+    assert manifest["excluded_designs"] == ["default"] and manifest["redrawn_products"] == plan.redrawn
 
 
-def test_products_are_disjoint_from_the_evaluation_release_of_the_same_seed_and_date() -> None:
-    """Against the default snapshot's own plan (seed 0, 2026-06-01, small): no id, look or date stream shared."""
+def _design(product: Product) -> tuple[str, frozenset[str]]:
+    """Category and every attribute outside the taxonomy's colour group, written out here, not the planner's code."""
+    colours = set(load_taxonomy().groups["colour"].attributes)
+    return product.category, frozenset(a for a in product.all_attributes() if a not in colours)
+
+
+def _shared(training: list[Product], queries: list[Product]) -> tuple[int, int]:
+    """(training products sharing a query's design, training products a query would strictly fine-match)."""
+    designs = {_design(q) for q in queries}
+    design = sum(_design(p) in designs for p in training)
+    strict = sum(
+        any(q.category == p.category and set(q.all_attributes()) <= set(p.all_attributes()) for q in queries)
+        for p in training
+    )
+    return design, strict
+
+
+def test_training_designs_are_disjoint_from_the_evaluation_plan_it_excludes() -> None:
+    """Against the default snapshot's own plan (seed 0, 2026-06-01, small): without the exclusion the sampler draws
+    query designs again; with it, no training product shares a query's design or strictly matches a query."""
     day = date(2026, 6, 1)
-    evaluated = plan_release(0, day, "small")
-    eval_products: list[Product] = [p for sub in evaluated.subsets for p in sub.query_products()]
-    eval_products += [item.product for sub in evaluated.subsets for item in sub.gallery]
-    training = plan_training(0, day, "small").products
-    assert len(training) > 1000
-    assert all(p.product_id.startswith(TRAIN_ID_PREFIX) for p in training)
-    assert {p.product_id for p in training}.isdisjoint(p.product_id for p in eval_products)
-    assert {p.variation for p in training}.isdisjoint(p.variation for p in eval_products)  # the non-label shape
+    queries = [p for sub in plan_release(0, day, "small").subsets for p in sub.query_products()]
+    free = plan_training(0, day, "mini").products
+    excluded = plan_training(0, day, "mini", excluded_designs(["default"]))
+    assert _shared(free, queries)[0] > 0 and _shared(free, queries)[1] > 0
+    assert _shared(excluded.products, queries) == (0, 0) and excluded.redrawn > 0
+    assert len(excluded.scenes["real"]) == len(plan_training(0, day, "mini").scenes["real"])  # as many outfits
+    assert all(p.product_id.startswith(TRAIN_ID_PREFIX) for p in excluded.products)
+    assert {p.product_id for p in excluded.products}.isdisjoint(p.product_id for p in queries)
 
 
-def test_no_image_of_a_training_release_is_in_the_evaluation_release(tmp_path: Path, tiny_train: Path) -> None:
-    evaluated = generate_snapshot(tmp_path, RELEASE, "tiny", seed=0)
-    digest = lambda row: hashlib.sha256(row["image"]["bytes"]).hexdigest()  # noqa: E731
-    eval_rows = [
-        row
-        for path in sorted(evaluated.rglob("*.parquet"))
-        for row in pq.read_table(path, columns=["image", "item_ID"]).to_pylist()
-    ]
-    train_rows = _rows(tiny_train)
-    assert {digest(r) for r in train_rows}.isdisjoint(digest(r) for r in eval_rows)
-    assert {r["item_ID"] for r in train_rows}.isdisjoint(r["item_ID"] for r in eval_rows)
+def test_label_overlap_counts_each_kind_against_hand_made_queries() -> None:
+    blue = ("t-shirt", frozenset({"blue", "solid", "crew neck", "short sleeve", "hip length"}))
+    red = ("t-shirt", frozenset({"red", "solid", "crew neck", "short sleeve", "hip length"}))
+    pocket = ("t-shirt", blue[1] | {"chest pocket"})
+    other = ("jeans", frozenset({"blue", "denim"}))
+    queries = [blue, other, ("skirt", frozenset({"red"}))]
+    found = label_overlap(queries, [red, pocket, other])
+    # blue: another colour (red) and a strict match (pocket ⊇ blue); jeans: identical, hence also strict
+    assert (found.queries, found.identical, found.same_design_other_colour, found.strict_fine_match) == (3, 1, 1, 2)
+    assert label_overlap(queries, [blue]).same_design_other_colour == 0  # the same colour is not "another"
+
+
+def test_no_training_image_is_a_near_duplicate_of_the_evaluation_release(tmp_path: Path) -> None:
+    """Beyond exact bytes: the builder's perceptual tier (mirror-robust pHash with a colour check) finds no training
+    image near any image of the evaluation release whose designs the training release excluded."""
+    evaluated = generate_snapshot(tmp_path / "eval", RELEASE, "tiny", seed=0)
+    training = generate_snapshot(
+        tmp_path / "train", RELEASE, "tiny", seed=0, purpose="train", exclude_designs=["synth:0:2026-03-01:tiny"]
+    )
+    index = EvaluationIndex(tmp_path / "cache")
+    assert index.add_snapshot(open_snapshot(evaluated)) > 0
+    rows = _rows(training)
+    hits = [index.lookup(_print(r["image"]["bytes"]), GUARD.phash_threshold, GUARD.colour_threshold) for r in rows]
+    assert [h for h in hits if h is not None] == []
+    # the tier does fire on a re-encoded, mirrored evaluation image (so "no hit" is not a tier that never fires)
+    first = pq.read_table(evaluated / "real_studio_flat" / "gallery.parquet").to_pylist()[0]["image"]["bytes"]
+    mirrored = Image.open(io.BytesIO(first)).transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+    buffer = io.BytesIO()
+    mirrored.convert("RGB").save(buffer, format="JPEG", quality=80)
+    assert index.lookup(_print(buffer.getvalue()), GUARD.phash_threshold, GUARD.colour_threshold) is not None
 
 
 def test_same_seed_gives_identical_training_bytes_and_unknown_names_are_refused(
@@ -104,7 +153,7 @@ def test_same_seed_gives_identical_training_bytes_and_unknown_names_are_refused(
 def test_cli_purpose_train_and_its_errors(tmp_path: Path) -> None:
     runner = CliRunner()
     bad = runner.invoke(app, ["synth", "--out", str(tmp_path), "--purpose", "pretrain"])
-    assert bad.exit_code != 0 and "--purpose must be one of eval, train" in bad.output
+    assert bad.exit_code != 0 and "--purpose must be one of eval, validation, train" in bad.output
     assert "Traceback" not in bad.output
     size = runner.invoke(app, ["synth", "--out", str(tmp_path), "--purpose", "train", "--size", "real"])
     assert size.exit_code != 0 and "unknown synth training size" in size.output
@@ -126,3 +175,24 @@ def test_cli_purpose_train_and_its_errors(tmp_path: Path) -> None:
     )
     assert ok.exit_code == 0, ok.output
     assert open_snapshot(tmp_path / "v20260301").has_split("aigen_studio", TRAIN)
+
+
+def test_validation_releases_and_exclusion_names(tmp_path: Path) -> None:
+    with pytest.raises(SnapshotError, match="would be the default snapshot itself"):
+        generate_snapshot(tmp_path / "v", date(2026, 6, 1), "tiny", seed=0, purpose="validation")
+    made = generate_snapshot(tmp_path / "v", date(2026, 5, 1), "tiny", seed=1, purpose="validation")
+    manifest = json.loads((made / MANIFEST).read_text())
+    assert manifest["purpose"] == "validation" and manifest["name"].endswith("-validation")
+    assert "excluded_designs" not in manifest and open_snapshot(made).has_noise
+    for names, message in (
+        (["none", "default"], "cannot be combined"),
+        (["synth:x:2026-01-01:tiny"], "expected synth:SEED:YYYY-MM-DD:SIZE"),
+        (["synth:0:2026-13-01:tiny"], "synth:0:2026-13-01:tiny"),
+        ([str(tmp_path / "missing")], "missing"),
+    ):
+        with pytest.raises(SnapshotError, match=message):
+            excluded_designs(names)
+    assert excluded_designs(["none"]) is None
+    runner = CliRunner()
+    bad = runner.invoke(app, ["synth", "--out", str(tmp_path), "--purpose", "train", "--exclude-designs", "synth:1"])
+    assert bad.exit_code == 2 and "expected synth:SEED:YYYY-MM-DD:SIZE" in bad.output

@@ -29,3 +29,7 @@ class DatasetImportError(LookBenchError):
 
 class TrainError(LookBenchError):
     """A training config, training data or training run cannot proceed."""
+
+
+class SubmissionError(LookBenchError):
+    """A submission bundle, a results repository or a model card cannot be written, read or verified."""

@@ -40,7 +40,18 @@ def _construct_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: b
     return loader.construct_mapping(node, deep=deep)
 
 
+def _construct_timestamp(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> Any:
+    """A date or timestamp; one the calendar lacks (`2026-02-30`) is a marked error, not a ValueError."""
+    try:
+        return loader.construct_yaml_timestamp(node)  # type: ignore[no-untyped-call]
+    except ValueError as exc:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{node.value!r} is not a valid date ({exc})", node.start_mark
+        ) from exc
+
+
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
 
 
 def parse_yaml(text: str, where: str) -> Any:

@@ -14,12 +14,19 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.contamination.window import rewindow
+from lookbench.results.compare import compare_results
 from lookbench.results.io import load_with_per_query
 
 
 def _run(*args: str) -> Any:
     result = CliRunner().invoke(app, list(args))
     return result
+
+
+def _row(output: str, metric: str) -> list[str]:
+    """The cells of `metric`'s row in `lookbench compare`'s table."""
+    line = next(line for line in output.splitlines() if f" {metric} " in line)
+    return [cell.strip() for cell in line.strip("│ ").split("│")]
 
 
 def _eval(snap: Path, vectors: Path, out: Path, *extra: str) -> dict[str, Any]:
@@ -68,7 +75,9 @@ def test_image_only_returns_the_look_and_arithmetic_the_change(task: tuple[Path,
 
     compared = _run("compare", str(tmp_path / "arith.json"), str(tmp_path / "image.json"), "--metrics", "recall@1")
     assert compared.exit_code == 0, compared.output
-    assert "+100.00" in compared.output
+    _, _, (paired,) = compare_results(tmp_path / "arith.json", tmp_path / "image.json", ["recall@1"], 50)
+    assert paired.diff == pytest.approx(a["recall@1"]["value"] - m["recall@1"]["value"])  # 1.0: every query
+    assert paired.n == a["recall@1"]["n"] and _row(compared.output, "recall@1")[3] == f"{100 * paired.diff:+.2f}"
     tables = _run("tables", str(tmp_path / "arith.json"), str(tmp_path / "image.json"), "--metrics", "recall@1,map@5")
     assert tables.exit_code == 0 and "Composed" in tables.output and "vectors+arithmetic" in tables.output
 
@@ -84,8 +93,13 @@ def test_a_run_with_image_and_composed_subsets_keeps_overall_to_the_image_subset
     assert "recall@10" not in data["metrics"]["overall"] and "ndcg@5" not in data["metrics"]["composed"]
     table = pq.read_table(tmp_path / "both.per_query.parquet")
     assert table.num_rows == 6 and {"relevant", "ndcg@5", "map@10"} <= set(table.column_names)
-    compared = _run("compare", str(tmp_path / "both.json"), str(tmp_path / "both.json"), "--metrics", "map@10")
-    assert compared.exit_code == 0 and "  4 " in compared.output.replace("│", " ")
+    # the composed subset scores the same whether or not image subsets run beside it: paired difference 0 on its
+    # queries, and only they are paired for a composed-only metric
+    _, _, (paired,) = compare_results(tmp_path / "both.json", tmp_path / "image.json", ["map@10"], 50)
+    assert paired.diff == 0.0 and paired.n == data["metrics"]["composed"]["map@10"]["n"]
+    assert paired.mean_a == pytest.approx(data["metrics"]["composed"]["map@10"]["value"])
+    compared = _run("compare", str(tmp_path / "both.json"), str(tmp_path / "image.json"), "--metrics", "map@10")
+    assert compared.exit_code == 0 and _row(compared.output, "map@10")[-1] == str(paired.n)
     site = _run("leaderboard", str(tmp_path / "both.json"), "--out", str(tmp_path / "site"))
     assert site.exit_code == 0, site.output
     site = _run("leaderboard", str(tmp_path / "image.json"), "--out", str(tmp_path / "site2"))
@@ -140,3 +154,33 @@ def test_a_python_model_with_embed_texts_is_a_two_tower_model(task: tuple[Path, 
     assert data["model"]["composition"]["method"] == "sum" and data["model"]["name"] == "two-tower+sum"
     assert record["parameter"] == "weight" and len(record["validation"]) == 11
     assert record["value"] in [round(0.1 * i, 1) for i in range(11)]
+
+
+def test_a_text_method_on_an_image_only_model_is_refused_before_embedding(
+    task: tuple[Path, Path], tmp_path: Path
+) -> None:
+    snap, _ = task
+    calls = tmp_path / "embedded.txt"
+    module = tmp_path / "imageonly.py"
+    module.write_text(
+        "import numpy as np\n"
+        "class ImageOnly:\n"
+        "    model_id, revision = 'image-only', '1'\n"
+        "    def embed(self, images):\n"
+        f"        open({str(calls)!r}, 'a').write(f'{{len(images)}}\\n')\n"
+        "        return np.stack([np.asarray(im.resize((2, 2)), np.float32).ravel() + 1 for im in images])\n"
+        "def make():\n"
+        "    return ImageOnly()\n",
+        encoding="utf-8",
+    )
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        for method in ("text", "sum"):
+            result = _run("eval", "-s", str(snap), "-m", "python:imageonly:make", "--compose", method,
+                          "-o", str(tmp_path / "x.json"), "--cache-dir", str(tmp_path / "cache"))  # fmt: skip
+            assert result.exit_code == 2 and "needs a two-tower model" in result.output, result.output
+            assert not calls.exists()  # not one image embedded
+    finally:
+        sys.path.remove(str(tmp_path))

@@ -7,8 +7,8 @@ import pytest
 from composedkit import ADD_HOOD, BLUE, NO_POCKET, SLEEVES, labels, queries
 
 from lookbench.composed.relevance import ComposedRelevance, kept_attributes, target_attributes, target_labels
-from lookbench.composed.schema import Change
 from lookbench.metrics.definitions import FineRule
+from lookbench.snapshot.composed import Change
 
 REFERENCE = ("r", "t-shirt", "red", ["long sleeve", "crew neck"])
 GALLERY = [

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from lookbench.embeddings.provider import ProviderBase
 from lookbench.snapshot.reader import Snapshot
 
 RED, GREEN, BLUE, PINK = (230, 20, 20), (20, 230, 20), (20, 20, 230), (230, 60, 60)
@@ -206,7 +207,7 @@ def fashioniq(root: Path) -> Path:
     return root
 
 
-class MeanColour:
+class MeanColour(ProviderBase):
     """Embeds an image as its mean RGB colour, centred: identical colours score 1, near colours near 1."""
 
     spec = "test:mean-colour"

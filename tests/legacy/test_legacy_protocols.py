@@ -12,9 +12,9 @@ from conftest import make_row, write_snapshot
 from lookbench.cli.eval_cmd import default_ks
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.legacy.context import ImportOptions
-from lookbench.legacy.protocols import PROTOCOLS, average_scope, protocol_columns
 from lookbench.legacy.registry import import_dataset
 from lookbench.metrics.aggregate import AVERAGE
+from lookbench.results.protocols import PROTOCOLS, average_scope, protocol_columns
 from lookbench.snapshot import open_snapshot
 
 

@@ -19,7 +19,6 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.composed.relevance import target_attributes
-from lookbench.composed.schema import Change, read_composed_queries
 from lookbench.composed.texts import modification_text
 from lookbench.release.compose.audit import AuditJob, ComposedVerdict, audit_table, stratified
 from lookbench.release.compose.pairs import composed_pairs
@@ -29,6 +28,7 @@ from lookbench.release.pipeline import run_stages, stages_for
 from lookbench.release.stages.compose import ComposeStats
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.snapshot import open_snapshot
+from lookbench.snapshot.composed import Change, read_composed_queries
 from lookbench.synth.generate import generate_snapshot
 from lookbench.taxonomy import load_taxonomy
 

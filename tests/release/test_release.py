@@ -24,8 +24,9 @@ from PIL import Image, ImageEnhance, ImageOps
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.embeddings.encoder import EncoderBase
 from lookbench.errors import BuildError, SnapshotError
-from lookbench.models.registry import SPEC_KINDS
+from lookbench.models.registry import KINDS, ModelKind
 from lookbench.release.config import ReleaseConfig, load_config
 from lookbench.release.pipeline import run_stages
 from lookbench.release.push import push_release
@@ -173,7 +174,7 @@ def test_missing_snapshot_is_an_error(tmp_path):
         open_snapshot(tmp_path / "none")
 
 
-class TinyEncoder:
+class TinyEncoder(EncoderBase):
     """A real (if weak) embedding: the 8x8 grey thumbnail of each image, mirror-symmetrised."""
 
     model_id, revision, input_kind, preprocess = "tiny:8", "1", "image", None
@@ -192,7 +193,8 @@ class TinyEncoder:
 def test_embedding_tier_catches_what_exact_matching_misses(tmp_path, synth, monkeypatch):
     from lookbench.embeddings.model_provider import ModelEmbeddings
 
-    monkeypatch.setitem(SPEC_KINDS, "tiny", lambda argument, options: ModelEmbeddings("tiny:8", TinyEncoder(), options))
+    tiny = ModelKind("tiny", lambda spec, options: ModelEmbeddings(str(spec), TinyEncoder(), options))
+    monkeypatch.setitem(KINDS, "tiny", tiny)
     exact_only = {"phash_threshold": 0, "crops": False, "embedding_model": "tiny:8", "embedding_threshold": 0.995}
     first = load_config(synth_release_config(tmp_path, synth, dedup=exact_only))
     run_stages(first, basic_stages(first))

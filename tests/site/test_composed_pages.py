@@ -18,7 +18,6 @@ from typer.testing import CliRunner
 from composed.composedkit import composed_snapshot
 from lookbench.cli.main import app
 from lookbench.composed.relevance import target_attributes
-from lookbench.composed.schema import read_composed_queries
 from lookbench.errors import ResultError
 from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries
 from lookbench.reports.images import ImageTable
@@ -27,6 +26,7 @@ from lookbench.reports.site import build_site
 from lookbench.reports.sitedata import build_site_data, load_runs
 from lookbench.results.io import load_result, load_with_per_query
 from lookbench.snapshot import open_snapshot
+from lookbench.snapshot.composed import read_composed_queries
 
 DATES = {
     "composed": ["2026-02-01", "2026-01-02", "2026-02-03", "2026-02-04"],

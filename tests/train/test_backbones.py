@@ -26,8 +26,8 @@ def test_efficientnet_lite0_backbone_reproduces_the_default_model(tmp_path: Path
     pytest.importorskip("onnxruntime")
     from PIL import Image
 
+    from lookbench.models.backbones import EfficientNetLite0
     from lookbench.models.offline import efficientnet_lite0
-    from lookbench.train.backbones import EfficientNetLite0
 
     backbone = EfficientNetLite0().eval()
     encoder = efficientnet_lite0(tmp_path)
@@ -125,8 +125,9 @@ def test_every_backbone_kind_trains_exports_and_evaluates(
 
 def test_a_clip_backbone_trains_only_its_image_path(tmp_path: Path) -> None:
     transformers = pytest.importorskip("transformers")
+    from lookbench.models.backbones import HfBackbone
     from lookbench.models.hf_model import create_hf
-    from lookbench.train.backbones import HfBackbone
+    from lookbench.models.spec import ModelSpec
 
     config = transformers.CLIPConfig(
         text_config={
@@ -148,7 +149,7 @@ def test_a_clip_backbone_trains_only_its_image_path(tmp_path: Path) -> None:
         projection_dim=8,
     )
     transformers.CLIPModel(config).save_pretrained(tmp_path / "clip")
-    hf = create_hf(str(tmp_path / "clip"))
+    hf = create_hf(ModelSpec("hf", str(tmp_path / "clip")))
     assert hf.preprocess is not None
     backbone = HfBackbone(hf.model, hf.preprocess, "hf:clip")
     trainable = {n for n, p in backbone.named_parameters() if p.requires_grad}

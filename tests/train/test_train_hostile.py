@@ -87,10 +87,10 @@ def test_imprinted_centres_are_the_normalised_class_means(tmp_path: Path, monkey
     import torch.nn.functional as F
 
     from lookbench.images import decode_image
-    from lookbench.train.backbones import create_backbone
+    from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
+    from lookbench.models.registry import create_backbone
     from lookbench.train.config import IdentityLoss, TrainData
     from lookbench.train.data import load_training_set
-    from lookbench.train.heads import EmbeddingHead, EmbeddingModel
     from lookbench.train.imprint import imprint_centres
     from lookbench.train.partial_fc import PartialFC
 

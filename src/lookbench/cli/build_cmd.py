@@ -33,7 +33,8 @@ def build(
     from lookbench.release.push import push_release
     from lookbench.release.stages.audit import AuditStats
     from lookbench.release.stages.dedup import DedupStats
-    from lookbench.shards.executor import check_options, make_executor
+    from lookbench.shards.executor import check_options
+    from lookbench.shards.make import make_executor
 
     check_options(executor, processes, ray_address, shards)
     release = load_config(config)

@@ -27,7 +27,7 @@ def derive(
         None, "--snapshot", "-s", help=f"A LookBench-Synth snapshot folder or {HUB_FORMS}; default: embedded Synth."
     ),
     validation: float = typer.Option(0.2, "--validation", help="Fraction of products held out for tuning."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the query/validation split."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Seed of the query/validation split."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing folder."),
     render: bool = typer.Option(
         True, "--render/--no-render", help="Also re-render each query product's design with two groups changed."

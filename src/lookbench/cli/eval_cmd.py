@@ -22,9 +22,11 @@ from lookbench.contamination.window import cutoff_since
 from lookbench.dates import parse_date
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
+from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.embeddings.sharded import ShardedEmbeddings, wants_shards
 from lookbench.errors import LookBenchError
-from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
+from lookbench.evaluation.runner import EvalOutput, EvalSettings, evaluate
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.results.io import save_run
@@ -32,7 +34,8 @@ from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, 
 from lookbench.results.schema import MetricValue
 from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, percent, scope_title, short_metric
 from lookbench.search.select import make_backend
-from lookbench.shards.executor import check_options, make_executor
+from lookbench.shards.executor import check_options
+from lookbench.shards.make import make_executor
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
@@ -58,7 +61,7 @@ def parse_ks(text: str) -> tuple[int, ...]:
 
 def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
     """The cut-offs of the snapshot's official protocol (a legacy benchmark), else LookBench's."""
-    from lookbench.legacy.protocols import protocol_of
+    from lookbench.results.protocols import protocol_of
 
     protocol = protocol_of(snapshot)
     return DEFAULT_KS if protocol is None else protocol.ks
@@ -74,12 +77,9 @@ def _default_snapshot() -> Snapshot:
 
 
 def _default_model() -> str:
-    from lookbench.models import registry
+    from lookbench.models.registry import DEFAULT_MODEL
 
-    default = getattr(registry, "DEFAULT_MODEL", None)
-    if default is None:
-        raise LookBenchError("no --model given and no default model is registered")
-    return str(default)
+    return DEFAULT_MODEL
 
 
 def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, intervals: bool) -> None:
@@ -107,6 +107,63 @@ def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, inter
         console.print("[dim]± half the 95% bootstrap interval, in points[/dim]")
 
 
+def _model_name(provider: EmbeddingProvider, spec: str, snap: Snapshot, settings: EvalSettings) -> str:
+    """The name the result will carry (a composed run's names its method), known before the run (`--skip-existing`)."""
+    name = str(provider.describe().get("name") or spec)
+    subsets = snap.check_subsets(settings.subsets) if settings.subsets else snap.subsets
+    if any(is_composed_subset(s) for s in subsets):
+        name = composed_model_name(name, run_method(settings.compose, provider, snap, subsets))
+    return name
+
+
+def _embed_options(
+    cache_dir: Path | None,
+    batch_size: int | None,
+    workers: int | None,
+    on_bad_image: str,
+    fp16: bool,
+    precision: str,
+    decode: str,
+) -> EmbedOptions:
+    """The embedding options of the command line, checked."""
+    if on_bad_image not in ("stop", "skip"):
+        raise LookBenchError(f"--on-bad-image: expected stop or skip, got {on_bad_image!r}")
+    for flag, value, allowed in (("--precision", precision, PRECISIONS), ("--decode", decode, DECODE_PLACES)):
+        if value not in allowed:
+            raise LookBenchError(f"{flag}: expected one of {', '.join(allowed)}, got {value!r}")
+    return EmbedOptions(
+        cache_dir=cache_dir,
+        batch_size=batch_size,
+        workers=workers,
+        on_bad_image=on_bad_image,  # type: ignore[arg-type]
+        storage_dtype="float16" if fp16 else "float32",
+        precision=precision,  # type: ignore[arg-type]
+        decode=decode,  # type: ignore[arg-type]
+    )
+
+
+def _evaluate(
+    snap: Snapshot,
+    provider: EmbeddingProvider,
+    settings: EvalSettings,
+    executor: str,
+    processes: int | None,
+    ray_address: str | None,
+    shards: int | None,
+) -> EvalOutput:
+    """Run the evaluation, embedding as shards on an executor when asked to (or when several GPUs are there)."""
+    runner = None
+    if wants_shards(provider, executor, processes, shards):
+        assert isinstance(provider, ModelEmbeddings)
+        runner = make_executor(executor, processes, ray_address)
+        provider = ShardedEmbeddings(provider, runner, shards)
+    try:
+        return evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
+    finally:
+        if runner is not None:
+            runner.close()
+
+
 @reports_errors
 def eval_command(
     snapshot: str | None = typer.Option(
@@ -122,8 +179,11 @@ def eval_command(
         help=f"Comma-separated cut-offs (1..100); default: the snapshot protocol's, else {DEFAULT_K_TEXT}.",
     ),
     fine_rule: FineRule = typer.Option(FineRule.MAIN, "--fine-rule", help="main (leaderboard) or strict (paper)."),
+    noise: NoisePool = typer.Option(
+        NoisePool.ALL, "--noise", help="all: search each subset with the noise pool (default); none: its gallery alone."
+    ),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
-    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Bootstrap seed."),
     since: str | None = typer.Option(
         None, "--since", help="Keep queries first seen on or after this date; 'cutoff': after the card's cutoff."
     ),
@@ -132,7 +192,8 @@ def eval_command(
         DEFAULT_OUTPUT,
         "--output",
         "-o",
-        help="Result path template: {model}, {snapshot}, {rule}, {window} (empty unless --since/--until).",
+        help="Result path template: {model}, {snapshot}, {rule}, {window} (empty unless --since/--until), "
+        "{noise} (empty unless --noise none).",
     ),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Do nothing if the result file exists."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
@@ -169,11 +230,7 @@ def eval_command(
     """Embed, search and score a snapshot; write the result JSON and the per-query parquet file."""
     from lookbench.models.registry import resolve_model
 
-    if on_bad_image not in ("stop", "skip"):
-        raise LookBenchError(f"--on-bad-image: expected stop or skip, got {on_bad_image!r}")
-    for flag, value, allowed in (("--precision", precision, PRECISIONS), ("--decode", decode, DECODE_PLACES)):
-        if value not in allowed:
-            raise LookBenchError(f"{flag}: expected one of {', '.join(allowed)}, got {value!r}")
+    options = _embed_options(cache_dir, batch_size, workers, on_bad_image, fp16, precision, decode)
     check_options(executor, processes, ray_address, shards)
     snap = open_snapshot(snapshot) if snapshot else _default_snapshot()
     spec = model or _default_model()
@@ -188,44 +245,25 @@ def eval_command(
         until=parse_date(until, "--until"),
         backend=backend,
         compose=compose,
+        noise=noise,
     )
-    options = EmbedOptions(
-        cache_dir=cache_dir,
-        batch_size=batch_size,
-        workers=workers,
-        on_bad_image=on_bad_image,  # type: ignore[arg-type]
-        storage_dtype="float16" if fp16 else "float32",
-        precision=precision,  # type: ignore[arg-type]
-        decode=decode,  # type: ignore[arg-type]
-    )
+    if noise is NoisePool.NONE and not snap.has_noise:
+        err_console.print(f"[dim]{escape(snap.name)} has no noise pool: --noise none scores as --noise all would[/dim]")
     provider = resolve_model(spec, options)
     if since == "cutoff":
         settings.since = cutoff_since(provider.describe())
-    name = str(provider.describe().get("name") or spec)
-    run_subsets = snap.check_subsets(settings.subsets) if settings.subsets else snap.subsets
-    method = run_method(compose, provider, snap, run_subsets)
-    if any(is_composed_subset(s) for s in run_subsets):
-        name = composed_model_name(name, method)
-    window = window_tag(settings.since, settings.until)
-    target = result_target(output, name, snap.name, fine_rule.value, window)
+    name = _model_name(provider, spec, snap, settings)
+    tags = (window_tag(settings.since, settings.until), noise_tag(noise))
+    target = result_target(output, name, snap.name, fine_rule.value, *tags)
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return
-    runner = None
-    if wants_shards(provider, executor, processes, shards):
-        assert isinstance(provider, ModelEmbeddings)
-        runner = make_executor(executor, processes, ray_address)
-        provider = ShardedEmbeddings(provider, runner, shards)
-    try:
-        out = evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
-    finally:
-        if runner is not None:
-            runner.close()
+    out = _evaluate(snap, provider, settings, executor, processes, ray_address, shards)
     result, per_query = save_run(out.result, out.per_query, target)
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
-    scope = ", ".join(p for p in (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until)) if p)
-    _print_summary(result.metrics, f"{name} on {snap.name} ({scope}), %", intervals=resamples > 0)
+    parts = (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until), noise_text(noise))
+    _print_summary(result.metrics, f"{name} on {snap.name} ({', '.join(p for p in parts if p)}), %", resamples > 0)
     console.print(f"wrote {escape(str(target))} and {escape(str(per_query))}", highlight=False)
 
 

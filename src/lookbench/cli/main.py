@@ -6,7 +6,9 @@ import typer
 
 from lookbench.cli import (
     annotate_cmd,
+    audit_cmd,
     build_cmd,
+    card_cmd,
     composed_cmd,
     contamination_cmd,
     eval_cmd,
@@ -16,6 +18,7 @@ from lookbench.cli import (
     report_cmd,
     scaling_cmd,
     snapshot_cmd,
+    submit_cmd,
     synth_cmd,
     tables_cmd,
     taxonomy_cmd,
@@ -58,6 +61,9 @@ composed_cmd.register(app)
 legacy_cmd.register(app)
 train_cmd.register(app)
 scaling_cmd.register(app)
+audit_cmd.register(app)
+submit_cmd.register(app)
+card_cmd.register(app)
 
 if __name__ == "__main__":
     app()

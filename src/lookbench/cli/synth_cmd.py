@@ -11,6 +11,7 @@ from rich.markup import escape
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
 from lookbench.synth.default import default_snapshot
+from lookbench.synth.disjoint import DEFAULT_EXCLUSION
 from lookbench.synth.generate import PURPOSES, generate_snapshot
 from lookbench.synth.parallel import available_cpus
 from lookbench.synth.preview import write_previews
@@ -26,7 +27,9 @@ def synth(
         "2026-06-01", "--release", help="Release date YYYY-MM-DD; products are dated in the 30 days before it."
     ),
     size: str = typer.Option("small", "--size", help=f"One of: {', '.join(SIZES)} (real: the released counts)."),
-    seed: int = typer.Option(0, "--seed", help="Random seed; same seed and release give byte-identical parquet."),
+    seed: int = typer.Option(
+        0, "--seed", min=0, help="Random seed; same seed and release give byte-identical parquet."
+    ),
     preview: bool = typer.Option(False, "--preview", help="Also write contact sheets to OUT/preview/vYYYYMMDD/."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing release folder."),
     workers: int = typer.Option(
@@ -38,9 +41,17 @@ def synth(
     purpose: str = typer.Option(
         "eval",
         "--purpose",
-        help="eval: a benchmark release; train: `train` splits of several views per product (sizes "
-        f"{', '.join(TRAINING_SIZES)}), products disjoint from every eval release. Date a training release before "
-        "the evaluation window (e.g. --release 2026-03-01 for the default snapshot).",
+        help="eval: a benchmark release; validation: the same kind of release for `lookbench train` to validate on "
+        "(another seed and date than the default snapshot, e.g. --seed 1 --release 2026-05-01); train: `train` "
+        f"splits of several views per product (sizes {', '.join(TRAINING_SIZES)}), clear of the designs of "
+        "--exclude-designs. Date a training release before the evaluation window (e.g. --release 2026-03-01).",
+    ),
+    exclude_designs: list[str] = typer.Option(
+        list(DEFAULT_EXCLUSION),
+        "--exclude-designs",
+        help="--purpose train: evaluation releases whose query designs (category and every non-colour attribute) "
+        "and strict fine matches the training products avoid: default, synth:SEED:YYYY-MM-DD:SIZE or a snapshot "
+        "folder; repeatable; none: no exclusion.",
     ),
 ) -> None:
     """Generate a procedurally rendered snapshot with exact labels (four subsets plus noise)."""
@@ -62,7 +73,7 @@ def synth(
     else:
         started = time.perf_counter()
         count = workers or available_cpus()
-        console.print(f"generating {purpose} {size} ({images:,} images) with {count} process(es)")
+        console.print(f"generating {purpose} {size} (about {images:,} images) with {count} process(es)")
         generate_snapshot(
             out,
             when,
@@ -71,6 +82,7 @@ def synth(
             overwrite=overwrite,
             workers=count,
             purpose=purpose,
+            exclude_designs=exclude_designs,
             progress=lambda msg: console.print(f"[dim]{time.perf_counter() - started:6.0f}s {escape(msg)}[/dim]"),
         )
         console.print(f"[green]wrote[/green] {escape(str(target))} ({time.perf_counter() - started:.0f}s)")

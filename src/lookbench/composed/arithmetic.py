@@ -14,8 +14,8 @@ from typing import Any, Protocol
 import numpy as np
 
 from lookbench.composed.encoders import ComposedBatch, LabelledItems, normalised
-from lookbench.composed.schema import Change
 from lookbench.errors import LookBenchError
+from lookbench.snapshot.composed import Change
 
 MIN_ITEMS = 3
 """Fewest items a centroid is taken over."""

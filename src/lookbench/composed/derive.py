@@ -20,9 +20,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.atomic import atomic_folder
-from lookbench.composed.schema import COMPOSED_COLUMNS, MAX_CHANGES, Change
 from lookbench.composed.texts import modification_text
 from lookbench.errors import SnapshotError
+from lookbench.snapshot.composed import COMPOSED_COLUMNS, MAX_CHANGES, Change
 from lookbench.snapshot.labels import normalise_label
 from lookbench.snapshot.manifest import MANIFEST_NAME, read_manifest, write_manifest
 from lookbench.snapshot.reader import Snapshot, reading

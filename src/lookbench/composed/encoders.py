@@ -7,8 +7,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.composed.schema import Change
+from lookbench.embeddings.encoder import TextTower
 from lookbench.errors import EmbeddingError
+from lookbench.snapshot.composed import Change
 from lookbench.snapshot.labels import SplitLabels
 
 
@@ -71,15 +72,6 @@ class ComposedQueryEncoder(Protocol):
         ...
 
 
-@runtime_checkable
-class TextEmbedder(Protocol):
-    """The text tower of a two-tower model (CLIP-style): texts into the same space as its images."""
-
-    def embed_texts(self, texts: list[str]) -> np.ndarray:
-        """Return a (len(texts), dim) float array."""
-        ...
-
-
 def normalised(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero)."""
     array = np.asarray(vectors, dtype=np.float32)
@@ -87,7 +79,7 @@ def normalised(vectors: np.ndarray) -> np.ndarray:
     return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
 
 
-def embed_texts_checked(tower: TextEmbedder, texts: list[str], dim: int, name: str) -> np.ndarray:
+def embed_texts_checked(tower: TextTower, texts: list[str], dim: int, name: str) -> np.ndarray:
     """The text tower's vectors for `texts`, checked to be finite (n, dim) floats in the image space."""
     array = np.asarray(tower.embed_texts(texts))
     if array.ndim != 2 or array.shape[0] != len(texts) or not np.issubdtype(array.dtype, np.floating):
@@ -129,7 +121,7 @@ class WeightedSum:
     parameter: str | None = "weight"
     learns_from_items = False
 
-    def __init__(self, tower: TextEmbedder, name: str, weight: float | None = None) -> None:
+    def __init__(self, tower: TextTower, name: str, weight: float | None = None) -> None:
         self.tower = tower
         self.name = name
         self.fixed = weight

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from lookbench.composed.arithmetic import AttributeArithmetic
-from lookbench.composed.encoders import ComposedQueryEncoder, ImageOnly, TextEmbedder, WeightedSum
-from lookbench.composed.schema import has_changes
+from lookbench.composed.encoders import ComposedQueryEncoder, ImageOnly, WeightedSum
+from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
+from lookbench.snapshot.composed import has_changes
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
 
@@ -21,13 +22,9 @@ METHODS: dict[str, str] = {
 }
 
 
-def text_tower(provider: EmbeddingProvider) -> TextEmbedder | None:
-    """The provider's text tower: its encoder's (open_clip), a `python:` model's `embed_texts`, or its own."""
-    encoder = getattr(provider, "encoder", None)
-    for candidate in (encoder, getattr(encoder, "model", None), provider):
-        if candidate is not None and isinstance(candidate, TextEmbedder):
-            return candidate
-    return None
+def text_tower(provider: EmbeddingProvider) -> TextTower | None:
+    """The provider's text tower: its model's (open_clip, a `python:` model's `embed_texts`), or its own."""
+    return provider.text_tower()
 
 
 def resolve_method(name: str, provider: EmbeddingProvider, changes: bool = True) -> str:
@@ -39,6 +36,8 @@ def resolve_method(name: str, provider: EmbeddingProvider, changes: bool = True)
         if text_tower(provider) is not None:
             return "sum"
         return "arithmetic" if changes else "image"
+    if name in ("text", "sum"):
+        _required_tower(name, provider)  # refused before a single image is embedded
     if name == "arithmetic" and not changes:
         raise LookBenchError(
             "--compose arithmetic moves each reference along its structured changes, and no composed query of this "
@@ -60,13 +59,18 @@ def make_encoder(method: str, provider: EmbeddingProvider) -> ComposedQueryEncod
         return ImageOnly()
     if method == "arithmetic":
         return AttributeArithmetic()
+    tower = _required_tower(method, provider)
+    return WeightedSum(tower, provider.spec, weight=1.0 if method == "text" else None)
+
+
+def _required_tower(method: str, provider: EmbeddingProvider) -> TextTower:
     tower = text_tower(provider)
     if tower is None:
         raise LookBenchError(
             f"--compose {method} needs a two-tower model with a text tower (e.g. open_clip:ARCH/WEIGHTS); "
             f"{provider.spec} embeds images only (try --compose arithmetic or image)"
         )
-    return WeightedSum(tower, provider.spec, weight=1.0 if method == "text" else None)
+    return tower
 
 
 def composed_model_name(name: str, method: str) -> str:

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lookbench.composed.schema import Change, ComposedQueries
 from lookbench.metrics.relevance import WORD, Relevance, bitsets, codes, popcount_and
+from lookbench.snapshot.composed import Change, ComposedQueries
 from lookbench.snapshot.labels import SplitLabels
 
 

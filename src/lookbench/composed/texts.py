@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import zlib
 
-from lookbench.composed.schema import Change
+from lookbench.snapshot.composed import Change
 
 PHRASES: dict[str, str] = {
     "short sleeve": "short sleeves",

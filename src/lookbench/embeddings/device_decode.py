@@ -95,7 +95,7 @@ class DeviceDecoder:
     """Turns a batch of encoded images into a `DeviceBatch` for `preprocess`, decoding JPEGs on `device`."""
 
     def __init__(self, preprocess: Preprocess, device: str) -> None:
-        from lookbench.models.torch_base import require
+        from lookbench.optional import require
 
         warnings.filterwarnings("ignore", message=DEPRECATION, category=DeprecationWarning)
         self.torch = require("torch", "torch", "decoding on the device")

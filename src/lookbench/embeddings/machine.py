@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import Any
 
 from lookbench.cores import usable_cores
 from lookbench.embeddings.encoder import Encoder
@@ -18,7 +17,15 @@ GPU_BATCHES = ((40 * GIB, 256), (16 * GIB, 128), (6 * GIB, 64))
 
 def encoder_device(encoder: Encoder) -> str:
     """The torch device an encoder runs on; `cpu` for everything else (onnxruntime, APIs, Python models)."""
-    return str(getattr(encoder, "device", "cpu"))
+    return encoder.device or "cpu"
+
+
+def free_memory(device: str) -> int:
+    """Free bytes on a CUDA device (a model there runs in torch, so torch is already imported)."""
+    import torch
+
+    free, _ = torch.cuda.mem_get_info(device)
+    return int(free)
 
 
 def auto_workers(encoder: Encoder, decode_on_device: bool) -> int:
@@ -35,17 +42,14 @@ def auto_batch_size(encoder: Encoder) -> int:
     device = encoder_device(encoder)
     if not device.startswith("cuda"):
         return CPU_BATCH
-    torch: Any = getattr(encoder, "torch", None)
-    if torch is None:
-        return CPU_BATCH
-    free, _ = torch.cuda.mem_get_info(device)
+    free = free_memory(device)
     return next((size for least, size in GPU_BATCHES if free >= least), CPU_BATCH)
 
 
 def decodes_on_device(encoder: Encoder, requested: str) -> bool:
     """Whether JPEGs go to the model's device: `device` needs a torch model taking tensors; `auto` picks it for
     such a model on CUDA when torchvision is installed."""
-    able = encoder.input_kind == "tensor" and encoder.preprocess is not None and hasattr(encoder, "torch")
+    able = encoder.input_kind == "tensor" and encoder.preprocess is not None and encoder.device is not None
     if requested == "device":
         if not able:
             raise EmbeddingError(

@@ -9,18 +9,22 @@ from typing import Any
 import numpy as np
 
 from lookbench.embeddings.device_decode import DeviceDecoder
-from lookbench.embeddings.encoder import Encoder
+from lookbench.embeddings.encoder import Encoder, TextTower
 from lookbench.embeddings.machine import auto_batch_size, auto_workers, decodes_on_device, encoder_device
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.pipeline import Batch, run_pipeline
 from lookbench.embeddings.progress import image_progress
+from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
 from lookbench.embeddings.store import EmbeddingStore, default_cache_dir, model_key
 from lookbench.errors import EmbeddingError
 from lookbench.hashing import sha256_digest
 from lookbench.snapshot.reader import Snapshot
 
+Reload = Callable[[str, EmbedOptions], EmbeddingProvider]
+"""Loads a provider from its spec and options (the registry's `resolve_model`)."""
 
-class ModelEmbeddings:
+
+class ModelEmbeddings(ProviderBase):
     """Embeds snapshot splits with `encoder`; vectors are cached per image content, so re-runs embed nothing."""
 
     returns_new_arrays = True
@@ -32,18 +36,21 @@ class ModelEmbeddings:
         encoder: Encoder,
         options: EmbedOptions | None = None,
         card: dict[str, Any] | None = None,
+        reload: Reload | None = None,
     ) -> None:
         self.spec = spec
+        self.reload = reload
+        """How another process loads the same model from `spec` and options (shard workers)."""
         self.card = card
         self.encoder = encoder
         self.options = options or EmbedOptions()
         self.skipped: dict[tuple[str, str], dict[int, str]] = {}
         self._bad: dict[tuple[str, str, str], dict[int, str]] = {}
-        self.embedded_images = 0
+        self.embedded_images: int = 0
         """Images run through the encoder by this provider (cache hits and repeats excluded)."""
         self._store: EmbeddingStore | None = None
         self._dim: int | None = None
-        self.precision = _apply_precision(encoder, self.options.precision)
+        self.precision = _checked_precision(encoder, self.options.precision)
         self.device_decode = decodes_on_device(encoder, self.options.decode)
         if self.device_decode and self.options.jpeg_draft:
             raise EmbeddingError(
@@ -265,6 +272,10 @@ class ModelEmbeddings:
         more = f" ({len(bad) - 1} more)" if len(bad) > 1 else ""
         raise EmbeddingError(f"{where} row {row}: {bad[row]}{more}; rerun with --on-bad-image skip to leave it out")
 
+    def text_tower(self) -> TextTower | None:
+        """The encoder's text tower."""
+        return self.encoder.text_tower()
+
     def describe(self) -> dict[str, Any]:
         """Spec, model identity, preprocessing, cache location and skipped rows, for result files."""
         pre = self.encoder.preprocess
@@ -289,15 +300,11 @@ class ModelEmbeddings:
         }
 
 
-def _apply_precision(encoder: Encoder, requested: str) -> str | None:
-    """Set a torch encoder's precision and return the one it resolved to; None for encoders without one (ONNX,
-    APIs, Python models), which accept only `auto` and `fp32`."""
-    set_precision = getattr(encoder, "set_precision", None)
-    if set_precision is None:
-        if requested not in ("auto", "fp32"):
-            raise EmbeddingError(
-                f"--precision {requested} applies to torch-backed models; {encoder.model_id} runs at its own precision"
-            )
-        return None
-    set_precision(requested)
-    return str(getattr(encoder, "precision", requested))
+def _checked_precision(encoder: Encoder, requested: str) -> str | None:
+    """The precision the encoder resolved at construction; None for encoders outside torch (ONNX, APIs, Python
+    models), which accept only `auto` and `fp32`."""
+    if encoder.precision is None and requested not in ("auto", "fp32"):
+        raise EmbeddingError(
+            f"--precision {requested} applies to torch-backed models; {encoder.model_id} runs at its own precision"
+        )
+    return encoder.precision

@@ -10,7 +10,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -55,9 +55,9 @@ def prepare(encoder: Encoder, batch: Batch, draft: bool = False, decoder: Device
     draft_size = pre.draft_size if draft and pre is not None else None
     tensor: np.ndarray | None = None
     if pre is not None:
-        host_batch = getattr(encoder, "host_batch", None)
-        shape = (len(batch.data), 3, pre.crop, pre.crop)
-        tensor = host_batch(len(batch.data)) if host_batch is not None else np.empty(shape, np.float32)
+        tensor = encoder.host_batch(len(batch.data))
+        if tensor is None:
+            tensor = np.empty((len(batch.data), 3, pre.crop, pre.crop), np.float32)
     inputs: list[Any] = []
     ok: list[int] = []
     errors: dict[int, str] = {}
@@ -91,15 +91,6 @@ def lower_thread_priority(nice: int = DECODE_NICE) -> None:
     tid = threading.get_native_id()
     with contextlib.suppress(OSError):
         os.setpriority(os.PRIO_PROCESS, tid, max(nice, os.getpriority(os.PRIO_PROCESS, tid)))
-
-
-def submit(encoder: Encoder, inputs: Any) -> Callable[[], np.ndarray]:
-    """Start encoding a batch: asynchronously where the encoder can (`submit`), else right away."""
-    queue = getattr(encoder, "submit", None)
-    if queue is not None:
-        return cast(Callable[[], np.ndarray], queue(inputs))
-    vectors = encoder.encode(inputs)
-    return lambda: vectors
 
 
 class _Writer:
@@ -158,7 +149,7 @@ def run_pipeline(
         for row, message in prepared.errors.items():
             on_bad(row, message)
         if prepared.ok:
-            encoding.append((prepared, submit(encoder, prepared.inputs)))
+            encoding.append((prepared, encoder.submit(prepared.inputs)))
         while len(encoding) > 1:
             collect()
 

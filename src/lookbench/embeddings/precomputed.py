@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from lookbench.embeddings.provider import ProviderBase
 from lookbench.errors import EmbeddingError
 from lookbench.snapshot.reader import Snapshot
 
 
-class PrecomputedEmbeddings:
+class PrecomputedEmbeddings(ProviderBase):
     """An EmbeddingProvider reading `.npy` files row-aligned with the snapshot's parquet rows."""
 
     def __init__(self, root: Path | str) -> None:
@@ -24,6 +25,10 @@ class PrecomputedEmbeddings:
     def path(self, subset: str, split: str) -> Path:
         """Where the embeddings of one split live."""
         return self.root / subset / f"{split}.npy"
+
+    def source_of(self, subset: str, split: str) -> str | None:
+        """The `.npy` file of the split."""
+        return str(self.path(subset, split))
 
     def embed_split(self, snapshot: Snapshot, subset: str, split: str) -> np.ndarray:
         """Load the split's embeddings; row alignment is checked by the caller."""

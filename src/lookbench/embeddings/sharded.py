@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
-from lookbench.embeddings.encoder import Encoder
+from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.machine import encoder_device
-from lookbench.embeddings.model_provider import ModelEmbeddings
+from lookbench.embeddings.model_provider import ModelEmbeddings, Reload
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.progress import image_progress
+from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
 from lookbench.embeddings.store import EmbeddingStore
 from lookbench.shards.executor import Executor, Needs, Progress, ShardError, ShardTask, cuda_devices
 from lookbench.shards.marker import ShardMarker, new_marker, write_marker
@@ -56,17 +57,21 @@ class EmbedJob:
     store_root: str
     needs: Needs
     name: str = "embed"
+    load: Reload | None = None
+    """How a worker loads the model (the registry's `resolve_model`, sent by reference)."""
     loaded: ModelEmbeddings | None = field(default=None, compare=False, repr=False)
     """The driver's own model, used when the shards run in the driver's process (never sent to a worker)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (EmbedJob, (self.spec, self.options, self.store_root, self.needs, self.name))
+        return (EmbedJob, (self.spec, self.options, self.store_root, self.needs, self.name, self.load))
 
     def open(self, slots: int) -> EmbedWorker:
         """Load the model in this worker (in the driver's process: use its model); its cache must be the driver's."""
-        from lookbench.models.registry import resolve_model
-
-        provider = self.loaded or resolve_model(self.spec, self.options)
+        provider: EmbeddingProvider | None = self.loaded
+        if provider is None:
+            if self.load is None:
+                raise ShardError(f"{self.spec}: this model was built outside the registry; a worker cannot load it")
+            provider = self.load(self.spec, self.options)
         if not isinstance(provider, ModelEmbeddings):
             raise ShardError(f"{self.spec}: not a model this worker can embed with")
         if str(provider.cache_root) != self.store_root:
@@ -131,7 +136,7 @@ class _Planned:
     owned: dict[Shard, list[int]]
 
 
-class ShardedEmbeddings:
+class ShardedEmbeddings(ProviderBase):
     """An EmbeddingProvider that embeds the splits an evaluation needs as shards on an executor (`prepare`), then
     serves every split from the cache exactly as the `ModelEmbeddings` it wraps would."""
 
@@ -140,30 +145,22 @@ class ShardedEmbeddings:
     def __init__(self, inner: ModelEmbeddings, executor: Executor, shards: int | None = None) -> None:
         self.inner = inner
         self.spec = inner.spec
+        self.card = inner.card
+        self.skipped = inner.skipped
+        """Rows left out per split: the wrapped model's own table."""
         self.executor = executor
         self.shards = shards
         self.runs: list[ShardRun] = []
         self._prepared: set[tuple[str, str, str]] = set()
 
     @property
-    def encoder(self) -> Encoder:
-        """The driver's model (composition methods read its towers)."""
-        return self.inner.encoder
-
-    @property
-    def card(self) -> dict[str, Any] | None:
-        """The model card's facts."""
-        return self.inner.card
-
-    @property
-    def skipped(self) -> dict[tuple[str, str], dict[int, str]]:
-        """Rows left out per split, as `ModelEmbeddings.skipped`."""
-        return self.inner.skipped
-
-    @property
     def embedded_images(self) -> int:
         """Images embedded by the shards run (and by the driver, if any)."""
         return self.inner.embedded_images
+
+    @embedded_images.setter
+    def embedded_images(self, count: int) -> None:
+        self.inner.embedded_images = count
 
     def job(self) -> EmbedJob:
         """What workers are sent: the spec, the driver's resolved options and its cache folder."""
@@ -179,7 +176,7 @@ class ShardedEmbeddings:
             }
         )
         needs = Needs("gpu" if on_gpu else "cpu", stateful=True)
-        return EmbedJob(inner.spec, options, str(inner.cache_root), needs, loaded=inner)
+        return EmbedJob(inner.spec, options, str(inner.cache_root), needs, load=inner.reload, loaded=inner)
 
     def rows_per_shard(self) -> int:
         """Default shard size: SHARD_ROWS, or 8 batches when batches are larger."""
@@ -258,6 +255,10 @@ class ShardedEmbeddings:
         if (str(snapshot.root.resolve()), subset, split) not in self._prepared:
             self.prepare(snapshot, [(subset, split)])
         return self.inner.embed_split(snapshot, subset, split)
+
+    def text_tower(self) -> TextTower | None:
+        """The driver's model's text tower."""
+        return self.inner.text_tower()
 
     def embed_images(self, images: Sequence[bytes]) -> np.ndarray:
         """Encoded images embedded by the driver's model (the builder's few images are not sharded)."""

@@ -18,11 +18,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from lookbench.composed.schema import MAX_TEXT_CHARS
 from lookbench.errors import DatasetImportError
 from lookbench.legacy.context import ImportContext
 from lookbench.legacy.source import json_field
 from lookbench.snapshot.card import SubsetCard
+from lookbench.snapshot.composed import MAX_TEXT_CHARS
 
 CATEGORIES = ("dress", "shirt", "toptee")
 SCORED_SPLIT = "val"

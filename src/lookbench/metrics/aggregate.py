@@ -69,12 +69,13 @@ def summarise(
         total_sums += totals
         total_sizes += sizes
         reps = totals / np.maximum(sizes, 1)[:, None]
-        low, high = percentile_interval(reps, confidence)
-        out[subset.name] = _estimates(names, matrix.mean(axis=0), low, high, len(matrix))
+        point = matrix.mean(axis=0)
+        low, high = percentile_interval(reps, confidence, point)
+        out[subset.name] = _estimates(names, point, low, high, len(matrix))
         if subset.outfit_values is not None:
             o = subset.outfit_values
             o_reps = counts @ o
-            lo, hi = percentile_interval((o_reps / max(len(o), 1))[:, None], confidence)
+            lo, hi = percentile_interval((o_reps / max(len(o), 1))[:, None], confidence, np.array([o.mean()]))
             out[subset.name][OUTFIT_METRIC] = Estimate(float(o.mean()), float(lo[0]), float(hi[0]), len(o))
             outfit_sums += o_reps
             outfit_n += len(o)
@@ -82,10 +83,11 @@ def summarise(
     if overall is None:
         return out
     stacked = np.concatenate(all_values)
-    low, high = percentile_interval(total_sums / np.maximum(total_sizes, 1)[:, None], confidence)
-    out[overall] = _estimates(names, stacked.mean(axis=0), low, high, len(stacked))
+    point = stacked.mean(axis=0)
+    low, high = percentile_interval(total_sums / np.maximum(total_sizes, 1)[:, None], confidence, point)
+    out[overall] = _estimates(names, point, low, high, len(stacked))
     if outfit_n:
-        lo, hi = percentile_interval((outfit_sums / outfit_n)[:, None], confidence)
+        lo, hi = percentile_interval((outfit_sums / outfit_n)[:, None], confidence, np.array([outfit_point / outfit_n]))
         out[overall][OUTFIT_METRIC] = Estimate(outfit_point / outfit_n, float(lo[0]), float(hi[0]), outfit_n)
     return out
 

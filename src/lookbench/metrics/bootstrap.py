@@ -41,8 +41,10 @@ def replicate_totals(counts: np.ndarray, sums: ClusterSums) -> tuple[np.ndarray,
     return counts @ sums.sums, counts @ sums.sizes
 
 
-def percentile_interval(replicates: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval of (B, M) replicates along the resample axis."""
+def percentile_interval(replicates: np.ndarray, confidence: float, point: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Percentile interval of (B, M) replicates along the resample axis; no replicates (B = 0): the point itself."""
+    if not len(replicates):
+        return point, point
     alpha = (1.0 - confidence) / 2.0
     low, high = np.quantile(replicates, [alpha, 1.0 - alpha], axis=0)
     return low, high

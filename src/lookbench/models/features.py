@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from lookbench.embeddings.encoder import InputKind
+from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
+from lookbench.models.spec import ModelSpec
 
 SIDE = 64
 CELLS = 4
@@ -55,7 +57,7 @@ def image_features(image: Image.Image) -> np.ndarray:
     return np.concatenate([colour_histogram(rgb), colour_histogram(centre), gradient_histograms(grey)])
 
 
-class ColourGradientFeatures:
+class ColourGradientFeatures(EncoderBase):
     """The Encoder of `features:colour-gradient`: decoded RGB images in, 256 numbers each out."""
 
     input_kind: InputKind = "image"
@@ -74,8 +76,9 @@ class ColourGradientFeatures:
         return {"kind": "features", "dimension": 256, "weights": "none"}
 
 
-def load_features(argument: str) -> ColourGradientFeatures:
+def load(spec: ModelSpec, options: EmbedOptions) -> ColourGradientFeatures:
     """The feature named by `features:<name>`."""
+    argument = spec.argument
     if argument not in FEATURES:
         raise LookBenchError(f"unknown feature {argument!r}; known: {', '.join(FEATURES)}")
     return ColourGradientFeatures(argument)

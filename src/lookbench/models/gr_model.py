@@ -12,13 +12,16 @@ import pickle
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model, hub_cache_dir, hub_offline
 from lookbench.models.options import folder_fingerprint, split_options
-from lookbench.models.torch_base import TorchEncoder, pick_device, require
+from lookbench.models.spec import ModelSpec
+from lookbench.models.torch_base import TorchEncoder
+from lookbench.optional import pick_device, require
 
 OPTIONS = {"feature_dim", "trust_remote_code", "revision"}
 HUB_FILE = "gr_lite.pt"
@@ -30,6 +33,15 @@ _WHY = {
     REMOTE_CODE: "is transformers remote code: loading it runs the Python files in the folder",
 }
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+@runtime_checkable
+class SearchModel(Protocol):
+    """What a `gr:` model must have: GR-Lite's `.search(image_paths, feature_dim)` -> (scores, embeddings)."""
+
+    def search(self, image_paths: list[Any], feature_dim: int) -> Any:
+        """Embed images (RGB PIL images here) at `feature_dim`."""
+        ...
 
 
 def _feature_dim(opts: dict[str, str], spec: str) -> int:
@@ -112,21 +124,22 @@ def _crop_off(config: Any) -> bool:
     return True
 
 
-def load_gr(argument: str) -> TorchEncoder:
+def load(spec: ModelSpec, options: EmbedOptions) -> TorchEncoder:
     """Load a model with `.search(image_paths, feature_dim)`; arbitrary code runs only with trust_remote_code=1."""
+    argument = spec.argument
     name, opts = split_options(argument, OPTIONS)
-    spec = f"gr:{argument}"
-    dim = _feature_dim(opts, spec)
-    route, path = _locate(name, spec)
+    where = str(spec)
+    dim = _feature_dim(opts, where)
+    route, path = _locate(name, where)
     if opts.get("trust_remote_code", "0").lower() not in ("1", "true"):
         raise EmbeddingError(
-            f"{spec}: {path or f'{name} ({HUB_FILE})'} {_WHY[route]}; add trust_remote_code=1 to the spec "
+            f"{where}: {path or f'{name} ({HUB_FILE})'} {_WHY[route]}; add trust_remote_code=1 to the where "
             "if you trust its source"
         )
     if path is not None and "revision" in opts:
-        raise LookBenchError(f"{spec}: revision= selects a hub commit, but {path} is local")
+        raise LookBenchError(f"{where}: revision= selects a hub commit, but {path} is local")
     if path is None:
-        path, revision = _download(name, opts.get("revision"), spec)
+        path, revision = _download(name, opts.get("revision"), where)
     else:
         revision = folder_fingerprint(path) if path.is_dir() else file_sha256(path)[:16]
     torch = require("torch", "torch")
@@ -137,11 +150,11 @@ def load_gr(argument: str) -> TorchEncoder:
         crop_off = _crop_off(config)
         model = transformers.AutoModel.from_pretrained(str(path), config=config, trust_remote_code=True)
     else:
-        model = _unpickle(torch, path, device, spec)
+        model = _unpickle(torch, path, device, where)
         crop_off = _crop_off(getattr(model, "config", None))
-    if not callable(getattr(model, "search", None)):
+    if not isinstance(model, SearchModel):
         raise EmbeddingError(
-            f"{spec}: {path} holds {_describe_object(model)}, not a model with .search(image_paths, feature_dim)"
+            f"{where}: {path} holds {_describe_object(model)}, not a model with .search(image_paths, feature_dim)"
         )
     if hasattr(model, "to"):
         model = model.to(device)
@@ -151,14 +164,14 @@ def load_gr(argument: str) -> TorchEncoder:
     def forward(images: list[Any]) -> Any:
         result = model.search(image_paths=images, feature_dim=dim)
         if not isinstance(result, (tuple, list)) or len(result) != 2:
-            raise EmbeddingError(f"{spec}: search() returned {type(result).__name__}, expected (scores, embeddings)")
+            raise EmbeddingError(f"{where}: search() returned {type(result).__name__}, expected (scores, embeddings)")
         vectors = torch.as_tensor(result[1])
         if tuple(vectors.shape) != (len(images), dim):
             raise EmbeddingError(
-                f"{spec}: search(feature_dim={dim}) returned embeddings of shape {tuple(vectors.shape)} for "
+                f"{where}: search(feature_dim={dim}) returned embeddings of shape {tuple(vectors.shape)} for "
                 f"{len(images)} images, expected ({len(images)}, {dim})"
             )
         return vectors
 
     extra = {"kind": "gr", "loaded_as": route, "source": str(path), "feature_dim": dim, "is_crop_turned_off": crop_off}
-    return TorchEncoder(forward, None, spec, revision, device, extra)
+    return TorchEncoder(forward, None, where, revision, device, extra, options.precision)

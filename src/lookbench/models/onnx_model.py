@@ -8,11 +8,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from lookbench.embeddings.encoder import InputKind
+from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.hashing import file_sha256
 from lookbench.models.options import floats3, split_options
+from lookbench.models.spec import ModelSpec
 
 OPTIONS = {"size", "resize", "mean", "std", "output", "pool", "interpolation", "mode", "input", "id"}
 Pool = Literal["cls", "mean"]
@@ -27,7 +29,7 @@ def import_onnxruntime() -> Any:
     return onnxruntime
 
 
-class OnnxEncoder:
+class OnnxEncoder(EncoderBase):
     """Runs an ONNX graph on preprocessed NCHW float32 batches; token outputs are pooled, maps averaged."""
 
     input_kind: InputKind = "tensor"
@@ -87,8 +89,9 @@ class OnnxEncoder:
         return {"kind": "onnx", "file": str(self.path), "output": self.output_name, "pool": self.pool, **self.extra}
 
 
-def load_onnx(argument: str) -> OnnxEncoder:
+def load(spec: ModelSpec, options: EmbedOptions) -> OnnxEncoder:
     """Build an OnnxEncoder from `file?options` (defaults: 224 crop from 256, ImageNet mean/std, first output)."""
+    argument = spec.argument
     path_text, opts = split_options(argument, OPTIONS)
     try:
         size = int(opts.get("size", 224))

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model
-from lookbench.models.torch_base import TorchEncoder, pick_device, require
+from lookbench.models.spec import ModelSpec
+from lookbench.models.torch_base import TorchEncoder
+from lookbench.optional import pick_device, require
+
+if TYPE_CHECKING:
+    from lookbench.models.backbones import Backbone
 
 
 def preprocess_from_cfg(cfg: dict[str, Any]) -> Preprocess:
@@ -41,6 +48,10 @@ class OpenClipEncoder(TorchEncoder):
         self.tokenizer_name = tokenizer_name
         self._tokenizer: Any = None
 
+    def text_tower(self) -> TextTower | None:
+        """Its own `embed_texts`."""
+        return self
+
     def embed_texts(self, texts: list[str]) -> np.ndarray:
         """Tokenise (open_clip's tokenizer for the architecture, made on first use) and run `encode_text`."""
         if self._tokenizer is None:
@@ -53,11 +64,11 @@ class OpenClipEncoder(TorchEncoder):
         return np.concatenate(parts) if parts else np.zeros((0, 0), np.float32)
 
 
-def create_open_clip(argument: str) -> tuple[Any, str, str]:
+def create_open_clip(spec: ModelSpec) -> tuple[Any, str, str]:
     """(model on the CPU, architecture name, weights revision) for `ARCH/PRETRAINED`, `ARCH` or `hf-hub:REPO`."""
-    spec = f"open_clip:{argument}"
+    argument = spec.argument
     if argument.startswith("hf-hub:"):
-        ensure_hub_model(argument.removeprefix("hf-hub:"), spec)
+        ensure_hub_model(argument.removeprefix("hf-hub:"), str(spec))
     open_clip = require("open_clip", "openclip")
     require("torch", "torch")
     if argument.startswith("hf-hub:"):
@@ -71,7 +82,7 @@ def create_open_clip(argument: str) -> tuple[Any, str, str]:
         cfg = open_clip.get_pretrained_cfg(arch, pretrained) or {}
         hub_id = str(cfg.get("hf_hub", "")).strip("/")
         if hub_id:
-            ensure_hub_model(hub_id, spec)
+            ensure_hub_model(hub_id, str(spec))
         revision = pretrained
     else:
         revision = "random-init"
@@ -84,11 +95,24 @@ def open_clip_preprocess(model: Any) -> Preprocess:
     return preprocess_from_cfg(dict(getattr(model.visual, "preprocess_cfg", {}) or {}))
 
 
-def load_open_clip(argument: str) -> OpenClipEncoder:
+def load(spec: ModelSpec, options: EmbedOptions) -> OpenClipEncoder:
     """Create the model with open_clip, keep `encode_image`, read its own preprocessing config."""
-    model, arch, revision = create_open_clip(argument)
+    model, arch, revision = create_open_clip(spec)
     torch = require("torch", "torch")
     device = pick_device(torch)
     model = model.to(device).eval()
-    extra = {"kind": "open_clip", "argument": argument}
-    return OpenClipEncoder(model, arch, open_clip_preprocess(model), f"open_clip:{argument}", revision, device, extra)
+    extra = {"kind": "open_clip", "argument": spec.argument}
+    preprocess = open_clip_preprocess(model)
+    return OpenClipEncoder(model, arch, preprocess, str(spec), revision, device, extra, options.precision)
+
+
+def backbone(spec: ModelSpec) -> Backbone:
+    """The image tower as a trainable backbone, with the config its rebuild needs."""
+    from lookbench.models.backbones import OpenClipBackbone
+
+    open_clip = require("open_clip", "openclip")
+    model, _, _ = create_open_clip(spec)
+    argument = spec.argument
+    name = argument if argument.startswith("hf-hub:") else argument.partition("/")[0]
+    config = {"model_cfg": open_clip.get_model_config(name), "preprocess_cfg": model.visual.preprocess_cfg}
+    return OpenClipBackbone(model, config, str(spec), open_clip_preprocess(model))

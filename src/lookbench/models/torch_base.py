@@ -4,33 +4,17 @@ that overlaps host-device copies with the model's work."""
 from __future__ import annotations
 
 import contextlib
-import importlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 
 from lookbench.embeddings.device_decode import DeviceBatch
-from lookbench.embeddings.encoder import InputKind
+from lookbench.embeddings.encoder import EncoderBase, InputKind, Pending
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import PRECISIONS
 from lookbench.errors import EmbeddingError
-
-Pending = Callable[[], np.ndarray]
-"""A batch's vectors once they are ready (on CUDA the copy back to the host runs while later batches compute)."""
-
-
-def require(module: str, extra: str, what: str = "this model") -> Any:
-    """Import `module` or raise an error naming `pip install 'lookbench[extra]'`."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise EmbeddingError(f"{what} needs {module}: pip install 'lookbench[{extra}]' ({exc})") from exc
-
-
-def pick_device(torch: Any) -> str:
-    """cuda when available, else cpu."""
-    return "cuda" if torch.cuda.is_available() else "cpu"
+from lookbench.optional import require
 
 
 def resolve_precision(torch: Any, requested: str, device: str) -> str:
@@ -71,7 +55,7 @@ def precision_context(torch: Any, precision: str, device: str) -> Iterator[None]
         torch.backends.cudnn.allow_tf32 = cudnn
 
 
-class TorchEncoder:
+class TorchEncoder(EncoderBase):
     """Runs `forward` under inference mode at the chosen precision on NCHW batches made by `preprocess` (or on RGB
     images when it is None).
 
@@ -98,19 +82,14 @@ class TorchEncoder:
         self.input_kind = "tensor" if preprocess is not None else "image"
         self.model_id = model_id
         self.revision = revision
-        self.device = device
+        self.device: str = device
         self.extra = extra
         self.cuda = device.startswith("cuda")
         self.requested_precision = precision
-        self.precision = resolve_precision(self.torch, precision, device)
+        self.precision: str = resolve_precision(self.torch, precision, device)
         self._copy_stream = self.torch.cuda.Stream(device=device) if self.cuda else None
 
-    def set_precision(self, requested: str) -> None:
-        """Choose the precision (`auto`, `fp32`, `tf32`, `bf16`, `fp16`) for later batches."""
-        self.requested_precision = requested
-        self.precision = resolve_precision(self.torch, requested, self.device)
-
-    def host_batch(self, rows: int) -> np.ndarray:
+    def host_batch(self, rows: int) -> np.ndarray | None:
         """An uninitialised (rows, 3, crop, crop) float32 input buffer: page-locked on CUDA, so copies are async."""
         assert self.preprocess is not None, "host_batch is for tensor models"
         crop = self.preprocess.crop

@@ -134,7 +134,7 @@ class ApiConfig(_Strict):
     timeout_s: float = Field(60.0, gt=0, description="total time one attempt may take, body included")
     retries: int = Field(4, ge=0, description="the SDK's max_retries: timeouts, connection errors, 408/409/429/5xx")
     concurrency: int = Field(4, ge=1)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     max_tokens: int = Field(512, ge=1)
     max_side: int = Field(768, ge=32, description="images are downscaled to this longest side before sending")
     price_per_million_input: float = Field(0.0, ge=0)
@@ -223,7 +223,7 @@ class AuditConfig(_Strict):
     exclude_below_floor: bool = False
     human_labels: Path | None = Field(None, description="CSV sample_id,attribute,verdict judged by people")
     bootstrap: int = Field(1000, ge=100)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
 
 
 class DistractorConfig(_Strict):
@@ -252,7 +252,7 @@ class ComposeConfig(_Strict):
     validation: float = Field(0.2, ge=0, lt=1, description="share of reference items whose queries tune methods")
     audit_per_stratum: int = Field(8, ge=1, description="judged queries per (changed group, number of changes)")
     attempts: int = Field(2, ge=1, description="asks per text before a template is kept / a verdict is invalid")
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
 
     @model_validator(mode="after")
     def _ordered(self) -> ComposeConfig:
@@ -264,7 +264,7 @@ class ComposeConfig(_Strict):
 class SplitConfig(_Strict):
     """Query/gallery assignment, and the `train` split: products first seen before the evaluation window."""
 
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     train_before: date | None = None
     """Products (all their images, in every subset) first seen before this date go to the `train` split and
     never to an evaluation split; None: no `train` split."""

@@ -100,7 +100,7 @@ def published_block(results: list[ResultFile]) -> dict[str, Any]:
 
 def legacy_references(results: list[ResultFile]) -> dict[str, list[dict[str, Any]]]:
     """Published numbers of the legacy benchmarks the runs were scored on: {scope: [{label, url, metrics}]}."""
-    from lookbench.legacy.references import references_for
+    from lookbench.results.references import references_for
 
     out: dict[str, list[dict[str, Any]]] = {}
     for ref in references_for({r.config.protocol for r in results if r.config.protocol}):

@@ -10,8 +10,9 @@ import numpy as np
 
 from lookbench.errors import ResultError
 
-DEFAULT_OUTPUT = "results/{model}__{snapshot}__{rule}{window}.json"
-"""`{window}` is empty for a full run and e.g. `__since-2026-01-01` for a windowed one, so they never collide."""
+DEFAULT_OUTPUT = "results/{model}__{snapshot}__{rule}{window}{noise}.json"
+"""`{window}` is empty for a full run and e.g. `__since-2026-01-01` for a windowed one, `{noise}` empty with the
+noise pool and `__noise-none` without it, so they never collide."""
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAX_SLUG = 80
@@ -42,13 +43,14 @@ def window_text(since: np.datetime64 | None, until: np.datetime64 | None) -> str
     return "window " + " ".join(parts) if parts else ""
 
 
-def result_target(template: str, model: str, snapshot: str, rule: str, window: str) -> Path:
+def result_target(template: str, model: str, snapshot: str, rule: str, window: str, noise: str = "") -> Path:
     """The result JSON path from an `--output` template; placeholder values are slugged."""
     try:
-        text = template.format(model=slug(model), snapshot=slug(snapshot), rule=slug(rule), window=window)
+        text = template.format(model=slug(model), snapshot=slug(snapshot), rule=slug(rule), window=window, noise=noise)
     except (KeyError, IndexError, ValueError) as exc:
         raise ResultError(
-            f"--output {template!r}: bad template ({exc}); placeholders: {{model}}, {{snapshot}}, {{rule}}, {{window}}"
+            f"--output {template!r}: bad template ({exc}); "
+            "placeholders: {model}, {snapshot}, {rule}, {window}, {noise}"
         ) from exc
     return Path(text)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -109,6 +109,8 @@ class RunConfig(BaseModel):
     window: DateWindow | None = None
     protocol: str | None = None
     """The official protocol the snapshot's dataset card names (a legacy benchmark), else None."""
+    noise: Literal["all", "none"] = "all"
+    """Whether each subset was searched with the shared noise pool (`all`) or against its gallery alone."""
 
 
 class ResultFile(BaseModel):

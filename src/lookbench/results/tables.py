@@ -8,8 +8,8 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from lookbench.legacy.references import references_for
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
+from lookbench.results.references import references_for
 from lookbench.results.schema import MetricValue, ResultFile
 from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS, is_composed_subset
 
@@ -65,6 +65,7 @@ _SHORT = {
     "recall": "R",
     "map": "mAP",
     "hard_negative": "HardNeg",
+    "distractor_share": "Distractor",
 }
 
 
@@ -75,8 +76,9 @@ def short_metric(key: str) -> str:
 
 
 def run_label(result: ResultFile) -> str:
-    """A row label: the model name, with the fine rule when it is not the default."""
+    """A row label: the model name, with the fine rule and the noise pool when they are not the defaults."""
     suffix = f" [{result.config.fine_rule}]" if result.config.fine_rule != "main" else ""
+    suffix += " [no noise]" if result.config.noise == "none" else ""
     return f"{result.model_name}{suffix}"
 
 

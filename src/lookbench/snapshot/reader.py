@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -17,6 +16,8 @@ import pyarrow.parquet as pq
 from lookbench.errors import SnapshotError
 from lookbench.hashing import sha256_hex
 from lookbench.snapshot.card import DatasetCard, read_card
+from lookbench.snapshot.cells import list_cell, reading
+from lookbench.snapshot.composed import check_composed
 from lookbench.snapshot.digests import DigestIndex, ImageDigests, hash_images
 from lookbench.snapshot.features import class_names, features_of
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
@@ -35,15 +36,6 @@ from lookbench.snapshot.source import resolve_snapshot_dir
 
 NAMED_BY = ("MANIFEST.json", "synth_manifest.json")
 """Files whose `name` field names the snapshot (a name that is not a plain file-name-safe word is ignored)."""
-
-
-@contextlib.contextmanager
-def reading(path: Path) -> Iterator[None]:
-    """Turn any failure to read a parquet file into a SnapshotError naming the file."""
-    try:
-        yield
-    except (pa.ArrowException, OSError) as exc:
-        raise SnapshotError(f"{path}: not a readable parquet file ({type(exc).__name__}: {exc})") from exc
 
 
 def _is_text(dtype: pa.DataType) -> bool:
@@ -110,25 +102,6 @@ def _row_groups(meta: pq.FileMetaData, start: int, stop: int) -> tuple[list[int]
 
 def _hash_file_images(path: Path, column: str, algorithm: str = "sha256") -> ImageDigests:
     return hash_images(_file_images(path, column, 256), algorithm)
-
-
-def list_cell(path: Path, row: int, column: str, value: Any, what: str = "a list") -> list[Any]:
-    """A list-valued cell: null reads as empty and a string holding a JSON list is accepted."""
-    if value is None:
-        return []
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return []
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = None
-        if not isinstance(value, list):
-            raise SnapshotError(f"{path}: row {row}: {column} must be {what}, got text {text[:80]!r}")
-    if not isinstance(value, list):
-        raise SnapshotError(f"{path}: row {row}: {column} must be {what}, got {type(value).__name__}")
-    return value
 
 
 def _attribute_list(path: Path, row: int, value: Any, normalise: Callable[[Any], str] = normalise_label) -> list[str]:
@@ -317,8 +290,6 @@ class Snapshot:
         """Read a task's labels (failing on unscorable data) and warn about queries that cannot score."""
         queries = self.labels(subset, "query")
         if is_composed_subset(subset):
-            from lookbench.composed.schema import check_composed
-
             for message in check_composed(self, subset):
                 self._warn(message)
         present = set(self.labels(subset, "gallery").category)
@@ -469,7 +440,7 @@ class Snapshot:
 
     def validate(self, subsets: Sequence[str] | None = None, check_images: bool = False) -> list[str]:
         """Check columns, labels and (optionally) that every image decodes as `eval` decodes it; return a summary."""
-        from lookbench.embeddings.reader import BadImageError, decode_image
+        from lookbench.images import BadImageError, decode_image
 
         names = list(subsets) if subsets is not None else self.subsets
         if not names:

@@ -23,9 +23,10 @@ from lookbench.errors import SnapshotError
 from lookbench.snapshot.schema import NOISE, TRAIN
 from lookbench.snapshot.writer import SplitWriter
 from lookbench.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
+from lookbench.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
 from lookbench.synth.parallel import available_cpus, ordered_map
 from lookbench.synth.plan import NOISE_CHUNK, NOISE_SHARD, NoiseBasis, ReleasePlan, plan_release
-from lookbench.synth.release import release_window, version_name
+from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, release_window, version_name
 from lookbench.synth.shots import FRAMES
 from lookbench.synth.street import SCENE_SIZE
 from lookbench.synth.studio import STUDIO_SIZE
@@ -41,8 +42,10 @@ INLINE_BELOW = 400
 """Releases with fewer images render in this process by default (starting workers would take longer)."""
 
 Progress = Callable[[str], None]
-PURPOSES = ("eval", "train")
-"""`eval`: a benchmark release (queries, galleries, noise); `train`: `train` splits of several views per product."""
+PURPOSES = ("eval", "validation", "train")
+"""`eval`: a benchmark release (queries, galleries, noise); `validation`: the same kind of release, named as one and
+never with the default snapshot's seed and date (what `lookbench train` validates and chooses on); `train`: `train`
+splits of several views per product."""
 
 
 @dataclass(frozen=True)
@@ -132,14 +135,20 @@ def training_file_jobs(plan: TrainingPlan) -> list[FileJob]:
     ]
 
 
-def manifest(plan: ReleasePlan | TrainingPlan, jobs: list[FileJob]) -> dict[str, Any]:
-    """What produced the snapshot, its name, purpose, files and row counts."""
+def manifest(
+    plan: ReleasePlan | TrainingPlan, jobs: list[FileJob], purpose: str = "eval", excluded: list[str] | None = None
+) -> dict[str, Any]:
+    """What produced the snapshot, its name, purpose, files and row counts (and a training release's exclusions)."""
     start, end = release_window(plan.release)
     training = isinstance(plan, TrainingPlan)
+    extra: dict[str, Any] = {}
+    if isinstance(plan, TrainingPlan):
+        extra = {"excluded_designs": excluded or [], "redrawn_products": plan.redrawn}
     return {
+        **extra,
         "generator": GENERATOR_VERSION,
-        "name": snapshot_name(plan.release, plan.size, plan.seed) + ("-train" if training else ""),
-        "purpose": "train" if training else "eval",
+        "name": snapshot_name(plan.release, plan.size, plan.seed) + ("" if purpose == "eval" else f"-{purpose}"),
+        "purpose": purpose,
         "seed": plan.seed,
         "release": plan.release.isoformat(),
         "size": plan.size,
@@ -201,25 +210,40 @@ def generate_snapshot(
     workers: int | None = None,
     progress: Progress | None = None,
     purpose: str = "eval",
+    exclude_designs: list[str] | None = None,
 ) -> Path:
     """Generate `out/vYYYYMMDD` with `workers` processes (default: one per CPU, inline for tiny releases),
     resuming an interrupted run; return it. Any number of workers gives the same bytes. `purpose` is `eval` (a
-    benchmark release) or `train` (several views per product, disjoint from every evaluation release)."""
+    benchmark release), `validation` (the same, never the default snapshot's seed and date) or `train` (several
+    views per product, clear of the designs of the evaluation releases `exclude_designs` names; default: the
+    default snapshot's, see `synth.disjoint`)."""
     if purpose not in PURPOSES:
         raise SnapshotError(f"unknown synth purpose {purpose!r}; known: {', '.join(PURPOSES)}")
+    if purpose == "validation" and (seed, release) == (DEFAULT_SEED, DEFAULT_RELEASE):
+        raise SnapshotError(
+            f"a validation release with the default snapshot's seed {seed} and date {release} would be the default "
+            "snapshot itself; pick another seed and date (e.g. --seed 1 --release 2026-05-01)"
+        )
     target = Path(out) / version_name(release)
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
-    plan = plan_training(seed, release, size) if purpose == "train" else plan_release(seed, release, size)
+    excluded = list(DEFAULT_EXCLUSION if exclude_designs is None else exclude_designs)
+    plan: ReleasePlan | TrainingPlan
+    if purpose == "train":
+        plan = plan_training(seed, release, size, excluded_designs(excluded))
+    else:
+        plan = plan_release(seed, release, size)
     images = plan.total_images() if isinstance(plan, TrainingPlan) else plan.preset.total_images()
-    tag = f"{GENERATOR_VERSION}-{size}-seed{seed}" + ("-train" if purpose == "train" else "")
+    tag = f"{GENERATOR_VERSION}-{size}-seed{seed}" + (f"-train-{exclusion_key(excluded)}" if purpose == "train" else "")
     work = target.with_name(f".{target.name}.{tag}.partial")
     if workers is None:
         workers = 1 if images < INLINE_BELOW else available_cpus()
     try:
         work.mkdir(parents=True, exist_ok=True)
         jobs = render_files(plan, work, workers, progress)
-        write_text_atomic(work / MANIFEST, json.dumps(manifest(plan, jobs), indent=2, sort_keys=True) + "\n")
+        write_text_atomic(
+            work / MANIFEST, json.dumps(manifest(plan, jobs, purpose, excluded), indent=2, sort_keys=True) + "\n"
+        )
         _make_readable(work)
         if target.exists() and overwrite:
             old = target.with_name(f".{target.name}.old-{os.getpid()}")

@@ -1,19 +1,27 @@
 """The training purpose of Synth: several views of every product (the catalogue shot, a studio shot per style, a
-street crop per style), from a product space disjoint from every evaluation release, written as `train` splits."""
+street crop per style), from a product space disjoint from every evaluation release, written as `train` splits.
+
+Disjoint ids and random streams do not keep designs apart: the same sampler draws the same garments. Given the query
+labels of the evaluation releases it must stay clear of (`QueryDesigns`), the planner redraws every product that
+shares a query's design (category and every non-colour attribute, in any colour) or would be a strict fine match
+of a query."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date
+from dataclasses import dataclass, replace
+from datetime import date, datetime
+
+import numpy as np
 
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.schema import SUBSETS, TRAIN
 from lookbench.synth.catalogue import GALLERY_CATEGORIES
 from lookbench.synth.plan import CatalogueItem, ScenePlan, StudioQuery, _Planner, scene_rng
-from lookbench.synth.products import Product
+from lookbench.synth.products import Product, sample_product, strict_labels
 from lookbench.synth.release import sample_time
 from lookbench.synth.street import MIN_VISIBLE, scene_params, visible_items
 from lookbench.synth.styles import Style
+from lookbench.taxonomy.designs import QueryDesigns
 
 TRAIN_STREAM = 1000
 """The random streams of a training release are (seed, date, TRAIN_STREAM + n, ...): an evaluation release of any
@@ -21,6 +29,8 @@ seed and date uses streams 1 to 5, so no product, scene or shot of one is ever d
 SCENE_STREAMS: tuple[tuple[int, Style], ...] = ((1, "real"), (2, "aigen"))
 STUDIO_STREAMS: tuple[tuple[int, Style], ...] = ((4, "real"), (5, "aigen"))
 """Offsets from TRAIN_STREAM of each style's street photos and studio shots (3: the catalogue shots)."""
+MAX_REDRAWS = 2000
+"""Draws per product before a design-disjoint planner gives up (a category whose every design is excluded)."""
 TRAIN_ID_PREFIX = "syntrain"
 """Training product ids are `syntrain<seed>-<YYYYMMDD>-<n>`; evaluation ones `syn<seed>-...`."""
 
@@ -61,6 +71,8 @@ class TrainingPlan:
     studio: dict[Style, list[StudioQuery]]
     scenes: dict[Style, list[ScenePlan]]
     products: list[Product]
+    redrawn: int = 0
+    """Products redrawn because they shared an excluded design or matched an excluded query strictly."""
 
     def counts(self) -> dict[str, int]:
         """Rows per split, as the snapshot will hold them."""
@@ -78,15 +90,36 @@ class TrainingPlan:
 
 
 class _TrainingPlanner(_Planner):
+    def __init__(self, seed: int, release: date, exclude: QueryDesigns | None) -> None:
+        super().__init__(seed, release, "tiny")  # the evaluation preset it reads is not used here
+        self.exclude = exclude
+        self.redrawn = 0
+
     def new_id(self) -> str:
         self.counter += 1
         return f"{TRAIN_ID_PREFIX}{self.seed}-{self.release:%Y%m%d}-{self.counter:06d}"
 
+    def product(self, rng: np.random.Generator, categories: tuple[str, ...], when: datetime | None = None) -> Product:
+        if self.exclude is None:
+            return super().product(rng, categories, when)
+        day = when or sample_time(rng, self.window)
+        for _ in range(MAX_REDRAWS):
+            category = categories[int(rng.integers(len(categories)))]
+            drawn = sample_product(rng, category, "", day)
+            if not self.exclude.excludes(strict_labels(drawn)):
+                return replace(drawn, product_id=self.new_id())
+            self.redrawn += 1
+        raise SnapshotError(
+            f"no design of {', '.join(categories)} is left after excluding the evaluation queries' designs "
+            f"({MAX_REDRAWS} draws); exclude fewer releases"
+        )
 
-def plan_training(seed: int, release: date, size: str) -> TrainingPlan:
-    """Plan a training release deterministically from (seed, release date, size)."""
+
+def plan_training(seed: int, release: date, size: str, exclude: QueryDesigns | None = None) -> TrainingPlan:
+    """Plan a training release deterministically from (seed, release date, size), redrawing every product whose
+    design or strict labels `exclude` holds."""
     preset = training_preset(size)
-    planner = _TrainingPlanner(seed, release, "tiny")  # the evaluation preset it reads is not used here
+    planner = _TrainingPlanner(seed, release, exclude)
     rng = planner.rng(TRAIN_STREAM)
     products: list[Product] = []
     scenes: dict[Style, list[ScenePlan]] = {"real": [], "aigen": []}
@@ -105,4 +138,4 @@ def plan_training(seed: int, release: date, size: str) -> TrainingPlan:
         style: [StudioQuery(p, planner.key(TRAIN_STREAM + stream, i)) for i, p in enumerate(products)]
         for stream, style in STUDIO_STREAMS
     }
-    return TrainingPlan(seed, release, size, catalogue, studio, scenes, products)
+    return TrainingPlan(seed, release, size, catalogue, studio, scenes, products, planner.redrawn)

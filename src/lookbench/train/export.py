@@ -11,12 +11,11 @@ import torch
 
 from lookbench.atomic import atomic_path, write_text_atomic
 from lookbench.errors import TrainError
+from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.card import card_for_spec, find_card
 from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, TrainedModelInfo
-from lookbench.train.backbones import rebuild_backbone
 from lookbench.train.config import TrainConfig
 from lookbench.train.data import TrainingSet
-from lookbench.train.heads import EmbeddingHead, EmbeddingModel
 
 
 def base_card(spec: str) -> dict[str, Any] | None:
@@ -44,6 +43,17 @@ def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) 
         "license": (base or {}).get("license", "unknown"),
         "open_weights": True,
         "weights_source": f"lookbench train, fine-tuned from {cfg.model.backbone}",
+    }
+
+
+def _validated_on(cfg: TrainConfig, validation: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Which snapshot validated the run, and whether it was one the run is reported on (explicitly allowed)."""
+    if cfg.data.validation is None:
+        return None
+    return {
+        "location": cfg.data.validation.snapshot,
+        "snapshot": validation[-1]["snapshot"] if validation else None,
+        "evaluation_snapshot_allowed": cfg.data.validation.allow_evaluation_snapshot,
     }
 
 
@@ -83,6 +93,7 @@ def export_model(
             "training_cutoff": training.training_cutoff(),
             "sources": [vars(s) for s in training.sources],
             "guard": guard,
+            "validated_on": _validated_on(cfg, validation),
             "recipe": cfg.model_dump(mode="json"),
         },
         validation=validation,
@@ -111,23 +122,17 @@ def card_markdown(info: TrainedModelInfo) -> str:
     guard = training.get("guard")
     if guard:
         lines.append(f"- Contamination guard: {guard.get('summary', '')}")
+        for found in guard.get("evaluation_overlap", []):
+            lines.append(f"- Overlap with {found['summary']}")
+    validated = training.get("validated_on")
+    if validated:
+        allowed = " (an evaluation snapshot, explicitly allowed)" if validated["evaluation_snapshot_allowed"] else ""
+        lines.append(f"- Validated on: {validated['snapshot'] or validated['location']}{allowed}")
+    else:
+        lines.append("- Validated on: nothing (data.validation: null)")
     for result in info.validation:
         lines.append(f"- Validation at step {result['step']} on {result['snapshot']}: {result['summary']}")
     return "\n".join(lines) + "\n"
-
-
-def load_embedding_model(folder: Path, info: TrainedModelInfo) -> EmbeddingModel:
-    """Rebuild the exported network and load its weights."""
-    from safetensors.torch import load_file
-
-    backbone = rebuild_backbone(info.architecture, folder, info.preprocess)
-    model = EmbeddingModel(backbone, EmbeddingHead(info.feature_dim, info.embedding_dim))
-    try:
-        model.load_state_dict(load_file(str(folder / WEIGHTS)))
-    except (RuntimeError, OSError) as exc:
-        raise TrainError(f"{folder / WEIGHTS}: does not fit the architecture in {MODEL_JSON} ({exc})") from exc
-    backbone.preprocess = info.preprocess
-    return model
 
 
 def export_onnx(folder: Path, model: EmbeddingModel) -> Path:

@@ -8,33 +8,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lookbench.train.backbones import Backbone
+from lookbench.models.backbones import Backbone, EmbeddingHead, EmbeddingModel
 from lookbench.train.labels import LabelSpace
-
-
-class EmbeddingHead(nn.Module):
-    """Linear projection of the backbone features to `dim` (or none), then L2 normalisation."""
-
-    def __init__(self, feature_dim: int, dim: int | None) -> None:
-        super().__init__()
-        self.proj: nn.Module = nn.Linear(feature_dim, dim) if dim else nn.Identity()
-        self.dim = dim or feature_dim
-
-    def forward(self, features: torch.Tensor) -> torch.Tensor:
-        """Unnormalised embedding (the losses normalise; `EmbeddingModel` returns it normalised)."""
-        return self.proj(features)
-
-
-class EmbeddingModel(nn.Module):
-    """What is exported: backbone + embedding head, returning L2-normalised embeddings."""
-
-    def __init__(self, backbone: Backbone, head: EmbeddingHead) -> None:
-        super().__init__()
-        self.backbone = backbone
-        self.head = head
-
-    def forward(self, images: torch.Tensor) -> torch.Tensor:
-        return F.normalize(self.head(self.backbone(images)).float(), dim=-1)
 
 
 @dataclass

@@ -17,8 +17,8 @@ from torch.utils.data import DataLoader, Dataset
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import TrainError
 from lookbench.images import BadImageError, decode_image
+from lookbench.models.backbones import EmbeddingModel
 from lookbench.train.data import TrainingSet
-from lookbench.train.heads import EmbeddingModel
 from lookbench.train.partial_fc import PartialFC
 
 

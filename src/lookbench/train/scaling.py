@@ -7,6 +7,7 @@ A cell whose result file exists is not run again.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -15,14 +16,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import TrainError
 from lookbench.train.config import DEFAULT_SNAPSHOT, TrainConfig, load_config, parse_config, validation_message
 from lookbench.yamlfile import load_yaml
-
-HEADLINE = ("fine_recall@1", "coarse_recall@1", "item_recall@1")
 
 
 class _Strict(BaseModel):
@@ -108,6 +107,33 @@ class CellResult:
     steps: int
     metrics: dict[str, dict[str, float]]
     result_file: str
+    config_fingerprint: str | None = None
+    """sha256 of what made the cell (its training config, or its frozen backbone, and the evaluation)."""
+
+
+CELL_RESULTS = TypeAdapter(list[CellResult])
+
+
+def parse_cell_results(data: Any, where: str) -> list[CellResult]:
+    """Validated cell records (a `scaling.json` list); errors name `where`, the record and the field."""
+    try:
+        results = CELL_RESULTS.validate_python(data)
+    except ValidationError as exc:
+        problem = validation_message(exc)
+        raise TrainError(f"{where}: not cell results written by `lookbench scaling` ({problem})") from exc
+    for number, result in enumerate(results):
+        for metric, value in result.metrics.items():
+            missing = {"value", "ci_low", "ci_high"} - set(value)
+            if missing:
+                raise TrainError(f"{where}: record {number}: metrics.{metric} lacks {', '.join(sorted(missing))}")
+    return results
+
+
+def cell_fingerprint(study: ScalingConfig, cell: Cell, config: TrainConfig | None) -> str:
+    """What a kept cell must have been made with: its training config (or frozen backbone) and the evaluation."""
+    made = config.fingerprint() if config is not None else f"frozen:{cell.backbone}"
+    evaluation = study.evaluate.model_dump_json()
+    return hashlib.sha256(f"{made}\0{evaluation}".encode()).hexdigest()
 
 
 def cells(study: ScalingConfig, base: TrainConfig) -> list[Cell]:
@@ -140,12 +166,12 @@ def run_study(
 ) -> list[CellResult]:
     """Train and evaluate every cell not done yet; returns every cell's result."""
     from lookbench.embeddings.options import EmbedOptions
-    from lookbench.evaluation.runner import EvalSettings, evaluate
+    from lookbench.evaluation.runner import EvalSettings
     from lookbench.models.registry import resolve_model
-    from lookbench.results.io import save_run
-    from lookbench.train.data import open_location
-    from lookbench.train.loop import Trainer
+    from lookbench.train.data import open_location, refuse_reported_validation
+    from lookbench.train.headline import score_headline
 
+    refuse_reported_validation(base.data.validation, [study.evaluate.snapshot], "the study's evaluate.snapshot")
     snapshot = open_location(study.evaluate.snapshot)
     settings = EvalSettings(subsets=study.evaluate.subsets, resamples=study.evaluate.resamples)
     options = EmbedOptions(batch_size=study.evaluate.batch_size)
@@ -154,27 +180,59 @@ def run_study(
         target = out / "results" / f"{cell.name}.json"
         folder = out / "cells" / cell.name
         record = out / "results" / f"{cell.name}.cell.json"
+        config = None if cell.fraction == 0 else cell_config(study, base, cell)
+        made = cell_fingerprint(study, cell, config)
         if record.is_file() and target.is_file():
-            results.append(CellResult(**json.loads(record.read_text(encoding="utf-8"))))
+            kept = _kept_cell(record)
+            if kept.config_fingerprint != made:
+                raise TrainError(
+                    f"{record}: this cell was made with another config (training or evaluation settings changed); "
+                    "study the new config in a new --out folder"
+                )
+            results.append(kept)
             say(f"{cell.name}: done before, kept")
             continue
-        if cell.fraction == 0:
+        if config is None:
             provider = frozen_provider(cell.backbone, options)
             images = items = steps = 0
         else:
-            say(f"{cell.name}: training")
-            trained = Trainer(cell_config(study, base, cell), folder, strict=strict, say=say).run()
-            images, items, steps = trained.images, trained.items, trained.steps
+            images, items, steps = _trained_cell(config, folder, strict, say, cell.name)
             provider = resolve_model(f"trained:{folder}", options)
-        output = evaluate(snapshot, provider, settings)
-        save_run(output.result, output.per_query, target)
-        overall = output.result.metrics["overall"]
-        metrics = {k: overall[k].model_dump() for k in HEADLINE if k in overall}
-        result = CellResult(cell.backbone, cell.fraction, images, items, steps, metrics, target.name)
+        metrics = score_headline(snapshot, provider, settings, target)
+        result = CellResult(cell.backbone, cell.fraction, images, items, steps, metrics, target.name, made)
         write_text_atomic(record, json.dumps(asdict(result), indent=2) + "\n")
         say(f"{cell.name}: fine R@1 {100 * metrics['fine_recall@1']['value']:.2f}")
         results.append(result)
     return results
+
+
+def _kept_cell(record: Path) -> CellResult:
+    """A cell record written by an earlier run of the study."""
+    try:
+        data = json.loads(record.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise TrainError(f"{record}: not readable JSON ({exc}); delete it to evaluate the cell again") from exc
+    return parse_cell_results([data], str(record))[0]
+
+
+def _trained_cell(
+    config: TrainConfig, folder: Path, strict: bool, say: Callable[[str], None], name: str
+) -> tuple[int, int, int]:
+    """Train the cell (resuming inside it), or take the model a killed study trained before evaluating it."""
+    from lookbench.models.trained_model import read_model_info
+    from lookbench.train.loop import Trainer
+
+    if (folder / "model.json").is_file():
+        info = read_model_info(folder)
+        if info.training.get("recipe") != config.model_dump(mode="json"):
+            raise TrainError(
+                f"{folder}: holds a model trained with another config; study the new config in a new --out folder"
+            )
+        say(f"{name}: trained before, evaluating")
+        return int(info.training["images"]), int(info.training["items"]), int(info.training["steps"])
+    say(f"{name}: training")
+    trained = Trainer(config, folder, strict=strict, say=say).run()
+    return trained.images, trained.items, trained.steps
 
 
 def frozen_provider(backbone: str, options: Any) -> Any:
@@ -182,9 +240,10 @@ def frozen_provider(backbone: str, options: Any) -> Any:
     import torch
 
     from lookbench.embeddings.model_provider import ModelEmbeddings
-    from lookbench.models.torch_base import TorchEncoder, pick_device
-    from lookbench.train.backbones import create_backbone
-    from lookbench.train.heads import EmbeddingHead, EmbeddingModel
+    from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
+    from lookbench.models.registry import create_backbone
+    from lookbench.models.torch_base import TorchEncoder
+    from lookbench.optional import pick_device
 
     network = create_backbone(backbone)
     model = EmbeddingModel(network, EmbeddingHead(network.feature_dim, None))

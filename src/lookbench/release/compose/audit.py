@@ -8,7 +8,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from lookbench.composed.schema import Change
 from lookbench.images import BadImageError
 from lookbench.release.config import ApiConfig
 from lookbench.release.judge.stats import wilson
@@ -16,6 +15,7 @@ from lookbench.release.vlm.asker import InvalidAnswers, StructuredAsker
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.release.vlm.client import ApiRejected, run_concurrently, user_message
 from lookbench.release.vlm.images import data_url, prepared
+from lookbench.snapshot.composed import Change
 
 PROMPT_VERSION = "composed-judge-v1"
 ANSWERS = ("yes", "no", "unsure")

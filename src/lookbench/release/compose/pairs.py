@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lookbench.composed.derive import changes_between
-from lookbench.composed.schema import Change
+from lookbench.snapshot.composed import Change
 from lookbench.taxonomy import Taxonomy
 
 SCAN = 256

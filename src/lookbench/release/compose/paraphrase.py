@@ -6,12 +6,12 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from lookbench.composed.schema import Change
 from lookbench.composed.texts import phrase
 from lookbench.release.config import ApiConfig
 from lookbench.release.vlm.asker import InvalidAnswers, StructuredAsker
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.release.vlm.client import ApiRejected, run_concurrently, user_message
+from lookbench.snapshot.composed import Change
 
 PROMPT_VERSION = "paraphrase-v1"
 MAX_CHARS = 300

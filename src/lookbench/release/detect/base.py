@@ -36,6 +36,8 @@ class GarmentDetector(Protocol):
     """Finds the garments in a full photo."""
 
     name: str
+    device: str
+    """Where it runs (`cpu`, `cuda:0`...): a detector on CUDA runs its shards on GPU workers."""
 
     def detect(self, photo: Photo) -> list[Box]:
         """Boxes in photo pixel coordinates."""

@@ -9,7 +9,7 @@ from lookbench.errors import BuildError
 from lookbench.images import decode_image
 from lookbench.models.hub import ensure_hub_model
 from lookbench.models.options import folder_fingerprint
-from lookbench.models.torch_base import pick_device, require
+from lookbench.optional import pick_device, require
 from lookbench.release.config import OwlConfig
 from lookbench.release.detect.base import Box, Photo, iou
 from lookbench.taxonomy import Taxonomy

@@ -11,6 +11,7 @@ class TruthDetector:
     """Returns the photo's known boxes; a photo without any yields none (its rows are dropped and counted)."""
 
     name = "truth"
+    device = "cpu"
 
     def detect(self, photo: Photo) -> list[Box]:
         """The known boxes."""

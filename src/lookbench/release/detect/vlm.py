@@ -68,6 +68,7 @@ class VLMDetector:
     """One request per photo (cached by endpoint + model + prompt version + schema hash + photo and sent size)."""
 
     name = "vlm"
+    device = "cpu"
 
     def __init__(self, api: ApiConfig, taxonomy: Taxonomy, cache: AnswerCache, attempts: int = 2) -> None:
         self.api = api

@@ -157,7 +157,7 @@ def detect_as_shards(
 
         needs = http_needs(settings.api)
         fingerprint = asked_fingerprint(settings.api, PROMPT_VERSION, detector.asker.attempts)
-    elif str(getattr(detector, "device", "cpu")).startswith("cuda"):
+    elif detector.device.startswith("cuda"):
         needs = Needs("gpu", stateful=True)
     job = TableJob("detect", needs, DETECTION_SCHEMA, Detections(settings, ctx.state / "detection-cache", detector))
     keys = [f"{photo.sha256}:{photo.width}x{photo.height}" for photo in photos]

@@ -75,6 +75,13 @@ PROTOCOLS: dict[str, Protocol] = {
             "average: the unweighted mean of the three categories",
             average_of=("composed_dress", "composed_shirt", "composed_toptee"),
         ),
+        Protocol(
+            "fashion-mnist",
+            "Fashion-MNIST class-level top-k accuracy",
+            (1, 5, 10),
+            "a gallery image (first 160 training images per class) of the query's class (first 40 test images per "
+            "class) in the top K; item_ID is the class, so Item, Coarse and Fine recall are class-level too",
+        ),
     )
 }
 
@@ -159,10 +166,7 @@ def average_scope(
         replicates.append(totals / np.maximum(sizes, 1)[:, None])
         n += len(matrix)
     point = np.mean(points, axis=0)
-    if resamples:
-        low, high = percentile_interval(np.mean(replicates, axis=0), confidence)
-    else:
-        low, high = point, point
+    low, high = percentile_interval(np.mean(replicates, axis=0), confidence, point)
     return {
         name: MetricValue(value=float(point[j]), ci_low=float(low[j]), ci_high=float(high[j]), n=n)
         for j, name in enumerate(names)

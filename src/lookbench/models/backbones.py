@@ -1,4 +1,5 @@
-"""Trainable backbones: images (N, 3, H, W) -> features (N, F), with their preprocessing and how to rebuild them.
+"""Trainable backbones: images (N, 3, H, W) -> features (N, F), with their preprocessing and how to rebuild them;
+the exported network (backbone + embedding head) and its rebuild from a `trained:` folder.
 
 `architecture` is what an exported model folder records so that `trained:DIR` can rebuild the same network
 without its original pretrained weights (the folder's safetensors file replaces them).
@@ -10,18 +11,20 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.errors import TrainError
-from lookbench.models.torch_base import require
+from lookbench.models.effnet_lite import LITE_PREPROCESS
+from lookbench.models.hf_outputs import IMAGE_FEATURE_TYPES, pooled_features
+from lookbench.optional import require
 
 EFFNET_LITE0 = "efficientnet-lite0"
-BACKBONE_KINDS = (EFFNET_LITE0, "timm", "hf", "open_clip", "python")
 
 
 class Backbone(nn.Module):
@@ -45,7 +48,6 @@ class EfficientNetLite0(Backbone):
     def __init__(self, pretrained: bool = True) -> None:
         super().__init__()
         lite = require("efficientnet_lite_pytorch", "train")
-        from lookbench.models.offline import LITE_MEAN, LITE_STD
 
         net = lite.EfficientNet.from_name(EFFNET_LITE0, image_size=None)
         if pretrained:
@@ -56,7 +58,7 @@ class EfficientNetLite0(Backbone):
         net._dropout = nn.Identity()
         self.net = net
         self.feature_dim = 1280
-        self.preprocess = Preprocess(crop=224, resize=256, interpolation="bicubic", mean=LITE_MEAN, std=LITE_STD)
+        self.preprocess = LITE_PREPROCESS
         self.architecture = {"kind": EFFNET_LITE0}
         self.checkpointing = False
 
@@ -81,18 +83,12 @@ class EfficientNetLite0(Backbone):
 class TimmBackbone(Backbone):
     """Any timm model with its classifier removed (`num_classes=0`)."""
 
-    def __init__(self, argument: str, model: Any = None) -> None:
+    def __init__(self, model: Any, name: str, source: str, preprocess: Preprocess) -> None:
         super().__init__()
-        from lookbench.models.timm_model import create_timm, timm_preprocess
-
-        if model is None:
-            model, name, _ = create_timm(argument)
-        else:
-            name = argument.partition("?")[0]
         self.model = model
         self.feature_dim = int(model.num_features)
-        self.preprocess = timm_preprocess(model)
-        self.architecture = {"kind": "timm", "name": name, "source": f"timm:{argument}"}
+        self.preprocess = preprocess
+        self.architecture = {"kind": "timm", "name": name, "source": source}
 
     def set_grad_checkpointing(self, enable: bool) -> None:
         """timm's own switch."""
@@ -107,8 +103,6 @@ class HfBackbone(Backbone):
 
     def __init__(self, model: Any, preprocess: Preprocess, source: str) -> None:
         super().__init__()
-        from lookbench.models.hf_model import pooled_features
-
         self.model = model
         self.model_type = str(model.config.model_type)
         self._pooled = pooled_features
@@ -135,8 +129,6 @@ class HfBackbone(Backbone):
         self.model.config.save_pretrained(folder / "backbone")
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        from lookbench.models.hf_model import IMAGE_FEATURE_TYPES
-
         if self.model_type in IMAGE_FEATURE_TYPES:
             return self._pooled(self.model.get_image_features(pixel_values=x))
         return self._pooled(self.model(pixel_values=x))
@@ -145,11 +137,9 @@ class HfBackbone(Backbone):
 class OpenClipBackbone(Backbone):
     """The image tower (`model.visual`) of an open_clip model."""
 
-    def __init__(self, model: Any, config: dict[str, Any], source: str) -> None:
+    def __init__(self, model: Any, config: dict[str, Any], source: str, preprocess: Preprocess) -> None:
         super().__init__()
-        from lookbench.models.open_clip_model import open_clip_preprocess
-
-        self.preprocess = open_clip_preprocess(model)
+        self.preprocess = preprocess
         self.visual = model.visual
         self.config = config
         self.architecture = {"kind": "open_clip", "source": source}
@@ -168,6 +158,29 @@ class OpenClipBackbone(Backbone):
         return self.visual(x)
 
 
+@runtime_checkable
+class WithFeatureDim(Protocol):
+    """What a `python:` backbone module must declare: the width of its features."""
+
+    feature_dim: int
+
+
+@runtime_checkable
+class WithPreprocess(Protocol):
+    """A `python:` backbone module that declares its evaluation preprocessing (a Preprocess or its dict)."""
+
+    preprocess: Preprocess | dict[str, Any]
+
+
+@runtime_checkable
+class WithGradCheckpointing(Protocol):
+    """A `python:` backbone module with its own gradient-checkpointing switch."""
+
+    def set_grad_checkpointing(self, enable: bool) -> None:
+        """Recompute activations in the backward pass instead of storing them."""
+        ...
+
+
 class PythonBackbone(Backbone):
     """Your own `nn.Module` from `python:MODULE:FACTORY`: it must set `feature_dim`; `preprocess` is optional."""
 
@@ -183,12 +196,13 @@ class PythonBackbone(Backbone):
         except (ImportError, AttributeError) as exc:
             raise TrainError(f"python backbone {target!r}: cannot import it ({exc})") from exc
         module = factory(pretrained=pretrained) if _takes_pretrained(factory) else factory()
-        feature_dim = getattr(module, "feature_dim", None)
-        if not isinstance(module, nn.Module) or not isinstance(feature_dim, int):
+        if not isinstance(module, nn.Module) or not isinstance(module, WithFeatureDim):
             raise TrainError(f"python backbone {target!r} must return an nn.Module with an int `feature_dim`")
-        self.module = module
-        self.feature_dim = feature_dim
-        found = getattr(module, "preprocess", None)
+        if not isinstance(module.feature_dim, int):
+            raise TrainError(f"python backbone {target!r} must return an nn.Module with an int `feature_dim`")
+        self.module: nn.Module = module
+        self.feature_dim = module.feature_dim
+        found = module.preprocess if isinstance(module, WithPreprocess) else None
         self.preprocess = (
             found
             if isinstance(found, Preprocess)
@@ -200,11 +214,10 @@ class PythonBackbone(Backbone):
 
     def set_grad_checkpointing(self, enable: bool) -> None:
         """The module's own `set_grad_checkpointing`, when it has one."""
-        switch = getattr(self.module, "set_grad_checkpointing", None)
-        if not callable(switch):
-            super().set_grad_checkpointing(enable)
+        if isinstance(self.module, WithGradCheckpointing):
+            self.module.set_grad_checkpointing(enable)
         else:
-            switch(enable)
+            super().set_grad_checkpointing(enable)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.module(x)
@@ -242,36 +255,6 @@ def _freeze_unused(backbone: nn.Module, size: int) -> None:
     backbone.train(was_training)
 
 
-def create_backbone(spec: str) -> Backbone:
-    """A backbone with its pretrained weights, from a spec (see `ModelSettings.backbone`)."""
-    if spec == EFFNET_LITE0:
-        return EfficientNetLite0(pretrained=True)
-    kind, sep, argument = spec.partition(":")
-    if not sep or not argument or kind not in BACKBONE_KINDS:
-        raise TrainError(
-            f"model.backbone {spec!r}: expected {EFFNET_LITE0}, timm:NAME, hf:FOLDER, open_clip:ARCH/WEIGHTS "
-            "or python:MODULE:FACTORY"
-        )
-    if kind == "timm":
-        return TimmBackbone(argument)
-    if kind == "hf":
-        from lookbench.models.hf_model import create_hf
-
-        hf = create_hf(argument)
-        if hf.preprocess is None:
-            raise TrainError(f"{spec}: NaFlex (variable-resolution) models cannot be fine-tuned here")
-        return HfBackbone(hf.model, hf.preprocess, spec)
-    if kind == "open_clip":
-        from lookbench.models.open_clip_model import create_open_clip
-
-        open_clip = require("open_clip", "openclip")
-        model, _, _ = create_open_clip(argument)
-        name = argument if argument.startswith("hf-hub:") else argument.partition("/")[0]
-        config = {"model_cfg": open_clip.get_model_config(name), "preprocess_cfg": model.visual.preprocess_cfg}
-        return OpenClipBackbone(model, config, spec)
-    return PythonBackbone(argument)
-
-
 def rebuild_backbone(architecture: dict[str, Any], folder: Path, preprocess: Preprocess) -> Backbone:
     """The same network with untrained weights, from an export's `architecture` and files in `folder`."""
     kind = architecture.get("kind")
@@ -280,7 +263,8 @@ def rebuild_backbone(architecture: dict[str, Any], folder: Path, preprocess: Pre
     if kind == "timm":
         timm = require("timm", "timm")
         name = str(architecture["name"])
-        return TimmBackbone(name, timm.create_model(name, pretrained=False, num_classes=0))
+        model = timm.create_model(name, pretrained=False, num_classes=0)
+        return TimmBackbone(model, name, f"timm:{name}", preprocess)
     if kind == "hf":
         transformers = require("transformers", "hf")
         model = transformers.AutoModel.from_config(transformers.AutoConfig.from_pretrained(folder / "backbone"))
@@ -289,7 +273,32 @@ def rebuild_backbone(architecture: dict[str, Any], folder: Path, preprocess: Pre
         open_clip = require("open_clip", "openclip")
         model = open_clip.create_model(f"local-dir:{folder / 'backbone'}", load_weights=False)
         config = json.loads((folder / "backbone" / "open_clip_config.json").read_text())
-        return OpenClipBackbone(model, config, str(architecture.get("source")))
+        return OpenClipBackbone(model, config, str(architecture.get("source")), preprocess)
     if kind == "python":
         return PythonBackbone(str(architecture["factory"]), pretrained=False)
     raise TrainError(f"{folder}: unknown backbone kind {kind!r} in model.json")
+
+
+class EmbeddingHead(nn.Module):
+    """Linear projection of the backbone features to `dim` (or none), then L2 normalisation."""
+
+    def __init__(self, feature_dim: int, dim: int | None) -> None:
+        super().__init__()
+        self.proj: nn.Module = nn.Linear(feature_dim, dim) if dim else nn.Identity()
+        self.dim = dim or feature_dim
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        """Unnormalised embedding (the losses normalise; `EmbeddingModel` returns it normalised)."""
+        return self.proj(features)
+
+
+class EmbeddingModel(nn.Module):
+    """What is exported: backbone + embedding head, returning L2-normalised embeddings."""
+
+    def __init__(self, backbone: Backbone, head: EmbeddingHead) -> None:
+        super().__init__()
+        self.backbone = backbone
+        self.head = head
+
+    def forward(self, images: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.head(self.backbone(images)).float(), dim=-1)

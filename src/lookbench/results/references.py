@@ -46,7 +46,7 @@ class Reference(BaseModel):
 
 def load_references() -> list[Reference]:
     """Every shipped reference row, validated."""
-    text = resources.files("lookbench.legacy").joinpath(REFERENCES_FILE).read_text("utf-8")
+    text = resources.files("lookbench.results").joinpath(REFERENCES_FILE).read_text("utf-8")
     raw = parse_yaml(text, REFERENCES_FILE)
     if not isinstance(raw, list):
         raise LookBenchError(f"{REFERENCES_FILE}: expected a list of reference rows")

@@ -1,0 +1,1 @@
+"""Verifiable submissions: bundles in a results-repository layout, their verification, and Hub model cards."""
