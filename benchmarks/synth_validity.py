@@ -23,9 +23,9 @@ from typer.testing import CliRunner
 from lookbench.cli.main import app
 from lookbench.models.effnet_lite import LITE_MEAN, LITE_STD
 from lookbench.models.offline import efficientnet_lite0
-from lookbench.synth.default import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, cache_root, default_snapshot
+from lookbench.synth.default import cache_root, default_snapshot
 from lookbench.synth.generate import generate_snapshot
-from lookbench.synth.release import version_name
+from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, version_name
 from lookbench.synth.tasks import GENERATOR_VERSION
 
 METRICS = ("fine_recall@1", "coarse_recall@1", "ndcg@5")

@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "train": 13,
     "reports": 14,
     "submissions": 14,
+    "integrations": 14,
     "cli": 15,
 }
 CORE = {"snapshot", "embeddings", "models", "search", "metrics", "results", "evaluation"}

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.errors import TrainError
+from lookbench.results.io import load_result
 from lookbench.train.scaling import Cell, ScalingConfig, cell_config, load_scaling
 
 
@@ -85,6 +86,10 @@ def test_scaling_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         fine = record["metrics"]["fine_recall@1"]
         assert 0 <= fine["ci_low"] <= fine["value"] <= fine["ci_high"] <= 1
         assert (out / "results" / record["result_file"]).is_file()
+        quiet = load_result(out / "results" / record["result_file"].replace(".json", "__noise-none.json"))
+        alone = record["metrics"]["fine_recall@1__noise-none"]["value"]
+        assert quiet.config.noise == "none" and alone == quiet.metrics["overall"]["fine_recall@1"].value
+        assert "distractor_share@1" in record["metrics"]
     assert (out / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = (out / "scaling.md").read_text()
     assert "| python:tinynet:make | frozen | 0 |" in table and "| python:tinynet:make | 0.5 | 18 | 6 | 4 |" in table

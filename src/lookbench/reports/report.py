@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from lookbench.atomic import write_text_atomic
+from lookbench.audit.io import snapshot_audit
 from lookbench.contamination.assess import assess
 from lookbench.contamination.tables import load_with_per_query
 from lookbench.errors import ResultError, SnapshotError
@@ -85,11 +86,13 @@ def build_report(
     per_subset: int = 12,
     per_category: int = 2,
     snapshot_path: str | None = None,
+    audit_path: Path | None = None,
 ) -> Path:
     """Render `out/index.html` for one run and return its path.
 
     The snapshot is read from `snapshot_path` when given (it moved since the run), else from where the run
-    found it; a snapshot whose content differs from the evaluated one is reported on the page.
+    found it; a snapshot whose content differs from the evaluated one is reported on the page. The source audit
+    (docs/audit.md) is `audit_path`, else the snapshot's own `AUDIT.json` when it has one.
     """
     result, per_query = load_with_per_query(result_path)
     if per_query is None:
@@ -105,6 +108,9 @@ def build_report(
         note = f"the snapshot at {location} differs from the one evaluated (content hash changed)"
     if note is not None:
         _check_rows_exist(snapshot, per_query, location)
+    audit = snapshot_audit(snapshot.root, audit_path)
+    if audit is not None and audit.snapshot.content_hash != result.snapshot.content_hash:
+        note = (note + "; " if note else "") + f"the source audit describes another snapshot ({audit.snapshot.name})"
     found = confusions(snapshot, per_query)
     samples = select_samples(per_query, chosen, per_subset, per_category)
     rows = [i for members in samples.values() for i in members]
@@ -150,6 +156,7 @@ def build_report(
         images=images.by_id(),
         note=note,
         location=location,
+        audit=audit,
     )
     write_text_atomic(out / "index.html", page)
     return out / "index.html"

@@ -6,6 +6,11 @@ from datetime import date, datetime, time, timedelta, timezone
 
 import numpy as np
 
+DEFAULT_RELEASE = date(2026, 6, 1)
+"""The embedded default snapshot's release date, seed and size (`lookbench.synth.default`)."""
+DEFAULT_SEED = 0
+DEFAULT_SIZE = "small"
+
 WINDOW_DAYS = 30
 """Products new in a release are first seen within this many days before the release date."""
 
