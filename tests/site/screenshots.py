@@ -5,7 +5,7 @@
 The leaderboard is built from every run and the report from the first (its snapshot must be reachable). The
 leaderboard opens with the first run as the overview's baseline; the pictures are its first screen (the overview),
 the controls, the first board table and, when the runs span releases, the series section; the report's is at its
-legend. PNGs are stored with a 128-colour palette to stay small. Needs Debian chromium and chromium-driver.
+sample switch. PNGs are stored with a 128-colour palette to stay small. Needs Debian chromium and chromium-driver.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def main() -> None:
                     scroll_to(driver, "#series")
                     save(driver, args.out / f"leaderboard-series-{width}.png")
                 driver.get(report.as_uri())
-                scroll_to(driver, "#legend")
+                scroll_to(driver, "#filters")
                 save(driver, args.out / f"report-{width}.png")
 
 

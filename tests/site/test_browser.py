@@ -652,6 +652,10 @@ def test_series_across_releases(
     assert "training cutoff 2025-12-20" in twin.text and "v20251215, v20260201" in twin.text
     sharp = section.find_element("css selector", 'tr[data-model="sharp"]')
     assert "not run" in sharp.find_element("css selector", 'td[data-release="v20251215"]').text
+    # the overview names each row's release, as `tables --format` does
+    driver.find_element("css selector", 'button[data-export="markdown"]').click()
+    shown = driver.find_element("id", "export-text").get_attribute("value")
+    assert shown == _cli(*map(str, runs), "--format", "markdown") and "| twin (v20251215)" in shown
     # the boards never rank the two releases together
     overall = driver.find_element("css selector", 'table.board[data-scope="overall"]')
     captions = [c.get_attribute("textContent") for c in overall.find_elements("css selector", "tr.set-caption")]
