@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import lookbench
 from lookbench.audit.labels import label_consistency
@@ -33,6 +34,9 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
 Progress = Callable[[str], None]
+# ONE_BLAS_THREAD: the probes make thousands of small matrix products; a second BLAS thread gains little on them
+# and, on a busy machine, makes each product wait for a descheduled spinning thread (a 1280-d probe fit took 72 s
+# with two OpenBLAS threads and 5.9 s with one, load 28 on 2 cores).
 NO_NOISE = "the snapshot has no noise pool: there are no distractors to tell apart from the galleries"
 
 
@@ -107,13 +111,15 @@ def _probe(
     reason = unmeasurable(x, noise)
     if reason is not None:
         return None, None, reason, np.zeros(0)
-    scores = out_of_fold_scores(x, noise, settings.folds, settings.seed)
-    estimate = bootstrap_auc(scores, noise, settings.resamples, settings.seed)
+    with threadpool_limits(limits=1, user_api="blas"):  # see ONE_BLAS_THREAD
+        scores = out_of_fold_scores(x, noise, settings.folds, settings.seed)
+        estimate = bootstrap_auc(scores, noise, settings.resamples, settings.seed)
     return estimate.auc, (estimate.low, estimate.high), None, scores
 
 
 def _noise_side_share(x: np.ndarray, noise: np.ndarray, queries: dict[str, np.ndarray]) -> dict[str, float]:
-    probe = fit_probe(x, noise)
+    with threadpool_limits(limits=1, user_api="blas"):  # see ONE_BLAS_THREAD
+        probe = fit_probe(x, noise)
     return {s: float((probe.noise_score(q) > 0).mean()) if len(q) else 0.0 for s, q in queries.items()}
 
 
