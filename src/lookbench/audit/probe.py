@@ -12,6 +12,7 @@ MIN_PER_SIDE = 10
 MAX_COMPONENTS = 128
 """Wide features (embeddings) are projected on the training fold's leading principal components first."""
 OVERSAMPLE = 16
+NO_VARIATION = "every sampled image has the same features: nothing to separate them by"
 L2 = 1.0
 NEWTON_STEPS = 30
 
@@ -140,5 +141,5 @@ def unmeasurable(x: np.ndarray, noise: np.ndarray) -> str | None:
     if not np.isfinite(x).all():
         return "some features are not finite"
     if np.ptp(x, axis=0).max(initial=0.0) == 0.0:
-        return "every sampled image has the same features: nothing to separate them by"
+        return NO_VARIATION
     return None

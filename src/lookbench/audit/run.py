@@ -13,7 +13,7 @@ from threadpoolctl import threadpool_limits
 import lookbench
 from lookbench.audit.labels import label_consistency
 from lookbench.audit.noise_effect import ReusedEmbeddings, noise_effect
-from lookbench.audit.probe import bootstrap_auc, fit_probe, out_of_fold_scores, unmeasurable
+from lookbench.audit.probe import NO_VARIATION, bootstrap_auc, fit_probe, out_of_fold_scores, unmeasurable
 from lookbench.audit.sampling import stratified_rows
 from lookbench.audit.schema import (
     AuditReport,
@@ -34,6 +34,8 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
 Progress = Callable[[str], None]
+Parts = list[tuple[str, str, np.ndarray]]
+"""(subset, split, sorted rows) per part of a sample."""
 # ONE_BLAS_THREAD: the probes make thousands of small matrix products; a second BLAS thread gains little on them
 # and, on a busy machine, makes each product wait for a descheduled spinning thread (a 1280-d probe fit took 72 s
 # with two OpenBLAS threads and 5.9 s with one, load 28 on 2 cores).
@@ -56,8 +58,7 @@ class AuditSettings:
 class Side:
     """Sampled rows of one side (a split per subset) and their statistics; failed rows already dropped."""
 
-    parts: list[tuple[str, str, np.ndarray]]
-    """(subset, split, rows) per part, rows sorted."""
+    parts: Parts
     features: np.ndarray
 
     @property
@@ -66,7 +67,7 @@ class Side:
         return len(self.features)
 
 
-def _measure(snapshot: Snapshot, wanted: list[tuple[str, str, np.ndarray]], skipped: list[SkippedImage]) -> Side:
+def _measure(snapshot: Snapshot, wanted: Parts, skipped: list[SkippedImage]) -> Side:
     """Statistics of the wanted rows; rows that do not decode are recorded in `skipped` and dropped."""
     parts = []
     blocks = []
@@ -79,9 +80,7 @@ def _measure(snapshot: Snapshot, wanted: list[tuple[str, str, np.ndarray]], skip
     return Side(parts=parts, features=np.concatenate(blocks) if blocks else np.zeros((0, WIDTH)))
 
 
-def _gallery_sample(
-    snapshot: Snapshot, subsets: list[str], settings: AuditSettings
-) -> list[tuple[str, str, np.ndarray]]:
+def _gallery_sample(snapshot: Snapshot, subsets: list[str], settings: AuditSettings) -> Parts:
     strata = [s for s in subsets for _ in range(snapshot.num_rows(s, "gallery"))]
     picked = stratified_rows(strata, settings.per_side, np.random.default_rng([settings.seed, 0]))
     offsets = np.cumsum([0] + [snapshot.num_rows(s, "gallery") for s in subsets])
@@ -91,7 +90,7 @@ def _gallery_sample(
     ]
 
 
-def _noise_sample(snapshot: Snapshot, settings: AuditSettings) -> list[tuple[str, str, np.ndarray]]:
+def _noise_sample(snapshot: Snapshot, settings: AuditSettings) -> Parts:
     categories = snapshot.labels(NOISE, "gallery").category
     return [
         (NOISE, "gallery", stratified_rows(categories, settings.per_side, np.random.default_rng([settings.seed, 1])))
@@ -106,15 +105,15 @@ def _query_sample(snapshot: Snapshot, subset: str, settings: AuditSettings, inde
 
 def _probe(
     x: np.ndarray, noise: np.ndarray, settings: AuditSettings
-) -> tuple[float | None, tuple[float, float] | None, str | None, np.ndarray]:
-    """(AUC, interval, reason it is missing, out-of-fold scores)."""
+) -> tuple[float | None, tuple[float, float] | None, str | None]:
+    """(AUC, interval, reason it is missing)."""
     reason = unmeasurable(x, noise)
     if reason is not None:
-        return None, None, reason, np.zeros(0)
+        return None, None, reason
     with threadpool_limits(limits=1, user_api="blas"):  # see ONE_BLAS_THREAD
         scores = out_of_fold_scores(x, noise, settings.folds, settings.seed)
         estimate = bootstrap_auc(scores, noise, settings.resamples, settings.seed)
-    return estimate.auc, (estimate.low, estimate.high), None, scores
+    return estimate.auc, (estimate.low, estimate.high), None
 
 
 def _noise_side_share(x: np.ndarray, noise: np.ndarray, queries: dict[str, np.ndarray]) -> dict[str, float]:
@@ -123,9 +122,7 @@ def _noise_side_share(x: np.ndarray, noise: np.ndarray, queries: dict[str, np.nd
     return {s: float((probe.noise_score(q) > 0).mean()) if len(q) else 0.0 for s, q in queries.items()}
 
 
-def _embeddings(
-    provider: EmbeddingProvider, snapshot: Snapshot, parts: list[tuple[str, str, np.ndarray]]
-) -> np.ndarray:
+def _embeddings(provider: EmbeddingProvider, snapshot: Snapshot, parts: Parts) -> np.ndarray:
     """Checked, L2-normalised embeddings of the sampled rows (whole splits are read: the cache holds them so)."""
     blocks = []
     for subset, split, rows in parts:
@@ -168,11 +165,11 @@ def audit_snapshot(
     else:
         x = np.concatenate([gallery.features, noise.features])
         is_noise = np.r_[np.zeros(gallery.size, bool), np.ones(noise.size, bool)]
-        value, ci, reason, _ = _probe(x, is_noise, settings)
+        value, ci, reason = _probe(x, is_noise, settings)
         top: list[StatisticAuc] = []
         if reason is None:
             for group in GROUPS:
-                group_auc, _, _, _ = _probe(x[:, group.columns], is_noise, replace(settings, resamples=0))
+                group_auc, _, _ = _probe(x[:, group.columns], is_noise, replace(settings, resamples=0))
                 top.append(StatisticAuc(name=group.name, auc=0.5 if group_auc is None else group_auc))
             top.sort(key=lambda s: -s.auc)
             stats_share = _noise_side_share(x, is_noise, {s: q.features for s, q in query_sides.items()})
@@ -194,8 +191,8 @@ def audit_snapshot(
             e_noise = _embeddings(reused, snapshot, noise.parts)
             x = np.concatenate([e_gallery, e_noise])
             is_noise = np.r_[np.zeros(len(e_gallery), bool), np.ones(len(e_noise), bool)]
-            value, ci, reason, _ = _probe(x, is_noise, settings)
-            if reason is not None and reason.startswith("every sampled image"):
+            value, ci, reason = _probe(x, is_noise, settings)
+            if reason == NO_VARIATION:
                 reason = "the model returns the same vector for every sampled image: nothing to separate them by"
             embedding_probe = EmbeddingProbe(model=name, auc=value, ci=ci, reason=reason)
             if reason is None:
