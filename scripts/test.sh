@@ -23,7 +23,8 @@ python3 -m venv .venv
 # which on PyPI only comes with the CUDA build of torch (6.3 GiB installed); without it, the CPU build of torch
 # (1.9 GiB) still runs the transformers, GR, ONNX-export, OWL detector and training tests (the training ones with
 # the built-in augmentations instead of timm's). `auto` picks by free disk space, because CI machines differ in it
-# and an install that fills the disk fails the whole run.
+# and an install that fills the disk fails the whole run. Both tiers install MTEB (`lookbench[mteb]`) for the MTEB
+# task and model-kind tests.
 FULL_TIER_GIB=9
 CPU_TIER_GIB=3
 # A .venv-torch left by an earlier run counts as free: it is reused or replaced.
@@ -40,9 +41,9 @@ if [ "$TORCH_TIER" = auto ]; then
   fi
 fi
 case "$TORCH_TIER" in
-  full) torch_packages=(torch==2.14.1 torchvision==0.29.1 -e '.[dev,openclip,timm,hf,train]') ;;
+  full) torch_packages=(torch==2.14.1 torchvision==0.29.1 -e '.[dev,openclip,timm,hf,train,mteb]') ;;
   # the training tests without timm: built-in augmentations; onnxscript for the ONNX export, matplotlib for plots
-  cpu) torch_packages=(torch==2.13.0 -e '.[dev,hf]' onnxscript matplotlib) ;;
+  cpu) torch_packages=(torch==2.13.0 -e '.[dev,hf,mteb]' onnxscript matplotlib) ;;
 esac
 echo "torch adapter tests: $TORCH_TIER tier ($free_gib GiB free; full needs $FULL_TIER_GIB, cpu $CPU_TIER_GIB)"
 if [ "$TORCH_TIER" != skip ]; then

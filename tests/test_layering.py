@@ -26,14 +26,17 @@ LAYERS: dict[str, int] = {
     "results": 6,
     "evaluation": 7,
     "contamination": 8,
+    "audit": 9,
     # the families, built on the core
     "synth": 10,
     "composed": 11,
     "legacy": 11,
     "release": 12,
+    "audit": 11,
     "train": 13,
     "reports": 14,
     "submissions": 14,
+    "integrations": 14,
     "cli": 15,
 }
 CORE = {"snapshot", "embeddings", "models", "search", "metrics", "results", "evaluation"}

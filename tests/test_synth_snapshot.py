@@ -60,10 +60,10 @@ def test_layout_is_readable_by_the_core_reader(tiny: Path) -> None:
 
 
 def test_snapshot_name_tells_sizes_and_seeds_apart(tiny: Path, tmp_path: Path) -> None:
-    assert open_snapshot(tiny).name == "v20260601-synth-tiny-seed7"
+    assert open_snapshot(tiny).name == "v20260601-synth-3-tiny-seed7"
     assert open_snapshot(tiny).snapshot_id == "v20260601"
     other = generate_snapshot(tmp_path, RELEASE, "tiny", seed=8)
-    assert open_snapshot(other).name == "v20260601-synth-tiny-seed8"
+    assert open_snapshot(other).name == "v20260601-synth-3-tiny-seed8"
     (other / MANIFEST).write_text(json.dumps({"name": "../../etc/passwd"}))
     assert open_snapshot(other).name == "v20260601"
     (other / MANIFEST).write_text("{not json")
@@ -231,7 +231,7 @@ def test_a_crash_leaves_no_half_snapshot_and_a_rerun_resumes(tmp_path: Path, mon
 def test_a_resumed_run_redoes_a_damaged_file(tmp_path: Path) -> None:
     """A file in the partial folder that is not a parquet file of the planned row count is rendered again."""
     fresh = generate_snapshot(tmp_path / "fresh", RELEASE, "tiny", seed=4, workers=1)
-    partial = tmp_path / "out" / ".v20260601.synth-2-tiny-seed4.partial"
+    partial = tmp_path / "out" / ".v20260601.synth-3-tiny-seed4.partial"
     (partial / "real_studio_flat").mkdir(parents=True)
     (partial / "real_studio_flat" / "query.parquet").write_bytes(b"PAR1 not really")
     (partial / "aigen_studio").mkdir()

@@ -175,3 +175,24 @@ def test_cli_purpose_train_and_its_errors(tmp_path: Path) -> None:
     )
     assert ok.exit_code == 0, ok.output
     assert open_snapshot(tmp_path / "v20260301").has_split("aigen_studio", TRAIN)
+
+
+def test_validation_releases_and_exclusion_names(tmp_path: Path) -> None:
+    with pytest.raises(SnapshotError, match="would be the default snapshot itself"):
+        generate_snapshot(tmp_path / "v", date(2026, 6, 1), "tiny", seed=0, purpose="validation")
+    made = generate_snapshot(tmp_path / "v", date(2026, 5, 1), "tiny", seed=1, purpose="validation")
+    manifest = json.loads((made / MANIFEST).read_text())
+    assert manifest["purpose"] == "validation" and manifest["name"].endswith("-validation")
+    assert "excluded_designs" not in manifest and open_snapshot(made).has_noise
+    for names, message in (
+        (["none", "default"], "cannot be combined"),
+        (["synth:x:2026-01-01:tiny"], "expected synth:SEED:YYYY-MM-DD:SIZE"),
+        (["synth:0:2026-13-01:tiny"], "synth:0:2026-13-01:tiny"),
+        ([str(tmp_path / "missing")], "missing"),
+    ):
+        with pytest.raises(SnapshotError, match=message):
+            excluded_designs(names)
+    assert excluded_designs(["none"]) is None
+    runner = CliRunner()
+    bad = runner.invoke(app, ["synth", "--out", str(tmp_path), "--purpose", "train", "--exclude-designs", "synth:1"])
+    assert bad.exit_code == 2 and "expected synth:SEED:YYYY-MM-DD:SIZE" in bad.output

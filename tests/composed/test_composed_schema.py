@@ -134,3 +134,33 @@ def test_subset_names_and_splits(tmp_path: Path) -> None:
         open_snapshot(bad.parent)
     lines = opened.validate()
     assert "composed_dress/query: 1 rows" in lines and not any("more than one row" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("changes", "fragment"),
+    [
+        ('[{"group": "sleeves", "from": "long sleeve", "to": "short sleeve"}]', "unknown group 'sleeves'"),
+        ('[{"group": "colour", "from": "red", "to": "bleu"}]', "to value 'bleu' is not in the taxonomy's group"),
+        (
+            '[{"group": "colour", "from": "long sleeve", "to": "blue"}]',
+            "from value 'long sleeve' is not in the taxonomy's group 'colour'",
+        ),
+    ],
+)
+def test_changes_outside_the_taxonomy_are_refused(tmp_path: Path, changes: str, fragment: str) -> None:
+    snap = _snapshot(tmp_path, _table(_valid(), changes=changes))
+    message = _error(snap)
+    assert "row 0: changes" in message and fragment in message
+
+
+def test_a_non_utf8_modification_text_names_the_row(tmp_path: Path) -> None:
+    snap = _snapshot(tmp_path, _table(_valid(), modification_text=b"shorter sle\xe9ves"))
+    message = _error(snap)
+    assert str(snap / "composed" / "query.parquet") in message
+    assert "row 0: modification_text is not UTF-8 (byte 0xe9 at 11)" in message
+
+
+def test_the_modification_text_reaches_the_text_tower_as_written(tmp_path: Path) -> None:
+    text = " and has shorter sleeves"  # a CLIP4Cir-joined FashionIQ pair whose first caption is empty
+    snap = _snapshot(tmp_path, _table(_valid(), modification_text=text))
+    assert read_composed_queries(open_snapshot(snap), "composed").texts == [text]

@@ -175,3 +175,18 @@ def test_cli_eval_tables_and_skip_missing_target(tmp_path: Path) -> None:
     assert value(out, "composed_dress", "recall@50") == 0.5
     assert any("none of which is in the gallery" in w for w in out.result.warnings)
     assert any("split.dress.val.json" in note for note in open_snapshot(kept).card.notes)
+
+
+def test_a_fashioniq_record_with_an_empty_first_caption_keeps_the_joined_text(tmp_path: Path) -> None:
+    from lookbench.legacy.fashioniq import join_captions
+    from lookbench.snapshot.composed import read_composed_queries
+
+    src = fashioniq_dial(tmp_path / "src")
+    captions = src / "captions" / "cap.dress.val.json"
+    records = json.loads(captions.read_text(encoding="utf-8"))
+    records[1]["captions"] = ["", "is shorter"]  # as three records of the real validation files
+    captions.write_text(json.dumps(records, indent=4), encoding="utf-8")
+    out = import_dataset("fashioniq", src, tmp_path / "out", ImportOptions())
+    texts = read_composed_queries(open_snapshot(out), "composed_dress").texts
+    assert join_captions(["", "is shorter"]) == " and is shorter"  # CLIP4Cir: f"{c1.capitalize()} and {c2}"
+    assert " and is shorter" in texts and "and is shorter" not in texts

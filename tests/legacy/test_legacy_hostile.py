@@ -258,3 +258,27 @@ def test_cli_import_list_and_errors(tmp_path: Path) -> None:
         app, ["legacy", "import", "inshop", str(src), "--out", str(tmp_path / "o4"), "--detections", "x"]
     )
     assert wrong.exit_code == 2
+
+
+def test_street2shop_pairs_without_their_retrieval_file(tmp_path: Path) -> None:
+    src = street2shop(tmp_path / "s")
+    meta = src / "meta/json"
+    (meta / "retrieval_skirts.json").unlink()  # its test_pairs_skirts.json stays: the category would be dropped
+    fails("street2shop", src, tmp_path, "missing list file retrieval_skirts.json for test_pairs_skirts.json")
+
+
+def test_fashion200k_tirg_queries_naming_a_missing_file(tmp_path: Path) -> None:
+    src = fashion200k(tmp_path / "s")
+    missing = tmp_path / "elsewhere" / "test_queries.txt"
+    fails("fashion200k", src, tmp_path, f"--tirg-queries {missing}: no such file", tirg_queries=missing)
+
+
+def test_fashioniq_non_utf8_byte_names_the_line(tmp_path: Path) -> None:
+    src = fashioniq(tmp_path / "s")
+    path = _captions(src, [_record(), _record(captions=["cafX", "b"])])
+    data = path.read_bytes()
+    at = data.index(b"cafX")
+    path.write_bytes(data.replace(b"cafX", b"caf\xe9"))  # Latin-1, not UTF-8
+    line = data[:at].count(b"\n") + 1
+    assert line > 1
+    fails("fashioniq", src, tmp_path, rf"cap.shirt.val.json:{line}: not UTF-8 text \(byte 0xe9")

@@ -186,3 +186,56 @@ def test_the_sitemap_count_cap_is_a_problem_when_it_cuts(tmp_path, shop):
     problems = collect_problems(tmp_path / "out", VERSION, "testshop")
     assert any("limit of 100 sitemaps" in e for e in problems.values()), problems
     assert "/s99.xml" not in shop.paths() and "/s98.xml" in shop.paths()
+
+
+def _urlset(urls: list[str]) -> bytes:
+    entries = "".join(f"<url><loc>{u}</loc><lastmod>2026-05-01</lastmod></url>" for u in urls)
+    return (
+        f'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'.encode()
+    )
+
+
+def test_sitemap_parsing_is_linear_in_the_file() -> None:
+    from lookbench.release.sources.shop.sitemap import parse_sitemap
+
+    def seconds(n: int) -> float:
+        data = _urlset([f"https://shop.example/p/{i}" for i in range(n)])
+        best = float("inf")
+        for _ in range(3):
+            started = time.perf_counter()
+            assert len(parse_sitemap(data, 1 << 30).pages) == n
+            best = min(best, time.perf_counter() - started)
+        return best
+
+    small, large = seconds(4_000), seconds(16_000)
+    assert large / small < 10, (small, large)  # 4x the entries: about 4x the time (quadratic parsing took 16-24x)
+
+
+def test_a_page_limit_stops_reading_a_sitemap_early() -> None:
+    from lookbench.release.sources.shop.sitemap import parse_sitemap
+
+    data = _urlset([f"https://shop.example/p/{i}" for i in range(300_000)])
+    started = time.perf_counter()
+    found = parse_sitemap(data, 1 << 30, max_pages=4)
+    assert time.perf_counter() - started < 2.0
+    assert [p.loc for p in found.pages] == [f"https://shop.example/p/{i}" for i in range(4)] and found.more_pages
+    whole = parse_sitemap(_urlset(["https://shop.example/a", "https://shop.example/b"]), 1 << 30, max_pages=4)
+    assert len(whole.pages) == 2 and not whole.more_pages
+
+
+def test_300000_listed_urls_with_max_pages_3_fetch_one_sitemap(tmp_path, shop):
+    pages: dict[str, str | None] = {}
+    serve_good_products(shop, pages)
+    first = [shop.url(p) for p in pages] + [shop.url(f"/p/{i}") for i in range(50_000 - len(pages))]
+    shop.routes["/s0.xml"] = (200, {"Content-Type": "application/xml"}, _urlset(first))
+    for n in range(1, 6):
+        urls = [shop.url(f"/p/{n}-{i}") for i in range(50_000)]
+        shop.routes[f"/s{n}.xml"] = (200, {"Content-Type": "application/xml"}, _urlset(urls))
+    started = time.perf_counter()
+    result = _build(tmp_path, shop, pages, sitemaps=[shop.url(f"/s{n}.xml") for n in range(6)], max_pages=3)
+    assert result.exit_code == 0, result.output
+    assert time.perf_counter() - started < 120
+    assert "/s0.xml" in shop.paths() and "/s1.xml" not in shop.paths()
+    problems = collect_problems(tmp_path / "out", VERSION, "testshop")
+    assert any("max_pages 3 reached" in e for e in problems.values()), problems
+    assert _products(tmp_path) == {"G0", "G1"}

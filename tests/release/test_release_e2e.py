@@ -27,6 +27,7 @@ from releasekit import (
 )
 from typer.testing import CliRunner
 
+from lookbench.audit.io import AUDIT_NAME, read_audit
 from lookbench.cli.main import app
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.manifest import manifest_problems, read_manifest
@@ -246,6 +247,10 @@ def test_two_releases(world):
     assert generated[0]["published_at_origin"] == "generator"
     card = (out / "README.md").read_text()
     assert "config_name: real_studio_flat\n" in card and "v20260601/real_studio_flat/query.parquet" in card
+    audit = read_audit(v1 / AUDIT_NAME)  # the source audit, in the manifest and on the version's card
+    assert audit.snapshot.id == "v20260601" and set(audit.label_consistency) <= set(audit.queries)
+    assert AUDIT_NAME in json.loads((v1 / "MANIFEST.json").read_text())["files"]
+    assert "## Source audit: distractors against galleries" in (v1 / "README.md").read_text()
     v1_digest = tree_digest(v1)
 
     # second release: new and changed pages, re-used images (exact and resized/mirrored/re-encoded copies)

@@ -22,6 +22,11 @@ def test_a_valid_config_loads_with_defaults(tmp_path: Path) -> None:
     cfg = load_config(config_file(tmp_path))
     assert cfg.loss.identity.kind == "arcface" and cfg.batch.size == 8
     assert cfg.data.train[0].parts == ["*"] and cfg.data.guard.enabled
+    bare = load_config(
+        write_config(tmp_path / "bare.yaml", {"data": {"train": {"snapshot": "x"}}, "schedule": {"steps": 1}})
+    )
+    assert bare.data.validation is not None and bare.data.validation.snapshot == "validation"
+    assert bare.data.guard.against == ["default"] and not bare.data.validation.allow_evaluation_snapshot
     assert cfg.fingerprint() == load_config(config_file(tmp_path)).fingerprint()
 
 
@@ -43,6 +48,10 @@ def test_a_valid_config_loads_with_defaults(tmp_path: Path) -> None:
         ({"data": {"train": [], "workers": 0}}, "data.train"),
         ({"data": {"train": {"snapshot": "x", "parts": ["query"]}}}, "expected SUBSET/SPLIT"),
         ({"data": {"train": {"snapshot": "x", "fraction": 0}}}, "data.train.0.fraction"),
+        (
+            {"data": {"train": {"snapshot": "x"}, "validation": {"snapshot": "default"}, "guard": {}}},
+            "data.validation.snapshot 'default' is an evaluation snapshot the run is reported on (data.guard.against)",
+        ),
     ],
 )
 def test_bad_configs_name_the_field(tmp_path: Path, sections: dict[str, object], message: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,8 @@ from trainkit import eval_snapshot, item_image, row, training_snapshot
 
 from lookbench.errors import TrainError
 from lookbench.snapshot.reader import open_snapshot
-from lookbench.train.config import Guard, TrainData
-from lookbench.train.data import load_training_set
+from lookbench.train.config import Guard, TrainData, Validation
+from lookbench.train.data import load_training_set, refuse_reported_validation
 from lookbench.train.guard import apply_guard
 
 
@@ -48,6 +49,12 @@ def test_guard_drops_planted_duplicates_and_reports_them(tmp_path: Path) -> None
     saved = json.loads(report_path.read_text())
     assert saved["checked"] == 14 and len(saved["overlaps"]) == 2 and saved["against"][0]["images"] == 16
     assert "1 exact, 1 perceptual" in report.summary()
+    # the kept set's labels against the 6 queries: the kit gives every item one of 3 label sets by item number, so
+    # each query's set is held by training items (identical, hence a strict match); colours never vary by design
+    (overlap,) = saved["evaluation_overlap"]
+    assert overlap["snapshot"] == "v20260601" and overlap["near_duplicates"] == 2
+    assert overlap["near_duplicate_queries"] == 1  # query#0 (exact); the mirrored copy matched a gallery row
+    assert overlap["labels"] == {"queries": 6, "identical": 6, "same_design_other_colour": 0, "strict_fine_match": 6}
     # fingerprints are cached: a second check reads them back and finds the same overlaps
     _, again = apply_guard(training, [open_snapshot(evaluation)], Guard(), tmp_path / "cache", False, None)
     assert [o.train for o in again.overlaps] == [o.train for o in report.overlaps]
@@ -86,3 +93,16 @@ def test_guard_defaults_are_the_release_dedup_defaults() -> None:
 
     release = DedupConfig()
     assert (Guard().phash_threshold, Guard().colour_threshold) == (release.phash_threshold, release.colour_threshold)
+
+
+def test_validating_on_a_reported_snapshot_is_refused_by_content(tmp_path: Path) -> None:
+    """A copy of the evaluation snapshot in another folder is still the evaluation snapshot."""
+    evaluation = eval_snapshot(tmp_path / "eval")
+    copy = tmp_path / "copy" / evaluation.name
+    shutil.copytree(evaluation, copy)
+    other = eval_snapshot(tmp_path / "other", offset=300)
+    with pytest.raises(TrainError, match=r"is an evaluation snapshot the run is reported on \(data.guard.against\)"):
+        refuse_reported_validation(Validation(snapshot=str(copy)), [str(evaluation)], "data.guard.against")
+    refuse_reported_validation(Validation(snapshot=str(other)), [str(evaluation)], "data.guard.against")
+    allowed = Validation(snapshot=str(copy), allow_evaluation_snapshot=True)
+    refuse_reported_validation(allowed, [str(evaluation)], "data.guard.against")

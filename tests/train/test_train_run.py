@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 
-from tinynet import KILL_ENV  # noqa: E402
+from tinynet import KILL_ENV, TinyNet  # noqa: E402
 
 from lookbench.cli.main import app  # noqa: E402
 from lookbench.results.io import load_result  # noqa: E402
@@ -68,8 +68,19 @@ def test_train_exports_a_model_that_eval_runs_with_its_card(snapshots: tuple[Pat
     assert info["card"]["training_cutoff"] == "2026-02-12"
     assert info["card"]["training_data"] == ["v20260301", "test-shop"]
     assert info["training"]["guard"]["dropped"] == 0 and info["validation"][-1]["step"] == 6
+    validated = {"location": str(eval_snap), "snapshot": "v20260601", "evaluation_snapshot_allowed": True}
+    assert info["training"]["validated_on"] == validated
+    assert "- Validated on: v20260601 (an evaluation snapshot, explicitly allowed)" in (out / "README.md").read_text()
+    (overlap,) = info["training"]["guard"]["evaluation_overlap"]
+    assert overlap["labels"]["queries"] == 6 and overlap["near_duplicates"] == 0
     assert [json.loads(line)["step"] for line in (out / "train.jsonl").read_text().splitlines()][:3] == [1, 2, 3]
     assert (out / "validation" / "step-000000006.json").is_file()
+    # validation reports the gain with and without the noise pool, and how often the top-1 is a distractor
+    quiet = load_result(out / "validation" / "step-000000006__noise-none.json")
+    assert quiet.config.noise == "none"
+    reported = info["validation"][-1]["metrics"]
+    assert reported["fine_recall@1__noise-none"]["value"] == quiet.metrics["overall"]["fine_recall@1"].value
+    assert 0 <= reported["distractor_share@1"]["value"] <= 1
 
     runner = CliRunner()
     target = tmp_path / "res" / "tiny.json"
@@ -170,13 +181,24 @@ def test_two_process_ddp_on_cpu_equals_one_process(snapshots: tuple[Path, Path],
     assert a.keys() == b.keys()
     for key in a:
         assert np.allclose(a[key], b[key], atol=2e-5), (key, float(np.abs(a[key] - b[key]).max()))
-    assert any(not np.allclose(a[k], weights_at_init(k, a[k]), atol=1e-3) for k in a)
+    initial = weights_at_init(parse_config(base, "ddp").seed, "python:tinynet:make_plain", TinyNet.feature_dim, 8)
+    assert initial.keys() == a.keys()
+    assert any(not np.allclose(a[k], initial[k], atol=1e-3) for k in a)  # training moved the weights
+    other = weights_at_init(parse_config(base, "ddp").seed + 1, "python:tinynet:make_plain", TinyNet.feature_dim, 8)
+    # ... from these initial weights: four small steps stay nearer to them than another seed's draw is
+    assert all(np.abs(a[k] - initial[k]).sum() < np.abs(other[k] - initial[k]).sum() for k in a if "bias" not in k)
     shards = sorted(p.name for p in (tmp_path / "ddp" / "checkpoints" / "step-000000004").iterdir())
     assert shards == ["main.pt", "rank-00000-of-00002.pt", "rank-00001-of-00002.pt"]
     wrong = run_cli(["train", str(two), "--out", "ddp"], tmp_path)
     assert wrong.returncode == 2
 
 
-def weights_at_init(key: str, value: np.ndarray) -> np.ndarray:
-    """A stand-in for 'untrained': zeros, so the check above proves training moved the weights."""
-    return np.zeros_like(value)
+def weights_at_init(seed: int, backbone: str, feature_dim: int, dim: int) -> dict[str, np.ndarray]:
+    """The exported model's weights before the first step: the trainer seeds torch, builds the backbone and then the
+    embedding head, in that order, so re-building them under the same seed gives the run's initial weights."""
+    from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
+    from lookbench.models.registry import create_backbone
+
+    torch.manual_seed(seed)
+    model = EmbeddingModel(create_backbone(backbone), EmbeddingHead(feature_dim, dim))
+    return {k: v.detach().numpy().copy() for k, v in model.state_dict().items()}

@@ -78,7 +78,13 @@ def tiny_config(train: Path, evaluation: Path, **sections: Any) -> dict[str, Any
         "seed": 3,
         "data": {
             "train": {"snapshot": str(train)},
-            "validation": {"snapshot": str(evaluation), "resamples": 20, "batch_size": 8},
+            # these runs check that validation scores exactly what `lookbench eval` scores on the same snapshot
+            "validation": {
+                "snapshot": str(evaluation),
+                "resamples": 20,
+                "batch_size": 8,
+                "allow_evaluation_snapshot": True,
+            },
             "guard": {"against": [str(evaluation)]},
             "workers": 0,
         },

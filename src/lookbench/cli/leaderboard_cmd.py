@@ -24,6 +24,9 @@ def leaderboard_command(
     snapshot: list[str] = typer.Option(
         [], "--snapshot", "-s", help="Snapshots to verify repository bundles on (default: each bundle's own, if local)."
     ),
+    audit: list[Path] = typer.Option(
+        [], "--audit", help="A `lookbench audit` JSON to show (repeatable); the results' snapshots' AUDIT.json too."
+    ),
 ) -> None:
     """A static site (no server, no CDN): tables with ties and flags, a date-window filter, charts.
 
@@ -46,7 +49,9 @@ def leaderboard_command(
         for row in scan.rows:
             paths.append(row.result_path)
             verification[row.result_path] = (row.status.value, row.note)
-    index = build_site(paths, out, published=published, title=title, scaling=scaling, verification=verification)
+    index = build_site(
+        paths, out, published=published, title=title, scaling=scaling, verification=verification, audits=audit
+    )
     console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 

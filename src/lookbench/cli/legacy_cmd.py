@@ -18,7 +18,9 @@ legacy_app = typer.Typer(
 @legacy_app.command("import")
 @reports_errors
 def import_command(
-    name: str = typer.Argument(..., help="Dataset: inshop, deepfashion2, street2shop, fashion200k or fashioniq."),
+    name: str = typer.Argument(
+        ..., help="Dataset: inshop, deepfashion2, street2shop, fashion200k, fashioniq or fashion-mnist."
+    ),
     src: Path = typer.Argument(..., help="The dataset's folder, as downloaded and unpacked."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write the snapshot into (as OUT/NAME)."),
     snapshot_name: str | None = typer.Option(None, "--name", help="Snapshot folder name; default: the dataset name."),
@@ -32,6 +34,9 @@ def import_command(
     tirg_queries: Path | None = typer.Option(
         None, "--tirg-queries", help="fashion200k: TIRG's test_queries.txt (default: SRC/test_queries.txt)."
     ),
+    unpinned: bool = typer.Option(
+        False, "--unpinned", help="fashion-mnist: accept files that are not the pinned release (noted in the card)."
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing snapshot of that name."),
 ) -> None:
     """Read a benchmark's official files and write a lookbench snapshot with its card and protocol."""
@@ -42,7 +47,9 @@ def import_command(
 
     if snapshot_name is not None and (not snapshot_name or "/" in snapshot_name or snapshot_name.startswith(".")):
         raise typer.BadParameter("--name must be a plain folder name")
-    options = ImportOptions(train=train, skip_missing=skip_missing, detections=detections, tirg_queries=tirg_queries)
+    options = ImportOptions(
+        train=train, skip_missing=skip_missing, detections=detections, tirg_queries=tirg_queries, unpinned=unpinned
+    )
     target = import_dataset(name, src, out, options, snapshot_name, overwrite)
     card = read_card(target)
     assert card is not None

@@ -6,6 +6,7 @@ import typer
 
 from lookbench.cli import (
     annotate_cmd,
+    audit_cmd,
     card_cmd,
     composed_cmd,
     contamination_cmd,
@@ -60,6 +61,7 @@ composed_cmd.register(app)
 legacy_cmd.register(app)
 train_cmd.register(app)
 scaling_cmd.register(app)
+audit_cmd.register(app)
 submit_cmd.register(app)
 card_cmd.register(app)
 

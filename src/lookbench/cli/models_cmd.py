@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from lookbench.cli.common import console, reports_errors
+from lookbench.errors import LookBenchError
 from lookbench.models.card import ModelCard, find_card, load_cards
 from lookbench.models.hub import hub_offline, is_cached
 from lookbench.models.spec import ModelSpec
@@ -45,6 +46,36 @@ def runnable(card: ModelCard) -> str:
     return "yes"
 
 
+MODALITIES = ("image", "text", "audio", "video", "any")
+"""MTEB's modalities, and `any` for every model."""
+
+
+def _mteb_models(modality: str | None, as_json: bool) -> None:
+    """MTEB's registered models and their facts as lookbench cards (`mteb:NAME` runs one)."""
+    from lookbench.models.mteb_model import card_facts, image_model_metas
+
+    cards = [card_facts(meta) for meta in image_model_metas(modality)]
+    if as_json:
+        console.print_json(json.dumps([{**c, "spec": f"mteb:{c['name']}"} for c in cards], default=str))
+        return
+    table = Table(title=f"MTEB models embedding {modality or 'any modality'} (run one: lookbench eval -m mteb:NAME)")
+    table.add_column("name", no_wrap=True)
+    for column in ("released", "params", "training datasets", "licence", "modalities"):
+        table.add_column(column, overflow="fold")
+    for c in cards:
+        params = "-" if c["params"] is None else f"{c['params'] / 1e6:.0f}M"
+        table.add_row(
+            escape(str(c["name"])),
+            str(c["release_date"] or "-"),
+            params,
+            str(len(c["training_data"])),
+            escape(str(c["licence"] or "-")),
+            ",".join(c["modalities"]),
+        )
+    console.print(table)
+    console.print(f"{len(cards)} models", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     """Add the `models` command to the app."""
 
@@ -53,8 +84,21 @@ def register(app: typer.Typer) -> None:
     def models(
         name: str = typer.Argument(None, help="Show one model's full card (id, name or alias)."),
         as_json: bool = typer.Option(False, "--json", help="Print the cards as JSON."),
+        source: str = typer.Option(
+            "lookbench", "--source", help="lookbench (its model cards) or mteb (MTEB's registry, metadata only)."
+        ),
+        modality: str = typer.Option(
+            "image", "--modality", help="With --source mteb: models that embed this modality ('any': all)."
+        ),
     ) -> None:
         """List the registered models (leaderboard models and offline defaults) and which run here."""
+        if source == "mteb":
+            if modality not in MODALITIES:
+                raise LookBenchError(f"--modality: expected one of {', '.join(MODALITIES)}, got {modality!r}")
+            _mteb_models(None if modality == "any" else modality, as_json)
+            return
+        if source != "lookbench":
+            raise LookBenchError(f"--source: expected lookbench or mteb, got {source!r}")
         cards = load_cards()
         if name:
             card = find_card(name)

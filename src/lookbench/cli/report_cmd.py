@@ -32,12 +32,15 @@ def report_command(
         "-s",
         help="Read the snapshot here (it moved since the run); default: where the run read it.",
     ),
+    audit: Path | None = typer.Option(
+        None, "--audit", help="A `lookbench audit` JSON to show; default: the snapshot's AUDIT.json, if any."
+    ),
 ) -> None:
     """Query crops beside their top-5 results with match marks, attribute confusions and filters."""
     from lookbench.reports.report import build_report
 
     chosen = [parse_query(q) for q in query] or None
-    index = build_report(result, out, chosen, per_subset, per_category, snapshot)
+    index = build_report(result, out, chosen, per_subset, per_category, snapshot, audit)
     console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 

@@ -73,7 +73,7 @@ def synth(
     else:
         started = time.perf_counter()
         count = workers or available_cpus()
-        console.print(f"generating {purpose} {size} ({images:,} images) with {count} process(es)")
+        console.print(f"generating {purpose} {size} (about {images:,} images) with {count} process(es)")
         generate_snapshot(
             out,
             when,

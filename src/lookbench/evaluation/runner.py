@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -12,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 
 import lookbench
+from lookbench.cores import cpu_model, load_average, usable_cores
 from lookbench.dates import snapshot_date
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
@@ -78,13 +80,26 @@ class EvalOutput:
 
 
 def _environment() -> dict[str, str]:
-    env = {"python": platform.python_version(), "platform": platform.platform()}
+    env = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cores": str(usable_cores()),
+    }
+    torch = sys.modules.get("torch")  # only a torch model imports it; never imported here for the probe
+    if torch is not None and torch.cuda.is_available():
+        env["gpu"] = ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
     for package in ("numpy", "pyarrow", "pillow", "onnxruntime", "torch", "open_clip_torch", "timm", "transformers"):
         try:
             env[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             continue
     return env
+
+
+def _loads(start: float | None, end: float | None) -> dict[str, float]:
+    """The machine's 1-minute load average when the run started and ended, where the platform reports one."""
+    return {name: value for name, value in (("load_start", start), ("load_end", end)) if value is not None}
 
 
 def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, MetricValue]]:
@@ -236,7 +251,7 @@ def evaluate(
     say = progress or (lambda _msg: None)
     plan = plan_run(snapshot, provider, settings or EvalSettings())
     clock, ledger = PhaseClock(), RunLedger()
-    embedded_before = provider.embedded_images
+    embedded_before, load_start = provider.embedded_images, load_average()
     needed = [(s, sp) for s in plan.subsets for sp in ("query", "gallery")]
     needed += [(NOISE, "gallery")] if plan.noise_rows else []
     with clock.phase("embed_s"):  # a sharded provider embeds every split it will be asked for at once
@@ -257,7 +272,7 @@ def evaluate(
     with clock.phase("metrics_s"):
         per_query, summary = summarise_run(snapshot, pa.concat_tables(tables, promote_options="default"), plan.settings)
     embedded_after = provider.embedded_images
-    timings: dict[str, float] = dict(clock.seconds)
+    timings: dict[str, float] = dict(clock.seconds) | _loads(load_start, load_average())
     if embedded_before is not None and embedded_after is not None:
         timings["embedded_images"] = embedded_after - embedded_before
     return EvalOutput(assemble(plan, embeddings.dim, ledger, summary, timings), per_query)

@@ -27,6 +27,8 @@ class ImportOptions:
     """DeepFashion2: detector boxes (COCO results JSON) to cut queries and gallery items from."""
     tirg_queries: Path | None = None
     """Fashion200K: TIRG's `test_queries.txt` (default: looked for in the dataset folder)."""
+    unpinned: bool = False
+    """Fashion-MNIST: accept files whose content is not the pinned release (recorded in the card's notes)."""
 
 
 @dataclass

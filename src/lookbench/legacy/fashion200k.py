@@ -127,6 +127,9 @@ def import_fashion200k(ctx: ImportContext) -> dict[str, SubsetCard]:
     """The product subset, the TIRG composed subset (when `test_queries.txt` is found) and the train split."""
     if ctx.options.detections is not None:
         raise DatasetImportError("fashion200k takes no --detections")
+    named = ctx.options.tirg_queries
+    if named is not None and not named.is_file():
+        raise DatasetImportError(f"--tirg-queries {named}: no such file")
     test = read_labels(ctx, "test")
     last: dict[str, Entry] = {}
     for entry in test:

@@ -62,6 +62,12 @@ def _fashioniq(ctx: ImportContext) -> dict[str, SubsetCard]:
     return import_fashioniq(ctx)
 
 
+def _fashion_mnist(ctx: ImportContext) -> dict[str, SubsetCard]:
+    from lookbench.legacy.fashionmnist import import_fashion_mnist
+
+    return import_fashion_mnist(ctx)
+
+
 DATASETS: dict[str, LegacyDataset] = {
     d.name: d
     for d in (
@@ -142,6 +148,20 @@ DATASETS: dict[str, LegacyDataset] = {
             "images/<asin>.<ext> (or resized_images/<category>/)",
             importer=_fashioniq,
         ),
+        LegacyDataset(
+            name="fashion-mnist",
+            title="Fashion-MNIST (class-level retrieval, an out-of-domain check)",
+            protocol="fashion-mnist",
+            licence="MIT License (Copyright (c) 2017 Zalando SE); images from Zalando's product catalogue",
+            licence_id="mit",
+            citation="@online{xiao2017fashionmnist,\n  author = {Han Xiao and Kashif Rasul and Roland Vollgraf},\n  "
+            "title = {Fashion-MNIST: a Novel Image Dataset for Benchmarking Machine Learning Algorithms},\n  "
+            "date = {2017-08-28},\n  eprint = {1708.07747},\n  eprinttype = {arXiv}\n}",
+            homepage="https://github.com/zalandoresearch/fashion-mnist",
+            reads="train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte "
+            "(.gz or unpacked; Debian: /usr/share/datasets/fashion-mnist from dataset-fashion-mnist)",
+            importer=_fashion_mnist,
+        ),
     )
 }
 assert all(d.protocol in PROTOCOLS for d in DATASETS.values())
@@ -217,6 +237,7 @@ def import_dataset(
             "skip_missing": str(options.skip_missing).lower(),
             **({"detections": str(options.detections)} if options.detections else {}),
             **({"tirg_queries": str(options.tirg_queries)} if options.tirg_queries else {}),
+            **({"unpinned": "true"} if options.unpinned else {}),
         }
         card = DatasetCard(
             name=target_name,

@@ -163,11 +163,16 @@ class Distribution:
             size = path.stat().st_size
             if size > MAX_JSON_BYTES:
                 raise DatasetImportError(f"{path}: {size} bytes, larger than the {MAX_JSON_BYTES} a record file may be")
-            return path.read_bytes().decode("utf-8").lstrip("\ufeff")
+            data = path.read_bytes()
         except OSError as exc:
             raise DatasetImportError(f"{path}: cannot read ({exc})") from exc
+        try:
+            return data.decode("utf-8").lstrip("\ufeff")
         except UnicodeDecodeError as exc:
-            raise DatasetImportError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+            line = data[: exc.start].count(b"\n") + 1
+            raise DatasetImportError(
+                f"{path}:{line}: not UTF-8 text (byte 0x{data[exc.start]:02x}: {exc.reason})"
+            ) from exc
 
     def image_index(self, folder: Path) -> dict[str, Path]:
         """Image files anywhere under `folder` by file stem (name without suffix), built once per folder."""

@@ -85,6 +85,10 @@ def import_street2shop(ctx: ImportContext) -> dict[str, SubsetCard]:
     if ctx.options.detections is not None or ctx.options.tirg_queries is not None:
         raise DatasetImportError("street2shop takes neither --detections nor --tirg-queries")
     meta = _meta_dir(ctx)
+    for test in sorted(meta.glob("test_pairs_*.json")):
+        retrieval = meta / f"retrieval_{test.stem.removeprefix('test_pairs_')}.json"
+        if not retrieval.is_file():
+            raise DatasetImportError(f"{meta}: missing list file {retrieval.name} for {test.name}")
     cards: dict[str, SubsetCard] = {}
     for retrieval in sorted(meta.glob("retrieval_*.json")):
         category = retrieval.stem.removeprefix("retrieval_")

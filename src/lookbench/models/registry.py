@@ -21,6 +21,7 @@ from lookbench.models import (
     features,
     gr_model,
     hf_model,
+    mteb_model,
     offline,
     onnx_model,
     open_clip_model,
@@ -81,6 +82,7 @@ KINDS: dict[str, ModelKind] = {
         ModelKind("gr", encoder_provider(gr_model.load)),
         ModelKind("features", encoder_provider(features.load)),
         ModelKind("trained", encoder_provider(trained_model.load)),
+        ModelKind("mteb", encoder_provider(mteb_model.load)),
     )
 }
 """Kind -> loaders; each loader imports its heavy dependencies only when called."""

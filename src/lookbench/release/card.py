@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+from lookbench.audit.io import AUDIT_NAME, audit_markdown
+from lookbench.audit.schema import AuditReport
 from lookbench.release.fingerprints.crops import MIN_OVERLAP
 from lookbench.release.fingerprints.history import VERSION_RE
 from lookbench.snapshot.manifest import MANIFEST_NAME
@@ -153,8 +155,9 @@ def _counts(text: dict[str, int]) -> str:
     return ", ".join(f"{tier} {n}" for tier, n in sorted(text.items())) or "none"
 
 
-def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
-    """Markdown card of one version: subsets, sources, date window, dedup counts, provenance, build log."""
+def version_card(release: dict[str, Any], log: list[dict[str, Any]], audit: AuditReport | None = None) -> str:
+    """Markdown card of one version: subsets, sources, date window, dedup counts, source audit, provenance, build
+    log."""
     lines = [f"# {release['title']} {release['version']}", "", f"Release date: {release['release_date']}.", ""]
     lines += ["## Subsets", "", "| subset | queries | gallery | train |", "|---|---|---|---|"]
     lines += [
@@ -188,6 +191,9 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]]) -> str:
     elif "crops" in dedup:
         lines.append("- cropped copies: not looked for (`dedup.crops: false`)")
     lines += labelling_lines(release.get("labelling", {}))
+    if audit is not None:
+        lines += ["", "## Source audit: distractors against galleries", "", *audit_markdown(audit)]
+        lines += ["", f"The full report is `{AUDIT_NAME}` (schema and method: lookbench's docs/audit.md)."]
     lines += ["", "## Provenance columns", "", PROVENANCE, "", "## Build log", ""]
     lines += ["| stage | status | seconds |", "|---|---|---|"]
     lines += [f"| {e['stage']} | {e['status']} | {e['seconds']} |" for e in log]

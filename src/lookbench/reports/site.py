@@ -6,9 +6,23 @@ import json
 from pathlib import Path
 
 from lookbench.atomic import write_text_atomic
+from lookbench.audit.io import AUDIT_NAME, read_audit
+from lookbench.audit.schema import AuditReport
 from lookbench.reports.render import render
 from lookbench.reports.scaling import scaling_section
 from lookbench.reports.sitedata import build_site_data
+from lookbench.results.io import load_result
+
+
+def site_audits(results: list[Path], given: list[Path]) -> list[AuditReport]:
+    """The audits given, then those inside the results' snapshot folders, one per snapshot content."""
+    found = {a.snapshot.content_hash: a for a in map(read_audit, given)}
+    for path in results:
+        snapshot = load_result(path).snapshot
+        beside = Path(snapshot.location) / AUDIT_NAME
+        if snapshot.content_hash not in found and beside.is_file():
+            found[snapshot.content_hash] = read_audit(beside)
+    return list(found.values())
 
 
 def build_site(
@@ -18,11 +32,14 @@ def build_site(
     title: str = "LookBench leaderboard",
     scaling: Path | None = None,
     verification: dict[Path, tuple[str, str]] | None = None,
+    audits: list[Path] | None = None,
 ) -> Path:
-    """Build the site into `out` (with a `lookbench scaling` study's section when given) and return index.html."""
+    """Build the site into `out` (with a `lookbench scaling` study's section when given, and the source audits of
+    the results' snapshots) and return index.html."""
     data = build_site_data(paths, published=published, verification=verification)
     section = scaling_section(scaling) if scaling is not None else None
-    page = render("leaderboard.html", data=data, title=title, scaling=section)
+    shown = site_audits(paths, audits or [])
+    page = render("leaderboard.html", data=data, title=title, scaling=section, audits=shown)
     write_text_atomic(out / "index.html", page)
     write_text_atomic(out / "data.json", json.dumps(data, separators=(",", ":")) + "\n")
     return out / "index.html"

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.cells import list_cell, reading
 from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
+from lookbench.taxonomy.loader import load_taxonomy
 
 if TYPE_CHECKING:
     from lookbench.snapshot.reader import Snapshot
@@ -104,6 +105,29 @@ def _checked_changes(path: Path, row: int, changes: tuple[Change, ...], referenc
             )
         if change.target and change.target in reference:
             raise SnapshotError(f"{where}: to value {change.target!r} is already an attribute of the reference item")
+    groups = load_taxonomy().groups
+    for change in changes:
+        if change.group not in groups:
+            raise SnapshotError(f"{where}: unknown group {change.group!r}; the taxonomy's: {', '.join(groups)}")
+        for side, value in (("from", change.source), ("to", change.target)):
+            if value and value not in groups[change.group].attributes:
+                raise SnapshotError(f"{where}: {side} value {value!r} is not in the taxonomy's group {change.group!r}")
+
+
+def _text(path: Path, row: int, value: object) -> str:
+    """The modification text exactly as given (no trimming: a protocol's text reaches the text tower unchanged)."""
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise SnapshotError(
+                f"{path}: row {row}: modification_text is not UTF-8 (byte 0x{value[exc.start]:02x} at {exc.start})"
+            ) from exc
+    if value is not None and not isinstance(value, str):
+        raise SnapshotError(f"{path}: row {row}: modification_text must be text, got {type(value).__name__}")
+    if value is None or not value.strip():
+        raise SnapshotError(f"{path}: row {row}: modification_text is empty")
+    return value
 
 
 def _read_file(
@@ -119,9 +143,7 @@ def _read_file(
     changes: list[tuple[Change, ...]] = []
     targets: list[tuple[str, ...]] = []
     for row in range(table.num_rows):
-        text = canonical_text(values["modification_text"][row])
-        if text is None:
-            raise SnapshotError(f"{path}: row {row}: modification_text is empty")
+        text = _text(path, row, values["modification_text"][row])
         if len(text) > MAX_TEXT_CHARS:
             raise SnapshotError(
                 f"{path}: row {row}: modification_text is {len(text):,} characters (at most {MAX_TEXT_CHARS:,})"

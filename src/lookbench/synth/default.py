@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import date
 from pathlib import Path
 
 from lookbench.errors import SnapshotError
 from lookbench.synth.generate import MANIFEST, generate_snapshot
-from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, version_name
+from lookbench.synth.release import (
+    DEFAULT_RELEASE,
+    DEFAULT_SEED,
+    DEFAULT_SIZE,
+    VALIDATION_RELEASE,
+    VALIDATION_SEED,
+    version_name,
+)
 from lookbench.synth.tasks import GENERATOR_VERSION
 
 CACHE_ENV = "LOOKBENCH_CACHE"
@@ -30,16 +38,25 @@ def default_version() -> str:
 
 def default_snapshot(cache_dir: Path | None = None) -> Path:
     """The default snapshot's version folder, generated atomically on first use (about 2,840 images)."""
-    folder = cache_root(cache_dir) / default_version()
-    target = folder / version_name(DEFAULT_RELEASE)
+    return _cached(cache_root(cache_dir) / default_version(), DEFAULT_RELEASE, DEFAULT_SEED, "eval", "default")
+
+
+def validation_snapshot(cache_dir: Path | None = None) -> Path:
+    """The validation snapshot's version folder (`--purpose validation`, seed 1, 2026-05-01), generated on first use."""
+    version = f"{GENERATOR_VERSION}-{DEFAULT_SIZE}-seed{VALIDATION_SEED}-{VALIDATION_RELEASE:%Y%m%d}-validation"
+    return _cached(cache_root(cache_dir) / version, VALIDATION_RELEASE, VALIDATION_SEED, "validation", "validation")
+
+
+def _cached(folder: Path, release: date, seed: int, purpose: str, what: str) -> Path:
+    target = folder / version_name(release)
     if is_complete(target):
         return target
     try:
-        return generate_snapshot(folder, DEFAULT_RELEASE, DEFAULT_SIZE, DEFAULT_SEED, overwrite=target.exists())
+        return generate_snapshot(folder, release, DEFAULT_SIZE, seed, overwrite=target.exists(), purpose=purpose)
     except (OSError, SnapshotError) as exc:
         if is_complete(target):
             return target
-        raise SnapshotError(f"cannot create the default Synth snapshot in {folder}: {exc}") from exc
+        raise SnapshotError(f"cannot create the {what} Synth snapshot in {folder}: {exc}") from exc
 
 
 def is_complete(snapshot: Path) -> bool:

@@ -14,7 +14,7 @@ from lookbench.snapshot.reader import open_snapshot
 from lookbench.synth.plan import plan_release
 from lookbench.synth.products import strict_labels
 from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, parse_release
-from lookbench.taxonomy.designs import Labels, QueryDesigns
+from lookbench.taxonomy.designs import Labels, QueryDesigns, query_labels
 
 DEFAULT_EXCLUSION = ("default",)
 NO_EXCLUSION = "none"
@@ -26,18 +26,7 @@ def synth_query_labels(seed: int, release: date, size: str) -> list[Labels]:
     return [strict_labels(p) for sub in plan.subsets for p in sub.query_products()]
 
 
-def snapshot_query_labels(location: str) -> list[Labels]:
-    """The labels of every query row of a snapshot folder."""
-    snapshot = open_snapshot(location)
-    found: list[Labels] = []
-    for subset in snapshot.subsets:
-        if snapshot.has_split(subset, "query"):
-            labels = snapshot.labels(subset, "query")
-            found.extend((labels.category[r], labels.attribute_set(r)) for r in range(len(labels)))
-    return found
-
-
-def query_labels(name: str) -> list[Labels]:
+def release_query_labels(name: str) -> list[Labels]:
     """The query labels of one named evaluation release."""
     if name == "default":
         return synth_query_labels(DEFAULT_SEED, DEFAULT_RELEASE, DEFAULT_SIZE)
@@ -50,7 +39,7 @@ def query_labels(name: str) -> list[Labels]:
         except ValueError as exc:
             raise SnapshotError(f"--exclude-designs {name!r}: {exc}") from exc
         return synth_query_labels(int(parts[1]), day, parts[3])
-    labels = snapshot_query_labels(name)
+    labels = query_labels(open_snapshot(name))
     if not labels:
         raise SnapshotError(f"--exclude-designs {name!r}: the snapshot has no query rows")
     return labels
@@ -62,7 +51,7 @@ def excluded_designs(names: list[str]) -> QueryDesigns | None:
         return None
     if NO_EXCLUSION in names:
         raise SnapshotError("--exclude-designs none cannot be combined with other names")
-    return QueryDesigns(label for name in names for label in query_labels(name))
+    return QueryDesigns(label for name in names for label in release_query_labels(name))
 
 
 def exclusion_key(names: list[str]) -> str:

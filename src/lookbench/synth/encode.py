@@ -9,8 +9,8 @@ from PIL import Image
 JPEG_QUALITY = 90
 
 
-def jpeg_bytes(image: Image.Image) -> bytes:
-    """Baseline JPEG bytes of an RGB image; the same pixels always give the same bytes."""
+def jpeg_bytes(image: Image.Image, quality: int = JPEG_QUALITY) -> bytes:
+    """Baseline JPEG bytes of an RGB image at `quality`; the same pixels and quality always give the same bytes."""
     buf = io.BytesIO()
-    image.convert("RGB").save(buf, format="JPEG", quality=JPEG_QUALITY, optimize=False, progressive=False)
+    image.convert("RGB").save(buf, format="JPEG", quality=quality, optimize=False, progressive=False)
     return buf.getvalue()

@@ -23,13 +23,14 @@ from lookbench.errors import SnapshotError
 from lookbench.snapshot.schema import NOISE, TRAIN
 from lookbench.snapshot.writer import SplitWriter
 from lookbench.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
+from lookbench.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
 from lookbench.synth.parallel import available_cpus, ordered_map
-from lookbench.synth.plan import NOISE_CHUNK, NOISE_SHARD, ReleasePlan, plan_release
-from lookbench.synth.products import LabelCover
-from lookbench.synth.release import release_window, version_name
+from lookbench.synth.plan import NOISE_CHUNK, NOISE_SHARD, NoiseBasis, ReleasePlan, plan_release
+from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, release_window, version_name
+from lookbench.synth.shots import FRAMES
 from lookbench.synth.street import SCENE_SIZE
 from lookbench.synth.studio import STUDIO_SIZE
-from lookbench.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, RenderTask, run_task, set_cover
+from lookbench.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, RenderTask, run_task, set_noise_basis
 from lookbench.synth.training import TrainingPlan, plan_training
 
 MANIFEST = "synth_manifest.json"
@@ -79,8 +80,8 @@ def is_written(path: Path, rows: int) -> bool:
 
 
 def snapshot_name(release: date, size: str, seed: int) -> str:
-    """The snapshot's name, distinct per release, size and seed: `v20260601-synth-small-seed0`."""
-    return f"{version_name(release)}-synth-{size}-seed{seed}"
+    """The snapshot's name, distinct per release, renderer, size and seed: `v20260601-synth-3-small-seed0`."""
+    return f"{version_name(release)}-{GENERATOR_VERSION}-{size}-seed{seed}"
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[tuple[Any, ...]]:
@@ -153,6 +154,7 @@ def manifest(
         "size": plan.size,
         "window": [start.isoformat(), end.isoformat()],
         "image_size": STUDIO_SIZE,
+        "shop_frames": [list(frame) for frame in FRAMES],
         "scene_size": list(SCENE_SIZE),
         "gallery_categories": list(GALLERY_CATEGORIES),
         "noise_only_categories": [] if training else list(NOISE_ONLY),
@@ -175,13 +177,13 @@ def render_files(
 ) -> list[FileJob]:
     """Render every file of the plan not yet in `folder`; rows stream to parquet in task order."""
     jobs = training_file_jobs(plan) if isinstance(plan, TrainingPlan) else file_jobs(plan)
-    cover = plan.cover if isinstance(plan, ReleasePlan) else LabelCover()
+    basis = plan.basis if isinstance(plan, ReleasePlan) else NoiseBasis()
     todo = [job for job in jobs if not is_written(folder / job.path, job.rows)]
     say = progress or (lambda _msg: None)
     if len(todo) < len(jobs):
         say(f"resuming: {len(jobs) - len(todo)} of {len(jobs)} files already written")
     tasks = [t for job in todo for t in job.tasks]
-    results = ordered_map(run_task, tasks, workers, initializer=set_cover, initargs=(cover,))
+    results = ordered_map(run_task, tasks, workers, initializer=set_noise_basis, initargs=(basis,))
     try:
         for job in todo:
             writer = SplitWriter(folder / job.path, SCHEMAS[job.kind])
@@ -215,9 +217,6 @@ def generate_snapshot(
     benchmark release), `validation` (the same, never the default snapshot's seed and date) or `train` (several
     views per product, clear of the designs of the evaluation releases `exclude_designs` names; default: the
     default snapshot's, see `synth.disjoint`)."""
-    from lookbench.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
-    from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED
-
     if purpose not in PURPOSES:
         raise SnapshotError(f"unknown synth purpose {purpose!r}; known: {', '.join(PURPOSES)}")
     if purpose == "validation" and (seed, release) == (DEFAULT_SEED, DEFAULT_RELEASE):

@@ -19,14 +19,12 @@ from lookbench.errors import SnapshotError
 from lookbench.synth.generate import MANIFEST
 from lookbench.synth.parallel import ordered_map
 from lookbench.synth.plan import NOISE_STREAM, CatalogueItem, ReleasePlan, plan_release
-from lookbench.synth.products import Product, changeable_groups, variant
+from lookbench.synth.products import LINKED_GROUPS, Product, changeable_groups, variant
 from lookbench.synth.tasks import GENERATOR_VERSION, RenderTask, run_task
 
 PAIR_STREAM = NOISE_STREAM + 1
 """The random stream of the re-rendered designs (after every stream the release itself uses)."""
 PAIR_CHUNK = 64
-LINKED_GROUPS = frozenset({"bag style"})
-"""Groups whose change also changes another recorded attribute (a bag's style sets its strap)."""
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from the plan alone. Rendering then runs as independent, seeded tasks (`synth.ta
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -13,7 +14,15 @@ import numpy as np
 
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSETS
 from lookbench.synth.catalogue import BOTTOMS, GALLERY_CATEGORIES, NOISE_ONLY, ONE_PIECES, SHOES, TOPS
-from lookbench.synth.products import LabelCover, Product, changeable_groups, main_group, sample_product, variant
+from lookbench.synth.products import (
+    LabelCover,
+    Product,
+    changeable_groups,
+    main_group,
+    near_miss,
+    sample_product,
+    variant,
+)
 from lookbench.synth.release import history_window, release_window, sample_time
 from lookbench.synth.sizes import NEGATIVES_PER_PRODUCT, SizePreset, size_preset
 from lookbench.synth.street import MIN_VISIBLE, scene_params, visible_items
@@ -24,10 +33,11 @@ NOISE_CHUNK = 64
 """Distractors per rendering task (and per parquet row group)."""
 NOISE_SHARD = 8192
 """Distractors per noise parquet file."""
-NOISE_ONLY_SHARE = 0.3
-"""Share of distractors from the categories no gallery holds."""
-NOISE_SPREAD = 40.0
-"""Other shops' shades spread wider within a colour name than the gallery shop's."""
+NEAR_MISS_SHARE = 0.2
+"""Share of distractors that are hard near-misses of a query product: its category and labels with one or two groups
+changed (half each), in another shop's look."""
+NOISE_ONLY_SHARE = 0.1
+"""Share of distractors from the categories no gallery holds; the rest follow the galleries' category mix."""
 
 Seed = tuple[int, ...]
 
@@ -92,6 +102,25 @@ class NoiseChunk:
     seed: Seed
 
 
+@dataclass(frozen=True)
+class NoiseBasis:
+    """What distractors are drawn against: the query products (no distractor carries one's full label set, and hard
+    near-misses start from them) and the galleries' category mix (the other distractors follow it)."""
+
+    cover: LabelCover = field(default_factory=LabelCover)
+    queries: tuple[Product, ...] = ()
+    categories: tuple[str, ...] = GALLERY_CATEGORIES
+    weights: tuple[float, ...] = tuple(1 / len(GALLERY_CATEGORIES) for _ in GALLERY_CATEGORIES)
+
+
+@dataclass(frozen=True)
+class Distractor:
+    """A distractor product and, for a hard near-miss, the query product it was derived from."""
+
+    product: Product
+    near_miss_of: str | None
+
+
 @dataclass
 class ReleasePlan:
     """Everything about a release but its pixels."""
@@ -102,7 +131,7 @@ class ReleasePlan:
     preset: SizePreset
     subsets: list[SubsetPlan]
     noise_first_id: int
-    cover: LabelCover
+    basis: NoiseBasis
 
     def product_id(self, number: int) -> str:
         """The id of the `number`-th product of the release."""
@@ -240,28 +269,46 @@ def plan_release(seed: int, release: date, size: str) -> ReleasePlan:
         style: Style = "real" if subset.startswith("real") else "aigen"
         make = planner.street if subset in STREETLOOK_SUBSETS else planner.studio
         subsets.append(make(subset, style, stream))
+    return ReleasePlan(seed, release, size, planner.preset, subsets, planner.counter + 1, noise_basis(subsets))
+
+
+def noise_basis(subsets: list[SubsetPlan]) -> NoiseBasis:
+    """The query products and the category mix of every gallery row of the release."""
     cover = LabelCover()
-    for sub in subsets:
-        for product in sub.query_products():
-            cover.add(product)
-    return ReleasePlan(seed, release, size, planner.preset, subsets, planner.counter + 1, cover)
+    queries = tuple(product for sub in subsets for product in sub.query_products())
+    for product in queries:
+        cover.add(product)
+    counts = Counter(item.product.category for sub in subsets for item in sub.gallery)
+    categories = tuple(c for c in GALLERY_CATEGORIES if counts[c])
+    total = sum(counts.values())
+    return NoiseBasis(cover, queries, categories, tuple(counts[c] / total for c in categories))
 
 
-def noise_products(plan_seed: int, release: date, chunk: NoiseChunk, cover: LabelCover) -> list[Product]:
-    """A chunk's distractor products: every category (the gallery-less ones often), dated in the year before the
-    release window, redrawn until no query product's labels are all among theirs (the strict rule)."""
+def noise_products(plan_seed: int, release: date, chunk: NoiseChunk, basis: NoiseBasis) -> list[Distractor]:
+    """A chunk's distractors, dated in the year before the release window: hard near-misses of query products
+    (NEAR_MISS_SHARE), products of the gallery-less categories (NOISE_ONLY_SHARE) and products following the
+    galleries' category mix; each redrawn within its kind until no query product's labels are all among its own (the
+    strict rule), so the shares hold exactly in expectation."""
     rng = np.random.default_rng(list(chunk.seed))
     window = history_window(release)
-    products = []
+    out = []
     for k in range(chunk.count):
+        number = product_id(plan_seed, release, chunk.first_id + k)
+        draw = rng.random()
         while True:
-            pool = NOISE_ONLY if rng.random() < NOISE_ONLY_SHARE else GALLERY_CATEGORIES
-            category = pool[int(rng.integers(len(pool)))]
             when = sample_time(rng, window)
-            candidate = sample_product(
-                rng, category, product_id(plan_seed, release, chunk.first_id + k), when, spread=NOISE_SPREAD
-            )
-            if not cover.covers(candidate):
+            source = None
+            if draw < NEAR_MISS_SHARE and basis.queries:
+                query = basis.queries[int(rng.integers(len(basis.queries)))]
+                candidate = near_miss(query, int(rng.integers(1, 3)), rng, number, when)
+                source = query.product_id
+            else:
+                if draw < NEAR_MISS_SHARE + NOISE_ONLY_SHARE:
+                    category = NOISE_ONLY[int(rng.integers(len(NOISE_ONLY)))]
+                else:
+                    category = basis.categories[int(rng.choice(len(basis.categories), p=basis.weights))]
+                candidate = sample_product(rng, category, number, when)
+            if not basis.cover.covers(candidate):
                 break
-        products.append(candidate)
-    return products
+        out.append(Distractor(candidate, source))
+    return out

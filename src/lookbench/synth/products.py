@@ -17,6 +17,8 @@ from lookbench.taxonomy import load_taxonomy
 DETAILS = "details"
 OPTIONAL_SHARE = 0.4
 """How often an optional group is left unrecorded (drawn in its plain form)."""
+LINKED_GROUPS = frozenset({"bag style"})
+"""Groups whose change also changes another recorded attribute (a bag's style sets its strap)."""
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,37 @@ def variant(product: Product, group: str, rng: np.random.Generator, product_id: 
             rgb = sample_shade(attributes["colour"], rng)
     main = choose_main(product.category, attributes, details, rgb)
     return replace(product, product_id=product_id, attributes=attributes, details=details, main_attribute=main, rgb=rgb)
+
+
+def restyled(product: Product, rng: np.random.Generator, product_id: str, first_seen_at: datetime) -> Product:
+    """The same labels in another shop's look: a new shade within the colour name, print look and shape."""
+    rgb = sample_shade(product.attributes["colour"], rng)
+    main = choose_main(product.category, product.attributes, product.details, rgb)
+    return replace(
+        product,
+        product_id=product_id,
+        first_seen_at=first_seen_at,
+        rgb=rgb,
+        second=accent(rng, rgb),
+        pattern_look=sample_pattern_look(rng),
+        variation=int(rng.integers(0, 2**31 - 1)),
+        main_attribute=main,
+    )
+
+
+def near_miss(
+    product: Product, changes: int, rng: np.random.Generator, product_id: str, first_seen_at: datetime
+) -> Product:
+    """A hard near-miss of `product`: its category and labels with `changes` groups changed (never a linked group,
+    so exactly that many label values differ), in another shop's look."""
+    out = restyled(product, rng, product_id, first_seen_at)
+    changed: list[str] = []
+    for _ in range(changes):
+        groups = [g for g in changeable_groups(out) if g not in LINKED_GROUPS and g not in changed]
+        group = groups[int(rng.integers(len(groups)))]
+        out = variant(out, group, rng, product_id)
+        changed.append(group)
+    return out
 
 
 def strict_labels(product: Product) -> tuple[str, frozenset[str]]:

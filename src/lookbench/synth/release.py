@@ -17,6 +17,15 @@ WINDOW_DAYS = 30
 HISTORY_DAYS = 365
 """Distractors (noise) were first seen up to this long before the window."""
 
+DEFAULT_RELEASE = date(2026, 6, 1)
+DEFAULT_SEED = 0
+DEFAULT_SIZE = "small"
+"""The embedded default snapshot's release date, seed and size."""
+
+VALIDATION_RELEASE = date(2026, 5, 1)
+VALIDATION_SEED = 1
+"""The default validation release: another seed and date than the default snapshot's."""
+
 
 def parse_release(text: str) -> date:
     """Parse `YYYY-MM-DD` (or `YYYYMMDD`, `vYYYYMMDD`) into a date."""

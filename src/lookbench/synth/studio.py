@@ -29,11 +29,6 @@ class Shot:
     light: Light
 
 
-def catalogue_shot(rng: np.random.Generator) -> Shot:
-    """The shop's packshot: centred, upright, evenly lit, nearly ironed flat."""
-    return Shot(0.86, 0.0, (0.0, 0.0), 1.0, 0.0, False, sample_light(rng, (0.08, 0.25), (0.12, 0.22)))
-
-
 def query_shot(rng: np.random.Generator) -> Shot:
     """Another photo of the same product: different scale, rotation, position, light, folds and orientation."""
     return Shot(

@@ -13,15 +13,23 @@ import pyarrow as pa
 from lookbench.snapshot.schema import BBOX_TYPE, IMAGE_TYPE
 from lookbench.snapshot.writer import image_value
 from lookbench.synth.encode import jpeg_bytes
-from lookbench.synth.noise import distractor_image
-from lookbench.synth.plan import CatalogueItem, NoiseChunk, ScenePlan, StudioQuery, noise_products, scene_rng
-from lookbench.synth.products import LabelCover, Product
+from lookbench.synth.plan import (
+    CatalogueItem,
+    NoiseBasis,
+    NoiseChunk,
+    ScenePlan,
+    StudioQuery,
+    noise_products,
+    scene_rng,
+)
+from lookbench.synth.products import Product
 from lookbench.synth.render import render_product
+from lookbench.synth.shots import shop_photo
 from lookbench.synth.street import compose, scene_params
-from lookbench.synth.studio import catalogue_shot, query_shot, studio_image
+from lookbench.synth.studio import query_shot, studio_image
 from lookbench.synth.styles import Style
 
-GENERATOR_VERSION = "synth-2"
+GENERATOR_VERSION = "synth-3"
 TASK = "image_to_image"
 
 _BASE = [
@@ -39,9 +47,10 @@ _BASE = [
 ]
 STUDIO_QUERY_SCHEMA = pa.schema(_BASE)
 STREET_QUERY_SCHEMA = pa.schema([*_BASE, pa.field("outfit_id", pa.string())])
-GALLERY_SCHEMA = pa.schema([*_BASE, pa.field("hard_negative_of", pa.string())])
-NOISE_SCHEMA = pa.schema([*_BASE, pa.field("shot", pa.string())])
-"""Noise rows name the photo convention they were shot in (packshot, flat lay, hanger, on model, detail)."""
+GALLERY_SCHEMA = pa.schema([*_BASE, pa.field("hard_negative_of", pa.string()), pa.field("shot", pa.string())])
+NOISE_SCHEMA = pa.schema([*_BASE, pa.field("shot", pa.string()), pa.field("near_miss_of", pa.string())])
+"""Gallery and noise rows name the shop-photo convention they were shot in (`synth.shots.CONVENTIONS`); a noise row
+that is a hard near-miss names the query product it was derived from."""
 
 TRAIN_SCHEMA = pa.schema([*_BASE, pa.field("outfit_id", pa.string()), pa.field("view", pa.string())])
 """Training rows name their view (catalogue, studio, street); street crops keep their outfit, not the scene."""
@@ -70,13 +79,13 @@ class RenderTask:
     """Rows for a `train` split (TRAIN_SCHEMA) rather than for the task kind's evaluation split."""
 
 
-_COVER = LabelCover()
+_BASIS = NoiseBasis()
 
 
-def set_cover(cover: LabelCover) -> None:
-    """Give this process the query products' labels (distractors are redrawn until none carries one in full)."""
-    global _COVER
-    _COVER = cover
+def set_noise_basis(basis: NoiseBasis) -> None:
+    """Give this process the query products and gallery category mix that distractors are drawn against."""
+    global _BASIS
+    _BASIS = basis
 
 
 def row(product: Product, image: bytes, difficulty: str, **extra: Any) -> dict[str, Any]:
@@ -112,10 +121,9 @@ def _catalogue(task: RenderTask) -> list[dict[str, Any]]:
     rows = []
     for item in task.items:
         assert isinstance(item, CatalogueItem)
-        rng = np.random.default_rng(list(item.seed))
-        product = item.product
-        image = studio_image(render_product(product), product.category, "real", catalogue_shot(rng), rng)
-        rows.append(row(product, jpeg_bytes(image), "easy", hard_negative_of=item.negative_of))
+        photo = shop_photo(item.product, np.random.default_rng(list(item.seed)))
+        image = jpeg_bytes(photo.image, photo.quality)
+        rows.append(row(item.product, image, "easy", hard_negative_of=item.negative_of, shot=photo.convention))
     return rows
 
 
@@ -143,9 +151,10 @@ def _noise(task: RenderTask) -> list[dict[str, Any]]:
     assert isinstance(chunk, NoiseChunk)
     rng = np.random.default_rng([*chunk.seed, 1])
     rows = []
-    for product in noise_products(task.seed, task.release, chunk, _COVER):
-        shot, image = distractor_image(product, rng)
-        rows.append(row(product, jpeg_bytes(image), "easy", shot=shot))
+    for drawn in noise_products(task.seed, task.release, chunk, _BASIS):
+        photo = shop_photo(drawn.product, rng)
+        image = jpeg_bytes(photo.image, photo.quality)
+        rows.append(row(drawn.product, image, "easy", shot=photo.convention, near_miss_of=drawn.near_miss_of))
     return rows
 
 

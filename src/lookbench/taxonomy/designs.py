@@ -10,8 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from lookbench.taxonomy.loader import load_taxonomy
+
+if TYPE_CHECKING:
+    from lookbench.snapshot.reader import Snapshot
 
 COLOUR_GROUP = "colour"
 
@@ -23,6 +27,16 @@ Labels = tuple[str, frozenset[str]]
 def colour_values() -> frozenset[str]:
     """The taxonomy's colour attributes (left out of a design)."""
     return frozenset(load_taxonomy().groups[COLOUR_GROUP].attributes)
+
+
+def query_labels(snapshot: Snapshot) -> list[Labels]:
+    """(category, attribute set) of every labelled query row of a snapshot's image subsets."""
+    found: list[Labels] = []
+    for subset in snapshot.subsets:
+        if not subset.startswith("composed") and snapshot.has_split(subset, "query"):
+            labels = snapshot.labels(subset, "query")
+            found.extend((labels.category[r], labels.attribute_set(r)) for r in range(len(labels)))
+    return [labels for labels in found if labels[0]]
 
 
 def design_of(labels: Labels) -> Labels:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -14,6 +15,9 @@ from lookbench.yamlfile import load_yaml, parse_yaml
 
 DEFAULT_SNAPSHOT = "default"
 """Names the embedded default snapshot (LookBench-Synth `small`) wherever a snapshot location is expected."""
+VALIDATION_SNAPSHOT = "validation"
+"""Names the embedded validation snapshot: a Synth release of the default's size with another seed and date
+(`lookbench synth --purpose validation`), generated on first use; what a run validates on unless told otherwise."""
 
 
 class _Strict(BaseModel):
@@ -43,8 +47,11 @@ class TrainData(_Strict):
 class Validation(_Strict):
     """Evaluation on a validation snapshot every N steps, through the code of `lookbench eval`."""
 
-    snapshot: str = DEFAULT_SNAPSHOT
+    snapshot: str = VALIDATION_SNAPSHOT
     subsets: list[str] | None = None
+    allow_evaluation_snapshot: bool = False
+    """Validating on a snapshot the run is reported on (`guard.against`, a scaling study's `evaluate`) is tuning on
+    the test set; it is refused unless this is true."""
     every_steps: int = Field(default=0, ge=0)
     """0: only once, after the last step."""
     resamples: int = Field(default=200, ge=0)
@@ -76,6 +83,22 @@ class Data(_Strict):
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, dict) else value
+
+    @model_validator(mode="after")
+    def _validation_is_not_the_test(self) -> Data:
+        found = self.validation
+        if found is not None and not found.allow_evaluation_snapshot and found.snapshot in self.guard.against:
+            raise ValueError(reported_validation_message(found.snapshot, "data.guard.against"))
+        return self
+
+
+def reported_validation_message(snapshot: str, where: str) -> str:
+    """Why validating on a reported snapshot is refused, and the two ways out."""
+    return (
+        f"data.validation.snapshot {snapshot!r} is an evaluation snapshot the run is reported on ({where}): "
+        "validate on a release of its own (the default 'validation', or `lookbench synth --purpose validation`), "
+        "or set data.validation.allow_evaluation_snapshot: true to do it anyway"
+    )
 
 
 class ModelSettings(_Strict):
@@ -212,11 +235,18 @@ class Runtime(_Strict):
     """Device, precision and threads."""
 
     device: str = "auto"
-    """auto (cuda when present), cpu or cuda."""
+    """auto (cuda when present), cpu, cuda or cuda:N; cuda without a visible GPU is refused before any work."""
     precision: Literal["fp32", "bf16"] = "fp32"
     """bf16: autocast of forward and loss (weights and optimiser stay float32)."""
     threads: int | None = Field(default=None, ge=1)
     channels_last: bool = False
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, value: str) -> str:
+        if not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", value):
+            raise ValueError(f"{value!r}: expected auto, cpu, cuda or cuda:N")
+        return value
 
 
 class Checkpointing(_Strict):
@@ -237,7 +267,7 @@ class Export(_Strict):
 class TrainConfig(_Strict):
     """A whole training run."""
 
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     data: Data
     model: ModelSettings = ModelSettings()
     loss: Losses = Losses()

@@ -20,20 +20,43 @@ from lookbench.errors import SnapshotError, TrainError
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS, TRAIN
+from lookbench.taxonomy.designs import Labels
 from lookbench.taxonomy.loader import load_taxonomy
-from lookbench.train.config import DEFAULT_SNAPSHOT, TrainData
+from lookbench.train.config import (
+    DEFAULT_SNAPSHOT,
+    VALIDATION_SNAPSHOT,
+    TrainData,
+    Validation,
+    reported_validation_message,
+)
 from lookbench.train.labels import LabelSpace, Targets, encode_targets
 
 PACK_FORMAT = 1
 
 
 def open_location(location: str) -> Snapshot:
-    """A snapshot from a folder, a folder of versions, an hf:// location, or `default` (the embedded Synth)."""
+    """A snapshot from a folder, a folder of versions, an hf:// location, `default` (the embedded Synth) or
+    `validation` (the embedded validation release)."""
     if location == DEFAULT_SNAPSHOT:
         from lookbench.synth.default import default_snapshot
 
         return open_snapshot(default_snapshot())
+    if location == VALIDATION_SNAPSHOT:
+        from lookbench.synth.default import validation_snapshot
+
+        return open_snapshot(validation_snapshot())
     return open_snapshot(location)
+
+
+def refuse_reported_validation(validation: Validation | None, reported: list[str], where: str) -> None:
+    """Refuse (unless allowed) a validation snapshot whose content is one of the snapshots the run is reported on,
+    whatever folder or name it is reached by."""
+    if validation is None or validation.allow_evaluation_snapshot:
+        return
+    checked = open_location(validation.snapshot).content_hash
+    for location in reported:
+        if open_location(location).content_hash == checked:
+            raise TrainError(reported_validation_message(f"{validation.snapshot} (= {location})", where))
 
 
 def resolve_parts(snapshot: Snapshot, parts: list[str]) -> list[tuple[str, str]]:
@@ -182,6 +205,8 @@ class TrainingSet:
     origin: list[str]
     sources: list[SourceInfo]
     space: LabelSpace
+    labels: list[Labels]
+    """(category, attribute set) per row, as the snapshot holds them (category empty where unlabelled)."""
 
     def __len__(self) -> int:
         return len(self.classes)
@@ -190,6 +215,19 @@ class TrainingSet:
     def num_classes(self) -> int:
         """Distinct items."""
         return len(self.class_names)
+
+    def fingerprint(self) -> str:
+        """sha256 of what is trained on: every row's image bytes (by digest), item and label targets, in order."""
+        digest = hashlib.sha256()
+        for name in self.class_names:
+            digest.update(name.encode() + b"\0")
+        digest.update(np.ascontiguousarray(self.classes).tobytes())
+        for row in range(len(self.images)):
+            digest.update(bytes.fromhex(self.images.sha256_hex(row)))
+        t = self.targets
+        for array in (t.category, t.single, t.multi_mask, *(t.multi[k] for k in sorted(t.multi))):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()
 
     def select(self, rows: np.ndarray) -> TrainingSet:
         """The given rows, their classes renumbered densely (0..C-1, in the order of the original numbers)."""
@@ -205,6 +243,7 @@ class TrainingSet:
             [self.origin[int(r)] for r in rows],
             self.sources,
             self.space,
+            [self.labels[int(r)] for r in rows],
         )
 
     def training_cutoff(self) -> str | None:
@@ -249,6 +288,7 @@ def load_training_set(sources: list[TrainData], seed: int, cache_dir: Path) -> T
     item_ids: list[str] = []
     origin: list[str] = []
     targets: list[Targets] = []
+    label_sets: list[Labels] = []
     dates: list[np.ndarray] = []
     infos: list[SourceInfo] = []
     for number, source in enumerate(sources):
@@ -278,6 +318,7 @@ def load_training_set(sources: list[TrainData], seed: int, cache_dir: Path) -> T
         item_ids.extend(kept.item_id)
         origin.extend(names[int(r)] for r in keep)
         targets.append(encode_targets(kept, space, taxonomy))
+        label_sets.extend((kept.category[r], kept.attribute_set(r)) for r in range(len(kept)))
         dates.append(row_dates)
         infos.append(
             SourceInfo(
@@ -300,4 +341,5 @@ def load_training_set(sources: list[TrainData], seed: int, cache_dir: Path) -> T
         origin=origin,
         sources=infos,
         space=space,
+        labels=label_sets,
     )

@@ -46,6 +46,17 @@ def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) 
     }
 
 
+def _validated_on(cfg: TrainConfig, validation: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Which snapshot validated the run, and whether it was one the run is reported on (explicitly allowed)."""
+    if cfg.data.validation is None:
+        return None
+    return {
+        "location": cfg.data.validation.snapshot,
+        "snapshot": validation[-1]["snapshot"] if validation else None,
+        "evaluation_snapshot_allowed": cfg.data.validation.allow_evaluation_snapshot,
+    }
+
+
 def _state(model: EmbeddingModel) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
 
@@ -82,6 +93,7 @@ def export_model(
             "training_cutoff": training.training_cutoff(),
             "sources": [vars(s) for s in training.sources],
             "guard": guard,
+            "validated_on": _validated_on(cfg, validation),
             "recipe": cfg.model_dump(mode="json"),
         },
         validation=validation,
@@ -110,6 +122,14 @@ def card_markdown(info: TrainedModelInfo) -> str:
     guard = training.get("guard")
     if guard:
         lines.append(f"- Contamination guard: {guard.get('summary', '')}")
+        for found in guard.get("evaluation_overlap", []):
+            lines.append(f"- Overlap with {found['summary']}")
+    validated = training.get("validated_on")
+    if validated:
+        allowed = " (an evaluation snapshot, explicitly allowed)" if validated["evaluation_snapshot_allowed"] else ""
+        lines.append(f"- Validated on: {validated['snapshot'] or validated['location']}{allowed}")
+    else:
+        lines.append("- Validated on: nothing (data.validation: null)")
     for result in info.validation:
         lines.append(f"- Validation at step {result['step']} on {result['snapshot']}: {result['summary']}")
     return "\n".join(lines) + "\n"

@@ -2,7 +2,9 @@
 
 Every image of each evaluation snapshot (query, gallery and noise splits) is fingerprinted with the builder's tiers
 (`train.fingerprints`: exact sha256, mirror-robust pHash confirmed by a colour check); each training image is looked
-up. Fingerprints are cached: per snapshot content for the evaluation side, per image content for training images.
+up. The report also measures what the kept training set shares with each snapshot's queries by labels
+(`train.overlap`: identical label sets, same design in another colour, strict fine matches). Fingerprints are
+cached: per snapshot content for the evaluation side, per image content for training images.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.train.config import Guard
 from lookbench.train.data import TrainingSet
 from lookbench.train.fingerprints import EvaluationIndex, Fingerprint, training_fingerprint
+from lookbench.train.overlap import snapshot_overlap
 
 
 @dataclass
@@ -44,6 +47,8 @@ class GuardReport:
     colour_threshold: float = 0.0
     overlaps: list[Overlap] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    evaluation_overlap: list[dict[str, object]] = field(default_factory=list)
+    """Per evaluation snapshot, what the kept training set still shares with its queries (`train.overlap`)."""
 
     def save(self, path: Path) -> None:
         """Write the report as JSON."""
@@ -140,6 +145,9 @@ def apply_guard(
 ) -> tuple[TrainingSet, GuardReport]:
     """Drop overlapping rows (writing the report when given a path), or refuse under `strict`."""
     keep, report = check_overlaps(training, snapshots, guard, cache_dir, say)
+    kept_labels = [training.labels[int(r)] for r in keep]
+    matched = [overlap.evaluation for overlap in report.overlaps]
+    report.evaluation_overlap = [snapshot_overlap(s, kept_labels, matched).record() for s in snapshots]
     if report_path is not None:
         report.save(report_path)
     if report.overlaps and strict:

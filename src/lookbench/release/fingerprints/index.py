@@ -12,7 +12,15 @@ from PIL import Image, ImageOps
 from lookbench.images import decode_image
 from lookbench.release.fingerprints.colour import SIDE, colour_difference, lab_thumbnail
 from lookbench.release.fingerprints.crops import WINDOWS, Box, CropView, Placement, align, region
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, phash_hex, popcount, to_words
+from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, phash_hex, to_words
+from lookbench.release.fingerprints.tables import (
+    Backend,
+    PhashTable,
+    WindowTable,
+    default_backend,
+    phash_table,
+    window_table,
+)
 
 MAX_CANDIDATES = 8
 """Perceptual candidates colour-checked per look-up, nearest first."""
@@ -72,22 +80,13 @@ def decide(
     return Lookup(None, rejected)
 
 
-def window_candidates(
-    query: np.ndarray, indexed: np.ndarray, present: np.ndarray
-) -> list[tuple[int, list[tuple[Box, Box]]]]:
-    """(row, (query window, indexed window) pairs to start aligning from) of the nearest indexed rows with a window
-    pair within the bits limit; the pairs are the row's nearest ones (a lone pair may be a coincidence)."""
-    if not present.any():
-        return []
-    distances = popcount(indexed[:, :, None] ^ query[None, None, :]).reshape(len(indexed), -1)
-    nearest = np.where(present, distances.min(axis=1), CROP_CANDIDATE_BITS + 1)
-    rows = np.flatnonzero(nearest <= CROP_CANDIDATE_BITS)
-    found = []
-    for row in rows[np.argsort(nearest[rows], kind="stable")][:MAX_CROP_CANDIDATES]:
-        pairs = np.argsort(distances[row], kind="stable")[:START_PAIRS]
-        pairs = pairs[distances[row][pairs] <= nearest[row] + START_SLACK_BITS]
-        found.append((int(row), [(WINDOWS[p % len(WINDOWS)], WINDOWS[p // len(WINDOWS)]) for p in pairs]))
-    return found
+def start_pairs(distances: np.ndarray) -> list[tuple[Box, Box]]:
+    """(query window, indexed window) pairs to start aligning from: an entry's nearest pairs (a lone pair may be a
+    coincidence), given its (W * W) window-pair distances."""
+    nearest = distances.min()
+    pairs = np.argsort(distances, kind="stable")[:START_PAIRS]
+    pairs = pairs[distances[pairs] <= nearest + START_SLACK_BITS]
+    return [(WINDOWS[p % len(WINDOWS)], WINDOWS[p // len(WINDOWS)]) for p in pairs]
 
 
 def overlap_difference(
@@ -104,21 +103,25 @@ def overlap_difference(
 
 @dataclass
 class FingerprintIndex:
-    """Entries keyed by a caller's label; brute-force Hamming search (fine to ~10^5 entries).
+    """Entries keyed by a caller's label, searched through appendable code tables (`tables.py`): faiss indexes
+    when faiss-cpu is installed, an exact numpy scan otherwise; both give the same candidates.
 
     `image_of(key)` returns an entry's encoded bytes; it is called only for candidates, to compare colours or to
     align a crop. Entries added without window hashes take no part in the crop tier.
     """
 
     image_of: Callable[[str], bytes]
+    backend: Backend = field(default_factory=default_backend)
     keys: list[str] = field(default_factory=list)
     by_sha: dict[str, int] = field(default_factory=dict)
-    _hashes: list[str] = field(default_factory=list)
-    _matrix: np.ndarray | None = None
+    _phashes: PhashTable = field(init=False)
+    _windows: WindowTable = field(init=False)
     _labs: dict[str, np.ndarray] = field(default_factory=dict)
-    _windows: list[np.ndarray | None] = field(default_factory=list)
-    _window_matrix: tuple[np.ndarray, np.ndarray] | None = None
     _views: OrderedDict[str, CropView] = field(default_factory=OrderedDict)
+
+    def __post_init__(self) -> None:
+        self._phashes = phash_table(self.backend)
+        self._windows = window_table(self.backend)
 
     @classmethod
     def of_images(cls, images: Mapping[str, bytes]) -> FingerprintIndex:
@@ -130,13 +133,11 @@ class FingerprintIndex:
         return index
 
     def add(self, key: str, sha: str, phash: str, windows: np.ndarray | None = None) -> None:
-        """Index one image by its sha256, pHash (hex) and, for the crop tier, its window hashes."""
+        """Index one image by its sha256, pHash (hex) and, for the crop tier, its window hashes (O(1) amortised)."""
         self.by_sha.setdefault(sha, len(self.keys))
         self.keys.append(key)
-        self._hashes.append(phash)
-        self._windows.append(windows)
-        self._matrix = None
-        self._window_matrix = None
+        self._phashes.add(to_words([phash])[0])
+        self._windows.add(windows)
 
     def _lab(self, key: str) -> np.ndarray:
         if key not in self._labs:
@@ -174,37 +175,34 @@ class FingerprintIndex:
         if query.sha256 in self.by_sha:
             yield Candidate(self.keys[self.by_sha[query.sha256]], "exact", 0, 0.0)
             return
-        if not self._hashes:
+        if not self.keys:
             return
         yield from self._perceptual(query, threshold)
         if crops and not query.view.flat:
             yield from self._cropped(query, threshold)
 
     def _perceptual(self, query: Fingerprint, threshold: int) -> Iterator[Candidate]:
-        if self._matrix is None:
-            self._matrix = to_words(self._hashes)
-        straight = hamming(self._matrix, to_words([query.phash])[0])
-        mirrored = hamming(self._matrix, to_words([query.phash_mirror])[0])
+        both = to_words([query.phash, query.phash_mirror])
+        rows = self._phashes.within(both, threshold)
+        words = self._phashes.codes.matrix[rows]
+        straight, mirrored = hamming(words, both[0]), hamming(words, both[1])
         distances = np.minimum(straight, mirrored)
         near = np.flatnonzero(distances <= threshold)
         for index in near[np.argsort(distances[near], kind="stable")][:MAX_CANDIDATES]:
-            key = self.keys[int(index)]
+            key = self.keys[int(rows[index])]
             lab = query.lab[:, ::-1] if mirrored[index] < straight[index] else query.lab
             yield Candidate(key, "perceptual", int(distances[index]), colour_difference(lab, self._lab(key)))
 
     def _cropped(self, query: Fingerprint, threshold: int) -> Iterator[Candidate]:
-        if self._window_matrix is None:
-            present = np.array([w is not None for w in self._windows])
-            rows = [w if w is not None else np.zeros(len(WINDOWS), np.uint64) for w in self._windows]
-            self._window_matrix = (np.stack(rows).astype(np.uint64), present)
-        matrix, present = self._window_matrix
         for mirrored, view in ((False, query.view), (True, query.mirror_view)):
             image: Image.Image | None = None
-            for row, pairs in window_candidates(view.windows, matrix, present):
+            rows, distances = self._windows.nearest(view.windows, CROP_CANDIDATE_BITS, MAX_CROP_CANDIDATES)
+            for row, pairs in zip(rows.tolist(), distances, strict=True):
                 key = self.keys[row]
                 indexed = self._view(key)
                 ratio = indexed.aspect / view.aspect
-                aligned = align(view, indexed, [Placement.from_windows(q, i, ratio) for q, i in pairs])
+                starts = [Placement.from_windows(q, i, ratio) for q, i in start_pairs(pairs)]
+                aligned = align(view, indexed, starts)
                 boxes = aligned[0].overlap() if aligned is not None else None
                 if boxes is None:
                     continue

@@ -15,6 +15,9 @@ import pyarrow as pa
 
 from lookbench import __version__
 from lookbench.atomic import write_text_atomic
+from lookbench.audit.io import AUDIT_NAME, write_audit
+from lookbench.audit.run import audit_snapshot
+from lookbench.audit.schema import AuditReport, AuditSnapshot
 from lookbench.composed.derive import composed_table
 from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.images import opened
@@ -23,6 +26,7 @@ from lookbench.release.config import PublishConfig
 from lookbench.release.records import Sample
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of
 from lookbench.snapshot.manifest import manifest_problems, read_manifest, write_manifest
+from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import COMPOSED, NOISE, TRAIN
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
 
@@ -98,6 +102,14 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+def source_audit(staging: Path, version: str) -> AuditReport:
+    """The model-free audit of the version being published (docs/audit.md), filed under its final name."""
+    snapshot = Snapshot(staging)
+    report = audit_snapshot(snapshot)
+    named = AuditSnapshot(id=version, name=version, content_hash=snapshot.content_hash)
+    return report.model_copy(update={"snapshot": named})
+
+
 def tool_versions() -> dict[str, str]:
     """Versions of the tool and the libraries whose behaviour shapes the output."""
     from importlib.metadata import PackageNotFoundError, version
@@ -161,9 +173,11 @@ class PublishStage:
                     _split_table(subset, split, by_split[(subset, split)]), staging / subset / f"{split}.parquet"
                 )
         release = self._release(ctx, samples, subsets, skipped)
+        audit = source_audit(staging, self.settings.version)
+        write_audit(audit, staging / AUDIT_NAME)
         log = [*(e.to_json() for e in ctx.log), {"stage": self.name, "status": "ran", "seconds": None,
                                                   "stats": {"subsets": subsets}}]  # fmt: skip
-        write_text_atomic(staging / "README.md", version_card(release, log))
+        write_text_atomic(staging / "README.md", version_card(release, log, audit))
         write_manifest(
             staging,
             release=release,

@@ -31,6 +31,8 @@ class Sitemap:
     pages: list[SitemapEntry] = field(default_factory=list)
     children: list[SitemapEntry] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    more_pages: bool = False
+    """Reading stopped at the caller's page limit; the file lists more pages."""
 
 
 def _local(tag: str) -> str:
@@ -63,16 +65,21 @@ def inflated(data: bytes, max_bytes: int) -> Iterator[bytes]:
         raise ValueError(f"broken gzip sitemap ({exc})") from exc
 
 
-def parse_sitemap(data: bytes, max_bytes: int) -> Sitemap:
-    """Pages and child sitemaps of one file; ValueError for malformed, refused or oversized XML."""
+def parse_sitemap(data: bytes, max_bytes: int, max_pages: int | None = None) -> Sitemap:
+    """Pages and child sitemaps of one file; ValueError for malformed, refused or oversized XML.
+
+    Work is linear in the file: it is fed to the parser in slices and each entry is dropped from the tree once
+    read. With `max_pages`, reading stops after that many pages (`more_pages` then says the file lists more).
+    """
     parser: ET.XMLPullParser = ET.XMLPullParser(events=("start", "end"))
     result = Sitemap()
     root: ET.Element | None = None
     target: list[SitemapEntry] | None = None
     tail = b""
     bad_dates = 0
+    depth = 0
     try:
-        for chunk in inflated(data, max_bytes):
+        for chunk in _slices(inflated(data, max_bytes)):
             window = tail + chunk
             if any(marker in window for marker in _REFUSED):
                 raise ValueError("sitemap with a DOCTYPE/ENTITY declaration refused")
@@ -82,22 +89,33 @@ def parse_sitemap(data: bytes, max_bytes: int) -> Sitemap:
             for event, element in events:
                 if not isinstance(element, ET.Element):
                     continue
-                if event == "start" and root is None:
-                    root = element
-                    target = {"urlset": result.pages, "sitemapindex": result.children}.get(_local(element.tag))
-                    if target is None:
-                        raise ValueError(f"not a sitemap: root element <{_local(element.tag)}>")
-                elif event == "end" and root is not None and target is not None and element in list(root):
-                    fields = {_local(child.tag): (child.text or "").strip() for child in element}
-                    if fields.get("loc"):
-                        try:
-                            lastmod = optional_datetime(fields.get("lastmod"))
-                        except ValueError:
-                            bad_dates += 1
-                            lastmod = None
-                        target.append(SitemapEntry(fields["loc"], lastmod))
-                    root.remove(element)
-        parser.close()
+                if event == "start":
+                    depth += 1
+                    if root is None:
+                        root = element
+                        target = {"urlset": result.pages, "sitemapindex": result.children}.get(_local(element.tag))
+                        if target is None:
+                            raise ValueError(f"not a sitemap: root element <{_local(element.tag)}>")
+                    continue
+                depth -= 1
+                if depth != 1 or root is None or target is None:
+                    continue
+                fields = {_local(child.tag): (child.text or "").strip() for child in element}
+                if fields.get("loc"):
+                    try:
+                        lastmod = optional_datetime(fields.get("lastmod"))
+                    except ValueError:
+                        bad_dates += 1
+                        lastmod = None
+                    target.append(SitemapEntry(fields["loc"], lastmod))
+                root.clear()  # every entry read so far is done with: the tree never grows with the file
+                if max_pages is not None and len(result.pages) >= max_pages:
+                    result.more_pages = True
+                    break
+            if result.more_pages:
+                break
+        else:
+            parser.close()
     except ET.ParseError as exc:
         raise ValueError(f"malformed sitemap XML ({exc})") from exc
     if root is None:
@@ -105,3 +123,10 @@ def parse_sitemap(data: bytes, max_bytes: int) -> Sitemap:
     if bad_dates:
         result.problems.append(f"{bad_dates} lastmod value(s) are not ISO dates in range; those pages have none")
     return result
+
+
+def _slices(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """The chunks cut to at most `_READ` bytes, so the parser never builds a large tree in one feed."""
+    for chunk in chunks:
+        for start in range(0, len(chunk), _READ):
+            yield chunk[start : start + _READ]

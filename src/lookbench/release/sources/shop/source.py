@@ -65,7 +65,7 @@ class ShopCollector:
         try:
             pages = self._pages(fetcher, robots, ctx)
             if len(pages) > config.max_pages:
-                ctx.report(self.name, f"max_pages {config.max_pages} reached; {len(pages) - config.max_pages} not read")
+                ctx.report(self.name, f"max_pages {config.max_pages} reached; the sitemaps list more, not read")
             for entry in pages[: config.max_pages]:
                 yield from self._page(entry, fetcher, robots, state, ctx)
             state.save()
@@ -96,7 +96,8 @@ class ShopCollector:
                 continue
             try:
                 fetched = fetcher.get(url, self.config.max_sitemap_bytes, hop_check=robots.denial)
-                sitemap = parse_sitemap(fetched.content, self.config.max_sitemap_bytes)
+                # a file is read only as far as max_pages needs (sitemaps may list 50,000 URLs each)
+                sitemap = parse_sitemap(fetched.content, self.config.max_sitemap_bytes, self.config.max_pages + 1)
             except (FetchError, ValueError) as exc:
                 ctx.report(url, f"sitemap: {exc}")
                 continue
@@ -105,6 +106,8 @@ class ShopCollector:
             queue.extend(child.loc for child in sitemap.children)
             for entry in sitemap.pages:
                 pages[entry.loc] = entry
+            if len(pages) > self.config.max_pages:
+                break  # enough pages to fill max_pages: the other sitemaps are not fetched
         self.stats["pages_listed"] = len(pages)
         return list(pages.values())
 

@@ -1,0 +1,152 @@
+"""The audit report (version 1): separability of distractors from galleries, queries on the noise side, the
+noise effect on a model's scores and the label-rule consistency check."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from lookbench.results.schema import MetricValue
+
+AUDIT_SCHEMA_VERSION = "1"
+
+_STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+class StatisticAuc(BaseModel):
+    """One image statistic's own cross-validated AUC (gallery vs noise)."""
+
+    model_config = _STRICT
+
+    name: str
+    auc: float
+
+
+class ImageStatisticsProbe(BaseModel):
+    """A linear probe on model-free image statistics; `auc` is None with a `reason` where it cannot be measured."""
+
+    model_config = _STRICT
+
+    auc: float | None
+    ci: tuple[float, float] | None
+    top_statistics: list[StatisticAuc] = Field(default_factory=list)
+    reason: str | None = None
+
+
+class EmbeddingProbe(BaseModel):
+    """A linear probe on a model's embeddings; `auc` is None with a `reason` where it cannot be measured."""
+
+    model_config = _STRICT
+
+    model: str
+    auc: float | None
+    ci: tuple[float, float] | None
+    reason: str | None = None
+
+
+class Separability(BaseModel):
+    """How well distractors (noise) are told apart from gallery images: cross-validated AUC, 0.5 = not at all."""
+
+    model_config = _STRICT
+
+    image_statistics: ImageStatisticsProbe
+    embedding_probe: EmbeddingProbe | None = None
+
+
+class QuerySide(BaseModel):
+    """Share of a subset's (sampled) queries each probe places on the noise side (None: that probe did not run)."""
+
+    model_config = _STRICT
+
+    queries: int
+    image_statistics: float | None
+    embedding_probe: float | None = None
+
+
+class WithAndWithout(BaseModel):
+    """A metric with the noise pool and without it."""
+
+    model_config = _STRICT
+
+    with_noise: MetricValue
+    without_noise: MetricValue
+
+
+class NoiseEffect(BaseModel):
+    """What the noise pool does to one scope's scores."""
+
+    model_config = _STRICT
+
+    fine_recall_at_1: WithAndWithout = Field(alias="fine_recall@1")
+    distractor_share_at_1: MetricValue = Field(alias="distractor_share@1")
+
+
+class LabelConsistency(BaseModel):
+    """Per subset: the label rule's own ceiling and how many queries a distractor carries the labels of."""
+
+    model_config = _STRICT
+
+    queries: int
+    with_gallery_fine_match: int
+    """Queries with at least one gallery row that fine-matches them (rule `main`): a perfect labeller's ceiling."""
+    noise_carries_main: int
+    """Queries for which some noise row has their category and main attribute (ties a perfect labeller, rule main)."""
+    noise_carries_all: int
+    """Queries for which some noise row has their category and every attribute of theirs (rule strict)."""
+
+
+class Sampling(BaseModel):
+    """What was sampled, with which seed (see docs/audit.md#sampling)."""
+
+    model_config = _STRICT
+
+    seed: int
+    per_side: int
+    gallery_images: int
+    noise_images: int
+    gallery_sampled: int
+    noise_sampled: int
+    queries_per_subset: int
+    folds: int
+    resamples: int
+
+
+class SkippedImage(BaseModel):
+    """An image the statistics could not read (left out of the probe)."""
+
+    model_config = _STRICT
+
+    subset: str
+    split: str
+    row: int
+    error: str
+
+
+class AuditSnapshot(BaseModel):
+    """Which snapshot was audited."""
+
+    model_config = _STRICT
+
+    id: str
+    name: str
+    content_hash: str
+
+
+class AuditReport(BaseModel):
+    """The whole audit of one snapshot."""
+
+    model_config = _STRICT
+
+    schema_version: str = AUDIT_SCHEMA_VERSION
+    lookbench_version: str
+    snapshot: AuditSnapshot
+    sampling: Sampling
+    separability: Separability
+    queries: dict[str, QuerySide]
+    noise_effect: dict[str, NoiseEffect] | None = None
+    label_consistency: dict[str, LabelConsistency]
+    skipped_images: list[SkippedImage] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+
+    def to_json(self) -> str:
+        """The report as indented JSON, metric keys as `fine_recall@1`."""
+        return self.model_dump_json(by_alias=True, indent=2) + "\n"

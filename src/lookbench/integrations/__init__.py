@@ -1,0 +1,1 @@
+"""Bridges to other benchmark ecosystems (each imports its library only when used)."""

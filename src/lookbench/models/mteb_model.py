@@ -1,0 +1,160 @@
+"""`mteb:NAME[@REVISION]`: any image model of MTEB's registry, loaded by its ModelMeta's loader and run through its
+own `encode`; the ModelMeta's facts (release date, parameters, training datasets, licence) become the run's card.
+
+Needs `pip install 'lookbench[mteb]'`; the library is imported only when an `mteb:` spec is resolved or listed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from lookbench.embeddings.encoder import EncoderBase, InputKind
+from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.options import EmbedOptions
+from lookbench.errors import LookBenchError
+from lookbench.models.spec import ModelSpec
+
+NO_REVISION = "no_revision_available"
+SPLIT = "test"
+HF_SUBSET = "default"
+REFERENCE = "https://arxiv.org/abs/2601.14706"
+CITATION = r"""@article{lookbench2026,
+  title = {LookBench: A Live and Holistic Open Benchmark for Fashion Image Retrieval},
+  journal = {arXiv preprint arXiv:2601.14706},
+  year = {2026},
+}"""
+
+
+class MtebModelError(LookBenchError):
+    """An MTEB model that does not exist, does not embed images, or lacks a fact LookBench needs."""
+
+
+def _mteb() -> Any:
+    try:
+        import mteb
+    except ImportError as exc:
+        raise MtebModelError("mteb: models need the mteb library: pip install 'lookbench[mteb]'") from exc
+    return mteb
+
+
+def model_meta(argument: str) -> Any:
+    """The registry's ModelMeta of `NAME[@REVISION]` (never fetched from the Hub), checked to embed images."""
+    name, _, revision = argument.partition("@")
+    if not name:
+        raise MtebModelError(f"mteb:{argument}: expected mteb:NAME[@REVISION]")
+    try:
+        meta = _mteb().get_model_meta(name, revision or None, fetch_from_hf=False)
+    except KeyError as exc:
+        raise MtebModelError(f"mteb:{argument}: {exc.args[0]}") from exc
+    except ValueError as exc:
+        raise MtebModelError(f"mteb:{argument}: field revision: {exc}") from exc
+    if "image" not in meta.modalities:
+        raise MtebModelError(
+            f"mteb:{argument}: field modalities is {meta.modalities}; LookBench needs a model that embeds images"
+        )
+    if meta.release_date is None:
+        raise MtebModelError(
+            f"mteb:{argument}: field release_date of its ModelMeta is not set; LookBench needs it for the "
+            "contamination window (register the model with a release_date)"
+        )
+    return meta
+
+
+def card_facts(meta: Any) -> dict[str, Any]:
+    """A lookbench model card from a ModelMeta (MTEB records no training cutoff: the release date stands in)."""
+    datasets = meta.get_training_datasets()
+    return {
+        "name": meta.name,
+        "source": "mteb",
+        "revision": meta.revision,
+        "release_date": None if meta.release_date is None else str(meta.release_date),
+        "training_cutoff": None,
+        "params": meta.n_parameters,
+        "training_data": sorted(datasets) if datasets else [],
+        "licence": meta.license,
+        "open_weights": meta.open_weights,
+        "reference": meta.reference,
+        "embedding_dim": meta.embed_dim,
+        "modalities": list(meta.modalities),
+        "framework": list(meta.framework),
+    }
+
+
+class MtebEncoder(EncoderBase):
+    """Adapts a loaded MTEB model to the Encoder protocol: decoded RGB images in, its `encode` output back."""
+
+    input_kind: InputKind = "image"
+    preprocess: Preprocess | None = None
+
+    def __init__(self, meta: Any, model: Any) -> None:
+        self.meta = meta
+        self.model = model
+        self.model_id = f"mteb:{meta.name}"
+        self.revision = str(meta.revision or NO_REVISION)
+        self.card = card_facts(meta)
+
+    def encode(self, batch: list[Image.Image]) -> np.ndarray:
+        """One `encode` call over a one-batch DataLoader of {"image": [PIL images]}, as MTEB's own tasks send."""
+        from datasets import Dataset, Features
+        from datasets import Image as ImageFeature
+        from torch.utils.data import DataLoader
+
+        dataset = Dataset.from_dict({"image": list(batch)}, features=Features({"image": ImageFeature()}))
+        loader = DataLoader(
+            dataset,  # type: ignore[arg-type]
+            batch_size=len(batch),
+            collate_fn=lambda rows: {"image": [row["image"].convert("RGB") for row in rows]},
+        )
+        vectors = self.model.encode(loader, task_metadata=encoding_metadata(), hf_split=SPLIT, hf_subset=HF_SUBSET)
+        if hasattr(vectors, "detach"):
+            vectors = vectors.detach().float().cpu().numpy()
+        return np.asarray(vectors, dtype=np.float32)
+
+    def describe(self) -> dict[str, Any]:
+        """The MTEB name, revision and loader."""
+        loader = getattr(self.meta.loader, "__name__", type(self.meta.loader).__name__)
+        return {"kind": "mteb", "mteb_name": self.meta.name, "revision": self.revision, "loader": loader}
+
+
+def encoding_metadata() -> Any:
+    """The task metadata handed to an MTEB model's `encode` when lookbench embeds a snapshot's images with it."""
+    from mteb.abstasks.task_metadata import TaskMetadata
+
+    return TaskMetadata(
+        name="LookBench",
+        description="LookBench fashion image retrieval: images embedded by lookbench's own pipeline.",
+        reference=REFERENCE,
+        dataset={"path": "lookbench", "revision": "1"},
+        type="Any2AnyRetrieval",
+        category="i2i",
+        eval_splits=[SPLIT],
+        eval_langs=["eng-Latn"],
+        main_score="ndcg_at_10",
+        date=None,
+        domains=["Web"],
+        task_subtypes=["Object recognition"],
+        license="not specified",
+        annotations_creators="derived",
+        dialect=[],
+        modalities=["image"],
+        sample_creation="found",
+        bibtex_citation=CITATION,
+    )
+
+
+def load(spec: ModelSpec, options: EmbedOptions) -> MtebEncoder:
+    """Load `NAME[@REVISION]` through MTEB's registry (its loader may download weights)."""
+    argument = spec.argument
+    meta = model_meta(argument)
+    if meta.loader is None:
+        raise MtebModelError(f"mteb:{argument}: field loader of its ModelMeta is not set (no implementation)")
+    return MtebEncoder(meta, meta.load_model())
+
+
+def image_model_metas(modality: str | None = "image") -> list[Any]:
+    """Registered ModelMetas that embed `modality` (all with None), by name; metadata only, nothing downloaded."""
+    metas = _mteb().get_model_metas(modalities=[modality] if modality else None)
+    return sorted(metas, key=lambda m: str(m.name))

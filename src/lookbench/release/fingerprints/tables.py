@@ -1,0 +1,254 @@
+"""Appendable tables of binary codes and their exact Hamming searches, one per dedup tier.
+
+Each table keeps its codes in a growable uint64 matrix (amortised O(1) `add`, nothing rebuilt on the next look-up).
+The `scan` tables search it in blocks (exact; transient memory bounded by `SCAN_BLOCK`, time linear in the
+entries). The `faiss` tables (faiss-cpu, part of the `release` extra) answer the same questions through faiss
+indexes and are exact too: the pHash tier through multi-index hashing (`IndexBinaryMultiHash`, 16 tables of 16
+bits: a hash within R bits agrees with the query to within R // 16 bits on at least one table, so probing every
+bucket within that many flips misses nothing), the window tier through faiss's exhaustive k-nearest search over
+every window code, whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal, Protocol
+
+import numpy as np
+
+from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.fingerprints.hashes import HASH_SIZE, hamming, popcount
+
+Backend = Literal["faiss", "scan"]
+PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
+SCAN_BLOCK = 4096
+"""Entries compared per step of a scan: bounds its transient memory (~5 KB per entry of a block)."""
+HASH_TABLES = 16
+"""Multi-index hashing of the 256-bit pHash: 16 tables of 16 bits each."""
+MAX_FLIPS = 2
+"""Bits flipped per table when probing (137 buckets per table); a radius needing more is scanned instead."""
+
+
+def default_backend() -> Backend:
+    """`faiss` when faiss-cpu is installed, else the exact numpy scan."""
+    try:
+        import faiss  # noqa: F401
+    except ImportError:
+        return "scan"
+    return "faiss"
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """faiss on one thread for a single look-up: its OpenMP threads spin on shared cores (3-4x slower at load 20)."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+class Codes:
+    """An appendable (N, words) uint64 matrix: amortised O(1) appends, the live rows a view (never copied)."""
+
+    def __init__(self, words: int, capacity: int = 1024) -> None:
+        self._data = np.zeros((capacity, words), dtype=np.uint64)
+        self._size = 0
+
+    def add(self, rows: np.ndarray) -> None:
+        """Append (n, words) rows."""
+        rows = np.asarray(rows, dtype=np.uint64).reshape(-1, self._data.shape[1])
+        end = self._size + len(rows)
+        if end > len(self._data):
+            grown = np.zeros((max(end, 2 * len(self._data)), self._data.shape[1]), dtype=np.uint64)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : end] = rows
+        self._size = end
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The rows added so far."""
+        return self._data[: self._size]
+
+    def __len__(self) -> int:
+        return self._size
+
+
+def as_bytes(words: np.ndarray) -> np.ndarray:
+    """uint64 code words as faiss's uint8 codes (the same bits, so the same Hamming distances)."""
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    return words.view(np.uint8).reshape(len(words), -1)
+
+
+class PhashTable(Protocol):
+    """The pHash tier's table: one 256-bit code per entry."""
+
+    codes: Codes
+
+    def add(self, words: np.ndarray) -> None:
+        """Append one entry's pHash as (4,) uint64 words."""
+
+    def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
+        """Entry numbers, ascending, within `radius` bits of any of the (q, 4) query hashes."""
+
+
+class WindowTable(Protocol):
+    """The crop tier's table: each entry's window hashes (64 bits each), or none for an image too flat."""
+
+    codes: Codes
+    present: Codes
+
+    def add(self, windows: np.ndarray | None) -> None:
+        """Append one entry's window hashes (or None)."""
+
+    def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """(entry numbers, their window-pair distances) of the `limit` entries with the nearest window pair within
+        `radius` bits of the query's windows, nearest first (ties by entry number)."""
+
+
+def window_distances(query: np.ndarray, indexed: np.ndarray) -> np.ndarray:
+    """(n, W * W) Hamming distances of every (query window, indexed window) pair; pair p is query window p % W
+    against indexed window p // W."""
+    return popcount(indexed[:, :, None] ^ query[None, None, :]).reshape(len(indexed), len(query) * indexed.shape[1])
+
+
+def ranked(rows: np.ndarray, nearest: np.ndarray, radius: int, limit: int) -> np.ndarray:
+    """The `limit` rows whose nearest pair is within `radius`, by (nearest, row)."""
+    keep = nearest <= radius
+    rows, nearest = rows[keep], nearest[keep]
+    return rows[np.lexsort((rows, nearest))][:limit]
+
+
+class ScanPhashes:
+    """The pHash table searched by a blocked scan."""
+
+    def __init__(self) -> None:
+        self.codes = Codes(PHASH_WORDS)
+
+    def add(self, words: np.ndarray) -> None:
+        """Append one entry's pHash."""
+        self.codes.add(words)
+
+    def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
+        """Entry numbers within `radius` bits of any query."""
+        matrix = self.codes.matrix
+        found = []
+        for start in range(0, len(matrix), SCAN_BLOCK):
+            distances = hamming(matrix[start : start + SCAN_BLOCK, None, :], queries[None, :, :])
+            found.append(start + np.flatnonzero((distances <= radius).any(axis=1)))
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+class ScanWindows:
+    """The window table searched by a blocked scan."""
+
+    def __init__(self) -> None:
+        self.codes = Codes(len(WINDOWS))
+        self.present = Codes(1)
+
+    def add(self, windows: np.ndarray | None) -> None:
+        """Append one entry's window hashes (zeros, marked absent, for None)."""
+        self.codes.add(np.zeros(len(WINDOWS), np.uint64) if windows is None else windows)
+        self.present.add(np.array([windows is not None], dtype=np.uint64))
+
+    def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest entries by their nearest window pair, found by comparing every pair of every entry."""
+        matrix, present = self.codes.matrix, self.present.matrix[:, 0].astype(bool)
+        rows, nearest = [], []
+        for start in range(0, len(matrix), SCAN_BLOCK):
+            block = window_distances(query, matrix[start : start + SCAN_BLOCK]).min(axis=1)
+            near = np.flatnonzero(present[start : start + SCAN_BLOCK] & (block <= radius))
+            rows.append(start + near)
+            nearest.append(block[near])
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, len(WINDOWS) ** 2), dtype=np.int64)
+        chosen = ranked(np.concatenate(rows), np.concatenate(nearest), radius, limit)
+        return chosen, window_distances(query, matrix[chosen])
+
+
+class FaissPhashes(ScanPhashes):
+    """The pHash table searched by multi-index hashing (exact for radii up to 16 * (MAX_FLIPS + 1) - 1 bits)."""
+
+    def __init__(self) -> None:
+        import faiss
+
+        super().__init__()
+        self._index = faiss.IndexBinaryMultiHash(64 * PHASH_WORDS, HASH_TABLES, 64 * PHASH_WORDS // HASH_TABLES)
+
+    def add(self, words: np.ndarray) -> None:
+        """Append one entry's pHash."""
+        super().add(words)
+        self._index.add(as_bytes(np.asarray(words, dtype=np.uint64).reshape(1, -1)))
+
+    def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
+        """Entry numbers within `radius` bits of any query."""
+        flips = radius // HASH_TABLES
+        if flips > MAX_FLIPS or radius < 0:
+            return super().within(queries, radius)
+        self._index.nflip = flips
+        with one_thread():
+            _, _, ids = self._index.range_search(as_bytes(queries), radius + 1)  # faiss keeps distances < radius
+        return np.unique(ids)
+
+
+class FaissWindows(ScanWindows):
+    """The window table searched by faiss's exhaustive k-nearest search over every window code.
+
+    Per query window the `limit * W` nearest codes cover at least `limit` entries. Every entry whose nearest pair
+    is below the smallest k-th distance T was therefore seen; when the `limit`-th ranked entry (or, with fewer,
+    the radius) is below T, the answer is exact. Otherwise (many entries tied near the query) the scan decides.
+    """
+
+    def __init__(self) -> None:
+        import faiss
+
+        super().__init__()
+        self._index = faiss.IndexBinaryFlat(64)
+        self._owners = Codes(1)
+        self.scanned = 0
+        """Look-ups the scan settled (the k-nearest answer could not be proven complete)."""
+
+    def add(self, windows: np.ndarray | None) -> None:
+        """Append one entry's window hashes; each code is indexed with its entry's number."""
+        entry = len(self.codes)
+        super().add(windows)
+        if windows is not None:
+            self._index.add(as_bytes(np.asarray(windows, dtype=np.uint64).reshape(-1, 1)))
+            self._owners.add(np.full(len(windows), entry, dtype=np.uint64))
+
+    def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest entries by their nearest window pair."""
+        total = len(self._owners)
+        if total == 0 or limit <= 0:
+            return super().nearest(query, radius, limit)
+        k = min(limit * len(WINDOWS), total)
+        with one_thread():
+            distances, ids = self._index.search(as_bytes(query.reshape(-1, 1)), k)
+        found = ids >= 0
+        owners = self._owners.matrix[ids[found], 0].astype(np.int64)
+        reached = distances[found].astype(np.int64)
+        order = np.lexsort((reached, owners))
+        rows, first = np.unique(owners[order], return_index=True)
+        # An entry's nearest pair below the bound was returned, so its value here is exact.
+        chosen = ranked(rows, reached[order][first], radius, limit)
+        bound = np.inf if k == total else float(distances[:, -1].min())
+        last = reached[order][first][np.searchsorted(rows, chosen[-1])] if len(chosen) == limit else radius
+        if last >= bound:
+            self.scanned += 1
+            return super().nearest(query, radius, limit)
+        return chosen, window_distances(query, self.codes.matrix[chosen])
+
+
+def phash_table(backend: Backend) -> PhashTable:
+    """An empty pHash table searched by `backend`."""
+    return FaissPhashes() if backend == "faiss" else ScanPhashes()
+
+
+def window_table(backend: Backend) -> WindowTable:
+    """An empty window table searched by `backend`."""
+    return FaissWindows() if backend == "faiss" else ScanWindows()
