@@ -32,7 +32,6 @@ LAYERS: dict[str, int] = {
     "composed": 11,
     "legacy": 11,
     "release": 12,
-    "audit": 11,
     "train": 13,
     "reports": 14,
     "submissions": 14,
