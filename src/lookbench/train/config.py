@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -11,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lookbench.errors import TrainError
+from lookbench.hashing import json_sha256
 from lookbench.yamlfile import load_yaml, parse_yaml
 
 DEFAULT_SNAPSHOT = "default"
@@ -282,7 +281,7 @@ class TrainConfig(_Strict):
 
     def fingerprint(self) -> str:
         """sha256 of the canonical JSON: a resumed run must have the same config."""
-        return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+        return json_sha256(self.model_dump(mode="json"))
 
 
 def _read_yaml(path: Path) -> Any:

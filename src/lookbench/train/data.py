@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from lookbench.atomic import write_text_atomic
 from lookbench.dates import snapshot_date
 from lookbench.errors import SnapshotError, TrainError
+from lookbench.hashing import parts_sha256, sha256_digest
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS, TRAIN
@@ -142,7 +143,7 @@ def pack_images(snapshot: Snapshot, pairs: list[tuple[str, str]], folder: Path) 
                         )
                     out.write(data)
                     offsets.append(offsets[-1] + len(data))
-                    digests.append(hashlib.sha256(data).digest())
+                    digests.append(sha256_digest(data))
     np.save(tmp / "offsets.npy", np.asarray(offsets, dtype=np.int64))
     np.save(tmp / "sha256.npy", np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 32))
     meta = {"format": PACK_FORMAT, "snapshot": snapshot.snapshot_id, "parts": [f"{s}/{sp}" for s, sp in pairs]}
@@ -294,7 +295,7 @@ def load_training_set(sources: list[TrainData], seed: int, cache_dir: Path) -> T
     for number, source in enumerate(sources):
         snapshot = open_location(source.snapshot)
         pairs = resolve_parts(snapshot, source.parts)
-        key = hashlib.sha256(f"{snapshot.content_hash}\0{pairs}".encode()).hexdigest()[:24]
+        key = parts_sha256(snapshot.content_hash, f"{pairs}")[:24]
         store = pack_images(snapshot, pairs, cache_dir / "train-data" / key)
         labels = SplitLabels.concat([snapshot.labels(s, sp) for s, sp in pairs])
         if len(labels) != len(store):

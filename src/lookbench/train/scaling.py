@@ -7,7 +7,6 @@ A cell whose result file exists is not run again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -20,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import TrainError
+from lookbench.hashing import parts_sha256
 from lookbench.train.config import DEFAULT_SNAPSHOT, TrainConfig, load_config, parse_config, validation_message
 from lookbench.yamlfile import load_yaml
 
@@ -133,7 +133,7 @@ def cell_fingerprint(study: ScalingConfig, cell: Cell, config: TrainConfig | Non
     """What a kept cell must have been made with: its training config (or frozen backbone) and the evaluation."""
     made = config.fingerprint() if config is not None else f"frozen:{cell.backbone}"
     evaluation = study.evaluate.model_dump_json()
-    return hashlib.sha256(f"{made}\0{evaluation}".encode()).hexdigest()
+    return parts_sha256(made, evaluation)
 
 
 def cells(study: ScalingConfig, base: TrainConfig) -> list[Cell]:
