@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -234,11 +235,18 @@ class Runtime(_Strict):
     """Device, precision and threads."""
 
     device: str = "auto"
-    """auto (cuda when present), cpu or cuda."""
+    """auto (cuda when present), cpu, cuda or cuda:N; cuda without a visible GPU is refused before any work."""
     precision: Literal["fp32", "bf16"] = "fp32"
     """bf16: autocast of forward and loss (weights and optimiser stay float32)."""
     threads: int | None = Field(default=None, ge=1)
     channels_last: bool = False
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, value: str) -> str:
+        if not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", value):
+            raise ValueError(f"{value!r}: expected auto, cpu, cuda or cuda:N")
+        return value
 
 
 class Checkpointing(_Strict):
@@ -259,7 +267,7 @@ class Export(_Strict):
 class TrainConfig(_Strict):
     """A whole training run."""
 
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     data: Data
     model: ModelSettings = ModelSettings()
     loss: Losses = Losses()

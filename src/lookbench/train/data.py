@@ -216,6 +216,19 @@ class TrainingSet:
         """Distinct items."""
         return len(self.class_names)
 
+    def fingerprint(self) -> str:
+        """sha256 of what is trained on: every row's image bytes (by digest), item and label targets, in order."""
+        digest = hashlib.sha256()
+        for name in self.class_names:
+            digest.update(name.encode() + b"\0")
+        digest.update(np.ascontiguousarray(self.classes).tobytes())
+        for row in range(len(self.images)):
+            digest.update(bytes.fromhex(self.images.sha256_hex(row)))
+        t = self.targets
+        for array in (t.category, t.single, t.multi_mask, *(t.multi[k] for k in sorted(t.multi))):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()
+
     def select(self, rows: np.ndarray) -> TrainingSet:
         """The given rows, their classes renumbered densely (0..C-1, in the order of the original numbers)."""
         rows = np.asarray(rows, dtype=np.int64)
