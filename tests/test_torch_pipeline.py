@@ -79,7 +79,7 @@ def test_bf16_autocast_runs_close_to_fp32_and_restores_settings() -> None:
 def test_precision_keys_the_cache_and_is_recorded(tmp_path: Path) -> None:
     snap = open_snapshot(studio_snapshot(tmp_path, gallery=4))
     options = EmbedOptions(cache_dir=tmp_path / "cache", progress=False, workers=0)
-    # a loader builds the encoder at the requested precision (the model route passes it at construction)
+    # a loader builds the encoder at the options' precision (the registry passes `options.precision`)
     fp32 = ModelEmbeddings("t", _conv_encoder("fp32"), options.model_copy(update={"precision": "fp32"}))
     auto = ModelEmbeddings("t", _conv_encoder(), options)  # auto on CPU is fp32: the same cache
     bf16 = ModelEmbeddings("t", _conv_encoder("bf16"), options.model_copy(update={"precision": "bf16"}))

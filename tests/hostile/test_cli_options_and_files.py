@@ -30,7 +30,7 @@ def test_an_impossible_yaml_date_names_the_file_and_line(tmp_path: Path) -> None
 def test_an_impossible_release_date_is_one_line_in_build(tmp_path: Path) -> None:
     config = tmp_path / "release.yaml"
     config.write_text("release_date: 2026-02-30\n", encoding="utf-8")
-    clean_error(invoke("build", str(config)), "release.yaml", "line 1", "2026-02-30")
+    clean_error(invoke("release", str(config)), "release.yaml", "line 1", "2026-02-30")
 
 
 @pytest.mark.parametrize("command", ["synth", "eval", "compare"])

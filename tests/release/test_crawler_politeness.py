@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from buildkit import (
+from releasekit import (
     HTML,
     PNG,
     Shop,
