@@ -202,7 +202,8 @@ def test_site_shows_deepfashion2_official_recall_with_detector_misses(tmp_path: 
             assert driver.find_element("css selector", cell.format(f"{metric}@5")).text.startswith(shown)
         driver.get(index.as_uri() + "#metric=recall&k=5&since=2025-12-01")
         assert driver.find_elements("css selector", "#tables")
-        assert not [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        severe = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+        assert not severe, severe
 
 
 class ByItem(MeanColour):

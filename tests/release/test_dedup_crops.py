@@ -151,7 +151,7 @@ def test_large_images_are_aligned_and_oversized_or_undecodable_ones_refused_with
 
 @pytest.mark.parametrize(
     "damage",
-    ["garbage", "empty", "other columns", "short windows"],
+    ["garbage", "empty", "truncated", "other columns", "short windows", "short phash", "non-hex sha256", "null phash"],
 )
 def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, damage: str) -> None:
     out = _earlier_release(tmp_path, ORIGINALS[:3])
@@ -163,8 +163,18 @@ def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, 
         cached.write_bytes(b"PAR1" + b"\0" * 100)
     elif damage == "empty":
         cached.write_bytes(b"")
+    elif damage == "truncated":  # a crawl killed while the file was written by something not atomic
+        cached.write_bytes(cached.read_bytes()[: cached.stat().st_size // 2])
     elif damage == "other columns":
         pq.write_table(good.drop(["windows"]), cached)
+    elif damage in ("short phash", "non-hex sha256", "null phash"):
+        column = "sha256" if "sha256" in damage else "phash"
+        values = good[column].to_pylist()
+        values[1] = {"short phash": values[1][:-2], "non-hex sha256": "z" * 64, "null phash": None}[damage]
+        position = FINGERPRINT_SCHEMA.get_field_index(column)
+        pq.write_table(
+            good.set_column(position, FINGERPRINT_SCHEMA.field(column), pa.array(values, pa.string())), cached
+        )
     else:
         short = [None if w is None else w[:8] for w in good["windows"].to_pylist()]
         pq.write_table(good.set_column(3, pa.field("windows", pa.binary()), pa.array(short, pa.binary())), cached)

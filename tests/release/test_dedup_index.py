@@ -4,9 +4,12 @@ copies, ties, absent windows, every radius), and add() grows storage without reb
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.fingerprints.hashes import to_words
+from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, table_codes
 from lookbench.release.fingerprints.tables import (
     SCAN_BLOCK,
     Backend,
@@ -87,7 +90,7 @@ def test_window_search_ranks_entries_like_comparing_every_pair(backend: Backend,
     codes, present = _windows(rng, 400, tied)
     table = window_table(backend)
     for row, has in zip(codes, present, strict=True):
-        table.add(row if has else None)
+        table.add(row[None], np.array([has]))
     for query in (_near_copies(rng, codes[0], 1, 10)[0], _near_copies(rng, codes[5], 1, 14)[0], codes[1] ^ codes[2]):
         for radius, limit in ((16, 16), (24, 16), (20, 3), (40, 64), (0, 16)):
             rows, pairs = table.nearest(query, radius, limit)
@@ -100,14 +103,13 @@ def test_faiss_window_search_falls_back_to_the_scan_only_when_its_answer_is_not_
     rng = np.random.default_rng(7)
     table = FaissWindows()
     spread, _ = _windows(rng, 3000, tied=False)
-    for row in spread:
-        table.add(row)
+    table.add(spread, np.ones(len(spread), bool))
     table.nearest(spread[10], 16, 16)
     assert table.scanned == 0
     tied = FaissWindows()
     same = np.full(W, spread[0, 0])
     for _ in range(40):
-        tied.add(same)
+        tied.add(same[None], np.array([True]))
     rows, _ = tied.nearest(same, 16, 16)
     assert rows.tolist() == list(range(16)) and tied.scanned == 1
 
@@ -124,6 +126,47 @@ def test_codes_grow_by_appending_and_keep_every_row() -> None:
 def test_empty_tables_find_nothing(backend: Backend) -> None:
     assert phash_table(backend).within(np.zeros((2, 4), np.uint64), 24).tolist() == []
     windows = window_table(backend)
-    windows.add(None)
+    windows.add(np.ones((1, W), np.uint64), np.array([False]))
     rows, pairs = windows.nearest(np.zeros(W, np.uint64), 16, 16)
     assert rows.tolist() == [] and pairs.shape == (0, W * W)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_adding_entries_in_bulk_answers_like_adding_them_one_by_one(backend: Backend) -> None:
+    rng = np.random.default_rng(11)
+    codes, _ = _windows(rng, 300, tied=True)
+    phashes = _phashes(rng, 300)
+    one_by_one, bulk = window_table(backend), window_table(backend)
+    single_phashes, bulk_phashes = phash_table(backend), phash_table(backend)
+    absent = np.array([False])
+    one_by_one.add(np.ones((1, W), np.uint64), absent)
+    bulk.add(np.ones((1, W), np.uint64), absent)
+    for row, words in zip(codes, phashes, strict=True):
+        one_by_one.add(row[None], np.array([True]))
+        single_phashes.add(words)
+    bulk.add(codes, np.ones(len(codes), bool))
+    bulk_phashes.add(phashes)
+    for query in codes[:20]:
+        rows, pairs = bulk.nearest(query, 16, 16)
+        expected_rows, expected_pairs = one_by_one.nearest(query, 16, 16)
+        assert rows.tolist() == expected_rows.tolist() and np.array_equal(pairs, expected_pairs)
+        shifted = [r + 1 for r in _brute_force_nearest(query, codes, np.ones(300, bool), 16, 16)[0]]
+        assert rows.tolist() == shifted
+    for query in phashes[:20]:
+        assert np.array_equal(bulk_phashes.within(query[None], 24), single_phashes.within(query[None], 24))
+
+
+def test_cache_columns_convert_to_the_codes_each_row_holds() -> None:
+    rng = np.random.default_rng(3)
+    phashes = [bytes(rng.integers(0, 256, 32, dtype=np.uint8)).hex() for _ in range(5)]
+    windows = [None if i == 2 else bytes(rng.integers(0, 256, 8 * W, dtype=np.uint8)) for i in range(5)]
+    table = pa.Table.from_pydict(
+        {"key": list("abcde"), "sha256": ["0" * 64] * 5, "phash": phashes, "windows": windows},
+        schema=FINGERPRINT_SCHEMA,
+    ).slice(1)
+    words, codes, present = table_codes(table)
+    assert np.array_equal(words, to_words(phashes[1:]))
+    assert present.tolist() == [True, False, True, True]
+    for got, raw in zip(codes, windows[1:], strict=True):
+        expected = np.zeros(W, np.uint64) if raw is None else np.frombuffer(raw, ">u8").astype(np.uint64)
+        assert np.array_equal(got, expected)

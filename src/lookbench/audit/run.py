@@ -20,6 +20,7 @@ from lookbench.audit.schema import (
     AuditSnapshot,
     EmbeddingProbe,
     ImageStatisticsProbe,
+    NoiseEffect,
     QuerySide,
     Sampling,
     Separability,
@@ -159,51 +160,13 @@ def audit_snapshot(
 
     t0 = time.perf_counter()
     say("image statistics: probing")
-    stats_share: dict[str, float] | None = None
-    if noise is None:
-        stats_probe = ImageStatisticsProbe(auc=None, ci=None, reason=NO_NOISE)
-    else:
-        x = np.concatenate([gallery.features, noise.features])
-        is_noise = np.r_[np.zeros(gallery.size, bool), np.ones(noise.size, bool)]
-        value, ci, reason = _probe(x, is_noise, settings)
-        top: list[StatisticAuc] = []
-        if reason is None:
-            for group in GROUPS:
-                group_auc, _, _ = _probe(x[:, group.columns], is_noise, replace(settings, resamples=0))
-                top.append(StatisticAuc(name=group.name, auc=0.5 if group_auc is None else group_auc))
-            top.sort(key=lambda s: -s.auc)
-            stats_share = _noise_side_share(x, is_noise, {s: q.features for s, q in query_sides.items()})
-        stats_probe = ImageStatisticsProbe(auc=value, ci=ci, top_statistics=top, reason=reason)
+    stats_probe, stats_share = _statistics_probe(gallery, noise, query_sides, settings)
     timings["image_statistics_s"] = time.perf_counter() - t0
-
-    embedding_probe = None
-    embed_share: dict[str, float] | None = None
-    effect = None
+    embedding_probe, embed_share, effect = None, None, None
     if provider is not None:
-        reused = ReusedEmbeddings(provider)
-        name = str(provider.describe().get("name") or provider.spec)
-        t0 = time.perf_counter()
-        say(f"embedding probe: {name}")
-        if noise is None:
-            embedding_probe = EmbeddingProbe(model=name, auc=None, ci=None, reason=NO_NOISE)
-        else:
-            e_gallery = _embeddings(reused, snapshot, gallery.parts)
-            e_noise = _embeddings(reused, snapshot, noise.parts)
-            x = np.concatenate([e_gallery, e_noise])
-            is_noise = np.r_[np.zeros(len(e_gallery), bool), np.ones(len(e_noise), bool)]
-            value, ci, reason = _probe(x, is_noise, settings)
-            if reason == NO_VARIATION:
-                reason = "the model returns the same vector for every sampled image: nothing to separate them by"
-            embedding_probe = EmbeddingProbe(model=name, auc=value, ci=ci, reason=reason)
-            if reason is None:
-                queries = {s: _embeddings(reused, snapshot, q.parts) for s, q in query_sides.items()}
-                embed_share = _noise_side_share(x, is_noise, queries)
-        timings["embedding_probe_s"] = time.perf_counter() - t0
-        if snapshot.has_noise:
-            t0 = time.perf_counter()
-            say("noise effect: evaluating with and without the noise pool")
-            effect = noise_effect(snapshot, reused, subsets, settings.resamples, settings.seed)
-            timings["noise_effect_s"] = time.perf_counter() - t0
+        embedding_probe, embed_share, effect = _model_side(
+            snapshot, provider, (gallery, noise, query_sides), subsets, settings, say, timings
+        )
 
     noise_labels = snapshot.labels(NOISE, "gallery") if snapshot.has_noise else None
     consistency = {
@@ -238,3 +201,63 @@ def audit_snapshot(
         skipped_images=skipped,
         timings={k: round(v, 3) for k, v in timings.items()},
     )
+
+
+def _statistics_probe(
+    gallery: Side, noise: Side | None, query_sides: dict[str, Side], settings: AuditSettings
+) -> tuple[ImageStatisticsProbe, dict[str, float] | None]:
+    """The image-statistics probe of gallery against noise, each statistic group alone, and the queries' noise side."""
+    if noise is None:
+        return ImageStatisticsProbe(auc=None, ci=None, reason=NO_NOISE), None
+    x = np.concatenate([gallery.features, noise.features])
+    is_noise = np.r_[np.zeros(gallery.size, bool), np.ones(noise.size, bool)]
+    value, ci, reason = _probe(x, is_noise, settings)
+    top: list[StatisticAuc] = []
+    share = None
+    if reason is None:
+        for group in GROUPS:
+            group_auc, _, _ = _probe(x[:, group.columns], is_noise, replace(settings, resamples=0))
+            top.append(StatisticAuc(name=group.name, auc=0.5 if group_auc is None else group_auc))
+        top.sort(key=lambda s: -s.auc)
+        share = _noise_side_share(x, is_noise, {s: q.features for s, q in query_sides.items()})
+    return ImageStatisticsProbe(auc=value, ci=ci, top_statistics=top, reason=reason), share
+
+
+def _model_side(
+    snapshot: Snapshot,
+    provider: EmbeddingProvider,
+    samples: tuple[Side, Side | None, dict[str, Side]],
+    subsets: list[str],
+    settings: AuditSettings,
+    say: Progress,
+    timings: dict[str, float],
+) -> tuple[EmbeddingProbe, dict[str, float] | None, dict[str, NoiseEffect] | None]:
+    """The linear probe on the model's embeddings of the same samples, and the noise effect on retrieval."""
+    gallery, noise, query_sides = samples
+    reused = ReusedEmbeddings(provider)
+    name = str(provider.describe().get("name") or provider.spec)
+    t0 = time.perf_counter()
+    say(f"embedding probe: {name}")
+    embed_share: dict[str, float] | None = None
+    if noise is None:
+        embedding_probe = EmbeddingProbe(model=name, auc=None, ci=None, reason=NO_NOISE)
+    else:
+        e_gallery = _embeddings(reused, snapshot, gallery.parts)
+        e_noise = _embeddings(reused, snapshot, noise.parts)
+        x = np.concatenate([e_gallery, e_noise])
+        is_noise = np.r_[np.zeros(len(e_gallery), bool), np.ones(len(e_noise), bool)]
+        value, ci, reason = _probe(x, is_noise, settings)
+        if reason == NO_VARIATION:
+            reason = "the model returns the same vector for every sampled image: nothing to separate them by"
+        embedding_probe = EmbeddingProbe(model=name, auc=value, ci=ci, reason=reason)
+        if reason is None:
+            queries = {s: _embeddings(reused, snapshot, q.parts) for s, q in query_sides.items()}
+            embed_share = _noise_side_share(x, is_noise, queries)
+    timings["embedding_probe_s"] = time.perf_counter() - t0
+    effect: dict[str, NoiseEffect] | None = None
+    if snapshot.has_noise:
+        t0 = time.perf_counter()
+        say("noise effect: evaluating with and without the noise pool")
+        effect = noise_effect(snapshot, reused, subsets, settings.resamples, settings.seed)
+        timings["noise_effect_s"] = time.perf_counter() - t0
+    return embedding_probe, embed_share, effect

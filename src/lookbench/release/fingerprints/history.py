@@ -31,6 +31,8 @@ FINGERPRINT_SCHEMA = pa.schema(
 CACHE_FORMAT = f"rgb-on-white-p{HASH_SIZE * HASH_SIZE}-{WINDOWS_ID}"
 """Part of the cache file name: hashes are of images decoded by lookbench.images (alpha composited on white), the
 pHash size, and the crop tier's window settings (`windows` is null for an image too flat to take part)."""
+PHASH_BYTES = HASH_SIZE * HASH_SIZE // 8
+HEX_RE = r"^[0-9a-f]*$"
 WINDOW_BYTES = 8 * len(WINDOWS)
 """Bytes of one image's window hashes (big-endian uint64 each) in the cache."""
 KEY_RE = re.compile(r"^(v\d{8})/([^/]+)/([^/#]+)#(\d+)$")
@@ -132,6 +134,11 @@ def read_cached(path: Path) -> pa.Table:
         raise ReleaseError(f"{path}: unreadable fingerprint cache ({exc})") from exc
     if not table.schema.equals(FINGERPRINT_SCHEMA):
         raise ReleaseError(f"{path}: not a fingerprint cache of this format (columns {table.schema.names})")
+    for name, chars in (("sha256", 64), ("phash", 2 * PHASH_BYTES)):
+        column = table[name]
+        good = pc.and_(pc.equal(pc.utf8_length(column), chars), pc.match_substring_regex(column, HEX_RE))
+        if column.null_count or pc.all(good).as_py() is False:
+            raise ReleaseError(f"{path}: {name} values that are not {chars} lowercase hex digits")
     sizes = pc.binary_length(table["windows"]).drop_null()
     if len(sizes) and pc.min_max(sizes).as_py() != {"min": WINDOW_BYTES, "max": WINDOW_BYTES}:
         raise ReleaseError(f"{path}: window hashes of the wrong size (expected {WINDOW_BYTES} bytes)")
@@ -155,6 +162,28 @@ def cached_snapshot_fingerprints(
     return table
 
 
+def fixed_width_bytes(column: pa.ChunkedArray, width: int) -> np.ndarray:
+    """The values of a string or binary column whose every value is `width` bytes, as one uint8 array."""
+    array = column.combine_chunks()
+    offsets = np.frombuffer(array.buffers()[1], np.int32)[array.offset : array.offset + len(array) + 1]
+    if not len(array):
+        return np.zeros(0, dtype=np.uint8)
+    return np.frombuffer(array.buffers()[2], np.uint8)[offsets[0] : offsets[0] + width * len(array)]
+
+
+def table_codes(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pHash words, window hashes, which rows have windows) of a checked fingerprint cache table, converted in
+    numpy (no Python object per row)."""
+    nibbles = np.zeros(256, dtype=np.uint8)
+    nibbles[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
+    hexes = nibbles[fixed_width_bytes(table["phash"], 2 * PHASH_BYTES)].reshape(-1, 2 * PHASH_BYTES)
+    phashes = np.ascontiguousarray((hexes[:, 0::2] << 4) | hexes[:, 1::2]).view(">u8").astype(np.uint64)
+    windows = table["windows"]
+    filled = pc.fill_null(windows, pa.scalar(bytes(WINDOW_BYTES), pa.binary()))
+    raw = fixed_width_bytes(filled, WINDOW_BYTES).view(">u8").astype(np.uint64).reshape(-1, len(WINDOWS))
+    return phashes.reshape(-1, PHASH_BYTES // 8), raw, windows.is_valid().to_numpy(zero_copy_only=False)
+
+
 def history_index(
     output: Path, version: str, cache: Path, on_problem: Callable[[Path, str], None] | None = None
 ) -> tuple[FingerprintIndex, list[str]]:
@@ -163,8 +192,7 @@ def history_index(
     names = []
     for folder in earlier_versions(output, version):
         table = cached_snapshot_fingerprints(open_snapshot(folder), cache, on_problem)
-        columns = (table[c].to_pylist() for c in ("key", "sha256", "phash", "windows"))
-        for key, sha, phash, windows in zip(*columns, strict=True):
-            index.add(key, sha, phash, None if windows is None else np.frombuffer(windows, ">u8").astype(np.uint64))
+        phashes, windows, present = table_codes(table)
+        index.add_many(table["key"].to_pylist(), table["sha256"].to_pylist(), phashes, windows, present)
         names.append(folder.name)
     return index, names

@@ -134,10 +134,24 @@ class FingerprintIndex:
 
     def add(self, key: str, sha: str, phash: str, windows: np.ndarray | None = None) -> None:
         """Index one image by its sha256, pHash (hex) and, for the crop tier, its window hashes (O(1) amortised)."""
-        self.by_sha.setdefault(sha, len(self.keys))
-        self.keys.append(key)
-        self._phashes.add(to_words([phash])[0])
-        self._windows.add(windows)
+        present = np.array([windows is not None])
+        self.add_many(
+            [key],
+            [sha],
+            to_words([phash]),
+            np.zeros((1, len(WINDOWS)), np.uint64) if windows is None else windows[None],
+            present,
+        )
+
+    def add_many(
+        self, keys: list[str], shas: list[str], phashes: np.ndarray, windows: np.ndarray, present: np.ndarray
+    ) -> None:
+        """Index n images at once: their (n, 4) pHash words, (n, W) window hashes and which have windows."""
+        for offset, sha in enumerate(shas):
+            self.by_sha.setdefault(sha, len(self.keys) + offset)
+        self.keys.extend(keys)
+        self._phashes.add(phashes)
+        self._windows.add(windows, present)
 
     def _lab(self, key: str) -> np.ndarray:
         if key not in self._labs:

@@ -22,8 +22,8 @@ from lookbench.release.fingerprints.hashes import HASH_SIZE, hamming, popcount
 
 Backend = Literal["faiss", "scan"]
 PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
-SCAN_BLOCK = 4096
-"""Entries compared per step of a scan: bounds its transient memory (~5 KB per entry of a block)."""
+SCAN_BLOCK = 1024
+"""Entries compared per step of a scan: bounds its transient memory (~1.3 KB per entry of a block, ~1.4 MB)."""
 HASH_TABLES = 16
 """Multi-index hashing of the 256-bit pHash: 16 tables of 16 bits each."""
 MAX_FLIPS = 2
@@ -82,7 +82,7 @@ class Codes:
 def as_bytes(words: np.ndarray) -> np.ndarray:
     """uint64 code words as faiss's uint8 codes (the same bits, so the same Hamming distances)."""
     words = np.ascontiguousarray(words, dtype=np.uint64)
-    return words.view(np.uint8).reshape(len(words), -1)
+    return words.view(np.uint8).reshape(len(words), 8 * words.shape[1])
 
 
 class PhashTable(Protocol):
@@ -91,7 +91,7 @@ class PhashTable(Protocol):
     codes: Codes
 
     def add(self, words: np.ndarray) -> None:
-        """Append one entry's pHash as (4,) uint64 words."""
+        """Append entries' pHashes: (4,) uint64 words for one, (n, 4) for n."""
 
     def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
         """Entry numbers, ascending, within `radius` bits of any of the (q, 4) query hashes."""
@@ -103,8 +103,8 @@ class WindowTable(Protocol):
     codes: Codes
     present: Codes
 
-    def add(self, windows: np.ndarray | None) -> None:
-        """Append one entry's window hashes (or None)."""
+    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
+        """Append n entries' (n, W) window hashes; `present[i]` is False for an image too flat to have any."""
 
     def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """(entry numbers, their window-pair distances) of the `limit` entries with the nearest window pair within
@@ -114,7 +114,8 @@ class WindowTable(Protocol):
 def window_distances(query: np.ndarray, indexed: np.ndarray) -> np.ndarray:
     """(n, W * W) Hamming distances of every (query window, indexed window) pair; pair p is query window p % W
     against indexed window p // W."""
-    return popcount(indexed[:, :, None] ^ query[None, None, :]).reshape(len(indexed), len(query) * indexed.shape[1])
+    pairs = popcount(indexed[:, :, None] ^ query[None, None, :], np.uint8)
+    return pairs.reshape(len(indexed), len(query) * indexed.shape[1])
 
 
 def ranked(rows: np.ndarray, nearest: np.ndarray, radius: int, limit: int) -> np.ndarray:
@@ -131,7 +132,7 @@ class ScanPhashes:
         self.codes = Codes(PHASH_WORDS)
 
     def add(self, words: np.ndarray) -> None:
-        """Append one entry's pHash."""
+        """Append entries' pHashes."""
         self.codes.add(words)
 
     def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
@@ -151,10 +152,11 @@ class ScanWindows:
         self.codes = Codes(len(WINDOWS))
         self.present = Codes(1)
 
-    def add(self, windows: np.ndarray | None) -> None:
-        """Append one entry's window hashes (zeros, marked absent, for None)."""
-        self.codes.add(np.zeros(len(WINDOWS), np.uint64) if windows is None else windows)
-        self.present.add(np.array([windows is not None], dtype=np.uint64))
+    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
+        """Append entries' window hashes (absent ones stored as zeros, marked absent)."""
+        rows = np.where(present[:, None], np.asarray(windows, dtype=np.uint64).reshape(len(present), len(WINDOWS)), 0)
+        self.codes.add(rows)
+        self.present.add(present.astype(np.uint64))
 
     def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The nearest entries by their nearest window pair, found by comparing every pair of every entry."""
@@ -166,7 +168,7 @@ class ScanWindows:
             rows.append(start + near)
             nearest.append(block[near])
         if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, len(WINDOWS) ** 2), dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros((0, len(WINDOWS) ** 2), dtype=np.uint8)
         chosen = ranked(np.concatenate(rows), np.concatenate(nearest), radius, limit)
         return chosen, window_distances(query, matrix[chosen])
 
@@ -181,9 +183,10 @@ class FaissPhashes(ScanPhashes):
         self._index = faiss.IndexBinaryMultiHash(64 * PHASH_WORDS, HASH_TABLES, 64 * PHASH_WORDS // HASH_TABLES)
 
     def add(self, words: np.ndarray) -> None:
-        """Append one entry's pHash."""
+        """Append entries' pHashes."""
         super().add(words)
-        self._index.add(as_bytes(np.asarray(words, dtype=np.uint64).reshape(1, -1)))
+        with one_thread():
+            self._index.add(as_bytes(np.asarray(words, dtype=np.uint64).reshape(-1, PHASH_WORDS)))
 
     def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
         """Entry numbers within `radius` bits of any query."""
@@ -213,13 +216,15 @@ class FaissWindows(ScanWindows):
         self.scanned = 0
         """Look-ups the scan settled (the k-nearest answer could not be proven complete)."""
 
-    def add(self, windows: np.ndarray | None) -> None:
-        """Append one entry's window hashes; each code is indexed with its entry's number."""
-        entry = len(self.codes)
-        super().add(windows)
-        if windows is not None:
-            self._index.add(as_bytes(np.asarray(windows, dtype=np.uint64).reshape(-1, 1)))
-            self._owners.add(np.full(len(windows), entry, dtype=np.uint64))
+    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
+        """Append entries' window hashes; each present code is indexed with its entry's number."""
+        first = len(self.codes)
+        super().add(windows, present)
+        entries = first + np.flatnonzero(present)
+        if len(entries):
+            with one_thread():
+                self._index.add(as_bytes(self.codes.matrix[entries].reshape(-1, 1)))
+            self._owners.add(np.repeat(entries.astype(np.uint64), len(WINDOWS)))
 
     def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The nearest entries by their nearest window pair."""

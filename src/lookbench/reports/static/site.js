@@ -93,6 +93,7 @@
   function queryValue(q, i, metric) {
     var parts = metric.split("@"), family = parts[0], k = Number(parts[1]);
     if (family === "distractor_share") return q.ds ? q.ds[i] : null;
+    if (!hasValues(q, metric)) return null; // e.g. official Recall of a run no legacy protocol scored
     if (family === "ndcg" || family === "map") {
       var scaled = q[family][parts[1]][i];
       return scaled === null ? null : scaled / D.ndcgScale;

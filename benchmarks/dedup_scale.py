@@ -1,0 +1,239 @@
+"""Dedup search at scale: per-look-up time and transient memory of each tier's table against the faiss floor.
+
+Synthetic fingerprints of the real format (a 256-bit pHash and twelve 64-bit window hashes per entry, uniformly
+random; a tenth of the queries are near copies of an indexed entry, the rest new images) fill the tables the dedup
+stage uses (`lookbench.release.fingerprints.tables`): all but the last 2,000 entries in bulk, those one `add` each
+(timed: the cost of an add at that size). Each repeat times the measured path
+and then its floor on the same queries, alternately, so load drifts hit both:
+
+* pHash tier: `FaissPhashes.within(both hashes, 24 bits)` against the bare faiss `IndexBinaryMultiHash`
+  range search it calls (the floor), and faiss `IndexBinaryFlat` (the exhaustive scan) for reference;
+* crop candidates: `FaissWindows.nearest(12 windows, 16 bits, 16 entries)` against the bare faiss
+  `IndexBinaryFlat` k-nearest search it calls;
+* the exact numpy scans (the path without faiss, and the search before the tables) up to `--scan-up-to`.
+
+Times are wall and CPU (this thread's) milliseconds per look-up; on shared cores the CPU time is the cost that
+load does not inflate. Transient memory is tracemalloc's peak during one look-up (numpy and faiss's numpy
+outputs) per indexed entry; resident memory is the growth of the process's RSS while the tables were filled.
+
+With `--near-identical` every entry is a near copy of one image and every query is near it too (the worst case
+for candidate lists: the pHash tier's range search returns every entry, the crop tier's k-nearest answer cannot
+be proven complete and the blocked scan decides).
+
+    python benchmarks/dedup_scale.py --sizes 10000 100000 1000000
+    python benchmarks/dedup_scale.py --sizes 10000 100000 --near-identical --queries 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import time
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import faiss
+import numpy as np
+
+from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.fingerprints.tables import (
+    FaissPhashes,
+    FaissWindows,
+    ScanPhashes,
+    ScanWindows,
+    as_bytes,
+    one_thread,
+)
+
+W = len(WINDOWS)
+PHASH_RADIUS = 24
+WINDOW_RADIUS = 16
+CROP_LIMIT = 16
+
+
+def rss_mb() -> float:
+    """Resident memory of this process, MB."""
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def random_words(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """Uniform random uint64 words."""
+    return rng.integers(0, 2**64, size=shape, dtype=np.uint64, endpoint=False)
+
+
+def flipped(rng: np.random.Generator, words: np.ndarray, bits: int) -> np.ndarray:
+    """A copy of a word row with `bits` random bits flipped."""
+    out = words.copy()
+    for bit in rng.choice(64 * len(words), bits, replace=False):
+        out[bit // 64] ^= np.uint64(1) << np.uint64(bit % 64)
+    return out
+
+
+def near_identical(rng: np.random.Generator, n: int, words: int) -> np.ndarray:
+    """`n` copies of one random code, each with 3 random bits flipped (a history of near-identical images)."""
+    out = np.repeat(random_words(rng, (1, words)), n, axis=0)
+    for _ in range(3):
+        bit = rng.integers(0, 64 * words, n)
+        out[np.arange(n), bit // 64] ^= np.left_shift(np.uint64(1), (bit % 64).astype(np.uint64))
+    return out
+
+
+def timed(run: Callable[[], object], queries: int) -> tuple[float, float]:
+    """(wall, CPU) milliseconds per look-up of `run` (which does every query once), faiss on one thread like the
+    tables: the CPU time of this thread is what the look-up costs whatever else shares the cores."""
+    started, cpu = time.perf_counter(), time.thread_time()
+    with one_thread():
+        run()
+    return 1000 * (time.perf_counter() - started) / queries, 1000 * (time.thread_time() - cpu) / queries
+
+
+def transient_bytes(run: Callable[[], object]) -> int:
+    """tracemalloc's peak allocation during `run`, beyond what was held before."""
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    run()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak - before
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    """min and median, rounded."""
+    return {"min": round(min(values), 4), "median": round(statistics.median(values), 4)}
+
+
+def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, worst: bool) -> dict[str, Any]:
+    """Every path at `n` indexed entries (`worst`: all near-identical, queries near them too)."""
+    rng = np.random.default_rng(seed)
+    if worst:
+        phashes, windows = near_identical(rng, n, 4), near_identical(rng, n, W)
+    else:
+        phashes, windows = random_words(rng, (n, 4)), random_words(rng, (n, W))
+    rss = rss_mb()
+    phash_table, window_table = FaissPhashes(), FaissWindows()
+    singles = min(n, 2000)
+    phash_table.add(phashes[: n - singles])
+    window_table.add(windows[: n - singles], np.ones(n - singles, bool))
+    started = time.perf_counter()
+    for i in range(n - singles, n):
+        phash_table.add(phashes[i])
+        window_table.add(windows[i : i + 1], np.ones(1, bool))
+    add_us = 1e6 * (time.perf_counter() - started) / singles
+    resident = rss_mb() - rss
+    flat = faiss.IndexBinaryFlat(256)
+    flat.add(as_bytes(phashes))
+    multi = faiss.IndexBinaryMultiHash(256, 16, 16)
+    multi.add(as_bytes(phashes))
+    multi.nflip = PHASH_RADIUS // 16
+    window_codes = faiss.IndexBinaryFlat(64)
+    window_codes.add(as_bytes(windows.reshape(-1, 1)))
+
+    copies = max(1, queries // 10)
+    picks = rng.integers(0, n, copies)
+    q_phash = [np.stack([flipped(rng, phashes[i], 10), random_words(rng, (4,))]) for i in picks]
+    q_phash += [random_words(rng, (2, 4)) for _ in range(queries - copies)]
+    q_windows = [flipped(rng, windows[i], 40) for i in picks] + [random_words(rng, (W,)) for _ in picks[copies:]]
+    q_windows += [random_words(rng, (W,)) for _ in range(queries - len(q_windows))]
+    if worst:
+        q_phash = [np.stack([flipped(rng, phashes[0], 4)] * 2) for _ in range(queries)]
+        q_windows = [flipped(rng, windows[0], 4) for _ in range(queries)]
+    q_phash_bytes = [as_bytes(q) for q in q_phash]
+    q_window_bytes = [as_bytes(q.reshape(-1, 1)) for q in q_windows]
+    k = CROP_LIMIT * W
+
+    paths: dict[str, Callable[[], object]] = {
+        "phash: FaissPhashes.within": lambda: [phash_table.within(q, PHASH_RADIUS) for q in q_phash],
+        "phash floor: faiss IndexBinaryMultiHash range_search": lambda: [
+            multi.range_search(q, PHASH_RADIUS + 1) for q in q_phash_bytes
+        ],
+        "phash reference: faiss IndexBinaryFlat range_search": lambda: [
+            flat.range_search(q, PHASH_RADIUS + 1) for q in q_phash_bytes
+        ],
+        "crop candidates: FaissWindows.nearest": lambda: [
+            window_table.nearest(q, WINDOW_RADIUS, CROP_LIMIT) for q in q_windows
+        ],
+        "crop floor: faiss IndexBinaryFlat knn": lambda: [window_codes.search(q, k) for q in q_window_bytes],
+    }
+    if scan:
+        scan_phash, scan_windows = ScanPhashes(), ScanWindows()
+        scan_phash.codes.add(phashes)
+        scan_windows.codes.add(windows)
+        scan_windows.present.add(np.ones((n, 1), np.uint64))
+        few = max(1, queries // 10)
+        paths["phash scan (numpy, no faiss)"] = lambda: [scan_phash.within(q, PHASH_RADIUS) for q in q_phash[:few]]
+        paths["crop candidates scan (numpy, no faiss)"] = lambda: [
+            scan_windows.nearest(q, WINDOW_RADIUS, CROP_LIMIT) for q in q_windows[:few]
+        ]
+    counts = {name: (max(1, queries // 10) if "scan" in name else queries) for name in paths}
+    times: dict[str, list[float]] = {name: [] for name in paths}
+    cpu_times: dict[str, list[float]] = {name: [] for name in paths}
+    for _ in range(repeats):
+        for name, run in paths.items():
+            wall, cpu = timed(run, counts[name])
+            times[name].append(wall)
+            cpu_times[name].append(cpu)
+    memory = {}
+    for name, fn in (
+        ("phash: FaissPhashes.within", lambda: phash_table.within(q_phash[-1], PHASH_RADIUS)),
+        ("crop candidates: FaissWindows.nearest", lambda: window_table.nearest(q_windows[-1], WINDOW_RADIUS, 16)),
+        ("crop floor: faiss IndexBinaryFlat knn", lambda: window_codes.search(q_window_bytes[-1], k)),
+    ):
+        memory[name] = round(transient_bytes(fn) / n, 3)
+    result: dict[str, Any] = {
+        "entries": n,
+        "near_identical": worst,
+        "add_us_per_entry": round(add_us, 2),
+        "tables_resident_mb": round(resident, 1),
+        "ms_per_lookup": {name: summary(values) for name, values in times.items()},
+        "cpu_ms_per_lookup": {name: summary(values) for name, values in cpu_times.items()},
+        "transient_bytes_per_entry": memory,
+        "scan_fallbacks": window_table.scanned,
+        "load_average_1min": round(os.getloadavg()[0], 2),
+    }
+    for kind in ("ms_per_lookup", "cpu_ms_per_lookup"):
+        ms = result[kind]
+        floor = ms["crop floor: faiss IndexBinaryFlat knn"]["median"]
+        measured = ms["crop candidates: FaissWindows.nearest"]["median"]
+        result[f"crop_over_floor_median_{kind}"] = round(measured / floor, 2)
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def main() -> None:
+    """Measure each size and print one JSON line per size, then the growth exponents."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--scan-up-to", type=int, default=100_000, help="largest size the numpy scans run at")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--near-identical", action="store_true", help="the worst case: one image, n near copies")
+    args = parser.parse_args()
+    print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}))
+    results = [
+        measure_size(n, args.queries, args.repeats, n <= args.scan_up_to, args.seed, args.near_identical)
+        for n in args.sizes
+    ]
+    if len(results) > 1:
+        first, last = results[0], results[-1]
+        growth = {
+            name: round(
+                float(
+                    np.log(last["cpu_ms_per_lookup"][name]["median"] / first["cpu_ms_per_lookup"][name]["median"])
+                    / np.log(last["entries"] / first["entries"])
+                ),
+                2,
+            )
+            for name in first["cpu_ms_per_lookup"]
+            if name in last["cpu_ms_per_lookup"]
+        }
+        print(json.dumps({"growth_exponent_of_median_cpu": growth}))
+    print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}))
+
+
+if __name__ == "__main__":
+    main()
