@@ -1,4 +1,4 @@
-"""Both error kinds of the builder's duplicate detection, measured (docs/build.md, "De-duplication").
+"""Both error kinds of the builder's duplicate detection, measured (docs/release.md, "De-duplication").
 
 Missed copies: the first `--count` Fashion-MNIST test images (28x28, upscaled to 224x224 RGB) are indexed; each
 edited copy (resize, JPEG re-encode, mirror, crops, small colour jitter) is looked up and counts as found only when

@@ -3,7 +3,7 @@
 Runs alternate between the trees (A, B, A, B...) so load on a shared machine falls on both alike; each figure is
 reported as min and median of the repeats, with the 1-minute load average before and after.
 
-    python benchmarks/route_overhead.py --a /tmp/before/src --b src [--repeats 5] [--json FILE]
+    python benchmarks/route_overhead.py --a /tmp/before/src --b src [--repeats 5] [--json FILE] [--cache DIR]
 
 The eval runs the default model on the embedded default snapshot with one shared, pre-filled embedding cache, so
 they time what the code around the model does (loading, checks, search, metrics, bootstrap, writing results).
@@ -58,14 +58,18 @@ def main() -> None:
     parser.add_argument("--b", required=True, help="second source tree")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--cache", type=Path, help="an embedding cache already filled by an earlier run (else a new one)"
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="route-overhead-"))
-    cache = work / "cache"
+    cache = args.cache or work / "cache"
     trees = {"a": args.a, "b": args.b}
     evals: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
     helps: dict[str, list[float]] = {name: [] for name in trees}
     load_before = _load()
-    _run(args.a, ["eval", "--cache-dir", str(cache), "-o", str(work / "warm.json")], timed=False)  # fills the cache
+    if args.cache is None:
+        _run(args.a, ["eval", "--cache-dir", str(cache), "-o", str(work / "warm.json")], timed=False)  # fills it
     for repeat in range(args.repeats):
         for name, src in trees.items():
             out = work / f"{name}-{repeat}.json"

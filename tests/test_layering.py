@@ -26,6 +26,7 @@ LAYERS: dict[str, int] = {
     "results": 6,
     "evaluation": 7,
     "contamination": 8,
+    "audit": 9,
     # the families, built on the core
     "synth": 10,
     "composed": 11,
@@ -34,6 +35,7 @@ LAYERS: dict[str, int] = {
     "train": 13,
     "reports": 14,
     "submissions": 14,
+    "integrations": 14,
     "cli": 15,
 }
 CORE = {"snapshot", "embeddings", "models", "search", "metrics", "results", "evaluation"}

@@ -19,7 +19,7 @@ class ResultError(LookBenchError):
     """A result file is malformed or incompatible."""
 
 
-class BuildError(LookBenchError):
+class ReleaseError(LookBenchError):
     """A release config or build stage cannot proceed."""
 
 

@@ -154,3 +154,33 @@ def test_a_python_model_with_embed_texts_is_a_two_tower_model(task: tuple[Path, 
     assert data["model"]["composition"]["method"] == "sum" and data["model"]["name"] == "two-tower+sum"
     assert record["parameter"] == "weight" and len(record["validation"]) == 11
     assert record["value"] in [round(0.1 * i, 1) for i in range(11)]
+
+
+def test_a_text_method_on_an_image_only_model_is_refused_before_embedding(
+    task: tuple[Path, Path], tmp_path: Path
+) -> None:
+    snap, _ = task
+    calls = tmp_path / "embedded.txt"
+    module = tmp_path / "imageonly.py"
+    module.write_text(
+        "import numpy as np\n"
+        "class ImageOnly:\n"
+        "    model_id, revision = 'image-only', '1'\n"
+        "    def embed(self, images):\n"
+        f"        open({str(calls)!r}, 'a').write(f'{{len(images)}}\\n')\n"
+        "        return np.stack([np.asarray(im.resize((2, 2)), np.float32).ravel() + 1 for im in images])\n"
+        "def make():\n"
+        "    return ImageOnly()\n",
+        encoding="utf-8",
+    )
+    import sys
+
+    sys.path.insert(0, str(tmp_path))
+    try:
+        for method in ("text", "sum"):
+            result = _run("eval", "-s", str(snap), "-m", "python:imageonly:make", "--compose", method,
+                          "-o", str(tmp_path / "x.json"), "--cache-dir", str(tmp_path / "cache"))  # fmt: skip
+            assert result.exit_code == 2 and "needs a two-tower model" in result.output, result.output
+            assert not calls.exists()  # not one image embedded
+    finally:
+        sys.path.remove(str(tmp_path))

@@ -30,7 +30,7 @@ def test_an_impossible_yaml_date_names_the_file_and_line(tmp_path: Path) -> None
 def test_an_impossible_release_date_is_one_line_in_build(tmp_path: Path) -> None:
     config = tmp_path / "release.yaml"
     config.write_text("release_date: 2026-02-30\n", encoding="utf-8")
-    clean_error(invoke("build", str(config)), "release.yaml", "line 1", "2026-02-30")
+    clean_error(invoke("release", str(config)), "release.yaml", "line 1", "2026-02-30")
 
 
 @pytest.mark.parametrize("command", ["synth", "eval", "compare"])
@@ -106,3 +106,33 @@ def test_a_malformed_scaling_study_is_one_line(tmp_path: Path, content: str, fra
     (study / "scaling.json").write_text(content, encoding="utf-8")
     result = invoke("leaderboard", str(tmp_path / "r.json"), "--out", str(tmp_path / "site"), "--scaling", str(study))
     clean_error(result, "scaling.json", fragment)
+
+
+def test_nfd_attribute_labels_score_as_nfc_in_graded_ndcg(tmp_path: Path) -> None:
+    import unicodedata
+
+    def run(form: str) -> dict[str, float]:
+        spec = snapshot_spec()
+        query, gallery = spec["real_studio_flat"]["query"][0], spec["real_studio_flat"]["gallery"]
+        query["main_attribute"] = unicodedata.normalize(form, "Rosé")
+        query["other_attributes"] = [unicodedata.normalize(form, t) for t in ("brodé ", "v-neck", "côtelé")]
+        gallery[0]["main_attribute"], gallery[0]["other_attributes"] = "rosé", ["brodé"]
+        gallery[1]["main_attribute"], gallery[1]["other_attributes"] = "rosé", ["v-neck", "côtelé"]
+        snap = make_snapshot(tmp_path / form, spec)  # query a finds its own item (2 of 4 attributes) before x (3)
+        result = evaluate(snap, write_vectors(tmp_path / f"e-{form}", vectors()), tmp_path / f"{form}.json")
+        return {k: v["value"] for k, v in result["metrics"]["real_studio_flat"].items() if k.startswith("ndcg")}
+
+    nfc, nfd = run("NFC"), run("NFD")
+    assert 0 < nfc["ndcg@5"] < 1  # graded: the better match (3 of 4 attributes) ranks second
+    assert nfd == nfc
+
+
+def test_the_taxonomy_cleans_labels_to_nfc_like_the_reader() -> None:
+    import unicodedata
+
+    from lookbench.snapshot.labels import normalise_label
+    from lookbench.taxonomy.normalise import clean
+
+    nfd = unicodedata.normalize("NFD", " Brodé_Côtelé ")
+    assert clean(nfd) == "brodé côtelé" == clean("brodé côtelé")
+    assert clean(nfd).split()[0] == normalise_label("BRODÉ")  # training targets and metrics see one spelling

@@ -178,9 +178,8 @@ def test_cli_eval_tables_and_skip_missing_target(tmp_path: Path) -> None:
 
 
 def test_a_fashioniq_record_with_an_empty_first_caption_keeps_the_joined_text(tmp_path: Path) -> None:
-    from lookbench.composed.schema import read_composed_queries
-
     from lookbench.legacy.fashioniq import join_captions
+    from lookbench.snapshot.composed import read_composed_queries
 
     src = fashioniq_dial(tmp_path / "src")
     captions = src / "captions" / "cap.dress.val.json"

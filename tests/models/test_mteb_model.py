@@ -39,6 +39,8 @@ def test_models_source_mteb_lists_the_registry_image_models() -> None:
     assert card["spec"] == "mteb:openai/clip-vit-base-patch32" and "image" in card["modalities"]
     everything = runner.invoke(app, ["models", "--source", "mteb", "--modality", "any", "--json"])
     assert len(json.loads(everything.output)) == len(mteb.get_model_metas()) > len(expected)
+    unknown = runner.invoke(app, ["models", "--source", "mteb", "--modality", "smell"])
+    assert unknown.exit_code == 2 and "--modality: expected one of image" in unknown.output
 
 
 def test_eval_runs_a_registered_model_through_its_own_encode(registered: None, tmp_path: Path) -> None:

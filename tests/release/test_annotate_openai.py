@@ -7,8 +7,8 @@ import json
 import time
 
 import pytest
-from buildkit import closed_port, encode, photo
 from chatkit import ChatServer, Truth, serve
+from releasekit import closed_port, encode, photo
 
 from lookbench.release.config import ApiConfig
 from lookbench.release.label.base import InvalidAnswer, Item, check_labels, labels_from_answer

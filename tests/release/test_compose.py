@@ -12,9 +12,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from buildkit import encode
 from chatkit import ChatServer, Truth, serve
 from PIL import Image
+from releasekit import encode
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app

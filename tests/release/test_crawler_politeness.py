@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from buildkit import (
+from releasekit import (
     HTML,
     PNG,
     Shop,
@@ -208,7 +208,7 @@ def test_sitemap_parsing_is_linear_in_the_file() -> None:
         return best
 
     small, large = seconds(4_000), seconds(16_000)
-    assert large / small < 9, (small, large)  # 4x the entries: about 4x the time (quadratic parsing took 16x)
+    assert large / small < 10, (small, large)  # 4x the entries: about 4x the time (quadratic parsing took 16-24x)
 
 
 def test_a_page_limit_stops_reading_a_sitemap_early() -> None:

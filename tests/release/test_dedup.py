@@ -3,8 +3,8 @@ images and colour variants of one design are not."""
 
 from __future__ import annotations
 
-from buildkit import encode, near_copy, photo
 from PIL import Image, ImageEnhance, ImageOps
+from releasekit import encode, near_copy, photo
 
 from lookbench.release.config import DedupConfig
 from lookbench.release.fingerprints.hashes import fingerprint

@@ -12,11 +12,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from buildkit import encode, photo
 from PIL import Image, ImageOps
+from releasekit import encode, photo
 
 from conftest import make_row, write_snapshot
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.images import BadImageError, decode_image
 from lookbench.release.config import DedupConfig
 from lookbench.release.fingerprints.crops import WINDOWS, CropView, region
@@ -178,7 +178,7 @@ def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, 
     else:
         short = [None if w is None else w[:8] for w in good["windows"].to_pylist()]
         pq.write_table(good.set_column(3, pa.field("windows", pa.binary()), pa.array(short, pa.binary())), cached)
-    with pytest.raises(BuildError, match=cached.name):
+    with pytest.raises(ReleaseError, match=cached.name):
         read_cached(cached)
     problems: list[tuple[Path, str]] = []
     history, _ = history_index(out, "v20260601", cache, lambda path, why: problems.append((path, why)))

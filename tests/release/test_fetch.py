@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from buildkit import PNG_ROUTE, Shop, serve
+from releasekit import PNG_ROUTE, Shop, serve
 from warcio.archiveiterator import ArchiveIterator
 
 from lookbench.release.sources.shop.fetch import Fetcher, FetchError

@@ -9,7 +9,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from buildkit import (
+from chatkit import ChatServer, Truth
+from chatkit import serve as serve_chat
+from releasekit import (
     HTML,
     PNG,
     Shop,
@@ -26,8 +28,6 @@ from buildkit import (
     write_catalog,
     write_yaml,
 )
-from chatkit import ChatServer, Truth
-from chatkit import serve as serve_chat
 
 from lookbench.taxonomy import load_taxonomy
 

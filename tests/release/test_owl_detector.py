@@ -12,10 +12,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from buildkit import encode, photo
 from PIL import Image
+from releasekit import encode, photo
 
-from lookbench.errors import BuildError, EmbeddingError
+from lookbench.errors import EmbeddingError, ReleaseError
 from lookbench.release.config import OwlConfig, load_config
 from lookbench.release.detect.base import Photo
 from lookbench.release.detect.owl import OwlDetector
@@ -159,7 +159,7 @@ def test_threshold_nms_top_k_and_categories(owl_model):
     assert others and {b.category for b in others} <= {"skirt", "dress"}
     only = _detector(owl_model, threshold=0.5, categories=["skirt", TARGET]).detect(_photo(150, 90))
     assert [b.category for b in only] == [TARGET]
-    with pytest.raises(BuildError, match="unknown categories"):
+    with pytest.raises(ReleaseError, match="unknown categories"):
         _detector(owl_model, categories=["cape"])
 
 

@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from buildkit import (
+from PIL import Image, ImageEnhance, ImageOps
+from releasekit import (
     encode,
     near_copy,
     photo,
@@ -20,12 +21,11 @@ from buildkit import (
     write_catalog,
     write_yaml,
 )
-from PIL import Image, ImageEnhance, ImageOps
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.embeddings.encoder import EncoderBase
-from lookbench.errors import BuildError, SnapshotError
+from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.models.registry import KINDS, ModelKind
 from lookbench.release.config import ReleaseConfig, load_config
 from lookbench.release.pipeline import run_stages
@@ -101,7 +101,7 @@ def test_synth_source_stage_hook_resume_and_push(tmp_path, synth):
     push_release(config.output, "v20260601", str(mirror))
     open_snapshot(mirror / "v20260601")
     assert "config_name: aigen_studio" in (mirror / "README.md").read_text()
-    with pytest.raises(BuildError, match="never overwritten"):
+    with pytest.raises(ReleaseError, match="never overwritten"):
         push_release(config.output, "v20260601", str(mirror))
 
 
@@ -109,7 +109,7 @@ def test_changed_config_cannot_overwrite_a_published_version(tmp_path, synth):
     config = load_config(synth_release_config(tmp_path, synth))
     run_stages(config, basic_stages(config))
     changed = load_config(synth_release_config(tmp_path, synth, dedup={"phash_threshold": 10}))
-    with pytest.raises(BuildError, match="never modified"):
+    with pytest.raises(ReleaseError, match="never modified"):
         run_stages(changed, basic_stages(changed))
 
 
@@ -124,10 +124,10 @@ def test_config_errors(tmp_path, synth):
             }
         )
     )
-    with pytest.raises(BuildError, match="unknown subset"):
+    with pytest.raises(ReleaseError, match="unknown subset"):
         load_config(bad)
     bad.write_text("- not a mapping\n")
-    with pytest.raises(BuildError, match="mapping"):
+    with pytest.raises(ReleaseError, match="mapping"):
         load_config(bad)
     bad.write_text(
         yaml.safe_dump(
@@ -138,7 +138,7 @@ def test_config_errors(tmp_path, synth):
             }
         )
     )
-    with pytest.raises(BuildError, match="without scheme"):
+    with pytest.raises(ReleaseError, match="without scheme"):
         load_config(bad)
 
 
@@ -234,7 +234,7 @@ def test_collect_resumes_finished_sources_and_cli_reports_errors(tmp_path, synth
         ],
     }
     config_path.write_text(yaml.safe_dump(data))
-    failed = CliRunner().invoke(app, ["build", str(config_path)])
+    failed = CliRunner().invoke(app, ["release", str(config_path)])
     assert failed.exit_code == 2 and "not-yet" in failed.output
     work = tmp_path / "out" / "_work" / "v20260601" / "collect"
     assert (work / "synth.done.json").is_file() and not (work / "later.done.json").exists()
@@ -244,7 +244,7 @@ def test_collect_resumes_finished_sources_and_cli_reports_errors(tmp_path, synth
     (folder / "a.png").write_bytes(encode(photo(60)))
     (folder / "b.png").write_bytes(encode(photo(61)))
     (folder / "manifest.csv").write_text("image,product_id,category,color\na.png,K1,coat,Camel\nb.png,K1,coat,Camel\n")
-    ok = CliRunner().invoke(app, ["build", str(config_path)])
+    ok = CliRunner().invoke(app, ["release", str(config_path)])
     assert ok.exit_code == 0, ok.output
     info = yaml.safe_load((work / "DONE.json").read_text())
     assert info["log"]["stats"]["sources"]["synth"]["resumed"] is True
@@ -307,5 +307,5 @@ def test_colour_variants_stay_apart_while_edited_copies_merge(tmp_path):
 def test_release_config_yaml_duplicate_keys_are_errors(tmp_path):
     path = tmp_path / "dup.yaml"
     path.write_text("release_date: 2026-01-01\noutput: o\noutput: p\nsources: []\n")
-    with pytest.raises(BuildError, match="duplicate key 'output'"):
+    with pytest.raises(ReleaseError, match="duplicate key 'output'"):
         load_config(path)

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
-from buildkit import encode, photo, published_rows, run_build, synth_release_config, synth_rows
 from chatkit import ChatServer, Truth
 from chatkit import serve as serve_chat
+from releasekit import encode, photo, published_rows, run_build, synth_release_config, synth_rows
 
 VERSION = "v20260601"
 TRUTH = Truth("dress", "red", ["striped", "v-neck", "long sleeve", "midi", "a-line"])

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from buildkit import encode, photo, write_catalog, write_yaml
+from releasekit import encode, photo, write_catalog, write_yaml
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.release.config import ReleaseConfig, load_config
 from lookbench.release.pipeline import run_stages
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
@@ -123,5 +123,5 @@ def test_without_train_before_there_is_no_train_split(tmp_path):
     [("2026-07-01", "after release_date"), ("soon", "train_before"), ("2026-13-01", "train_before")],
 )
 def test_bad_train_before_is_a_config_error(tmp_path, value, message):
-    with pytest.raises(BuildError, match=message):
+    with pytest.raises(ReleaseError, match=message):
         load_config(release_config(tmp_path, train_before=value))

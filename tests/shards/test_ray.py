@@ -97,3 +97,9 @@ def test_eval_on_ray_scores_as_eval_without_shards(ray_cluster: RayCluster, synt
     assert a["metrics"] == b["metrics"]
     assert (tmp_path / "a.per_query.parquet").read_bytes() == (tmp_path / "b.per_query.parquet").read_bytes()
     assert b["model"]["sharding"]["executor"] == "ray" and b["model"]["sharding"]["cpus"] == 2
+
+
+def test_a_real_ray_head_passes_the_address_check(ray_cluster: RayCluster) -> None:
+    from lookbench.shards.ray_executor import check_reachable
+
+    check_reachable(ray_cluster.ray.get_runtime_context().gcs_address)  # the head's gRPC server answers the probe

@@ -159,7 +159,7 @@ def test_eval_with_shards_and_processes_scores_the_same(tmp_path: Path, synth: S
     ],
 )
 def test_eval_and_build_refuse_bad_sharding_options_in_one_line(tmp_path: Path, args: list[str], message: str) -> None:
-    for command in (["eval", "-s", str(tmp_path), "-m", THUMBS], ["build", str(tmp_path / "release.yaml")]):
+    for command in (["eval", "-s", str(tmp_path), "-m", THUMBS], ["release", str(tmp_path / "release.yaml")]):
         result = CliRunner().invoke(app, [*command, *args])
         assert result.exit_code == 2, command
         assert message in result.output

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -248,3 +252,56 @@ def test_the_ray_executor_without_ray_names_the_extra_to_install(monkeypatch: py
     monkeypatch.setitem(sys.modules, "ray", None)  # as where Ray is not installed
     with pytest.raises(ShardError, match=r"--executor ray needs Ray: pip install 'lookbench\[ray\]'"):
         make_executor("ray")
+
+
+@contextlib.contextmanager
+def listener(reply: Callable[[socket.socket], None]) -> Iterator[int]:
+    """A TCP server on loopback that is not Ray: each connection gets `reply`; yields its port."""
+    server = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def serve() -> None:
+        server.settimeout(0.2)
+        while not done.is_set():
+            try:
+                connection, _ = server.accept()
+            except TimeoutError:
+                continue
+            with connection:
+                reply(connection)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        done.set()
+        thread.join()
+        server.close()
+
+
+def _silent(connection: socket.socket) -> None:
+    while connection.recv(1024):  # reads whatever comes, answers nothing, until the client hangs up
+        pass
+
+
+def _http1(connection: socket.socket) -> None:
+    connection.recv(1024)
+    connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+
+def _trickle(connection: socket.socket) -> None:
+    for byte in b"\x00\x00\x00\x04\x00\x00\x00\x00":  # never the ninth byte: 8 seconds of almost a SETTINGS frame
+        connection.sendall(bytes([byte]))
+        time.sleep(1.5)
+
+
+@pytest.mark.parametrize("reply", [_silent, _http1, _trickle])
+def test_a_ray_address_where_something_else_listens_is_refused_in_10_s(reply: Callable[[socket.socket], None]) -> None:
+    from lookbench.shards.ray_executor import check_reachable
+
+    with listener(reply) as port:
+        started = time.monotonic()
+        with pytest.raises(ShardError, match=f"what listens at 127.0.0.1:{port} is not a Ray head"):
+            check_reachable(f"127.0.0.1:{port}")
+        assert time.monotonic() - started < 11

@@ -9,6 +9,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 FLAGS = (
@@ -27,6 +29,11 @@ FLAGS = (
 def available() -> bool:
     """True when the Debian chromium and chromium-driver packages are installed."""
     return CHROMIUM.is_file() and CHROMEDRIVER.is_file()
+
+
+NEEDS_CHROMIUM = pytest.mark.skipif(
+    not available(), reason="needs Debian chromium + chromium-driver (scripts/ensure-chromium.sh)"
+)
 
 
 @contextmanager

@@ -2,9 +2,10 @@
 
     python tests/site/screenshots.py results/A.json [results/B.json ...] --out docs/images
 
-The leaderboard is built from every run and the report from the first (its snapshot must be reachable). Each
-picture is the page's first screen, plus one further down the leaderboard at the first board table; PNGs are
-stored with a 128-colour palette to stay small. Needs Debian chromium and chromium-driver.
+The leaderboard is built from every run and the report from the first (its snapshot must be reachable). The
+leaderboard opens with the first run as the overview's baseline; the pictures are its first screen (the overview),
+the controls, the first board table and, when the runs span releases, the series section; the report's is at its
+sample switch. PNGs are stored with a 128-colour palette to stay small. Needs Debian chromium and chromium-driver.
 """
 
 from __future__ import annotations
@@ -56,12 +57,17 @@ def main() -> None:
         report = build_report(args.results[0], Path(tmp) / "report")
         for width, height in SHOTS.items():
             with chromium(width=width, height=height) as driver:
-                driver.get(site.as_uri())
+                driver.get(site.as_uri() + "#base=0")
                 save(driver, args.out / f"leaderboard-{width}.png")
+                scroll_to(driver, "#controls")
+                save(driver, args.out / f"leaderboard-controls-{width}.png")
                 scroll_to(driver, "#board-title")
                 save(driver, args.out / f"leaderboard-tables-{width}.png")
+                if driver.find_element("id", "series").is_displayed():
+                    scroll_to(driver, "#series")
+                    save(driver, args.out / f"leaderboard-series-{width}.png")
                 driver.get(report.as_uri())
-                scroll_to(driver, "#legend")
+                scroll_to(driver, "#filters")
                 save(driver, args.out / f"report-{width}.png")
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from browser import chromium
 from synth_runs import DEFAULT_MODELS, build_snapshot, evaluate_models
 
+WIDTHS = (1400, 400)
+"""Browser tests run at a desktop and a phone width."""
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "site"
 
 
@@ -38,3 +43,11 @@ def artifacts_fixture() -> Path:
     """Where screenshots are kept after the run (git-ignored)."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="module", params=WIDTHS, ids=[f"{w}px" for w in WIDTHS], name="driver")
+def driver_fixture(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """One headless Chromium per viewport width, shared by the tests of a module."""
+    with chromium(width=request.param) as driver:
+        driver.viewport = request.param
+        yield driver

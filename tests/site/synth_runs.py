@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from conftest import make_row, png_bytes, write_snapshot
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
@@ -154,6 +156,12 @@ def with_timings(timings: dict[str, float], name: str | None = None) -> Callable
     return edit
 
 
+def older_release(result: dict[str, Any]) -> None:
+    """An edit for `copy_run`: the same run as if scored on an earlier release (other id, other content)."""
+    result["snapshot"]["id"] = "v20251215"
+    result["snapshot"]["content_hash"] = "e" * 64
+
+
 FRESH = {"embed_s": 2.0, "embedded_images": 120.0}
 """Timings of a run that embedded 120 images in 2 s: 60 images/s."""
 CACHED = {"embed_s": 0.02, "embedded_images": 0.0}
@@ -192,3 +200,43 @@ DEFAULT_MODELS = [
         display=NASTY_NAME,
     ),
 ]
+
+
+def confused_per_query(snapshot: Path, per_query: pa.Table) -> pa.Table:
+    """The per-query table with each rank-1 result replaced by a same-category item of another main attribute."""
+    snap = open_snapshot(snapshot)
+    tops = per_query["topk_rows"].to_pylist()
+    for i, (subset, row) in enumerate(
+        zip(per_query["subset"].to_pylist(), per_query["query_row"].to_pylist(), strict=True)
+    ):
+        queries, corpus = snap.labels(subset, "query"), snap.corpus_labels(subset)
+        gallery = snap.num_rows(subset, "gallery")
+        other = next(
+            (
+                g
+                for g in range(gallery)
+                if corpus.category[g] == queries.category[row]
+                and corpus.main_attribute[g] != queries.main_attribute[row]
+            ),
+            None,
+        )
+        if other is not None:
+            tops[i] = [other, *tops[i][1:]]
+    column = per_query.schema.get_field_index("topk_rows")
+    return per_query.set_column(column, "topk_rows", pa.array(tops, per_query.schema.field("topk_rows").type))
+
+
+def confused_run(snapshot: Path, source: Path, target: Path) -> Path:
+    """A copy of a run whose every rank-1 result is a same-category item of another main attribute."""
+    from lookbench.contamination.tables import load_with_per_query
+    from lookbench.results.io import load_result
+
+    _, per_query = load_with_per_query(source)
+    assert per_query is not None
+
+    def unchecked(result: dict[str, Any]) -> None:  # the per-query file is replaced below
+        result["per_query_sha256"] = None
+
+    copy = copy_run(source, target, unchecked)
+    pq.write_table(confused_per_query(snapshot, per_query), target.parent / load_result(copy).per_query_file)
+    return copy

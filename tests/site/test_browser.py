@@ -1,49 +1,40 @@
 """Open the built site and report in headless Chromium (file://, offline) at 1400 and 400 px and check what a
-person would see: numbers, windows, groups, labels, sorting, the URL state and the layout."""
+person would see: the overview and its exports, numbers, windows (Python's bootstrap), groups, labels, sorting, the
+URL state and the layout."""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from browser import available, chromium
+from browser import NEEDS_CHROMIUM
 from site_fixtures import (  # noqa: F401
     artifacts_fixture,
+    driver_fixture,
     synth_data_fixture,
     synth_runs_fixture,
     windowed_run_fixture,
 )
-from synth_runs import CACHED, FRESH, NASTY_NAME, copy_run, with_timings
+from synth_runs import CACHED, FRESH, NASTY_NAME, confused_run, copy_run, older_release, with_timings
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.tables import load_with_per_query
+from lookbench.contamination.tables import load_with_per_query, windowed_runs
 from lookbench.contamination.window import filter_window
 from lookbench.reports.report import build_report
+from lookbench.reports.runs import LoadedRun
 from lookbench.reports.site import build_site
-from lookbench.reports.sitedata import build_site_data
+from lookbench.reports.sitedata import _default_ties, build_site_data
 from lookbench.results.io import load_result
 from lookbench.results.schema import ResultFile
 
-pytestmark = pytest.mark.skipif(
-    not available(), reason="needs Debian chromium + chromium-driver (scripts/ensure-chromium.sh)"
-)
+pytestmark = NEEDS_CHROMIUM
 
-WIDTHS = (1400, 400)
 DAY0 = "2025-12-01"
 DAY1 = "2026-01-15"
-
-
-@pytest.fixture(scope="module", params=WIDTHS, ids=[f"{w}px" for w in WIDTHS], name="driver")
-def driver_fixture(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """One headless Chromium per viewport width, shared by the tests of this module."""
-    with chromium(width=request.param) as driver:
-        driver.viewport = request.param
-        yield driver
 
 
 def _open(driver: Any, url: str) -> None:
@@ -444,12 +435,24 @@ def test_charts_legends_labels_and_throughput(
 def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path, artifacts: Path) -> None:
     from selenium.webdriver.support.ui import Select
 
-    _, paths = synth_runs
-    index = build_report(paths[2], tmp_path / "report", per_subset=6)
+    snapshot, paths = synth_runs
+    run = confused_run(snapshot, paths[2], tmp_path / "confused.json")
+    index = build_report(run, tmp_path / "report", per_subset=6)
     _open(driver, index.as_uri())
     cards = driver.find_elements("css selector", "article.query")
     total = len(cards)
-    assert total >= 12 and driver.find_element("id", "shown-count").text == f"{total} of {total} queries shown"
+    # the reader switches between misses (the default), hits and a random sample; the page says how each is chosen
+    for sample in ("hits", "random", "misses"):
+        Select(driver.find_element("id", "filter-sample")).select_by_value(sample)
+        shown = [c for c in cards if c.is_displayed()]
+        tags = [set(c.get_attribute("data-samples").split()) for c in shown]
+        assert shown and all(sample in t or (sample == "misses" and "example" in t) for t in tags), sample
+        assert driver.find_element("id", "shown-count").text == f"{len(shown)} of {total} queries shown"
+        rule = [s.text for s in driver.find_elements("css selector", "#sample-rule span") if s.is_displayed()]
+        assert len(rule) == 1 and {"hits": "highest", "random": "at random", "misses": "lowest"}[sample] in rule[0]
+    # confusions show their counts, and only recurring ones are listed
+    counts = [int(td.text) for td in driver.find_elements("css selector", "table.confusion td.num")]
+    assert counts and min(counts) >= 2
     loaded = driver.execute_script(
         "return Array.prototype.every.call(document.images, function (i) { return i.complete && i.naturalWidth > 0; })"
     )
@@ -471,7 +474,7 @@ def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path
     legend = driver.find_element("id", "legend").text
     assert "distractors never count as a match" in legend
     for hit in driver.find_elements("css selector", "li.hit.is-noise"):
-        assert not hit.find_elements("css selector", ".attr") and "never a match" in hit.text
+        assert not hit.find_elements("css selector", ".attr") and "never a match" in hit.get_attribute("textContent")
     Select(driver.find_element("id", "filter-subset")).select_by_value("real_streetlook")
     visible = [c for c in cards if c.is_displayed()]
     assert {c.get_attribute("data-subset") for c in visible} == {"real_streetlook"}
@@ -489,3 +492,174 @@ def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path
     card = driver.find_element("id", target)
     assert card.is_displayed() and driver.find_element("id", "filter-subset").get_attribute("value") == ""
     assert _errors(driver) == []
+
+
+# ---- the overview (the paper's table) and Python's bootstrap in the page ----
+
+
+def _cli(*args: str) -> str:
+    result = CliRunner().invoke(app, ["tables", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _no_errors_no_overflow(driver: Any) -> None:
+    assert [e for e in driver.get_log("browser") if e["level"] in ("SEVERE", "ERROR")] == []
+    width = driver.execute_script("return [document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert width[0] <= width[1], width
+
+
+@pytest.mark.parametrize(
+    ("view", "window", "baseline"),
+    [
+        ("", [], None),
+        ("since=2026-01-01&base=2", ["--since", "2026-01-01"], 2),
+        ("until=2026-01-10&base=0", ["--until", "2026-01-10"], 0),
+        ("since=2026-01-01&ds=1&base=1", ["--since", "2026-01-01", "--distractor-share"], 1),
+    ],
+)
+def test_the_overview_exports_what_tables_format_prints(
+    driver: Any,
+    synth_runs: tuple[Path, list[Path]],
+    windowed_run: Path,
+    tmp_path: Path,
+    artifacts: Path,
+    view: str,
+    window: list[str],
+    baseline: int | None,
+) -> None:
+    _, paths = synth_runs
+    runs = [*paths, windowed_run] if not window or window[0] == "--since" else list(paths)
+    index = build_site(runs, tmp_path / "site")
+    _open(driver, index.as_uri() + "#" + view)
+    assert driver.find_element("css selector", "main > section").get_attribute("id") == "overview"
+    titles = [o.text for o in driver.find_elements("css selector", "#baseline option")]
+    extra = [] if baseline is None else ["--baseline", titles[baseline + 1]]
+    for fmt in ("latex", "csv", "markdown"):
+        driver.find_element("css selector", f'button[data-export="{fmt}"]').click()
+        shown = driver.find_element("id", "export-text").get_attribute("value")
+        assert shown == _cli(*map(str, runs), *window, "--format", fmt, *extra), fmt
+        link = driver.find_element("id", "export-download")
+        assert link.get_attribute("download") == {"latex": "paper.tex", "csv": "paper.csv", "markdown": "paper.md"}[fmt]
+    # marks are in the cell, as words, not on hover
+    cells = driver.find_elements("css selector", "table.paper td[data-mark]")
+    best = [c for c in cells if c.get_attribute("data-mark") == "best"]
+    assert best and all("best" in c.text for c in best)
+    assert all("tied" in c.text for c in cells if c.get_attribute("data-mark") == "tied")
+    _no_errors_no_overflow(driver)
+    if not view:
+        driver.save_screenshot(str(artifacts / f"overview-{driver.viewport}.png"))
+
+
+def _board(driver: Any, metric: str) -> dict[tuple[int, str], str]:
+    out = {}
+    for row in driver.find_elements("css selector", f'table.board[data-metric="{metric}"] tbody.runs tr.run'):
+        cell = row.find_element("css selector", "td.value")
+        text = cell.get_attribute("textContent")  # value then its interval (folded under it on phones)
+        rank = row.find_element("css selector", "td.rank").get_attribute("textContent")
+        out[(int(cell.get_attribute("data-run")), cell.get_attribute("data-scope"))] = text + " " + rank
+    return out
+
+
+@pytest.mark.parametrize(
+    "window", [["--since", "2026-01-01"], ["--until", "2026-01-10"], ["--since", "2025-12-01", "--until", "2025-12-31"]]
+)
+def test_window_intervals_and_ties_equal_python_to_the_last_digit(
+    driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path, window: list[str]
+) -> None:
+    _, paths = synth_runs
+    index = build_site(paths, tmp_path / "site")
+    metrics = ["fine_recall@1", "coarse_recall@5", "item_recall@10", "mrr@10", "ndcg@5", "outfit_recall@1"]
+    _cli(*map(str, paths), *window, "--metrics", ",".join(metrics), "--out", str(tmp_path / "t"))
+    with (tmp_path / "t" / "tables.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    bounds = dict(zip(window[::2], window[1::2], strict=True))
+    since, until = (np.datetime64(bounds[k], "us") if k in bounds else None for k in ("--since", "--until"))
+    windowed = windowed_runs(paths, since, until)
+    loaded = [LoadedRun(w.path, w.result, w.per_query) for w in windowed if w.per_query is not None]
+    scopes = ["real_studio_flat", "real_streetlook", "overall"]
+    ties = _default_ties(loaded, metrics, scopes)
+    view = "&".join(f"{k[2:]}={v}" for k, v in bounds.items())
+    _open(driver, index.as_uri() + "#" + view)
+    for metric in metrics:
+        family, _, k = metric.partition("@")
+        driver.get(index.as_uri() + f"#{view}&metric={family}&k={k}")
+        driver.refresh()
+        shown = _board(driver, metric)
+        labels = {(row[0], scope): row[1] for scope, group in ties[metric].items() for row in group}
+        expected = {}
+        order = list(dict.fromkeys(r["model"] for r in rows))
+        for r in rows:
+            if r["metric"] == metric and r["subset"] in scopes:
+                key = (order.index(r["model"]), r["subset"])
+                value, low, high = (100 * float(r[c]) for c in ("value", "ci_low", "ci_high"))
+                expected[key] = f"{value:.2f}[{low:.2f}, {high:.2f}] {labels[key]}"
+        assert {k: v.replace(" [", "[") for k, v in shown.items()} == expected, metric
+    _no_errors_no_overflow(driver)
+
+
+def test_choices_that_do_not_apply_and_captions_that_tell_groups_apart(
+    driver: Any, synth_runs: tuple[Path, list[Path]], windowed_run: Path, tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+
+    def other_content(result: dict[str, Any]) -> None:
+        result["snapshot"]["content_hash"] = "f" * 64  # same snapshot id, other files
+        result["model"]["name"] = "twin-elsewhere"
+
+    other = copy_run(paths[1], tmp_path / "other.json", other_content)
+    index = build_site([*paths, windowed_run, other], tmp_path / "site")
+    _open(driver, index.as_uri() + "#metric=outfit_recall&subset=real_studio_flat")
+    # Outfit Recall does not apply to a studio subset: disabled with the reason, and the page says what it shows
+    option = driver.find_element("css selector", '#family option[value="outfit_recall"]')
+    assert option.get_attribute("disabled") and "street-look subsets only" in option.text
+    assert "Outfit Recall does not apply to RealStudioFlat" in driver.find_element("id", "metric-note").text
+    assert driver.find_elements("css selector", 'table.board[data-metric="fine_recall@1"]')
+    assert not driver.find_elements("id", "empty-window")
+    # each group's caption says what makes it different: the content hash, the window, the query count
+    _open(driver, index.as_uri() + "#")
+    captions = [
+        c.get_attribute("textContent")
+        for c in driver.find_elements("css selector", 'table.board[data-scope="overall"] tr.set-caption')
+    ]
+    assert len(captions) == 3 and len(set(captions)) == 3
+    hashes = {load_result(p).snapshot.content_hash[:12] for p in paths}
+    assert f"48 queries of v20260201 (content {hashes.pop()})" in captions[0]
+    assert "(content ffffffffffff)" in captions[1] and "22 queries" in captions[2] and "since 2026-01-01" in captions[2]
+    # the common window is still offered with a run on other content on the board
+    driver.find_element("id", "apply-common").click()
+    assert "since=2026-01-01" in _hash(driver)
+    assert _errors(driver) == []
+    _no_page_overflow(driver)
+
+
+def test_series_across_releases(
+    driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path, artifacts: Path
+) -> None:
+    _, paths = synth_runs
+    runs = [*paths, copy_run(paths[1], tmp_path / "twin-old.json", older_release)]
+    index = build_site(runs, tmp_path / "site")
+    _open(driver, index.as_uri())
+    section = driver.find_element("id", "series")
+    assert section.is_displayed()
+    heads = [th.text for th in section.find_elements("css selector", "thead th")]
+    assert heads[1:3] == ["v20251215 (2025-12-15)", "v20260201 (2026-02-01)"]
+    twin = section.find_element("css selector", 'tr[data-model="twin"]')
+    old, new = (twin.find_element("css selector", f'td[data-release="{r}"]') for r in ("v20251215", "v20260201"))
+    value = load_result(paths[1]).metrics["overall"]["fine_recall@1"]
+    assert new.text.startswith(f"{100 * value.value:.2f} ±") and "after cutoff" in new.text
+    assert "on/before cutoff" in old.text  # released 2025-12-15, cutoff 2025-12-20
+    assert "training cutoff 2025-12-20" in twin.text and "v20251215, v20260201" in twin.text
+    sharp = section.find_element("css selector", 'tr[data-model="sharp"]')
+    assert "not run" in sharp.find_element("css selector", 'td[data-release="v20251215"]').text
+    # the overview names each row's release, as `tables --format` does
+    driver.find_element("css selector", 'button[data-export="markdown"]').click()
+    shown = driver.find_element("id", "export-text").get_attribute("value")
+    assert shown == _cli(*map(str, runs), "--format", "markdown") and "| twin (v20251215)" in shown
+    # the boards never rank the two releases together
+    overall = driver.find_element("css selector", 'table.board[data-scope="overall"]')
+    captions = [c.get_attribute("textContent") for c in overall.find_elements("css selector", "tr.set-caption")]
+    assert len(captions) == 2 and "v20251215" in captions[1] and "v20251215" not in captions[0]
+    assert _errors(driver) == []
+    _no_page_overflow(driver)
+    driver.save_screenshot(str(artifacts / f"series-{driver.viewport}.png"))

@@ -85,6 +85,15 @@ def test_cutoff_since() -> None:
         cutoff_since({"name": "m", "card": {"training_cutoff": "unknown"}})
     with pytest.raises(LookBenchError, match="has no model card"):
         cutoff_since({"name": "m"})
+    # no declared cutoff: the release date bounds it (the last day of a partial date)
+    released = {"card": {"training_cutoff": "unknown", "release_date": "2023-04"}}
+    assert cutoff_since(released) == np.datetime64("2023-05-01", "us")
+    assert CardFacts.model_validate(released["card"]).cutoff_bound() == (dt.date(2023, 4, 30), "2023-04", True)
+    assert CardFacts(training_cutoff=dt.date(2025, 5, 31), release_date=dt.date(2025, 6, 1)).cutoff_bound() == (
+        dt.date(2025, 5, 31),
+        "2025-05-31",
+        False,
+    )
 
 
 def _eval(snapshot: Path, emb: Path, out: Path, *extra: str) -> dict:  # type: ignore[type-arg]

@@ -7,17 +7,17 @@ import re
 import shutil
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
-from synth_runs import copy_run
+from synth_runs import confused_per_query, confused_run, copy_run
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.contamination.tables import load_with_per_query
+from lookbench.reports.encode import fine_at_1
 from lookbench.reports.images import ImageTable
 from lookbench.reports.report import build_report
-from lookbench.reports.retrieval import ACROSS, attribute_group, confusions, query_cards
+from lookbench.reports.retrieval import ACROSS, attribute_group, confusions, query_cards, select_samples
 from lookbench.snapshot import open_snapshot
 
 runner = CliRunner()
@@ -60,35 +60,11 @@ def test_attributes_are_compared_only_for_same_category_results(synth_runs: tupl
     assert "distractors <b>never count</b>" in page
 
 
-def _confused(snapshot: Path, per_query: pa.Table) -> pa.Table:
-    """The per-query table with each rank-1 result replaced by a same-category item of another main attribute."""
-    snap = open_snapshot(snapshot)
-    tops = per_query["topk_rows"].to_pylist()
-    for i, (subset, row) in enumerate(
-        zip(per_query["subset"].to_pylist(), per_query["query_row"].to_pylist(), strict=True)
-    ):
-        queries, corpus = snap.labels(subset, "query"), snap.corpus_labels(subset)
-        gallery = snap.num_rows(subset, "gallery")
-        other = next(
-            (
-                g
-                for g in range(gallery)
-                if corpus.category[g] == queries.category[row]
-                and corpus.main_attribute[g] != queries.main_attribute[row]
-            ),
-            None,
-        )
-        if other is not None:
-            tops[i] = [other, *tops[i][1:]]
-    column = per_query.schema.get_field_index("topk_rows")
-    return per_query.set_column(column, "topk_rows", pa.array(tops, per_query.schema.field("topk_rows").type))
-
-
 def test_confusions_are_grouped_by_attribute_group(synth_runs: tuple[Path, list[Path]]) -> None:
     snapshot, paths = synth_runs
     _, per_query = load_with_per_query(paths[0])
     assert per_query is not None
-    found = confusions(open_snapshot(snapshot), _confused(snapshot, per_query), top=50, examples=2)
+    found = confusions(open_snapshot(snapshot), confused_per_query(snapshot, per_query), top=50, examples=2, recurs=1)
     rows = [(group.name, c) for groups in found.values() for group in groups for c in group.rows]
     names = {name for name, _ in rows}
     assert "colour" in names and ACROSS in names  # red vs blue; white vs striped (colour vs pattern)
@@ -102,8 +78,9 @@ def test_confusions_are_grouped_by_attribute_group(synth_runs: tuple[Path, list[
 
 
 def test_confusion_examples_are_in_the_report(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
-    _, paths = synth_runs
-    page = build_report(paths[2], tmp_path / "report", chosen=[("real_studio_flat", 0)]).read_text()
+    snapshot, paths = synth_runs
+    confused = confused_run(snapshot, paths[2], tmp_path / "confused.json")
+    page = build_report(confused, tmp_path / "report", chosen=[("real_studio_flat", 0)]).read_text()
     links = re.findall(r'<a class="example" href="#([^"]+)"', page)
     assert links and all(f'<article class="query" id="{anchor}"' in page for anchor in links)
     assert "More queries: examples of the confusions below" in page and 'class="confused"' in page
@@ -129,3 +106,39 @@ def test_report_snapshot_option_reads_a_moved_snapshot(synth_runs: tuple[Path, l
         app, ["report", str(moved_result), "-o", str(tmp_path / "r3"), "--snapshot", str(tmp_path / "no")]
     )
     assert r.exit_code == 2 and "the report needs the run's snapshot" in r.output.replace("\n", "")
+
+
+def test_only_recurring_confusions_are_listed(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    snapshot, paths = synth_runs
+    _, per_query = load_with_per_query(paths[0])
+    assert per_query is not None
+    confused = confused_per_query(snapshot, per_query)
+    every = confusions(open_snapshot(snapshot), confused, top=50, recurs=1)
+    listed = confusions(open_snapshot(snapshot), confused, top=50)
+    counts = [c.count for groups in every.values() for g in groups for c in g.rows]
+    shown = [c.count for groups in listed.values() for g in groups for c in g.rows]
+    assert 1 in counts and sorted(shown) == sorted(n for n in counts if n >= 2)
+    single = confused.slice(0, 1)  # one query: nothing can recur
+    assert all(groups == [] for groups in confusions(open_snapshot(snapshot), single).values())
+
+
+def test_the_reader_switches_between_misses_hits_and_a_random_sample(
+    synth_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+    _, per_query = load_with_per_query(paths[2])
+    assert per_query is not None
+    fine = fine_at_1(per_query)
+    samples = select_samples(per_query, None, per_subset=6, per_category=2)
+    assert set(samples) == {"misses", "hits", "random"}
+    assert [len(samples[k]) for k in ("misses", "hits", "random")] == [12, 6, 6]  # hits and random: half as many
+    assert fine[samples["misses"]].mean() < fine.mean() < fine[samples["hits"]].mean()
+    assert samples == select_samples(per_query, None, per_subset=6, per_category=2)  # seeded: the same sample
+    assert samples["random"] != samples["misses"] and samples["random"] != samples["hits"]
+    page = build_report(paths[2], tmp_path / "report", per_subset=6, per_category=2).read_text()
+    assert '<option value="hits">hits (6)</option>' in page and "3 queries drawn at random (seeded" in page
+    tags = re.findall(r'data-samples="([^"]*)"', page)
+    for name, n in (("misses", 12), ("hits", 6), ("random", 6)):
+        assert sum(name in t.split() for t in tags) == n
+    chosen = build_report(paths[2], tmp_path / "chosen", chosen=[("real_studio_flat", 0)]).read_text()
+    assert "Shown: the 1 queries asked for" in chosen and 'id="filter-sample"' not in chosen

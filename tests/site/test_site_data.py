@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +16,7 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.contamination.tables import load_with_per_query
+from lookbench.cores import cpu_model, usable_cores
 from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.models.card import load_cards
 from lookbench.reports.encode import first_ranks
@@ -154,7 +156,7 @@ def test_cli_builds_escaped_site_and_report(synth_runs: tuple[Path, list[Path]],
     assert r.exit_code == 0, r.output
     page = (tmp_path / "site" / "index.html").read_text()
     assert "<img" not in page and "\\u003c/script\\u003e\\u003cimg src=x" in page
-    assert len(re.findall(r"</script>", page)) == 3  # data, sortable.js, site.js: nothing from the data closes one
+    assert len(re.findall(r"</script>", page)) == 4  # data, bootstrap.js, sortable.js, site.js: nothing else closes one
     assert "http://" not in page.replace('"http://www.w3.org/2000/svg"', "") and "https://" not in page
 
     nasty = {"since": '<img src=x onerror="alert(1)">', "kept_queries": 1, "total_queries": 2}
@@ -201,3 +203,21 @@ def test_first_ranks_respect_slices() -> None:
     flags = pa.array([[False, True, False], [False, False, False], [True, False, True]])
     assert first_ranks(pa.chunked_array([flags.slice(1)]), 2).tolist() == [0, 1]
     assert first_ranks(pa.chunked_array([flags]), 3).tolist() == [2, 0, 1]
+
+
+def test_runs_record_the_machine_and_load_and_the_page_shows_them(
+    synth_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+    result = load_result(paths[0])
+    assert result.environment["cpu"] == cpu_model() and int(result.environment["cores"]) == usable_cores()
+    assert result.timings["load_start"] >= 0 and result.timings["load_end"] >= 0
+    shown = build_site_data(paths[:1])["runs"][0]["machine"]
+    assert shown.startswith(f"{cpu_model()} ({usable_cores()} cores), load ")
+
+    def older(data: dict[str, Any]) -> None:  # a 1.2 result file from before the machine was recorded
+        data["environment"] = {"python": "3.12.1"}
+        data["timings"] = {"embed_s": 1.0}
+
+    old = copy_run(paths[0], tmp_path / "old.json", older)
+    assert "machine not recorded" in build_site_data([old])["runs"][0]["machine"]

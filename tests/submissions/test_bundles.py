@@ -147,7 +147,12 @@ def test_verify_catches_resealed_embeddings_of_the_wrong_shape(run: Run, tmp_pat
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
     assert code == 2
-    assert "embeddings/real_studio_flat/query.npy" in text or "embeddings: re-scoring failed" in text
+    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.embedding_dim" in text
+    np.save(query, np.load(query)[:-2, :])  # now two rows short, of the right dimension
+    reseal(bundle)
+    code, text = verify(bundle, run.snapshot)
+    assert code == 2
+    assert "query.npy: shape (10, 8)" in text and "field snapshot.subsets.real_studio_flat.queries" in text
 
 
 def test_verify_refuses_another_snapshot(run: Run, tmp_path: Path) -> None:
@@ -189,3 +194,40 @@ def test_leaderboard_marks_rows_and_leaves_out_a_forged_bundle(run: Run, tmp_pat
     data = json.loads((site / "data.json").read_text())
     status = {r["label"]: r["verification"]["status"] for r in data["runs"]}
     assert status == {"tiny": "verified", "other": "unverified"}
+
+
+THUMBS = """
+import numpy as np
+
+class Thumbs:
+    model_id, revision = "thumbs-4x4", "1"
+    def embed(self, images):
+        return np.stack([np.asarray(im.resize((4, 4)), np.float32).ravel() for im in images])
+
+def make():
+    return Thumbs()
+"""
+
+
+def test_submit_embed_bundles_a_model_runs_vectors(run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "thumbs_model.py").write_text(THUMBS)
+    monkeypatch.chdir(tmp_path)
+    result = tmp_path / "thumbs.json"
+    args = ["eval", "-s", str(run.snapshot), "-m", "python:thumbs_model:make", "-o", str(result)]
+    outcome = runner.invoke(app, [*args, "--resamples", "30", "--cache-dir", str(tmp_path / "cache")])
+    assert outcome.exit_code == 0, outcome.output
+    outcome = runner.invoke(app, ["submit", str(result), "--embed", "--out", str(tmp_path / "repo")])
+    assert outcome.exit_code == 0, outcome.output
+    bundle = tmp_path / "repo" / "thumbs-4x4" / "1" / "v20260201"
+    assert np.load(bundle / "embeddings/noise/gallery.npy").shape == (5, 48)
+    assert not [p for p in (tmp_path / "repo").iterdir() if p.name.startswith(".")]  # no scratch folder left
+    code, text = verify(bundle, run.snapshot)
+    assert code == 0, text
+    assert "verified" in text
+
+
+def test_submit_embed_refuses_a_run_of_precomputed_vectors(run: Run, tmp_path: Path) -> None:
+    outcome = runner.invoke(app, ["submit", str(run.result), "--embed", "--out", str(tmp_path / "repo")])
+    assert outcome.exit_code == 2
+    assert "field model.spec is 'embeddings:" in " ".join(outcome.output.split())
+    assert not list((tmp_path / "repo").iterdir())

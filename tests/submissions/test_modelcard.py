@@ -114,3 +114,11 @@ def test_card_keeps_crlf_line_endings(run: Run, tmp_path: Path) -> None:
     assert code == 0, text
     data = readme.read_bytes()
     assert data.endswith(BODY.replace("\n", "\r\n").encode()) and b"\n" not in data.replace(b"\r\n", b"")
+
+
+def test_card_without_readme_prints_front_matter_that_parses(run: Run) -> None:
+    outcome = runner.invoke(app, ["card", str(run.result), "--dataset", "srpone/look-bench"])
+    assert outcome.exit_code == 0, outcome.output
+    meta = yaml.safe_load(outcome.output.split("---\n")[1])
+    declared = json.loads(run.result.read_text())["snapshot"]["content_hash"]
+    assert meta["model-index"][0]["results"][0]["dataset"]["args"]["content_hash"] == declared

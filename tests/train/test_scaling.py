@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.errors import TrainError
+from lookbench.results.io import load_result
 from lookbench.train.scaling import Cell, ScalingConfig, cell_config, load_scaling
 
 
@@ -85,6 +86,10 @@ def test_scaling_study_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         fine = record["metrics"]["fine_recall@1"]
         assert 0 <= fine["ci_low"] <= fine["value"] <= fine["ci_high"] <= 1
         assert (out / "results" / record["result_file"]).is_file()
+        quiet = load_result(out / "results" / record["result_file"].replace(".json", "__noise-none.json"))
+        alone = record["metrics"]["fine_recall@1__noise-none"]["value"]
+        assert quiet.config.noise == "none" and alone == quiet.metrics["overall"]["fine_recall@1"].value
+        assert "distractor_share@1" in record["metrics"]
     assert (out / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     table = (out / "scaling.md").read_text()
     assert "| python:tinynet:make | frozen | 0 |" in table and "| python:tinynet:make | 0.5 | 18 | 6 | 4 |" in table
@@ -154,6 +159,7 @@ def test_the_leaderboard_site_shows_a_scaling_study(tmp_path: Path) -> None:
     page = (site / "index.html").read_text()
     assert '<section id="scaling">' in page and "data:image/png;base64,iVBORw0KGgo" in page
     assert "<td>frozen</td>" in page and "<td>1000</td>" in page and "43.21 [30.00, 55.00]" in page
+    assert ">Fine Recall@1 % [95% CI]</th>" in page and "fine_recall@1 %" not in page  # human names
     without = runner.invoke(app, ["leaderboard", str(tmp_path / "res" / "run.json"), "--out", str(tmp_path / "s2")])
     assert without.exit_code == 0 and 'id="scaling"' not in (tmp_path / "s2" / "index.html").read_text()
     for bad, message in [(tmp_path / "nowhere", "no scaling.json"), (study / "scaling.png", "not a scaling.json")]:

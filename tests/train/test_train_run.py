@@ -75,6 +75,12 @@ def test_train_exports_a_model_that_eval_runs_with_its_card(snapshots: tuple[Pat
     assert overlap["labels"]["queries"] == 6 and overlap["near_duplicates"] == 0
     assert [json.loads(line)["step"] for line in (out / "train.jsonl").read_text().splitlines()][:3] == [1, 2, 3]
     assert (out / "validation" / "step-000000006.json").is_file()
+    # validation reports the gain with and without the noise pool, and how often the top-1 is a distractor
+    quiet = load_result(out / "validation" / "step-000000006__noise-none.json")
+    assert quiet.config.noise == "none"
+    reported = info["validation"][-1]["metrics"]
+    assert reported["fine_recall@1__noise-none"]["value"] == quiet.metrics["overall"]["fine_recall@1"].value
+    assert 0 <= reported["distractor_share@1"]["value"] <= 1
 
     runner = CliRunner()
     target = tmp_path / "res" / "tiny.json"
@@ -190,9 +196,8 @@ def test_two_process_ddp_on_cpu_equals_one_process(snapshots: tuple[Path, Path],
 def weights_at_init(seed: int, backbone: str, feature_dim: int, dim: int) -> dict[str, np.ndarray]:
     """The exported model's weights before the first step: the trainer seeds torch, builds the backbone and then the
     embedding head, in that order, so re-building them under the same seed gives the run's initial weights."""
-    from lookbench.train.backbones import create_backbone
-
-    from lookbench.train.heads import EmbeddingHead, EmbeddingModel
+    from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
+    from lookbench.models.registry import create_backbone
 
     torch.manual_seed(seed)
     model = EmbeddingModel(create_backbone(backbone), EmbeddingHead(feature_dim, dim))

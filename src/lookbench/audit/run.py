@@ -8,17 +8,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 import lookbench
 from lookbench.audit.labels import label_consistency
 from lookbench.audit.noise_effect import ReusedEmbeddings, noise_effect
-from lookbench.audit.probe import bootstrap_auc, fit_probe, out_of_fold_scores, unmeasurable
+from lookbench.audit.probe import NO_VARIATION, bootstrap_auc, fit_probe, out_of_fold_scores, unmeasurable
 from lookbench.audit.sampling import stratified_rows
 from lookbench.audit.schema import (
     AuditReport,
     AuditSnapshot,
     EmbeddingProbe,
     ImageStatisticsProbe,
+    NoiseEffect,
     QuerySide,
     Sampling,
     Separability,
@@ -33,6 +35,11 @@ from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
 Progress = Callable[[str], None]
+Parts = list[tuple[str, str, np.ndarray]]
+"""(subset, split, sorted rows) per part of a sample."""
+# ONE_BLAS_THREAD: the probes make thousands of small matrix products; a second BLAS thread gains little on them
+# and, on a busy machine, makes each product wait for a descheduled spinning thread (a 1280-d probe fit took 72 s
+# with two OpenBLAS threads and 5.9 s with one, load 28 on 2 cores).
 NO_NOISE = "the snapshot has no noise pool: there are no distractors to tell apart from the galleries"
 
 
@@ -52,8 +59,7 @@ class AuditSettings:
 class Side:
     """Sampled rows of one side (a split per subset) and their statistics; failed rows already dropped."""
 
-    parts: list[tuple[str, str, np.ndarray]]
-    """(subset, split, rows) per part, rows sorted."""
+    parts: Parts
     features: np.ndarray
 
     @property
@@ -62,7 +68,7 @@ class Side:
         return len(self.features)
 
 
-def _measure(snapshot: Snapshot, wanted: list[tuple[str, str, np.ndarray]], skipped: list[SkippedImage]) -> Side:
+def _measure(snapshot: Snapshot, wanted: Parts, skipped: list[SkippedImage]) -> Side:
     """Statistics of the wanted rows; rows that do not decode are recorded in `skipped` and dropped."""
     parts = []
     blocks = []
@@ -75,9 +81,7 @@ def _measure(snapshot: Snapshot, wanted: list[tuple[str, str, np.ndarray]], skip
     return Side(parts=parts, features=np.concatenate(blocks) if blocks else np.zeros((0, WIDTH)))
 
 
-def _gallery_sample(
-    snapshot: Snapshot, subsets: list[str], settings: AuditSettings
-) -> list[tuple[str, str, np.ndarray]]:
+def _gallery_sample(snapshot: Snapshot, subsets: list[str], settings: AuditSettings) -> Parts:
     strata = [s for s in subsets for _ in range(snapshot.num_rows(s, "gallery"))]
     picked = stratified_rows(strata, settings.per_side, np.random.default_rng([settings.seed, 0]))
     offsets = np.cumsum([0] + [snapshot.num_rows(s, "gallery") for s in subsets])
@@ -87,7 +91,7 @@ def _gallery_sample(
     ]
 
 
-def _noise_sample(snapshot: Snapshot, settings: AuditSettings) -> list[tuple[str, str, np.ndarray]]:
+def _noise_sample(snapshot: Snapshot, settings: AuditSettings) -> Parts:
     categories = snapshot.labels(NOISE, "gallery").category
     return [
         (NOISE, "gallery", stratified_rows(categories, settings.per_side, np.random.default_rng([settings.seed, 1])))
@@ -102,24 +106,24 @@ def _query_sample(snapshot: Snapshot, subset: str, settings: AuditSettings, inde
 
 def _probe(
     x: np.ndarray, noise: np.ndarray, settings: AuditSettings
-) -> tuple[float | None, tuple[float, float] | None, str | None, np.ndarray]:
-    """(AUC, interval, reason it is missing, out-of-fold scores)."""
+) -> tuple[float | None, tuple[float, float] | None, str | None]:
+    """(AUC, interval, reason it is missing)."""
     reason = unmeasurable(x, noise)
     if reason is not None:
-        return None, None, reason, np.zeros(0)
-    scores = out_of_fold_scores(x, noise, settings.folds, settings.seed)
-    estimate = bootstrap_auc(scores, noise, settings.resamples, settings.seed)
-    return estimate.auc, (estimate.low, estimate.high), None, scores
+        return None, None, reason
+    with threadpool_limits(limits=1, user_api="blas"):  # see ONE_BLAS_THREAD
+        scores = out_of_fold_scores(x, noise, settings.folds, settings.seed)
+        estimate = bootstrap_auc(scores, noise, settings.resamples, settings.seed)
+    return estimate.auc, (estimate.low, estimate.high), None
 
 
 def _noise_side_share(x: np.ndarray, noise: np.ndarray, queries: dict[str, np.ndarray]) -> dict[str, float]:
-    probe = fit_probe(x, noise)
+    with threadpool_limits(limits=1, user_api="blas"):  # see ONE_BLAS_THREAD
+        probe = fit_probe(x, noise)
     return {s: float((probe.noise_score(q) > 0).mean()) if len(q) else 0.0 for s, q in queries.items()}
 
 
-def _embeddings(
-    provider: EmbeddingProvider, snapshot: Snapshot, parts: list[tuple[str, str, np.ndarray]]
-) -> np.ndarray:
+def _embeddings(provider: EmbeddingProvider, snapshot: Snapshot, parts: Parts) -> np.ndarray:
     """Checked, L2-normalised embeddings of the sampled rows (whole splits are read: the cache holds them so)."""
     blocks = []
     for subset, split, rows in parts:
@@ -156,51 +160,13 @@ def audit_snapshot(
 
     t0 = time.perf_counter()
     say("image statistics: probing")
-    stats_share: dict[str, float] | None = None
-    if noise is None:
-        stats_probe = ImageStatisticsProbe(auc=None, ci=None, reason=NO_NOISE)
-    else:
-        x = np.concatenate([gallery.features, noise.features])
-        is_noise = np.r_[np.zeros(gallery.size, bool), np.ones(noise.size, bool)]
-        value, ci, reason, _ = _probe(x, is_noise, settings)
-        top: list[StatisticAuc] = []
-        if reason is None:
-            for group in GROUPS:
-                group_auc, _, _, _ = _probe(x[:, group.columns], is_noise, replace(settings, resamples=0))
-                top.append(StatisticAuc(name=group.name, auc=0.5 if group_auc is None else group_auc))
-            top.sort(key=lambda s: -s.auc)
-            stats_share = _noise_side_share(x, is_noise, {s: q.features for s, q in query_sides.items()})
-        stats_probe = ImageStatisticsProbe(auc=value, ci=ci, top_statistics=top, reason=reason)
+    stats_probe, stats_share = _statistics_probe(gallery, noise, query_sides, settings)
     timings["image_statistics_s"] = time.perf_counter() - t0
-
-    embedding_probe = None
-    embed_share: dict[str, float] | None = None
-    effect = None
+    embedding_probe, embed_share, effect = None, None, None
     if provider is not None:
-        reused = ReusedEmbeddings(provider)
-        name = str(provider.describe().get("name") or provider.spec)
-        t0 = time.perf_counter()
-        say(f"embedding probe: {name}")
-        if noise is None:
-            embedding_probe = EmbeddingProbe(model=name, auc=None, ci=None, reason=NO_NOISE)
-        else:
-            e_gallery = _embeddings(reused, snapshot, gallery.parts)
-            e_noise = _embeddings(reused, snapshot, noise.parts)
-            x = np.concatenate([e_gallery, e_noise])
-            is_noise = np.r_[np.zeros(len(e_gallery), bool), np.ones(len(e_noise), bool)]
-            value, ci, reason, _ = _probe(x, is_noise, settings)
-            if reason is not None and reason.startswith("every sampled image"):
-                reason = "the model returns the same vector for every sampled image: nothing to separate them by"
-            embedding_probe = EmbeddingProbe(model=name, auc=value, ci=ci, reason=reason)
-            if reason is None:
-                queries = {s: _embeddings(reused, snapshot, q.parts) for s, q in query_sides.items()}
-                embed_share = _noise_side_share(x, is_noise, queries)
-        timings["embedding_probe_s"] = time.perf_counter() - t0
-        if snapshot.has_noise:
-            t0 = time.perf_counter()
-            say("noise effect: evaluating with and without the noise pool")
-            effect = noise_effect(snapshot, reused, subsets, settings.resamples, settings.seed)
-            timings["noise_effect_s"] = time.perf_counter() - t0
+        embedding_probe, embed_share, effect = _model_side(
+            snapshot, provider, (gallery, noise, query_sides), subsets, settings, say, timings
+        )
 
     noise_labels = snapshot.labels(NOISE, "gallery") if snapshot.has_noise else None
     consistency = {
@@ -235,3 +201,63 @@ def audit_snapshot(
         skipped_images=skipped,
         timings={k: round(v, 3) for k, v in timings.items()},
     )
+
+
+def _statistics_probe(
+    gallery: Side, noise: Side | None, query_sides: dict[str, Side], settings: AuditSettings
+) -> tuple[ImageStatisticsProbe, dict[str, float] | None]:
+    """The image-statistics probe of gallery against noise, each statistic group alone, and the queries' noise side."""
+    if noise is None:
+        return ImageStatisticsProbe(auc=None, ci=None, reason=NO_NOISE), None
+    x = np.concatenate([gallery.features, noise.features])
+    is_noise = np.r_[np.zeros(gallery.size, bool), np.ones(noise.size, bool)]
+    value, ci, reason = _probe(x, is_noise, settings)
+    top: list[StatisticAuc] = []
+    share = None
+    if reason is None:
+        for group in GROUPS:
+            group_auc, _, _ = _probe(x[:, group.columns], is_noise, replace(settings, resamples=0))
+            top.append(StatisticAuc(name=group.name, auc=0.5 if group_auc is None else group_auc))
+        top.sort(key=lambda s: -s.auc)
+        share = _noise_side_share(x, is_noise, {s: q.features for s, q in query_sides.items()})
+    return ImageStatisticsProbe(auc=value, ci=ci, top_statistics=top, reason=reason), share
+
+
+def _model_side(
+    snapshot: Snapshot,
+    provider: EmbeddingProvider,
+    samples: tuple[Side, Side | None, dict[str, Side]],
+    subsets: list[str],
+    settings: AuditSettings,
+    say: Progress,
+    timings: dict[str, float],
+) -> tuple[EmbeddingProbe, dict[str, float] | None, dict[str, NoiseEffect] | None]:
+    """The linear probe on the model's embeddings of the same samples, and the noise effect on retrieval."""
+    gallery, noise, query_sides = samples
+    reused = ReusedEmbeddings(provider)
+    name = str(provider.describe().get("name") or provider.spec)
+    t0 = time.perf_counter()
+    say(f"embedding probe: {name}")
+    embed_share: dict[str, float] | None = None
+    if noise is None:
+        embedding_probe = EmbeddingProbe(model=name, auc=None, ci=None, reason=NO_NOISE)
+    else:
+        e_gallery = _embeddings(reused, snapshot, gallery.parts)
+        e_noise = _embeddings(reused, snapshot, noise.parts)
+        x = np.concatenate([e_gallery, e_noise])
+        is_noise = np.r_[np.zeros(len(e_gallery), bool), np.ones(len(e_noise), bool)]
+        value, ci, reason = _probe(x, is_noise, settings)
+        if reason == NO_VARIATION:
+            reason = "the model returns the same vector for every sampled image: nothing to separate them by"
+        embedding_probe = EmbeddingProbe(model=name, auc=value, ci=ci, reason=reason)
+        if reason is None:
+            queries = {s: _embeddings(reused, snapshot, q.parts) for s, q in query_sides.items()}
+            embed_share = _noise_side_share(x, is_noise, queries)
+    timings["embedding_probe_s"] = time.perf_counter() - t0
+    effect: dict[str, NoiseEffect] | None = None
+    if snapshot.has_noise:
+        t0 = time.perf_counter()
+        say("noise effect: evaluating with and without the noise pool")
+        effect = noise_effect(snapshot, reused, subsets, settings.resamples, settings.seed)
+        timings["noise_effect_s"] = time.perf_counter() - t0
+    return embedding_probe, embed_share, effect

@@ -22,7 +22,7 @@ app = typer.Typer(
 
 
 def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]]:
-    from lookbench.errors import BuildError
+    from lookbench.errors import ReleaseError
     from lookbench.release.config import load_config
     from lookbench.release.label.openai import OpenAIAnnotator
     from lookbench.release.pipeline import release_context, run_stages, stages_for
@@ -31,7 +31,7 @@ def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]
 
     release = load_config(config_path)
     if release.annotate is None or release.annotate.backend != "openai":
-        raise BuildError(f"{config_path}: batch files need `annotate: {{backend: openai, api: ...}}`")
+        raise ReleaseError(f"{config_path}: batch files need `annotate: {{backend: openai, api: ...}}`")
     stages = stages_for(release)
     position = [s.name for s in stages].index("annotate")
     run_stages(release, stages[:position], echo=lambda line: console.print(escape(line), highlight=False))
@@ -40,7 +40,7 @@ def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]
     assert isinstance(stage, AnnotateStage)
     annotator = stage.annotator(stage.cache(release_context(release)))
     if not isinstance(annotator, OpenAIAnnotator):
-        raise BuildError("batch files are for the openai backend")
+        raise ReleaseError("batch files are for the openai backend")
     return annotator, items_of(samples)
 
 
@@ -69,7 +69,7 @@ def batch_import(
     config: Path = typer.Argument(..., help="The same release config."),
     results: Path = typer.Argument(..., help="Batch output file (JSONL: custom_id, response{status_code, body})."),
 ) -> None:
-    """Validate the batch answers into the answer cache; `lookbench build` then labels from the cache."""
+    """Validate the batch answers into the answer cache; `lookbench release` then labels from the cache."""
     from lookbench.release.label.batch import import_batch
 
     annotator, items = _annotator_and_items(config)

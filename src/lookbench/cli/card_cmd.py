@@ -38,11 +38,11 @@ def card_command(
         console.print(escape(f"wrote the model-index of {loaded.model_name} into {readme}"), highlight=False)
     if push is None:
         if readme is None:
-            console.print(escape(card_text(loaded, "", "(new card)", ref)), highlight=False, end="")
+            typer.echo(card_text(loaded, "", "(new card)", ref), nl=False)  # plain: YAML must not be wrapped
         return
     if dry_run:
         console.print(escape(f"dry run: would update the model-index of {push} with:"), highlight=False)
-        console.print(escape(card_text(loaded, "", push, ref)), highlight=False, end="")
+        typer.echo(card_text(loaded, "", push, ref), nl=False)
         console.print("pass --no-dry-run to push", highlight=False)
         return
     console.print(escape(f"pushed: {push_card(loaded, push, ref)}"), highlight=False)

@@ -25,12 +25,12 @@ def contamination(
     snapshot: str = typer.Option(..., "--snapshot", help="Snapshot folder or hf:// location."),
     against: Path = typer.Option(..., "--against", help="Image folder to check against (searched recursively)."),
     threshold: int = typer.Option(
-        DEFAULT_THRESHOLD, "--threshold", help="Max pHash Hamming distance of 256 bits (docs/build.md)."
+        DEFAULT_THRESHOLD, "--threshold", help="Max pHash Hamming distance of 256 bits (docs/release.md)."
     ),
     colour_threshold: float = typer.Option(
         DEFAULT_COLOUR_THRESHOLD,
         "--colour-threshold",
-        help="Max share of thumbnail pixels whose colour may differ in a perceptual match (docs/build.md).",
+        help="Max share of thumbnail pixels whose colour may differ in a perceptual match (docs/release.md).",
     ),
     output: Path | None = typer.Option(None, "--output", help="Write every match to this CSV file."),
     fail_on_match: bool = typer.Option(False, "--fail-on-match", help="Exit with status 1 if anything matches."),

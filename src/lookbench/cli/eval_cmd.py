@@ -22,10 +22,11 @@ from lookbench.contamination.window import cutoff_since
 from lookbench.dates import parse_date
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
+from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.embeddings.sharded import ShardedEmbeddings, wants_shards
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
-from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.evaluation.runner import EvalOutput, EvalSettings, evaluate
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.results.io import save_run
@@ -106,6 +107,63 @@ def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, inter
         console.print("[dim]± half the 95% bootstrap interval, in points[/dim]")
 
 
+def _model_name(provider: EmbeddingProvider, spec: str, snap: Snapshot, settings: EvalSettings) -> str:
+    """The name the result will carry (a composed run's names its method), known before the run (`--skip-existing`)."""
+    name = str(provider.describe().get("name") or spec)
+    subsets = snap.check_subsets(settings.subsets) if settings.subsets else snap.subsets
+    if any(is_composed_subset(s) for s in subsets):
+        name = composed_model_name(name, run_method(settings.compose, provider, snap, subsets))
+    return name
+
+
+def _embed_options(
+    cache_dir: Path | None,
+    batch_size: int | None,
+    workers: int | None,
+    on_bad_image: str,
+    fp16: bool,
+    precision: str,
+    decode: str,
+) -> EmbedOptions:
+    """The embedding options of the command line, checked."""
+    if on_bad_image not in ("stop", "skip"):
+        raise LookBenchError(f"--on-bad-image: expected stop or skip, got {on_bad_image!r}")
+    for flag, value, allowed in (("--precision", precision, PRECISIONS), ("--decode", decode, DECODE_PLACES)):
+        if value not in allowed:
+            raise LookBenchError(f"{flag}: expected one of {', '.join(allowed)}, got {value!r}")
+    return EmbedOptions(
+        cache_dir=cache_dir,
+        batch_size=batch_size,
+        workers=workers,
+        on_bad_image=on_bad_image,  # type: ignore[arg-type]
+        storage_dtype="float16" if fp16 else "float32",
+        precision=precision,  # type: ignore[arg-type]
+        decode=decode,  # type: ignore[arg-type]
+    )
+
+
+def _evaluate(
+    snap: Snapshot,
+    provider: EmbeddingProvider,
+    settings: EvalSettings,
+    executor: str,
+    processes: int | None,
+    ray_address: str | None,
+    shards: int | None,
+) -> EvalOutput:
+    """Run the evaluation, embedding as shards on an executor when asked to (or when several GPUs are there)."""
+    runner = None
+    if wants_shards(provider, executor, processes, shards):
+        assert isinstance(provider, ModelEmbeddings)
+        runner = make_executor(executor, processes, ray_address)
+        provider = ShardedEmbeddings(provider, runner, shards)
+    try:
+        return evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
+    finally:
+        if runner is not None:
+            runner.close()
+
+
 @reports_errors
 def eval_command(
     snapshot: str | None = typer.Option(
@@ -172,11 +230,7 @@ def eval_command(
     """Embed, search and score a snapshot; write the result JSON and the per-query parquet file."""
     from lookbench.models.registry import resolve_model
 
-    if on_bad_image not in ("stop", "skip"):
-        raise LookBenchError(f"--on-bad-image: expected stop or skip, got {on_bad_image!r}")
-    for flag, value, allowed in (("--precision", precision, PRECISIONS), ("--decode", decode, DECODE_PLACES)):
-        if value not in allowed:
-            raise LookBenchError(f"{flag}: expected one of {', '.join(allowed)}, got {value!r}")
+    options = _embed_options(cache_dir, batch_size, workers, on_bad_image, fp16, precision, decode)
     check_options(executor, processes, ray_address, shards)
     snap = open_snapshot(snapshot) if snapshot else _default_snapshot()
     spec = model or _default_model()
@@ -195,44 +249,21 @@ def eval_command(
     )
     if noise is NoisePool.NONE and not snap.has_noise:
         err_console.print(f"[dim]{escape(snap.name)} has no noise pool: --noise none scores as --noise all would[/dim]")
-    options = EmbedOptions(
-        cache_dir=cache_dir,
-        batch_size=batch_size,
-        workers=workers,
-        on_bad_image=on_bad_image,  # type: ignore[arg-type]
-        storage_dtype="float16" if fp16 else "float32",
-        precision=precision,  # type: ignore[arg-type]
-        decode=decode,  # type: ignore[arg-type]
-    )
     provider = resolve_model(spec, options)
     if since == "cutoff":
         settings.since = cutoff_since(provider.describe())
-    name = str(provider.describe().get("name") or spec)
-    run_subsets = snap.check_subsets(settings.subsets) if settings.subsets else snap.subsets
-    method = run_method(compose, provider, snap, run_subsets)
-    if any(is_composed_subset(s) for s in run_subsets):
-        name = composed_model_name(name, method)
-    window = window_tag(settings.since, settings.until)
-    target = result_target(output, name, snap.name, fine_rule.value, window, noise_tag(noise))
+    name = _model_name(provider, spec, snap, settings)
+    tags = (window_tag(settings.since, settings.until), noise_tag(noise))
+    target = result_target(output, name, snap.name, fine_rule.value, *tags)
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return
-    runner = None
-    if wants_shards(provider, executor, processes, shards):
-        assert isinstance(provider, ModelEmbeddings)
-        runner = make_executor(executor, processes, ray_address)
-        provider = ShardedEmbeddings(provider, runner, shards)
-    try:
-        out = evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
-    finally:
-        if runner is not None:
-            runner.close()
+    out = _evaluate(snap, provider, settings, executor, processes, ray_address, shards)
     result, per_query = save_run(out.result, out.per_query, target)
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     parts = (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until), noise_text(noise))
-    scope = ", ".join(p for p in parts if p)
-    _print_summary(result.metrics, f"{name} on {snap.name} ({scope}), %", intervals=resamples > 0)
+    _print_summary(result.metrics, f"{name} on {snap.name} ({', '.join(p for p in parts if p)}), %", resamples > 0)
     console.print(f"wrote {escape(str(target))} and {escape(str(per_query))}", highlight=False)
 
 

@@ -7,7 +7,6 @@ import typer
 from lookbench.cli import (
     annotate_cmd,
     audit_cmd,
-    build_cmd,
     card_cmd,
     composed_cmd,
     contamination_cmd,
@@ -15,6 +14,7 @@ from lookbench.cli import (
     leaderboard_cmd,
     legacy_cmd,
     models_cmd,
+    release_cmd,
     report_cmd,
     scaling_cmd,
     snapshot_cmd,
@@ -52,7 +52,7 @@ snapshot_cmd.register(app)
 models_cmd.register(app)
 synth_cmd.register(app)
 taxonomy_cmd.register(app)
-build_cmd.register(app)
+release_cmd.register(app)
 annotate_cmd.register(app)
 contamination_cmd.register(app)
 leaderboard_cmd.register(app)

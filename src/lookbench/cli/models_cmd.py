@@ -46,6 +46,10 @@ def runnable(card: ModelCard) -> str:
     return "yes"
 
 
+MODALITIES = ("image", "text", "audio", "video", "any")
+"""MTEB's modalities, and `any` for every model."""
+
+
 def _mteb_models(modality: str | None, as_json: bool) -> None:
     """MTEB's registered models and their facts as lookbench cards (`mteb:NAME` runs one)."""
     from lookbench.models.mteb_model import card_facts, image_model_metas
@@ -89,6 +93,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """List the registered models (leaderboard models and offline defaults) and which run here."""
         if source == "mteb":
+            if modality not in MODALITIES:
+                raise LookBenchError(f"--modality: expected one of {', '.join(MODALITIES)}, got {modality!r}")
             _mteb_models(None if modality == "any" else modality, as_json)
             return
         if source != "lookbench":

@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
+from lookbench.errors import LookBenchError
 
 
 @reports_errors
@@ -17,11 +18,26 @@ def submit_command(
     embeddings: Path | None = typer.Option(
         None, "--embeddings", help="The run's embeddings (DIR/<subset>/{query,gallery}.npy, DIR/noise/gallery.npy)."
     ),
+    embed: bool = typer.Option(
+        False, "--embed", help="Bundle the model run's vectors: from its embedding cache, else computed again."
+    ),
 ) -> None:
     """Bundle a result as <model>/<revision>/<release> with its card, environment and a sha256 manifest."""
-    from lookbench.submissions.bundle import write_bundle
+    import tempfile
 
-    folder = write_bundle(result, embeddings, out)
+    from lookbench.results.io import load_result
+    from lookbench.submissions.bundle import write_bundle
+    from lookbench.submissions.vectors import export_run_vectors
+
+    if embed and embeddings is not None:
+        raise LookBenchError("give --embeddings DIR or --embed, not both")
+    if not embed:
+        folder = write_bundle(result, embeddings, out)
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out, prefix=".vectors-") as scratch:
+            vectors = export_run_vectors(load_result(result), result, Path(scratch))
+            folder = write_bundle(result, vectors, out)
     console.print(escape(f"wrote {folder}"), highlight=False)
 
 

@@ -10,10 +10,11 @@ from rich.table import Table
 
 from lookbench.atomic import write_text_atomic
 from lookbench.cli.common import console, reports_errors
-from lookbench.contamination.tables import flag_legend, flagged, windowed_results
+from lookbench.contamination.tables import flag_legend, flagged, windowed_runs
 from lookbench.dates import parse_date
 from lookbench.errors import ResultError
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
+from lookbench.reports.paper import FORMATS, build_paper_table, paper_file, render
 from lookbench.results.compare import compare_results
 from lookbench.results.tables import (
     DEFAULT_TABLE_METRICS,
@@ -38,10 +39,29 @@ def tables_command(
         None, "--since", help="Recompute for queries first seen on or after this date; 'cutoff': after each card's."
     ),
     until: str | None = typer.Option(None, "--until", help="Recompute for queries first seen on or before this date."),
+    fmt: str | None = typer.Option(
+        None, "--format", help="The paper's table instead (models x subsets): latex, csv or markdown."
+    ),
+    baseline: str | None = typer.Option(
+        None, "--baseline", help="With --format: a run label; adds its paired Overall Fine R@1 difference column."
+    ),
 ) -> None:
     """Leaderboard-style tables (percent, 2 decimals) from result files, with contamination flags."""
     start = None if since == "cutoff" else parse_date(since, "--since")
-    loaded, flags = windowed_results(results, start, parse_date(until, "--until"), since_cutoff=since == "cutoff")
+    if fmt is not None and fmt not in FORMATS:
+        raise ResultError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    runs = windowed_runs(results, start, parse_date(until, "--until"), since_cutoff=since == "cutoff")
+    if fmt is not None:
+        text = render(build_paper_table(runs, baseline, distractors), fmt)
+        if out is None:
+            print(text, end="")
+        else:
+            write_text_atomic(paper_file(out, fmt), text)
+            console.print(escape(f"wrote {paper_file(out, fmt)}"), highlight=False)
+        return
+    if baseline is not None:
+        raise ResultError("--baseline needs --format (it adds a column to the paper's table)")
+    loaded, flags = [r.result for r in runs], [r.flags for r in runs]
     wanted = [m.strip() for m in metrics.split(",") if m.strip()]
     if distractors and DISTRACTOR_METRIC not in wanted:
         wanted.append(DISTRACTOR_METRIC)

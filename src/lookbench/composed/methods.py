@@ -36,6 +36,8 @@ def resolve_method(name: str, provider: EmbeddingProvider, changes: bool = True)
         if text_tower(provider) is not None:
             return "sum"
         return "arithmetic" if changes else "image"
+    if name in ("text", "sum"):
+        _required_tower(name, provider)  # refused before a single image is embedded
     if name == "arithmetic" and not changes:
         raise LookBenchError(
             "--compose arithmetic moves each reference along its structured changes, and no composed query of this "
@@ -57,13 +59,18 @@ def make_encoder(method: str, provider: EmbeddingProvider) -> ComposedQueryEncod
         return ImageOnly()
     if method == "arithmetic":
         return AttributeArithmetic()
+    tower = _required_tower(method, provider)
+    return WeightedSum(tower, provider.spec, weight=1.0 if method == "text" else None)
+
+
+def _required_tower(method: str, provider: EmbeddingProvider) -> TextTower:
     tower = text_tower(provider)
     if tower is None:
         raise LookBenchError(
             f"--compose {method} needs a two-tower model with a text tower (e.g. open_clip:ARCH/WEIGHTS); "
             f"{provider.spec} embeds images only (try --compose arithmetic or image)"
         )
-    return WeightedSum(tower, provider.spec, weight=1.0 if method == "text" else None)
+    return tower
 
 
 def composed_model_name(name: str, method: str) -> str:

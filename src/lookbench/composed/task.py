@@ -3,16 +3,19 @@ reference item, and build the per-query table."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 from lookbench.composed.encoders import ComposedBatch, ComposedQueryEncoder, LabelledItems
+from lookbench.composed.methods import composed_model_name, make_encoder, run_method
 from lookbench.composed.relevance import ComposedRelevance
 from lookbench.embeddings.checks import check_embeddings
+from lookbench.embeddings.provider import EmbeddingProvider
+from lookbench.evaluation.task import PhaseClock, Progress, SplitEmbeddings, SubsetWork
 from lookbench.metrics.composed import composed_values
 from lookbench.metrics.definitions import FineRule, metric_name
 from lookbench.metrics.outfits import cluster_ids
@@ -28,18 +31,6 @@ from lookbench.snapshot.schema import NOISE, is_composed_subset
 TUNING_K = 10
 TUNING_METRIC = metric_name("recall", TUNING_K)
 """What a parameter is chosen by on the validation split."""
-
-
-class SplitEmbeddings(Protocol):
-    """The run's checked, L2-normalised embeddings per split, and the rows it skipped (undecodable images)."""
-
-    def get(self, subset: str, split: str) -> np.ndarray:
-        """(rows, dim) L2-normalised embeddings of one split."""
-        ...
-
-    def skipped(self, subset: str, split: str) -> dict[int, str]:
-        """Rows of the split whose image could not be embedded."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -237,3 +228,48 @@ def score_composed(
     for name, column in extra.items():
         table = table.append_column(name, column)
     return table, {**encoder.describe(), **record}
+
+
+class ComposedRun:
+    """The Task of a run's composed subsets: one composition method (see `lookbench.composed.methods`)."""
+
+    def __init__(self, method: str, provider: EmbeddingProvider, rule: FineRule) -> None:
+        self.method = method
+        self.provider = provider
+        self.rule = rule
+        self.composition: dict[str, Any] = {}
+        """Subset -> how its queries were composed (method, learnt parameter, validation scores)."""
+
+    def score(self, work: SubsetWork, clock: PhaseClock, say: Progress) -> pa.Table:
+        """Compose, search and score the subset's kept queries."""
+        say(f"{work.subset}: composing and searching {len(work.rows)} queries over {len(work.corpus_labels)} items")
+        with clock.phase("search_s"):
+            task = ComposedTask(
+                work.snapshot,
+                work.subset,
+                work.embeddings,
+                work.corpus,
+                work.corpus_labels,
+                work.gallery_rows,
+                work.excluded,
+                work.backend,
+                work.ks,
+                self.rule,
+            )
+            table, self.composition[work.subset] = score_composed(
+                task, make_encoder(self.method, self.provider), work.rows, say
+            )
+        return table
+
+    def record(self, model: dict[str, Any]) -> None:
+        """The composed model's name and how each composed subset's queries were made."""
+        if self.composition:
+            model["name"] = composed_model_name(str(model.get("name") or self.provider.spec), self.method)
+            model["composition"] = {"method": self.method, "subsets": self.composition}
+
+
+def composed_run(
+    name: str, provider: EmbeddingProvider, snapshot: Snapshot, subsets: Sequence[str], rule: FineRule
+) -> ComposedRun:
+    """The composed Task of a run over `subsets`, with the concrete method `--compose NAME` means there."""
+    return ComposedRun(run_method(name, provider, snapshot, subsets), provider, rule)

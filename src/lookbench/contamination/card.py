@@ -130,6 +130,15 @@ class CardFacts(BaseModel):
     def _params(cls, value: Any) -> int | None:
         return parameter_count(value)
 
+    def cutoff_bound(self) -> tuple[dt.date, str, bool] | None:
+        """The last day the training data can come from, as given, and whether it is the release date standing in
+        for an undeclared cutoff (a model cannot be trained on data published after its release)."""
+        if self.training_cutoff is not None:
+            return self.training_cutoff, self.cutoff_text or self.training_cutoff.isoformat(), False
+        if self.release_date is not None:
+            return self.release_date, self.release_text or self.release_date.isoformat(), True
+        return None
+
     @classmethod
     def of_model(cls, model: dict[str, Any]) -> CardFacts:
         """Facts from a result's `model` dict; an absent or malformed card gives all-unknown facts."""

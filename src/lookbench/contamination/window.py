@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lookbench.contamination.card import lenient_date
+from lookbench.contamination.card import CardFacts
 from lookbench.dates import snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalSettings, summarise_table
@@ -81,12 +81,15 @@ def rewindow(
 
 
 def cutoff_since(described: dict[str, Any]) -> np.datetime64:
-    """`--since cutoff`: the day after the card's training cutoff (so the cutoff day itself is excluded)."""
+    """`--since cutoff`: the day after the card's training cutoff (so the cutoff day itself is excluded); where the
+    card declares no cutoff, the day after its release date, a bound on it."""
     card = described.get("card")
-    raw = card.get("training_cutoff") if isinstance(card, dict) else None
-    cutoff = lenient_date(raw)
-    if cutoff is None:
+    bound = CardFacts.of_model(described).cutoff_bound()
+    if bound is None:
         name = described.get("name") or described.get("spec") or "the model"
-        why = "has no model card" if not isinstance(card, dict) else f"declares training_cutoff={raw!r}"
+        raw = card.get("training_cutoff") if isinstance(card, dict) else None
+        why = "has no model card"
+        if isinstance(card, dict):
+            why = f"declares training_cutoff={raw!r} and no release date"
         raise LookBenchError(f"--since cutoff: {name} {why}; give an explicit date (YYYY-MM-DD) instead")
-    return np.datetime64(cutoff + dt.timedelta(days=1), "us")
+    return np.datetime64(bound[0] + dt.timedelta(days=1), "us")

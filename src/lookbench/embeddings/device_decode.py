@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from PIL import Image
 
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.reader import BadImageError, decode_image
+from lookbench.images import MAX_PIXELS
 
 _SOF_MARKERS = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF})
 _STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})
@@ -68,11 +68,12 @@ def jpeg_frame(data: bytes) -> JpegFrame | None:
 
 
 def _gpu_decodable(data: bytes | None) -> bool:
-    """A YCbCr or grey JPEG of a size the CPU path would also decode (larger ones meet its bomb check there)."""
+    """A YCbCr or grey JPEG of a size the CPU path would also decode: one pixel limit (`images.MAX_PIXELS`) for
+    both, so a larger one goes to the CPU path and is refused there with its message."""
     frame = jpeg_frame(data) if data else None
     if frame is None or frame.components not in (1, 3) or frame.width == 0 or frame.height == 0:
         return False
-    return Image.MAX_IMAGE_PIXELS is None or frame.width * frame.height <= Image.MAX_IMAGE_PIXELS
+    return frame.width * frame.height <= MAX_PIXELS
 
 
 @dataclass

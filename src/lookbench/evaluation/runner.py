@@ -4,28 +4,27 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
-import time
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
 import lookbench
+from lookbench.cores import cpu_model, load_average, usable_cores
 from lookbench.dates import snapshot_date
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
+from lookbench.evaluation.retrieval import RetrievalTask
+from lookbench.evaluation.task import PhaseClock, Progress, SubsetWork, Task
 from lookbench.evaluation.window import window_mask
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
-from lookbench.metrics.outfits import cluster_ids
-from lookbench.metrics.relevance import Relevance
-from lookbench.metrics.scoring import score_task
-from lookbench.results.per_query import subset_values, task_table
+from lookbench.results.per_query import subset_values
 from lookbench.results.protocols import average_scope, protocol_columns, protocol_of
 from lookbench.results.schema import (
     BootstrapConfig,
@@ -40,11 +39,9 @@ from lookbench.results.schema import (
 )
 from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
-from lookbench.search.recall import measured_recall
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
 
-Progress = Callable[[str], None]
 Summary = tuple[
     dict[str, dict[str, MetricValue]],
     dict[str, dict[str, dict[str, CategoryValue]]],
@@ -83,13 +80,26 @@ class EvalOutput:
 
 
 def _environment() -> dict[str, str]:
-    env = {"python": platform.python_version(), "platform": platform.platform()}
+    env = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": cpu_model(),
+        "cores": str(usable_cores()),
+    }
+    torch = sys.modules.get("torch")  # only a torch model imports it; never imported here for the probe
+    if torch is not None and torch.cuda.is_available():
+        env["gpu"] = ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
     for package in ("numpy", "pyarrow", "pillow", "onnxruntime", "torch", "open_clip_torch", "timm", "transformers"):
         try:
             env[package] = metadata.version(package)
         except metadata.PackageNotFoundError:
             continue
     return env
+
+
+def _loads(start: float | None, end: float | None) -> dict[str, float]:
+    """The machine's 1-minute load average when the run started and ended, where the platform reports one."""
+    return {name: value for name, value in (("load_start", start), ("load_end", end)) if value is not None}
 
 
 def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, MetricValue]]:
@@ -129,6 +139,108 @@ class _Embeddings:
         return self._memo[key]
 
 
+@dataclass
+class RunPlan:
+    """What a run will do, settled before any image is embedded: subsets, cut-offs, noise and a task per subset."""
+
+    snapshot: Snapshot
+    provider: EmbeddingProvider
+    settings: EvalSettings
+    ks: tuple[int, ...]
+    subsets: list[str]
+    noise_rows: int
+    tasks: dict[str, Task]
+    retrieval: RetrievalTask
+    fallback_date: np.datetime64 | None
+    """The date of queries without `first_seen_at` when the run is windowed (the snapshot's date)."""
+
+    @property
+    def windowed(self) -> bool:
+        return self.settings.since is not None or self.settings.until is not None
+
+
+@dataclass
+class RunLedger:
+    """What the run counts as it goes: subset sizes, skipped rows, queries kept by the window."""
+
+    subsets: dict[str, SubsetInfo] = field(default_factory=dict)
+    skipped: dict[tuple[str, str, int], str] = field(default_factory=dict)
+    total_queries: int = 0
+    kept_queries: int = 0
+
+
+def plan_run(snapshot: Snapshot, provider: EmbeddingProvider, settings: EvalSettings) -> RunPlan:
+    """Check the cut-offs, subsets and labels (unscorable ones fail here) and choose each subset's task."""
+    ks = tuple(sorted(set(settings.ks)))
+    if not ks or ks[0] < 1:
+        raise LookBenchError(f"cut-offs must be positive integers, got {settings.ks}")
+    subsets = list(snapshot.check_subsets(settings.subsets) if settings.subsets else snapshot.subsets)
+    if not subsets:
+        raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
+    for subset in subsets:
+        snapshot.check_task(subset)
+    retrieval = RetrievalTask(settings.fine_rule, settings.recall_queries)
+    tasks: dict[str, Task] = dict.fromkeys(subsets, retrieval)
+    if any(is_composed_subset(s) for s in subsets):
+        from lookbench.composed.task import composed_run
+
+        composed = composed_run(settings.compose, provider, snapshot, subsets, settings.fine_rule)
+        tasks.update({s: composed for s in subsets if is_composed_subset(s)})
+    windowed = settings.since is not None or settings.until is not None
+    fallback = snapshot_date(snapshot.snapshot_id) if windowed else None
+    rows = noise_rows(snapshot, settings.noise)
+    return RunPlan(snapshot, provider, settings, ks, subsets, rows, tasks, retrieval, fallback)
+
+
+def gather(plan: RunPlan, embeddings: _Embeddings, subset: str, ledger: RunLedger, clock: PhaseClock) -> SubsetWork:
+    """A subset's embeddings, corpus and the query rows its date window keeps; skipped rows go in the ledger."""
+    snapshot, settings = plan.snapshot, plan.settings
+    with clock.phase("embed_s"):
+        query_vectors = embeddings.get(subset, "query")
+        corpus = [embeddings.get(subset, "gallery")]
+        if plan.noise_rows:
+            corpus.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
+    queries = snapshot.labels(subset, "query")
+    labels = corpus_labels(snapshot, subset, settings.noise)
+    gallery_rows = snapshot.num_rows(subset, "gallery")
+    excluded = np.zeros(len(labels), dtype=bool)
+    for source, offset in [(subset, 0)] + ([(NOISE, gallery_rows)] if plan.noise_rows else []):
+        for row, error in embeddings.skipped(source, "gallery").items():
+            excluded[offset + row] = True
+            ledger.skipped[(source, "gallery", row)] = error
+    q_skipped = embeddings.skipped(subset, "query")
+    ledger.skipped.update({(subset, "query", row): error for row, error in q_skipped.items()})
+    outfits = [None if row in q_skipped else key for row, key in enumerate(queries.outfit_key)]
+    since, until = settings.since, settings.until
+    keep = window_mask(queries.first_seen_at, len(queries), since, until, plan.fallback_date, outfits)
+    if q_skipped:
+        keep[list(q_skipped)] = False
+    rows = np.flatnonzero(keep)
+    ledger.total_queries += len(queries)
+    ledger.kept_queries += len(rows)
+    ledger.subsets[subset] = SubsetInfo(
+        queries=len(rows),
+        gallery=gallery_rows,
+        corpus=len(labels),
+        skipped_queries=len(q_skipped),
+        skipped_corpus=int(excluded.sum()),
+    )
+    return SubsetWork(
+        snapshot,
+        subset,
+        rows,
+        queries,
+        query_vectors,
+        corpus,
+        labels,
+        gallery_rows,
+        excluded,
+        embeddings,
+        settings.backend,
+        plan.ks,
+    )
+
+
 def evaluate(
     snapshot: Snapshot,
     provider: EmbeddingProvider,
@@ -136,168 +248,70 @@ def evaluate(
     progress: Progress | None = None,
 ) -> EvalOutput:
     """Evaluate `provider` on `snapshot` and return the result summary and the per-query table."""
-    settings = settings or EvalSettings()
     say = progress or (lambda _msg: None)
-    ks = tuple(sorted(set(settings.ks)))
-    if not ks or ks[0] < 1:
-        raise LookBenchError(f"cut-offs must be positive integers, got {settings.ks}")
-    subsets = snapshot.check_subsets(settings.subsets) if settings.subsets else snapshot.subsets
-    if not subsets:
-        raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
-    for subset in subsets:  # unscorable labels fail here, before any image is embedded
-        snapshot.check_task(subset)
-    method: str | None = None
-    if any(is_composed_subset(s) for s in subsets):
-        from lookbench.composed.methods import run_method
-
-        method = run_method(settings.compose, provider, snapshot, subsets)
-    embeddings = _Embeddings(provider, snapshot)
-    timings = {"embed_s": 0.0, "search_s": 0.0, "metrics_s": 0.0}
-    recall: dict[str, dict[str, float]] = {}
-    embedded_before = provider.embedded_images
-    tables: list[pa.Table] = []
-    infos: dict[str, SubsetInfo] = {}
-    skipped_report: dict[tuple[str, str, int], str] = {}
-    windowed = settings.since is not None or settings.until is not None
-    fallback_date = snapshot_date(snapshot.snapshot_id) if windowed else None
-    total_queries = kept_queries = 0
-    pool_rows = noise_rows(snapshot, settings.noise)
-    composition: dict[str, Any] = {}
-    t0 = time.perf_counter()  # a sharded provider embeds every split it will be asked for at once, on its workers
-    needed = [(s, sp) for s in subsets for sp in ("query", "gallery")]
-    run = provider.prepare(snapshot, needed + ([(NOISE, "gallery")] if pool_rows else []))
+    plan = plan_run(snapshot, provider, settings or EvalSettings())
+    clock, ledger = PhaseClock(), RunLedger()
+    embedded_before, load_start = provider.embedded_images, load_average()
+    needed = [(s, sp) for s in plan.subsets for sp in ("query", "gallery")]
+    needed += [(NOISE, "gallery")] if plan.noise_rows else []
+    with clock.phase("embed_s"):  # a sharded provider embeds every split it will be asked for at once
+        run = provider.prepare(snapshot, needed)
     if run is not None:
-        timings["embed_s"] += time.perf_counter() - t0
         say(f"embedding: {run.summary()}")
-    for subset in subsets:
+    embeddings = _Embeddings(provider, snapshot)
+    tables: list[pa.Table] = []
+    for subset in plan.subsets:
         say(f"{subset}: embedding")
-        t0 = time.perf_counter()
-        q_emb = embeddings.get(subset, "query")
-        corpus = [embeddings.get(subset, "gallery")]
-        if pool_rows:
-            corpus.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
-        timings["embed_s"] += time.perf_counter() - t0
-
-        queries = snapshot.labels(subset, "query")
-        task_labels = corpus_labels(snapshot, subset, settings.noise)
-        gallery_rows = snapshot.num_rows(subset, "gallery")
-        excluded = np.zeros(len(task_labels), dtype=bool)
-        sources = [(subset, 0)] + ([(NOISE, gallery_rows)] if pool_rows else [])
-        for source, offset in sources:
-            for row, error in embeddings.skipped(source, "gallery").items():
-                excluded[offset + row] = True
-                skipped_report[(source, "gallery", row)] = error
-        q_skipped = embeddings.skipped(subset, "query")
-        for row, error in q_skipped.items():
-            skipped_report[(subset, "query", row)] = error
-        outfits = [None if row in q_skipped else key for row, key in enumerate(queries.outfit_key)]
-        keep = window_mask(queries.first_seen_at, len(queries), settings.since, settings.until, fallback_date, outfits)
-        total_queries += len(queries)
-        if q_skipped:
-            keep[list(q_skipped)] = False
-        rows = np.flatnonzero(keep)
-        kept_queries += len(rows)
-        infos[subset] = SubsetInfo(
-            queries=len(rows),
-            gallery=gallery_rows,
-            corpus=len(task_labels),
-            skipped_queries=len(q_skipped),
-            skipped_corpus=int(excluded.sum()),
-        )
-        if len(rows) == 0:
+        work = gather(plan, embeddings, subset, ledger, clock)
+        if len(work.rows) == 0:
             say(f"{subset}: no queries left in the window; skipped")
             continue
-
-        if method is not None and is_composed_subset(subset):
-            from lookbench.composed.methods import make_encoder
-            from lookbench.composed.task import ComposedTask, score_composed
-
-            say(f"{subset}: composing and searching {len(rows)} queries over {len(task_labels)} items")
-            t0 = time.perf_counter()
-            task = ComposedTask(
-                snapshot,
-                subset,
-                embeddings,
-                corpus,
-                task_labels,
-                gallery_rows,
-                excluded,
-                settings.backend,
-                ks,
-                settings.fine_rule,
-            )
-            table, composition[subset] = score_composed(task, make_encoder(method, provider), rows, say)
-            tables.append(table)
-            timings["search_s"] += time.perf_counter() - t0
-            continue
-
-        say(f"{subset}: searching {len(rows)} queries over {len(task_labels)} items")
-        t0 = time.perf_counter()
-        exclude = excluded if excluded.any() else None
-        found = settings.backend.search(q_emb[rows], corpus, max(ks), exclude=exclude)
-        timings["search_s"] += time.perf_counter() - t0
-        if not settings.backend.exact:
-            t0 = time.perf_counter()
-            recall[subset] = measured_recall(q_emb[rows], corpus, found, ks, exclude, settings.recall_queries)
-            timings["recall_s"] = timings.get("recall_s", 0.0) + time.perf_counter() - t0
-
-        t0 = time.perf_counter()
-        kept = queries.take(rows)
-        relevance = Relevance.build(kept, task_labels, gallery_rows, excluded)
-        scores = score_task(relevance, found.indices, ks, settings.fine_rule)
-        tables.append(
-            task_table(
-                subset,
-                rows,
-                kept,
-                cluster_ids(kept.outfit_key),
-                found.indices,
-                found.scores,
-                task_labels.item_id,
-                scores,
-            )
-        )
-        timings["metrics_s"] += time.perf_counter() - t0
-
+        tables.append(plan.tasks[subset].score(work, clock, say))
     if not tables:
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
-    t0 = time.perf_counter()
-    per_query, result = summarise_run(snapshot, pa.concat_tables(tables, promote_options="default"), settings)
-    protocol = protocol_of(snapshot)
-    timings["metrics_s"] += time.perf_counter() - t0
+    with clock.phase("metrics_s"):
+        per_query, summary = summarise_run(snapshot, pa.concat_tables(tables, promote_options="default"), plan.settings)
+    embedded_after = provider.embedded_images
+    timings: dict[str, float] = dict(clock.seconds) | _loads(load_start, load_average())
+    if embedded_before is not None and embedded_after is not None:
+        timings["embedded_images"] = embedded_after - embedded_before
+    return EvalOutput(assemble(plan, embeddings.dim, ledger, summary, timings), per_query)
+
+
+def assemble(
+    plan: RunPlan, dim: int | None, ledger: RunLedger, summary: Summary, timings: dict[str, float]
+) -> ResultFile:
+    """The result file of a run: what was evaluated, with which model and settings, and what it measured."""
+    snapshot, settings, provider = plan.snapshot, plan.settings, plan.provider
+    described = provider.describe()
+    if dim is not None:
+        described.setdefault("embedding_dim", dim)
+    for task in dict.fromkeys(plan.tasks.values()):
+        task.record(described)
+    recall = plan.retrieval.recall
     window = None
-    if windowed:
+    if plan.windowed:
         window = DateWindow(
             since=None if settings.since is None else str(settings.since)[:10],
             until=None if settings.until is None else str(settings.until)[:10],
-            kept_queries=kept_queries,
-            total_queries=total_queries,
+            kept_queries=ledger.kept_queries,
+            total_queries=ledger.total_queries,
         )
-    embedded_after = provider.embedded_images
-    if embedded_before is not None and embedded_after is not None:
-        timings["embedded_images"] = embedded_after - embedded_before
-    described = provider.describe()
-    if embeddings.dim is not None:
-        described.setdefault("embedding_dim", embeddings.dim)
-    if composition and method is not None:
-        from lookbench.composed.methods import composed_model_name
-
-        described["name"] = composed_model_name(str(described.get("name") or provider.spec), method)
-        described["composition"] = {"method": method, "subsets": composition}
-    output = ResultFile(
+    protocol = protocol_of(snapshot)
+    return ResultFile(
         lookbench_version=lookbench.__version__,
         created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         snapshot=SnapshotInfo(
             id=snapshot.snapshot_id,
             location=snapshot.location,
             content_hash=snapshot.content_hash,
-            noise_rows=pool_rows,
-            subsets=infos,
+            noise_rows=plan.noise_rows,
+            subsets=ledger.subsets,
         ),
         model=described,
         config=RunConfig(
             fine_rule=settings.fine_rule.value,
-            ks=list(ks),
+            ks=list(plan.ks),
             search_backend=settings.backend.name,
             search=SearchInfo(
                 **settings.backend.describe(),
@@ -310,14 +324,13 @@ def evaluate(
             noise=settings.noise.value,
         ),
         environment=_environment(),
-        metrics=result[0],
-        per_category=result[1],
-        breakdowns=result[2],
-        skipped=[{"subset": s, "split": sp, "row": r, "error": e} for (s, sp, r), e in sorted(skipped_report.items())],
+        metrics=summary[0],
+        per_category=summary[1],
+        breakdowns=summary[2],
+        skipped=[{"subset": s, "split": sp, "row": r, "error": e} for (s, sp, r), e in sorted(ledger.skipped.items())],
         timings={k: round(v, 3) for k, v in timings.items()},
         warnings=snapshot.warnings,
     )
-    return EvalOutput(result=output, per_query=per_query)
 
 
 def summarise_run(snapshot: Snapshot, per_query: pa.Table, settings: EvalSettings) -> tuple[pa.Table, Summary]:
@@ -341,7 +354,7 @@ def summarise_table(per_query: pa.Table, settings: EvalSettings) -> Summary:
     Overall covers the image subsets; composed subsets have their own metrics and, when there are several,
     their own `composed_overall`.
     """
-    from lookbench.composed.breakdown import composed_breakdowns
+    from lookbench.metrics.composed_breakdown import composed_breakdowns
 
     values = subset_values(per_query)
     if not values:

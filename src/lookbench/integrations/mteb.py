@@ -19,19 +19,12 @@ from mteb.types._metadata import Licenses
 
 from lookbench.dates import snapshot_date
 from lookbench.errors import SnapshotError
+from lookbench.models.mteb_model import CITATION, HF_SUBSET, REFERENCE, SPLIT
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, SUBSET_TITLES, is_composed_subset
 from lookbench.snapshot.source import parse_hub_uri
 
-SPLIT = "test"
-HF_SUBSET = "default"
-REFERENCE = "https://arxiv.org/abs/2601.14706"
-CITATION = r"""@article{lookbench2026,
-  title = {LookBench: A Live and Holistic Open Benchmark for Fashion Image Retrieval},
-  journal = {arXiv preprint arXiv:2601.14706},
-  year = {2026},
-}"""
 K_VALUES = (1, 5, 10, 20, 100)
 """MTEB's cut-offs for these tasks: LookBench's (1, 5, 10, 20) and 100."""
 
@@ -171,27 +164,3 @@ def lookbench_tasks(snapshot: str | Path | Snapshot, subsets: list[str] | None =
     if not tasks:
         raise SnapshotError(f"{snap.root}: no image subsets to expose as MTEB tasks")
     return tasks
-
-
-def encoding_metadata() -> TaskMetadata:
-    """The task metadata handed to an MTEB model's `encode` when lookbench embeds a snapshot's images with it."""
-    return TaskMetadata(
-        name="LookBench",
-        description="LookBench fashion image retrieval: images embedded by lookbench's own pipeline.",
-        reference=REFERENCE,
-        dataset={"path": "lookbench", "revision": "1"},
-        type="Any2AnyRetrieval",
-        category="i2i",
-        eval_splits=[SPLIT],
-        eval_langs=["eng-Latn"],
-        main_score="ndcg_at_10",
-        date=None,
-        domains=["Web"],
-        task_subtypes=["Object recognition"],
-        license="not specified",
-        annotations_creators="derived",
-        dialect=[],
-        modalities=["image"],
-        sample_creation="found",
-        bibtex_citation=CITATION,
-    )

@@ -31,6 +31,7 @@ EXTRAS = {
     "item": pa.string(),
     "detector_missed": pa.bool_(),
     "detection_score": pa.float64(),
+    "match_keys": pa.list_(pa.string()),
 }
 _ITEM = re.compile(r"item(\d+)")
 Box = tuple[float, float, float, float]
@@ -210,7 +211,15 @@ def _write_items(ctx: ImportContext, annos: Path, images: Path, split: str) -> N
         for item, box, score, missed in targets:
             stored = ctx.crop(image_path, box, f"{where}: {item.key}")
             if stored is not None:
-                _add(ctx, split_of, stored, where, image_path, ann, item, score, missed, common)
+                keys = gallery_match_keys(ann, box) if split_of == "gallery" else None
+                _add(ctx, split_of, stored, where, image_path, ann, item, score, missed, {**common, "match_keys": keys})
+
+
+def gallery_match_keys(ann: Annotation, box: Box) -> list[str]:
+    """The official rule for a retrieved shop box: it is correct for a query of pair P and style S when it overlaps a
+    ground-truth item of P and S in its image by IoU >= 0.5 (so an outerwear box over a top answers the top)."""
+    overlapped = [it for it in ann.items if it.style > 0 and iou(box, it.box) >= MATCH_IOU]
+    return sorted({match_key(ann.pair_id, it, ann.image_id) for it in overlapped})
 
 
 def _add(

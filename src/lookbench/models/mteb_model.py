@@ -18,6 +18,14 @@ from lookbench.errors import LookBenchError
 from lookbench.models.spec import ModelSpec
 
 NO_REVISION = "no_revision_available"
+SPLIT = "test"
+HF_SUBSET = "default"
+REFERENCE = "https://arxiv.org/abs/2601.14706"
+CITATION = r"""@article{lookbench2026,
+  title = {LookBench: A Live and Holistic Open Benchmark for Fashion Image Retrieval},
+  journal = {arXiv preprint arXiv:2601.14706},
+  year = {2026},
+}"""
 
 
 class MtebModelError(LookBenchError):
@@ -94,8 +102,6 @@ class MtebEncoder(EncoderBase):
         from datasets import Image as ImageFeature
         from torch.utils.data import DataLoader
 
-        from lookbench.integrations.mteb import HF_SUBSET, SPLIT, encoding_metadata
-
         dataset = Dataset.from_dict({"image": list(batch)}, features=Features({"image": ImageFeature()}))
         loader = DataLoader(
             dataset,  # type: ignore[arg-type]
@@ -111,6 +117,32 @@ class MtebEncoder(EncoderBase):
         """The MTEB name, revision and loader."""
         loader = getattr(self.meta.loader, "__name__", type(self.meta.loader).__name__)
         return {"kind": "mteb", "mteb_name": self.meta.name, "revision": self.revision, "loader": loader}
+
+
+def encoding_metadata() -> Any:
+    """The task metadata handed to an MTEB model's `encode` when lookbench embeds a snapshot's images with it."""
+    from mteb.abstasks.task_metadata import TaskMetadata
+
+    return TaskMetadata(
+        name="LookBench",
+        description="LookBench fashion image retrieval: images embedded by lookbench's own pipeline.",
+        reference=REFERENCE,
+        dataset={"path": "lookbench", "revision": "1"},
+        type="Any2AnyRetrieval",
+        category="i2i",
+        eval_splits=[SPLIT],
+        eval_langs=["eng-Latn"],
+        main_score="ndcg_at_10",
+        date=None,
+        domains=["Web"],
+        task_subtypes=["Object recognition"],
+        license="not specified",
+        annotations_creators="derived",
+        dialect=[],
+        modalities=["image"],
+        sample_creation="found",
+        bibtex_citation=CITATION,
+    )
 
 
 def load(spec: ModelSpec, options: EmbedOptions) -> MtebEncoder:

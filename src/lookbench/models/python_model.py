@@ -25,7 +25,8 @@ class ImageModel(Protocol):
     """What a `python:` factory returns.
 
     `model_id` and `revision` name the model (change `revision` when the weights change: it keys the cache);
-    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata.
+    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata; an
+    optional `card` attribute (see CardedModel) is recorded as the model card (a `card` from `describe()` wins).
     """
 
     model_id: str
@@ -43,6 +44,14 @@ class DescribedModel(Protocol):
     def describe(self) -> dict[str, Any]:
         """Whatever identifies the model besides its id and revision."""
         ...
+
+
+@runtime_checkable
+class CardedModel(Protocol):
+    """An ImageModel that declares its model card as a `card` attribute: a dict with `release_date`,
+    `training_cutoff`, `training_data`, `params`, `name` (recorded as the result's `model["card"]`)."""
+
+    card: dict[str, Any]
 
 
 class PythonEncoder(EncoderBase):
@@ -68,7 +77,8 @@ class PythonEncoder(EncoderBase):
     def describe(self) -> dict[str, Any]:
         """The factory and whatever the model describes about itself."""
         extra = self.model.describe() if isinstance(self.model, DescribedModel) else {}
-        return {"kind": "python", "factory": self.target, **dict(extra)}
+        card = {"card": dict(self.model.card)} if isinstance(self.model, CardedModel) else {}
+        return {"kind": "python", "factory": self.target, **card, **dict(extra)}
 
 
 def load(spec: ModelSpec, options: EmbedOptions) -> PythonEncoder:
@@ -90,6 +100,8 @@ def load(spec: ModelSpec, options: EmbedOptions) -> PythonEncoder:
     model = factory()
     if not isinstance(model, ImageModel):
         raise EmbeddingError(f"{spec} returned {type(model).__name__}, which lacks model_id, revision or embed()")
+    if isinstance(model, CardedModel) and not isinstance(model.card, dict):
+        raise EmbeddingError(f"{spec}: `card` must be a dict of card facts, got {type(model.card).__name__}")
     return PythonEncoder(model, argument)
 
 

@@ -108,15 +108,23 @@ def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:
 
 def load_embedding_model(folder: Path, info: TrainedModelInfo) -> EmbeddingModel:
     """Rebuild the exported network and load its weights."""
+    from safetensors import SafetensorError
     from safetensors.torch import load_file
 
     from lookbench.models.backbones import EmbeddingHead, EmbeddingModel, rebuild_backbone
 
     backbone = rebuild_backbone(info.architecture, folder, info.preprocess)
     model = EmbeddingModel(backbone, EmbeddingHead(info.feature_dim, info.embedding_dim))
+    path = folder / WEIGHTS
     try:
-        model.load_state_dict(load_file(str(folder / WEIGHTS)))
-    except (RuntimeError, OSError) as exc:
-        raise TrainError(f"{folder / WEIGHTS}: does not fit the architecture in {MODEL_JSON} ({exc})") from exc
+        weights = load_file(str(path))
+    except (SafetensorError, OSError) as exc:
+        raise TrainError(f"{path}: not a readable safetensors file ({exc}); export the model again") from exc
+    try:
+        model.load_state_dict(weights)
+    except RuntimeError as exc:
+        problems = [line.strip() for line in str(exc).splitlines()[1:] if line.strip()] or [str(exc)]
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise TrainError(f"{path}: does not fit the architecture in {MODEL_JSON} ({problems[0]}{more})") from exc
     backbone.preprocess = info.preprocess
     return model

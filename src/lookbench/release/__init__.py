@@ -1,1 +1,1 @@
-"""The live benchmark builder (`lookbench build`): pipeline.py runs the stages of stages/ over a release config."""
+"""The live benchmark builder (`lookbench release`): pipeline.py runs the stages of stages/ over a release config."""

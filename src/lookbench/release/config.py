@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.hashing import json_sha256
 from lookbench.snapshot.schema import NOISE, SUBSETS
 from lookbench.yamlfile import YamlError, load_yaml
@@ -110,16 +110,19 @@ class DedupConfig(_Strict):
     """Duplicate detection: exact sha256, perceptual hash gated by colour, cropped copies, optionally embeddings."""
 
     phash_threshold: int = Field(
-        24, ge=0, le=256, description="max Hamming distance of 256-bit pHashes (docs/build.md)"
+        24, ge=0, le=256, description="max Hamming distance of 256-bit pHashes (docs/release.md)"
     )
     colour_threshold: float = Field(
-        0.01, ge=0, le=1, description="max share of thumbnail pixels whose colour differs (docs/build.md)"
+        0.01, ge=0, le=1, description="max share of thumbnail pixels whose colour differs (docs/release.md)"
     )
     crops: bool = Field(
         True, description="find cropped copies: window hashes, alignment, then the pHash and colour gates"
     )
     crop_phash_threshold: int = Field(
-        16, ge=0, le=256, description="max Hamming distance of the 256-bit pHashes of a crop's overlap (docs/build.md)"
+        16,
+        ge=0,
+        le=256,
+        description="max Hamming distance of the 256-bit pHashes of a crop's overlap (docs/release.md)",
     )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)
@@ -386,9 +389,9 @@ def load_config(path: Path | str) -> ReleaseConfig:
     try:
         data = load_yaml(path)
     except YamlError as exc:
-        raise BuildError(f"cannot read release config: {exc}") from exc
+        raise ReleaseError(f"cannot read release config: {exc}") from exc
     if not isinstance(data, dict):
-        raise BuildError(f"{path}: a release config must be a mapping")
+        raise ReleaseError(f"{path}: a release config must be a mapping")
     base = path.resolve().parent
     for key in ("output", "work_dir"):
         if key in data:
@@ -405,4 +408,4 @@ def load_config(path: Path | str) -> ReleaseConfig:
     try:
         return ReleaseConfig.model_validate(data)
     except ValidationError as exc:
-        raise BuildError(f"{path}: invalid release config:\n{exc}") from exc
+        raise ReleaseError(f"{path}: invalid release config:\n{exc}") from exc

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.errors import BuildError, LookBenchError
+from lookbench.errors import LookBenchError, ReleaseError
 
 
 @runtime_checkable
@@ -22,16 +22,16 @@ class ImageEmbedder(Protocol):
 
 
 def image_embedder(spec: str, setting: str) -> ImageEmbedder:
-    """The model of a config setting, loaded now; BuildError naming the setting if it cannot embed images."""
+    """The model of a config setting, loaded now; ReleaseError naming the setting if it cannot embed images."""
     from lookbench.embeddings.options import EmbedOptions
     from lookbench.models.registry import resolve_model
 
     try:
         provider = resolve_model(spec, EmbedOptions(progress=False))
     except (LookBenchError, ImportError, OSError) as exc:
-        raise BuildError(f"{setting} {spec!r} cannot be loaded: {exc}") from exc
+        raise ReleaseError(f"{setting} {spec!r} cannot be loaded: {exc}") from exc
     if not isinstance(provider, ImageEmbedder):
-        raise BuildError(f"{setting} {spec!r} cannot embed images (it reads precomputed embeddings)")
+        raise ReleaseError(f"{setting} {spec!r} cannot embed images (it reads precomputed embeddings)")
     return provider
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.snapshot.manifest import verify_manifest
 from lookbench.snapshot.source import parse_hub_uri
 
@@ -18,7 +18,7 @@ def push_release(output: Path, version: str, target: str) -> str:
         return _push_hub(output, version, target)
     mirror = Path(target).expanduser()
     if (mirror / version).exists():
-        raise BuildError(f"{mirror / version} already exists; published versions are never overwritten")
+        raise ReleaseError(f"{mirror / version} already exists; published versions are never overwritten")
     mirror.mkdir(parents=True, exist_ok=True)
     staging = mirror / f".{version}.push"
     shutil.rmtree(staging, ignore_errors=True)
@@ -33,7 +33,7 @@ def _push_hub(output: Path, version: str, target: str) -> str:
     try:
         from huggingface_hub import HfApi
     except ImportError as exc:
-        raise BuildError("--push hf://... needs huggingface_hub: pip install 'lookbench[release]'") from exc
+        raise ReleaseError("--push hf://... needs huggingface_hub: pip install 'lookbench[release]'") from exc
     api = HfApi()
     try:
         api.create_repo(repo, repo_type="dataset", exist_ok=True)
@@ -54,5 +54,5 @@ def _push_hub(output: Path, version: str, target: str) -> str:
             commit_message=f"Card for {version}",
         )
     except Exception as exc:  # network, auth and permission errors all end the same way for the user
-        raise BuildError(f"push to {target} failed: {type(exc).__name__}: {exc}") from exc
+        raise ReleaseError(f"push to {target} failed: {type(exc).__name__}: {exc}") from exc
     return f"hf://{repo}/{version}"

@@ -11,7 +11,7 @@ import pyarrow as pa
 from lookbench.contamination.window import query_dates
 from lookbench.errors import ResultError
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
-from lookbench.metrics.definitions import metric_name
+from lookbench.metrics.definitions import DISTRACTOR_METRIC, metric_name
 from lookbench.results.per_query import metric_columns
 from lookbench.snapshot.schema import is_composed_subset
 
@@ -164,7 +164,17 @@ def encode_queries(
         **({"recall": _nullable(recall, known)} if known.any() else {}),
         **{family: _scaled(per_query, family, ks) for family in ("ndcg", "map") if _has_family(per_query, family, ks)},
         **(_changes(per_query, composed) if composed.any() else {}),
+        **_distractors(per_query),
     }
+
+
+def _distractors(per_query: pa.Table) -> dict[str, list[int | None]]:
+    """`ds`: 1 where the query's top-1 result is a distractor, else 0, null where the run has no value (runs from
+    before distractor_share@1 was recorded carry no column)."""
+    if DISTRACTOR_METRIC not in per_query.column_names or per_query[DISTRACTOR_METRIC].null_count == per_query.num_rows:
+        return {}
+    values = _values(per_query, DISTRACTOR_METRIC)
+    return {"ds": [None if np.isnan(v) else int(v) for v in values]}
 
 
 def _changes(per_query: pa.Table, composed: np.ndarray) -> dict[str, list[Any]]:

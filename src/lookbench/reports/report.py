@@ -16,7 +16,16 @@ from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.reports.images import ImageTable
 from lookbench.reports.labels import metric_title, run_title, window_text
 from lookbench.reports.render import render
-from lookbench.reports.retrieval import ACROSS, confusions, query_anchor, query_cards, select_rows
+from lookbench.reports.retrieval import (
+    ACROSS,
+    RECURS,
+    SAMPLES,
+    confusions,
+    half,
+    query_anchor,
+    query_cards,
+    select_samples,
+)
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import ordered_scopes
 from lookbench.snapshot import open_snapshot
@@ -103,12 +112,16 @@ def build_report(
     if audit is not None and audit.snapshot.content_hash != result.snapshot.content_hash:
         note = (note + "; " if note else "") + f"the source audit describes another snapshot ({audit.snapshot.name})"
     found = confusions(snapshot, per_query)
-    rows = select_rows(per_query, chosen, per_subset, per_category)
+    samples = select_samples(per_query, chosen, per_subset, per_category)
+    rows = [i for members in samples.values() for i in members]
     examples = [i for groups in found.values() for group in groups for c in group.rows for i in c.examples]
     indices = list(dict.fromkeys(rows + examples))
     images = ImageTable()
     cards = query_cards(snapshot, per_query, indices, images)
     by_index = dict(zip(indices, cards, strict=True))
+    for name, members in samples.items():
+        for i in members:
+            by_index[i].samples.append(name)
     for groups in found.values():
         for group in groups:
             for confusion in group.rows:
@@ -125,6 +138,12 @@ def build_report(
         flags=assess(result, per_query),
         cards=cards,
         sampled=len(dict.fromkeys(rows)),
+        samples={name: len(members) for name, members in samples.items()},
+        sample_rules={
+            name: rule.format(per_subset=per_subset, per_category=per_category, half=half(per_subset))
+            for name, rule in SAMPLES.items()
+        },
+        recurs=RECURS,
         confusions=found,
         anchor=lambda i: query_anchor(subsets[i], query_rows[i]),
         row_of=lambda i: query_rows[i],

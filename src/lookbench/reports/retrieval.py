@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -67,6 +68,8 @@ class QueryCard:
     thumb: str | None = None
     photo: str | None = None
     confused: list[str] = field(default_factory=list)
+    samples: list[str] = field(default_factory=list)
+    """Which of the report's samples (SAMPLES) show this card."""
     """The confusions ('category: wanted -> got') this query is an example of."""
     text: str | None = None
     """Composed queries: the modification text (the card's attributes are then the target's)."""
@@ -86,10 +89,36 @@ def query_anchor(subset: str, row: int) -> str:
     return f"q-{subset}-{row}"
 
 
-def select_rows(
-    per_query: pa.Table, chosen: list[tuple[str, int]] | None, per_subset: int, per_category: int
-) -> list[int]:
-    """Per-query table indices: the chosen (subset, query row) pairs, else worst categories first per subset."""
+SAMPLES = {
+    "misses": "per subset, the categories with the lowest Fine Recall@1 first, up to {per_category} queries of each, "
+    "misses (no fine match at rank 1) first, {per_subset} in all",
+    "hits": "per subset, the categories with the highest Fine Recall@1 first, up to {per_category} queries of each, "
+    "hits (a fine match at rank 1) first, {half} in all",
+    "random": "per subset, {half} queries drawn at random (seeded: the same run gives the same sample)",
+}
+"""The samples a reader switches between, and how each is chosen; hits and the random sample take half as many
+queries as the misses (`half`), which keeps the page light."""
+
+
+def half(per_subset: int) -> int:
+    """How many hits and random queries a subset shows beside `per_subset` misses."""
+    return max(1, per_subset // 2)
+
+
+def _by_category(idx: list[int], cats: list[str], fine: np.ndarray, rows: list[int], worst: bool) -> list[list[int]]:
+    """Queries grouped by category, worst (or best) categories first, misses (or hits) first within each."""
+    by_cat: dict[str, list[int]] = {}
+    for i in idx:
+        by_cat.setdefault(cats[i], []).append(i)
+    sign = 1.0 if worst else -1.0
+    order = sorted(by_cat, key=lambda c: (sign * float(np.mean(fine[by_cat[c]])), c))
+    return [sorted(by_cat[c], key=lambda i: (sign * fine[i], rows[i])) for c in order]
+
+
+def select_samples(
+    per_query: pa.Table, chosen: list[tuple[str, int]] | None, per_subset: int, per_category: int, seed: int = 0
+) -> dict[str, list[int]]:
+    """Per-query table indices of each sample (SAMPLES), or {'chosen': ...} for the (subset, query row) pairs asked."""
     subsets = per_query["subset"].to_pylist()
     rows = per_query["query_row"].to_pylist()
     if chosen:
@@ -97,21 +126,20 @@ def select_rows(
         missing = [f"{s}:{r}" for s, r in chosen if (s, r) not in index]
         if missing:
             raise ResultError(f"queries not in the per-query file: {', '.join(missing)}")
-        return [index[key] for key in chosen]
+        return {"chosen": [index[key] for key in chosen]}
     cats = per_query["category"].to_pylist()
     fine = fine_at_1(per_query)
-    out: list[int] = []
+    out: dict[str, list[int]] = {name: [] for name in SAMPLES}
     for subset in dict.fromkeys(subsets):
         idx = [i for i, s in enumerate(subsets) if s == subset]
-        by_cat: dict[str, list[int]] = {}
-        for i in idx:
-            by_cat.setdefault(cats[i], []).append(i)
-        order = sorted(by_cat, key=lambda c: (float(np.mean(fine[by_cat[c]])), c))
-        picked: list[int] = []
-        for cat in order:
-            members = sorted(by_cat[cat], key=lambda i: (fine[i], rows[i]))
-            picked.extend(members[: max(0, min(per_category, per_subset - len(picked)))])
-        out.extend(picked)
+        for name, worst, size in (("misses", True, per_subset), ("hits", False, half(per_subset))):
+            picked: list[int] = []
+            for members in _by_category(idx, cats, fine, rows, worst):
+                picked.extend(members[: max(0, min(per_category, size - len(picked)))])
+            out[name].extend(picked)
+        rng = np.random.default_rng([seed, zlib.crc32(subset.encode())])
+        drawn = rng.choice(len(idx), size=min(half(per_subset), len(idx)), replace=False)
+        out["random"].extend(sorted((idx[j] for j in drawn), key=lambda i: rows[i]))
     return out
 
 
@@ -258,8 +286,12 @@ def attribute_group(attribute: str) -> str:
         return UNKNOWN_GROUP
 
 
+RECURS = 2
+"""A confusion is listed when it happened to at least this many queries (a one-off tells nothing)."""
+
+
 def confusions(
-    snapshot: Snapshot, per_query: pa.Table, top: int = 10, examples: int = 2
+    snapshot: Snapshot, per_query: pa.Table, top: int = 10, examples: int = 2, recurs: int = RECURS
 ) -> dict[str, list[ConfusionGroup]]:
     """Per subset, the most frequent main-attribute confusions at rank 1, grouped by attribute group.
 
@@ -281,7 +313,8 @@ def confusions(
             if corpus.main_attribute[hit] != queries.main_attribute[row]:
                 key = (queries.category[row], queries.main_attribute[row], corpus.main_attribute[hit])
                 found.setdefault(key, []).append(index)
-        ranked = sorted(found.items(), key=lambda item: (-len(item[1]), item[0]))[:top]
+        recurring = [item for item in found.items() if len(item[1]) >= recurs]
+        ranked = sorted(recurring, key=lambda item: (-len(item[1]), item[0]))[:top]
         groups: dict[str, list[Confusion]] = {}
         for (category, wanted, got), members in ranked:
             a, b = attribute_group(wanted), attribute_group(got)

@@ -8,12 +8,25 @@ from pathlib import Path
 from typing import Any
 
 from lookbench.errors import LookBenchError
+from lookbench.reports.labels import metric_title
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
+def _human(title: str, keys: tuple[str, ...]) -> str:
+    """A column title with a metric key (`fine_recall@1 % [95% CI]`) under the metric's human name."""
+    from lookbench.train.headline import NO_NOISE
+
+    key = title.split(" ", 1)[0]
+    if key not in keys:
+        return title
+    base, quiet, _ = key.partition(NO_NOISE)
+    return title.replace(key, metric_title(base) + (" without noise" if quiet else ""), 1)
+
+
 def scaling_section(path: Path) -> dict[str, Any]:
     """Header, rows and the inlined plot of a study: `path` is its `scaling.json` or the study folder."""
+    from lookbench.train.headline import REPORTED
     from lookbench.train.scaling import parse_cell_results
     from lookbench.train.scaling_report import table_header, table_rows
 
@@ -27,7 +40,7 @@ def scaling_section(path: Path) -> dict[str, Any]:
     plot = raw.with_name("scaling.png")
     png = plot.read_bytes() if plot.is_file() else b""
     return {
-        "header": table_header(),
+        "header": [_human(title, REPORTED) for title in table_header()],
         "rows": table_rows(results),
         "png": base64.b64encode(png).decode("ascii") if png.startswith(PNG_SIGNATURE) else None,
         "source": raw.parent.name,

@@ -7,18 +7,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
 from lookbench.contamination.assess import assess
 from lookbench.contamination.card import CardFacts
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
-from lookbench.contamination.tables import load_with_per_query
-from lookbench.errors import ResultError
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.reports.attributes import main_attributes
-from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, scope_mask, share_query_columns
+from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
 from lookbench.reports.labels import METRICS, metric_infos, run_title, window_text
+from lookbench.reports.paper import page_spec
 from lookbench.reports.published import published_block
+from lookbench.reports.runs import LoadedRun, load_runs, query_set_groups
+from lookbench.reports.series import bound_entry, series_data
 from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester
 from lookbench.results.schema import ResultFile
@@ -26,34 +25,24 @@ from lookbench.results.tables import ordered_scopes, run_label
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS, is_composed_subset
 
 
-@dataclass
-class LoadedRun:
-    """A result, its per-query table and where it came from."""
-
-    path: Path
-    result: ResultFile
-    per_query: pa.Table
-
-
-def load_runs(paths: list[Path]) -> list[LoadedRun]:
-    """Load result files that have per-query tables (the page recomputes windows from them)."""
-    runs = []
-    for path in paths:
-        result, per_query = load_with_per_query(path)
-        if per_query is None:
-            raise ResultError(f"{path}: the leaderboard needs the run's per-query file (run `lookbench eval` again)")
-        filled = [c for c in per_query.column_names if "@" not in c or per_query[c].null_count < per_query.num_rows]
-        runs.append(LoadedRun(path, result, per_query.select(filled)))
-    if not runs:
-        raise ResultError("no result files given")
-    return runs
-
-
 def _metric_dict(result: ResultFile) -> dict[str, dict[str, dict[str, float | int]]]:
     return {
         scope: {m: {"v": v.value, "lo": v.ci_low, "hi": v.ci_high, "n": v.n} for m, v in ms.items()}
         for scope, ms in result.metrics.items()
     }
+
+
+def machine_text(result: ResultFile) -> str:
+    """Where and under what load a run was timed: CPU (cores), GPU, 1-minute load at its start and end."""
+    env, timings = result.environment, result.timings
+    if "cpu" not in env:
+        return "machine not recorded (a result file from before lookbench recorded it)"
+    parts = [f"{env['cpu']} ({env.get('cores', '?')} cores)"]
+    if env.get("gpu"):
+        parts.append(f"GPU {env['gpu']}")
+    if "load_start" in timings:
+        parts.append(f"load {timings['load_start']:.1f} at start, {timings.get('load_end', float('nan')):.1f} at end")
+    return ", ".join(parts)
 
 
 def _throughput(result: ResultFile) -> tuple[float | None, str | None]:
@@ -67,27 +56,6 @@ def _throughput(result: ResultFile) -> tuple[float | None, str | None]:
     if seconds <= 0:
         return None, "the result file records no embedding time"
     return round(embedded / seconds, 2), None
-
-
-def query_set_groups(runs: list[LoadedRun], scope: str) -> list[list[int]]:
-    """Runs (indices) that scored exactly the same queries of one scope on the same snapshot.
-
-    Groups come largest query set first; runs keep their order within a group. Runs in different groups are
-    never ranked against or tested with each other.
-    """
-    groups: dict[tuple[str, tuple[tuple[str, int], ...]], list[int]] = {}
-    for i, run in enumerate(runs):
-        if scope not in run.result.metrics:
-            continue
-        table = run.per_query
-        subsets = table["subset"].to_pylist()
-        keys = zip(subsets, table["query_row"].to_pylist(), scope_mask(subsets, scope), strict=True)
-        scoped = tuple(sorted((s, r) for s, r, inside in keys if inside))
-        if not scoped:
-            continue
-        groups.setdefault((run.result.snapshot.content_hash, scoped), []).append(i)
-    ordered = sorted(groups.items(), key=lambda item: (-len(item[0][1]), item[1][0]))
-    return [members for _, members in ordered]
 
 
 def _default_ties(runs: list[LoadedRun], metrics: list[str], scopes: list[str]) -> dict[str, dict[str, list[Any]]]:
@@ -154,6 +122,7 @@ def _run_entry(
         "windowText": window_text(window),
         "file": run.path.name,
         "snapshot": result.snapshot.id,
+        "contentHash": result.snapshot.content_hash[:12],
         "group": group,
         "spec": str(result.model.get("spec", "")),
         "card": raw_card if isinstance(raw_card, dict) else None,
@@ -161,13 +130,16 @@ def _run_entry(
         "cutoff": None if card.training_cutoff is None else card.training_cutoff.isoformat(),
         "releaseText": card.release_text,
         "cutoffText": card.cutoff_text,
+        "bound": bound_entry(card.cutoff_bound()),
         "params": card.params,
         "throughput": throughput,
         "throughputNote": throughput_note,
+        "machine": machine_text(result),
         "flags": [f.to_dict() for f in flags],
         "verification": None if checked is None else {"status": checked[0], "note": checked[1]},
         "staticFlags": [f.to_dict() for f in flags if f.kind != "date"],
         "window": None if window is None else window.model_dump(),
+        "boot": result.config.bootstrap.model_dump(),
         "metrics": _metric_dict(result),
         "q": encode_queries(run.per_query, result.snapshot.id, *vocabs, facts.attributes),
     }
@@ -213,6 +185,9 @@ def build_site_data(
         "runs": entries,
         "queries": shared,
         "ties": _default_ties(runs, metrics, scopes),
+        "tieSeed": runs[0].result.config.bootstrap.seed,
+        "paper": page_spec(runs),
+        "series": series_data(runs),
         "metricInfo": metric_infos(),
         "published": published_block([r.result for r in runs]) if published else None,
     }

@@ -9,7 +9,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from lookbench.errors import ResultError
-from lookbench.metrics.bootstrap import ClusterSums, paired_bootstrap, replicate_totals, resample_counts
+from lookbench.metrics.bootstrap import (
+    ClusterSums,
+    PairedTest,
+    paired_bootstrap,
+    percentile_interval,
+    replicate_totals,
+    resample_counts,
+)
 from lookbench.metrics.definitions import OUTFIT_METRIC
 from lookbench.metrics.outfits import outfit_recall
 from lookbench.reports.encode import fine_at_1, scope_mask
@@ -18,6 +25,7 @@ from lookbench.results.per_query import metric_columns
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS
 
 TIE_RESAMPLES = 1000
+TIE_CONFIDENCE = 0.95
 
 
 def two_sided_p(replicates: np.ndarray) -> np.ndarray:
@@ -47,7 +55,7 @@ class PairTester:
         self.resamples = resamples
         self._scoped: dict[tuple[int, str], pa.Table] = {}
         self._counts: dict[tuple[str, int], np.ndarray] = {}
-        self._memo: dict[tuple[int, int, str], dict[str, float]] = {}
+        self._memo: dict[tuple[int, int, str], dict[str, PairedTest]] = {}
 
     def _scope(self, run: int, scope: str) -> pa.Table:
         key = (run, scope)
@@ -63,7 +71,7 @@ class PairTester:
             self._counts[key] = resample_counts(rng, clusters, self.resamples)
         return self._counts[key]
 
-    def _query_metrics(self, a: int, b: int, scope: str) -> dict[str, float]:
+    def _query_metrics(self, a: int, b: int, scope: str) -> dict[str, PairedTest]:
         ta, tb = self._scope(a, scope), self._scope(b, scope)
         names = [m for m in metric_columns(ta) if m in set(metric_columns(tb)) and not ta[m].null_count]
         if not ta.num_rows or not tb.num_rows or not names:
@@ -72,21 +80,42 @@ class PairTester:
             ia, ib, clusters = pair_queries(ta, tb)
         except ResultError:
             return {}
-        diffs = np.column_stack([ta[m].to_numpy()[ia] - tb[m].to_numpy()[ib] for m in names])
-        sums = ClusterSums.of(diffs, clusters)
+        values_a = np.column_stack([ta[m].to_numpy()[ia] for m in names])
+        values_b = np.column_stack([tb[m].to_numpy()[ib] for m in names])
+        sums = ClusterSums.of(values_a - values_b, clusters)
         totals, sizes = replicate_totals(self._draws(scope, len(sums.sizes)), sums)
-        return dict(zip(names, two_sided_p(totals / np.maximum(sizes, 1)[:, None]).tolist(), strict=True))
+        reps = totals / np.maximum(sizes, 1)[:, None]
+        low, high = percentile_interval(reps, TIE_CONFIDENCE, (values_a - values_b).mean(axis=0))
+        p = two_sided_p(reps)
+        return {
+            m: PairedTest(
+                metric=m,
+                mean_a=float(values_a[:, j].mean()),
+                mean_b=float(values_b[:, j].mean()),
+                diff=float((values_a[:, j] - values_b[:, j]).mean()),
+                ci_low=float(low[j]),
+                ci_high=float(high[j]),
+                p_value=float(p[j]),
+                n=len(ia),
+            )
+            for j, m in enumerate(names)
+        }
 
-    def p(self, a: int, b: int, metric: str, scope: str) -> float | None:
-        """Two-sided p of run a - run b on `metric` over the units both scored; None if they share none."""
+    def test(self, a: int, b: int, metric: str, scope: str) -> PairedTest | None:
+        """Run a - run b on `metric` over the units both scored (95% interval, two-sided p); None if none."""
         if metric == OUTFIT_METRIC:
             oa, ob = outfit_values(self._scope(a, scope)), outfit_values(self._scope(b, scope))
             keys = sorted(set(oa) & set(ob))
             if not keys:
                 return None
             va, vb = np.array([oa[k] for k in keys]), np.array([ob[k] for k in keys])
-            return paired_bootstrap(va, vb, np.arange(len(keys)), metric, self.resamples, self.seed).p_value
+            return paired_bootstrap(va, vb, np.arange(len(keys)), metric, self.resamples, self.seed, TIE_CONFIDENCE)
         key = (a, b, scope)
         if key not in self._memo:
             self._memo[key] = self._query_metrics(a, b, scope)
         return self._memo[key].get(metric)
+
+    def p(self, a: int, b: int, metric: str, scope: str) -> float | None:
+        """Two-sided p of run a - run b on `metric` over the units both scored; None if they share none."""
+        test = self.test(a, b, metric, scope)
+        return None if test is None else test.p_value

@@ -21,6 +21,7 @@ from lookbench.snapshot.schema import is_composed_subset
 
 RECALL = "recall"
 MISSED_COLUMN = "detector_missed"
+MATCH_COLUMN = "match_keys"
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class Protocol:
     """A boolean query column: True rows score 0 at every K whatever was retrieved (detector misses)."""
     average_of: tuple[str, ...] = ()
     """Subsets whose unweighted mean is reported under `average`."""
+    match_column: str | None = None
+    """A list<string> gallery column: a retrieved row is correct when it lists the query's item_ID (a row may answer
+    several items); without it, when its item_ID equals the query's."""
 
 
 PROTOCOLS: dict[str, Protocol] = {
@@ -50,9 +54,10 @@ PROTOCOLS: dict[str, Protocol] = {
             "deepfashion2",
             "DeepFashion2 consumer-to-shop top-k accuracy",
             (1, 5, 10, 15, 20),
-            "a shop item of the query's pair_id and style (style > 0) in the top K; a query item the detector "
-            "missed counts as a failure",
+            "a shop box in the top K overlapping (IoU >= 0.5) a ground-truth item of the query's pair_id and style "
+            "(style > 0) in its image; a query item the detector missed counts as a failure",
             missed_column=MISSED_COLUMN,
+            match_column=MATCH_COLUMN,
         ),
         Protocol(
             "street2shop",
@@ -117,12 +122,35 @@ def _missed(snapshot: Snapshot, subset: str, column: str) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def _matched(snapshot: Snapshot, subset: str, column: str, part: pa.Table) -> list[list[bool]]:
+    """Per query row of `part`, whether each retrieved row lists the query's item_ID in the gallery's `column`."""
+    answers: list[frozenset[str]] = []
+    for path in snapshot.files(subset, "gallery"):
+        with reading(path):
+            if column not in pq.read_schema(path).names:
+                raise SnapshotError(f"{path}: the protocol needs a list column {column!r}; import the dataset again")
+            values = pq.read_table(path, columns=[column])[column].to_pylist()
+        answers += [frozenset(v or ()) for v in values]
+    items = snapshot.labels(subset, "query").item_id
+    return [
+        [0 <= r < len(answers) and items[q] in answers[r] for r in topk]
+        for q, topk in zip(part["query_row"].to_pylist(), part["topk_rows"].to_pylist(), strict=True)
+    ]
+
+
 def protocol_columns(protocol: Protocol, snapshot: Snapshot, per_query: pa.Table, ks: tuple[int, ...]) -> pa.Table:
     """The per-query table with the protocol's `recall@K` on the image-subset rows; composed-subset rows keep the
     `recall@K` the composed task gave them (an explicit target in the top K)."""
     subsets = per_query["subset"].to_numpy(zero_copy_only=False)
     composed = np.array([is_composed_subset(s) for s in subsets.tolist()], dtype=bool)
-    hits = first_hits(per_query["item"].to_pylist())
+    flags = per_query["item"].to_pylist()
+    if protocol.match_column is not None:
+        for subset in dict.fromkeys(subsets[~composed].tolist()):
+            rows = np.flatnonzero(subsets == subset)
+            matched = _matched(snapshot, subset, protocol.match_column, per_query.take(pa.array(rows)))
+            for row, row_flags in zip(rows.tolist(), matched, strict=True):
+                flags[row] = row_flags
+    hits = first_hits(flags)
     failed = np.zeros(len(per_query), dtype=bool)
     if protocol.missed_column is not None:
         for subset in dict.fromkeys(subsets[~composed].tolist()):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -44,9 +45,37 @@ def check_reachable(address: str | None) -> None:
     if not host or not port.isdigit():
         raise ShardError(f"--ray-address: expected HOST:PORT (or ray://HOST:PORT, auto, local), got {address!r}")
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+        connection = socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S)
     except OSError as exc:
         raise ShardError(f"--executor ray: no Ray head answers at {address}: {exc}") from exc
+    with connection:
+        if os.environ.get("RAY_USE_TLS", "0") in ("0", ""):  # a TLS head cannot be asked without its certificates
+            _check_grpc(connection, address)
+
+
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+"""The client preface and an empty SETTINGS frame (RFC 9113 3.4): a gRPC server answers with its SETTINGS frame."""
+
+
+def _check_grpc(connection: socket.socket, address: str) -> None:
+    """Refuse a listener that is not a gRPC server (Ray's head and client server both are) within the timeout."""
+    header = b""
+    deadline = time.monotonic() + CONNECT_TIMEOUT_S  # one deadline: a server trickling bytes cannot extend it
+    try:
+        connection.sendall(HTTP2_PREFACE)
+        while len(header) < 9:
+            connection.settimeout(max(deadline - time.monotonic(), 0.001))
+            chunk = connection.recv(9 - len(header))
+            if not chunk:
+                break
+            header += chunk
+    except OSError as exc:
+        raise ShardError(f"--executor ray: what listens at {address} is not a Ray head ({exc})") from exc
+    if len(header) < 9 or header[3] != 4:
+        raise ShardError(
+            f"--executor ray: what listens at {address} is not a Ray head (no gRPC answer: "
+            f"{header[:9]!r}); give the head's GCS address (default port 6379) or ray://HOST:10001"
+        )
 
 
 class Tally:

@@ -22,7 +22,7 @@ import numpy as np
 from lookbench.atomic import write_bytes_atomic
 from lookbench.cache import default_cache_dir
 from lookbench.cores import usable_cores
-from lookbench.hashing import file_sha256
+from lookbench.hashing import file_sha256, sha256_hex
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class DigestIndex:
     def _file(self, resolved: str) -> Path | None:
         if self.folder is None:
             return None
-        return self.folder / f"{hashlib.sha256(resolved.encode()).hexdigest()[:32]}.npz"
+        return self.folder / f"{sha256_hex(resolved.encode())[:32]}.npz"
 
     def _load(self, resolved: str) -> _Entry | None:
         file = self._file(resolved)

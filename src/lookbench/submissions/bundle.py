@@ -78,10 +78,12 @@ def embedding_splits(result: ResultFile) -> list[tuple[str, str, int | None]]:
     return out
 
 
-def _check_embeddings(folder: Path, result: ResultFile, result_path: Path) -> list[Path]:
+def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -> list[Path]:
     """The embeddings files a re-scoring needs, each checked to be a 2-D array of the result's row count and one
     shared dimension; raises naming the file and the result field it disagrees with."""
-    files, dims = [], set()
+    files: list[Path] = []
+    declared = result.model.get("embedding_dim")
+    dim = declared if isinstance(declared, int) else None
     for subset, split, rows in embedding_splits(result):
         path = folder / subset / f"{split}.npy"
         if not path.is_file():
@@ -97,14 +99,11 @@ def _check_embeddings(folder: Path, result: ResultFile, result_path: Path) -> li
                 f"{path}: shape {tuple(array.shape)}, but {result_path} (field snapshot.{field}) says "
                 f"{rows if rows is not None else 'some'} rows of one vector each"
             )
-        dims.add(int(array.shape[1]))
+        if dim is not None and array.shape[1] != dim:
+            where = "field model.embedding_dim" if isinstance(declared, int) else "the dimension of the files before"
+            raise SubmissionError(f"{path}: shape {tuple(array.shape)}, but {result_path} ({where}) says {dim}")
+        dim = int(array.shape[1])
         files.append(path)
-    declared = result.model.get("embedding_dim")
-    if len(dims) > 1 or (isinstance(declared, int) and dims and dims != {declared}):
-        raise SubmissionError(
-            f"{folder}: embedding dimensions {sorted(dims)} disagree with each other or with {result_path} "
-            f"(field model.embedding_dim: {declared})"
-        )
     return files
 
 
@@ -150,7 +149,7 @@ def write_bundle(result_path: Path, embeddings: Path | None, repository: Path) -
     per_query = per_query_path(result_path, result)
     if embeddings is not None and not embeddings.is_dir():
         raise SubmissionError(f"--embeddings {embeddings}: not a folder")
-    arrays = _check_embeddings(embeddings, result, result_path) if embeddings is not None else []
+    arrays = check_embedding_files(embeddings, result, result_path) if embeddings is not None else []
     target = repository / bundle_folder(result)
     if target.exists():
         raise SubmissionError(f"{target}: a bundle of this run is already there; remove it to submit again")

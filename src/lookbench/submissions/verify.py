@@ -28,7 +28,7 @@ from lookbench.results.per_query import task_table
 from lookbench.results.schema import ResultFile
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
-from lookbench.submissions.bundle import Bundle, open_bundle
+from lookbench.submissions.bundle import Bundle, check_embedding_files, open_bundle
 
 TOLERANCE = 1e-9
 """Largest difference allowed between a declared and a recomputed value (metrics are fractions in [0, 1])."""
@@ -152,6 +152,7 @@ def rescore_rankings(snapshot: Snapshot, result: ResultFile, per_query: pa.Table
 def rescore_embeddings(snapshot: Snapshot, bundle: Bundle) -> ResultFile:
     """The result recomputed from the bundled embeddings: exact search, the declared settings."""
     assert bundle.embeddings is not None
+    check_embedding_files(bundle.embeddings, bundle.result, bundle.result_path)
     try:
         return evaluate(snapshot, PrecomputedEmbeddings(bundle.embeddings), settings_of(bundle.result)).result
     except LookBenchError as exc:

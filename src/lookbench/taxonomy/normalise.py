@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.taxonomy.models import Taxonomy, TaxonomyError
@@ -54,9 +55,9 @@ _ATTRIBUTE_SYNONYMS: dict[str, str] = {
 
 
 def clean(label: object) -> str:
-    """Trim, lowercase and collapse whitespace and underscores."""
-    text = "" if label is None else str(label)
-    return re.sub(r"[\s_]+", " ", text.strip().lower())
+    """Trim, lowercase, Unicode NFC (as every label is compared) and collapse whitespace and underscores."""
+    text = "" if label is None else unicodedata.normalize("NFC", str(label))
+    return re.sub(r"[\s_]+", " ", unicodedata.normalize("NFC", text.strip().lower()))
 
 
 def _singular(text: str) -> str:

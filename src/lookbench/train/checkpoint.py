@@ -97,8 +97,8 @@ def completed(root: Path) -> list[int]:
     return sorted(steps)
 
 
-def load_latest(root: Path, world: World, fingerprint: str) -> Checkpoint | None:
-    """The newest complete checkpoint for this rank, or None; refuses one from another config or world size."""
+def load_latest(root: Path, world: World, fingerprint: str, data_fingerprint: str | None = None) -> Checkpoint | None:
+    """The newest complete checkpoint for this rank, or None; refuses one from another config, data or world size."""
     steps = completed(root)
     if not steps:
         return None
@@ -106,6 +106,11 @@ def load_latest(root: Path, world: World, fingerprint: str) -> Checkpoint | None
     rank_path = folder / _rank_file(world.rank, world.size)
     if not rank_path.is_file():
         found = sorted(p.name for p in folder.glob("rank-*.pt"))
+        if not found or any(name.endswith(f"-of-{world.size:05d}.pt") for name in found):
+            raise TrainError(
+                f"{folder}: incomplete, {rank_path.name} is missing (found: {', '.join(found) or 'no rank files'}); "
+                "delete this checkpoint to resume from an earlier one, or start again with --overwrite"
+            )
         raise TrainError(
             f"{folder}: written by a run with another number of processes ({', '.join(found)}); "
             f"resume with the same number ({world.size} now) or start again with --overwrite"
@@ -120,5 +125,11 @@ def load_latest(root: Path, world: World, fingerprint: str) -> Checkpoint | None
     if main.get("config_fingerprint") != fingerprint:
         raise TrainError(
             f"{folder}: the run was started with another config; use the same config, or --overwrite to start again"
+        )
+    recorded = main.get("data_fingerprint")
+    if data_fingerprint is not None and recorded is not None and recorded != data_fingerprint:
+        raise TrainError(
+            f"{folder}: the training data changed since this checkpoint (images, items or labels after the guard); "
+            "a resume would not continue the same run: restore the data, or --overwrite to start again"
         )
     return Checkpoint(int(main["step"]), main, rank)

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from lookbench.errors import TrainError
+from lookbench.hashing import json_sha256
 from lookbench.yamlfile import load_yaml, parse_yaml
 
 DEFAULT_SNAPSHOT = "default"
@@ -234,11 +234,18 @@ class Runtime(_Strict):
     """Device, precision and threads."""
 
     device: str = "auto"
-    """auto (cuda when present), cpu or cuda."""
+    """auto (cuda when present), cpu, cuda or cuda:N; cuda without a visible GPU is refused before any work."""
     precision: Literal["fp32", "bf16"] = "fp32"
     """bf16: autocast of forward and loss (weights and optimiser stay float32)."""
     threads: int | None = Field(default=None, ge=1)
     channels_last: bool = False
+
+    @field_validator("device")
+    @classmethod
+    def _known_device(cls, value: str) -> str:
+        if not re.fullmatch(r"auto|cpu|cuda(:[0-9]+)?", value):
+            raise ValueError(f"{value!r}: expected auto, cpu, cuda or cuda:N")
+        return value
 
 
 class Checkpointing(_Strict):
@@ -259,7 +266,7 @@ class Export(_Strict):
 class TrainConfig(_Strict):
     """A whole training run."""
 
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     data: Data
     model: ModelSettings = ModelSettings()
     loss: Losses = Losses()
@@ -274,7 +281,7 @@ class TrainConfig(_Strict):
 
     def fingerprint(self) -> str:
         """sha256 of the canonical JSON: a resumed run must have the same config."""
-        return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+        return json_sha256(self.model_dump(mode="json"))
 
 
 def _read_yaml(path: Path) -> Any:

@@ -17,6 +17,7 @@ import pyarrow.parquet as pq
 from lookbench.atomic import write_text_atomic
 from lookbench.dates import snapshot_date
 from lookbench.errors import SnapshotError, TrainError
+from lookbench.hashing import parts_sha256, sha256_digest
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS, TRAIN
@@ -142,7 +143,7 @@ def pack_images(snapshot: Snapshot, pairs: list[tuple[str, str]], folder: Path) 
                         )
                     out.write(data)
                     offsets.append(offsets[-1] + len(data))
-                    digests.append(hashlib.sha256(data).digest())
+                    digests.append(sha256_digest(data))
     np.save(tmp / "offsets.npy", np.asarray(offsets, dtype=np.int64))
     np.save(tmp / "sha256.npy", np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, 32))
     meta = {"format": PACK_FORMAT, "snapshot": snapshot.snapshot_id, "parts": [f"{s}/{sp}" for s, sp in pairs]}
@@ -216,6 +217,19 @@ class TrainingSet:
         """Distinct items."""
         return len(self.class_names)
 
+    def fingerprint(self) -> str:
+        """sha256 of what is trained on: every row's image bytes (by digest), item and label targets, in order."""
+        digest = hashlib.sha256()
+        for name in self.class_names:
+            digest.update(name.encode() + b"\0")
+        digest.update(np.ascontiguousarray(self.classes).tobytes())
+        for row in range(len(self.images)):
+            digest.update(bytes.fromhex(self.images.sha256_hex(row)))
+        t = self.targets
+        for array in (t.category, t.single, t.multi_mask, *(t.multi[k] for k in sorted(t.multi))):
+            digest.update(np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()
+
     def select(self, rows: np.ndarray) -> TrainingSet:
         """The given rows, their classes renumbered densely (0..C-1, in the order of the original numbers)."""
         rows = np.asarray(rows, dtype=np.int64)
@@ -281,7 +295,7 @@ def load_training_set(sources: list[TrainData], seed: int, cache_dir: Path) -> T
     for number, source in enumerate(sources):
         snapshot = open_location(source.snapshot)
         pairs = resolve_parts(snapshot, source.parts)
-        key = hashlib.sha256(f"{snapshot.content_hash}\0{pairs}".encode()).hexdigest()[:24]
+        key = parts_sha256(snapshot.content_hash, f"{pairs}")[:24]
         store = pack_images(snapshot, pairs, cache_dir / "train-data" / key)
         labels = SplitLabels.concat([snapshot.labels(s, sp) for s, sp in pairs])
         if len(labels) != len(store):

@@ -10,6 +10,8 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from lookbench.errors import TrainError
+
 
 @dataclass(frozen=True)
 class World:
@@ -40,8 +42,15 @@ def pick_device(requested: str, local_rank: int) -> torch.device:
     """`auto`: cuda:LOCAL_RANK when CUDA is present, else cpu."""
     if requested == "auto":
         requested = "cuda" if torch.cuda.is_available() else "cpu"
-    if requested == "cuda":
-        return torch.device("cuda", local_rank)
+    if requested.startswith("cuda"):
+        visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        where = torch.device("cuda", local_rank) if requested == "cuda" else torch.device(requested)
+        if where.index is not None and where.index >= visible:
+            raise TrainError(
+                f"runtime.device: {requested} (device {where.index}) but {visible} CUDA GPU(s) are visible; "
+                "use runtime.device: auto or cpu"
+            )
+        return where
     return torch.device(requested)
 
 

@@ -43,6 +43,30 @@ LOG = "train.jsonl"
 CONFIG_COPY = "config.json"
 GUARD_REPORT = "guard.json"
 CHECKPOINTS = "checkpoints"
+RUN_MARKER = ".lookbench-train"
+"""Written first into a run folder: a folder without it that holds files is the user's, never written into."""
+RUN_FILES = frozenset(
+    {CHECKPOINTS, LOG, GUARD_REPORT, CONFIG_COPY, "validation", "model.json", "model.safetensors", "model.onnx"}
+    | {"README.md", "backbone", ".lock", RUN_MARKER}
+)
+
+
+def claim_run_folder(folder: Path) -> None:
+    """Refuse a folder holding files a training run did not write; mark a new or empty one as a run folder."""
+    if (folder / RUN_MARKER).is_file():
+        return
+    if folder.exists() and not folder.is_dir():
+        raise TrainError(f"--out {folder}: exists and is not a folder")
+    present = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+    # a run folder from before the marker: its log or checkpoints and nothing but the run's own names
+    earlier_run = (CHECKPOINTS in present or LOG in present) and set(present) <= RUN_FILES
+    if present and not earlier_run:
+        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
+        raise TrainError(
+            f"--out {folder}: holds files a training run did not write ({shown}); train into a new or empty folder"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / RUN_MARKER).write_text("lookbench train run folder\n", encoding="utf-8")
 
 
 class AugmentedImages(Dataset):  # type: ignore[type-arg]
@@ -168,6 +192,10 @@ class Trainer:
         self.progress = progress
         self.say = say
         self.cache_dir = default_cache_dir()
+        if strict and not cfg.data.guard.enabled:
+            raise TrainError(
+                "--strict with data.guard.enabled: false cannot check anything; enable the guard or drop --strict"
+            )
 
     # -- setup -----------------------------------------------------------------------------------------------------
 
@@ -224,6 +252,12 @@ class Trainer:
                     self.guard_summary = None
             world.barrier()
         assert training is not None
+        if self.cfg.loss.identity.weight > 0 and training.num_classes < 2:
+            raise TrainError(
+                f"the training data holds {training.num_classes} item(s) after the guard: the identity loss needs "
+                "at least 2 (with one class every loss and gradient is 0)"
+            )
+        self.data_fingerprint = training.fingerprint()
         return training, self.guard_summary
 
     def total_steps(self, images: int) -> int:
@@ -240,6 +274,8 @@ class Trainer:
         """Train (or resume), validate, checkpoint and export."""
         cfg = self.cfg
         world = init_world(cfg.runtime.device)
+        if world.is_main:
+            claim_run_folder(self.out)
         try:
             with run_lock(self.out) if world.is_main else contextlib.nullcontext():
                 return self._run(world)
@@ -293,7 +329,7 @@ class Trainer:
             pfc_optimizer = centre_optimizer(pfc.weight, cfg.loss.identity, cfg.optim)
 
         start, resumed = 0, None
-        found = ckpt.load_latest(self.out / CHECKPOINTS, world, cfg.fingerprint())
+        found = ckpt.load_latest(self.out / CHECKPOINTS, world, cfg.fingerprint(), self.data_fingerprint)
         if found is not None:
             model.load_state_dict(found.main["model"])
             optimizer.load_state_dict(found.main["optimizer"])
@@ -505,6 +541,7 @@ class Trainer:
         main = {
             "step": step,
             "config_fingerprint": self.cfg.fingerprint(),
+            "data_fingerprint": self.data_fingerprint,
             "model": model.state_dict(),
             "optimizer": optimizer.state_dict(),
             "validation": validation,

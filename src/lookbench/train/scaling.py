@@ -7,7 +7,6 @@ A cell whose result file exists is not run again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -20,10 +19,9 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import TrainError
+from lookbench.hashing import parts_sha256
 from lookbench.train.config import DEFAULT_SNAPSHOT, TrainConfig, load_config, parse_config, validation_message
 from lookbench.yamlfile import load_yaml
-
-HEADLINE = ("fine_recall@1", "coarse_recall@1", "item_recall@1")
 
 
 class _Strict(BaseModel):
@@ -135,7 +133,7 @@ def cell_fingerprint(study: ScalingConfig, cell: Cell, config: TrainConfig | Non
     """What a kept cell must have been made with: its training config (or frozen backbone) and the evaluation."""
     made = config.fingerprint() if config is not None else f"frozen:{cell.backbone}"
     evaluation = study.evaluate.model_dump_json()
-    return hashlib.sha256(f"{made}\0{evaluation}".encode()).hexdigest()
+    return parts_sha256(made, evaluation)
 
 
 def cells(study: ScalingConfig, base: TrainConfig) -> list[Cell]:
@@ -168,10 +166,10 @@ def run_study(
 ) -> list[CellResult]:
     """Train and evaluate every cell not done yet; returns every cell's result."""
     from lookbench.embeddings.options import EmbedOptions
-    from lookbench.evaluation.runner import EvalSettings, evaluate
+    from lookbench.evaluation.runner import EvalSettings
     from lookbench.models.registry import resolve_model
-    from lookbench.results.io import save_run
     from lookbench.train.data import open_location, refuse_reported_validation
+    from lookbench.train.headline import score_headline
 
     refuse_reported_validation(base.data.validation, [study.evaluate.snapshot], "the study's evaluate.snapshot")
     snapshot = open_location(study.evaluate.snapshot)
@@ -200,10 +198,7 @@ def run_study(
         else:
             images, items, steps = _trained_cell(config, folder, strict, say, cell.name)
             provider = resolve_model(f"trained:{folder}", options)
-        output = evaluate(snapshot, provider, settings)
-        save_run(output.result, output.per_query, target)
-        overall = output.result.metrics["overall"]
-        metrics = {k: overall[k].model_dump() for k in HEADLINE if k in overall}
+        metrics = score_headline(snapshot, provider, settings, target)
         result = CellResult(cell.backbone, cell.fraction, images, items, steps, metrics, target.name, made)
         write_text_atomic(record, json.dumps(asdict(result), indent=2) + "\n")
         say(f"{cell.name}: fine R@1 {100 * metrics['fine_recall@1']['value']:.2f}")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from lookbench.atomic import atomic_path, write_text_atomic
 from lookbench.errors import TrainError
-from lookbench.train.scaling import HEADLINE, CellResult
+from lookbench.train.headline import REPORTED as HEADLINE
+from lookbench.train.scaling import CellResult
 
 COLUMNS = ("backbone", "fraction", "images", "items", "steps", *HEADLINE)
 

@@ -12,15 +12,12 @@ import torch
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
-from lookbench.evaluation.runner import EvalSettings, evaluate
-from lookbench.metrics.aggregate import OVERALL
+from lookbench.evaluation.runner import EvalSettings
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.torch_base import TorchEncoder
-from lookbench.results.io import save_run
 from lookbench.snapshot.reader import Snapshot
 from lookbench.train.config import Validation
-
-HEADLINE = ("fine_recall@1", "coarse_recall@1", "item_recall@1")
+from lookbench.train.headline import headline_text, score_headline
 
 
 def validate(
@@ -33,25 +30,20 @@ def validate(
     name: str,
     device: torch.device,
 ) -> dict[str, Any]:
-    """Embed and score the validation snapshot; writes `validation/step-N.json` and returns the headline numbers."""
+    """Embed and score the validation snapshot; writes `validation/step-N.json` (and `step-N__noise-none.json`
+    when it has a noise pool) and returns the headline numbers."""
     was_training = model.training
     model.eval()
     # A unique revision: vectors of one step must never be served to another from a cache.
     encoder = TorchEncoder(model, preprocess, f"{name}@step{step}", uuid.uuid4().hex, str(device), {"kind": "trained"})
+    target = run_dir / "validation" / f"step-{step:09d}.json"
     try:
         with tempfile.TemporaryDirectory(prefix=".validation-cache-", dir=run_dir) as cache:
             options = EmbedOptions(cache_dir=Path(cache), batch_size=cfg.batch_size, progress=True)
             provider = ModelEmbeddings(f"trained:{run_dir}@step{step}", encoder, options)
-            out = evaluate(snapshot, provider, EvalSettings(subsets=cfg.subsets, resamples=cfg.resamples))
+            settings = EvalSettings(subsets=cfg.subsets, resamples=cfg.resamples)
+            metrics = score_headline(snapshot, provider, settings, target)
     finally:
         model.train(was_training)
-    target = run_dir / "validation" / f"step-{step:09d}.json"
-    save_run(out.result, out.per_query, target)
-    overall = out.result.metrics[OVERALL]
-    metrics = {k: overall[k].model_dump() for k in HEADLINE if k in overall}
-    summary = ", ".join(
-        f"{k} {100 * overall[k].value:.2f} [{100 * overall[k].ci_low:.2f}, {100 * overall[k].ci_high:.2f}]"
-        for k in HEADLINE
-        if k in overall
-    )
+    summary = headline_text(metrics)
     return {"step": step, "snapshot": snapshot.snapshot_id, "metrics": metrics, "summary": summary, "file": target.name}

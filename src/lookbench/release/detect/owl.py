@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.images import decode_image
 from lookbench.models.hub import ensure_hub_model
 from lookbench.models.options import folder_fingerprint
@@ -24,7 +24,9 @@ def queries(config: OwlConfig, taxonomy: Taxonomy) -> tuple[list[str], list[str]
     names = list(config.categories or taxonomy.categories)
     unknown = [n for n in names if n not in taxonomy.categories]
     if unknown:
-        raise BuildError(f"crop.owl.categories: unknown categories {unknown}; known: {', '.join(taxonomy.categories)}")
+        raise ReleaseError(
+            f"crop.owl.categories: unknown categories {unknown}; known: {', '.join(taxonomy.categories)}"
+        )
     return names, [config.template.replace("{category}", name) for name in names]
 
 
@@ -74,7 +76,7 @@ class OwlDetector:
         self.model = transformers.AutoModelForZeroShotObjectDetection.from_pretrained(self.source, **kwargs)
         self.model_type = str(self.model.config.model_type)
         if self.model_type not in MODEL_TYPES:
-            raise BuildError(
+            raise ReleaseError(
                 f"crop.owl.model {config.model}: model type {self.model_type!r} is not one of {MODEL_TYPES}"
             )
         self.processor = transformers.AutoProcessor.from_pretrained(self.source, **kwargs)

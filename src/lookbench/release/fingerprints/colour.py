@@ -3,7 +3,7 @@
 pHash sees luminance only, so colour variants of one design (and many hard negatives) share it. A candidate pair
 is compared on 64x64 thumbnails: a pixel counts as different when its colour is more than `DELTA_E` (CIE76) away
 from every pixel of the 3x3 neighbourhood at the same place in the other image (so a re-sampled edge does not
-count), in both directions. The measured thresholds are in docs/build.md.
+count), in both directions. The measured thresholds are in docs/release.md.
 """
 
 from __future__ import annotations

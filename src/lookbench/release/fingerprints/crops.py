@@ -9,7 +9,7 @@ images become candidates; the pair of windows that matched says roughly where th
 That placement is refined by normalised cross-correlation of grey thumbnails, coarse to fine (a candidate that
 correlates poorly after a coarse step is given up), and the overlap of the two images must then pass the
 perceptual tier's own gates (`index.py`): 256-bit pHash distance within the threshold and the colour check.
-The thresholds are measured in docs/build.md.
+The thresholds are measured in docs/release.md.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ _START_FLOOR = 0.5
 _FIRST_SWEEP_FLOOR = 0.85
 """Candidates correlating below these at the start, or after the first round of moves, are given up at once: on
 Fashion-MNIST crops 99% of true pairs start above 0.85 and reach 0.96 after one round, half the others stay
-below 0.8 (docs/build.md has the measured recall)."""
+below 0.8 (docs/release.md has the measured recall)."""
 _MAX_SWEEPS = 6
 """Rounds of moves per stage; a candidate still climbing after that is far off anyway."""
 

@@ -17,7 +17,7 @@ from lookbench.release.fingerprints.colour import lab_thumbnail
 from lookbench.release.fingerprints.crops import CropView
 
 HASH_SIZE = 16
-"""pHash side: 16 gives 256-bit hashes; the default threshold in docs/build.md is measured for this size."""
+"""pHash side: 16 gives 256-bit hashes; the default threshold in docs/release.md is measured for this size."""
 
 
 @dataclass

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.images import BadImageError
 from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID
@@ -71,7 +71,7 @@ def snapshot_fingerprints(snap: Snapshot) -> pa.Table:
                 try:
                     found = fingerprint(data)
                 except BadImageError as exc:
-                    raise BuildError(f"{snap.root}/{subset}/{split} row {start + offset}: {exc}") from exc
+                    raise ReleaseError(f"{snap.root}/{subset}/{split} row {start + offset}: {exc}") from exc
                 key = f"{snap.snapshot_id}/{subset}/{split}#{start + offset}"
                 windows = found.windows
                 rows.append(
@@ -111,14 +111,14 @@ class PublishedImages:
         """The encoded image of `version/subset/split#row`."""
         found = KEY_RE.match(key)
         if found is None:
-            raise BuildError(f"not a published row key: {key!r}")
+            raise ReleaseError(f"not a published row key: {key!r}")
         version, subset, split, text = found.groups()
         row = int(text)
         for first, rows, path, group in self._layout(version, subset, split):
             if first <= row < first + rows:
                 value = _row_group_images(path, group)[row - first]
                 return bytes(value.get("bytes") or b"") if isinstance(value, dict) else b""
-        raise BuildError(f"{key}: no such published row")
+        raise ReleaseError(f"{key}: no such published row")
 
 
 @lru_cache(maxsize=8)
@@ -127,21 +127,21 @@ def _row_group_images(path: Path, group: int) -> list[object]:
 
 
 def read_cached(path: Path) -> pa.Table:
-    """A fingerprint cache file, checked (BuildError naming the file if it is unreadable or not one)."""
+    """A fingerprint cache file, checked (ReleaseError naming the file if it is unreadable or not one)."""
     try:
         table = pq.read_table(path)
     except (OSError, pa.ArrowException) as exc:
-        raise BuildError(f"{path}: unreadable fingerprint cache ({exc})") from exc
+        raise ReleaseError(f"{path}: unreadable fingerprint cache ({exc})") from exc
     if not table.schema.equals(FINGERPRINT_SCHEMA):
-        raise BuildError(f"{path}: not a fingerprint cache of this format (columns {table.schema.names})")
+        raise ReleaseError(f"{path}: not a fingerprint cache of this format (columns {table.schema.names})")
     for name, chars in (("sha256", 64), ("phash", 2 * PHASH_BYTES)):
         column = table[name]
         good = pc.and_(pc.equal(pc.utf8_length(column), chars), pc.match_substring_regex(column, HEX_RE))
         if column.null_count or pc.all(good).as_py() is False:
-            raise BuildError(f"{path}: {name} values that are not {chars} lowercase hex digits")
+            raise ReleaseError(f"{path}: {name} values that are not {chars} lowercase hex digits")
     sizes = pc.binary_length(table["windows"]).drop_null()
     if len(sizes) and pc.min_max(sizes).as_py() != {"min": WINDOW_BYTES, "max": WINDOW_BYTES}:
-        raise BuildError(f"{path}: window hashes of the wrong size (expected {WINDOW_BYTES} bytes)")
+        raise ReleaseError(f"{path}: window hashes of the wrong size (expected {WINDOW_BYTES} bytes)")
     return table
 
 
@@ -154,7 +154,7 @@ def cached_snapshot_fingerprints(
     if cached.is_file():
         try:
             return read_cached(cached)
-        except BuildError as exc:
+        except ReleaseError as exc:
             if on_problem is not None:
                 on_problem(cached, f"{exc}; recomputed")
     table = snapshot_fingerprints(snap)

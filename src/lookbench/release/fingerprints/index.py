@@ -25,7 +25,7 @@ from lookbench.release.fingerprints.tables import (
 MAX_CANDIDATES = 8
 """Perceptual candidates colour-checked per look-up, nearest first."""
 CROP_THRESHOLD = 16
-"""Of 256: the default pHash gate of a crop-tier overlap (`dedup.crop_phash_threshold`, docs/build.md)."""
+"""Of 256: the default pHash gate of a crop-tier overlap (`dedup.crop_phash_threshold`, docs/release.md)."""
 CROP_CANDIDATE_BITS = 16
 """Of 64: an indexed image with any window pair this close to the query's is a crop-tier candidate."""
 MAX_CROP_CANDIDATES = 16

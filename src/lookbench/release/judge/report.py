@@ -7,7 +7,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.release.config import AuditConfig
 from lookbench.release.judge.stats import clustered_bootstrap, cohen_kappa, gwet_ac1, wilson
 from lookbench.release.records import Sample
@@ -57,7 +57,7 @@ def human_agreement(path: Path, judged: list[dict[str, Any]]) -> dict[str, Any]:
                 (r["sample_id"], r["attribute"]): str(r["verdict"]).strip().lower() for r in csv.DictReader(handle)
             }
     except (OSError, ValueError, KeyError, csv.Error) as exc:
-        raise BuildError(
+        raise ReleaseError(
             f"audit.human_labels {path}: expected a CSV with sample_id, attribute, verdict ({exc!r})"
         ) from exc
     pairs = [

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.release.config import ProbeConfig
 from lookbench.release.embedding import ImageEmbedder
 from lookbench.release.label.base import Item, Outcome
@@ -90,7 +90,7 @@ class ProbeAnnotator:
         cats, mains, others, vectors = train.categories, train.mains, train.others, train.vectors
         known = [i for i, c in enumerate(cats) if c in self.taxonomy.categories]
         if not known:
-            raise BuildError(f"annotate.probe.train {self.config.train}: no row of a taxonomy category to learn from")
+            raise ReleaseError(f"annotate.probe.train {self.config.train}: no row of a taxonomy category to learn from")
         cats = [cats[i] for i in known]
         vectors = vectors[known]
         self.fitted_on = len(known)

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.dates import optional_datetime
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.images import image_size
 from lookbench.release.config import CatalogSource
 from lookbench.release.records import Sample
@@ -28,7 +28,7 @@ def find_manifest(path: Path) -> Path:
     for name in MANIFEST_NAMES:
         if (path / name).is_file():
             return path / name
-    raise BuildError(
+    raise ReleaseError(
         f"catalog {path}: expected a CSV/parquet manifest or a folder holding {' or '.join(MANIFEST_NAMES)}"
     )
 

@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.dates import parse_datetime
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.images import image_size
 from lookbench.release.config import GeneratedSource
 from lookbench.release.jsontext import loads
@@ -63,7 +63,7 @@ class GeneratedCollector:
         """Yield one sample per valid record; report the others."""
         records = Path(self.config.path) / RECORDS
         if not records.is_file():
-            raise BuildError(f"generated source {self.name}: {records} not found")
+            raise ReleaseError(f"generated source {self.name}: {records} not found")
         base = records.parent.resolve()
         try:
             lines = records.read_text(encoding="utf-8").splitlines()

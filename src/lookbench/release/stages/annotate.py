@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.hashing import file_sha256, json_sha256
 from lookbench.release.config import AnnotateConfig, ApiConfig
 from lookbench.release.embedding import ImageEmbedder, image_embedder
@@ -125,11 +125,11 @@ class AnnotateStage:
         settings = self.settings
         if settings.probe is not None and settings.backend == "probe":
             if not settings.probe.train.is_dir():
-                raise BuildError(f"annotate.probe.train {settings.probe.train}: no such snapshot folder")
+                raise ReleaseError(f"annotate.probe.train {settings.probe.train}: no such snapshot folder")
             if self._embedder is None:
                 self._embedder = image_embedder(settings.probe.model, "annotate.probe.model")
         if settings.batch_output is not None and not settings.batch_output.is_file():
-            raise BuildError(f"annotate.batch_output {settings.batch_output}: no such file")
+            raise ReleaseError(f"annotate.batch_output {settings.batch_output}: no such file")
         if settings.api is not None and settings.api.api_key_env:
             from lookbench.release.vlm.client import ChatClient
 
@@ -164,7 +164,7 @@ class AnnotateStage:
             self.check()
             assert self._embedder is not None
             return ProbeAnnotator(settings.probe, load_taxonomy(), self._embedder)
-        raise BuildError(f"annotate: backend {settings.backend} is missing its settings")
+        raise ReleaseError(f"annotate: backend {settings.backend} is missing its settings")
 
     def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
         """Label every row; an API outage raises, and a re-run resumes from the answer cache."""

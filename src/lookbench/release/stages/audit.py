@@ -11,7 +11,7 @@ import pyarrow as pa
 from pydantic import ConfigDict
 
 from lookbench.atomic import write_text_atomic
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.hashing import json_sha256
 from lookbench.release.config import ApiConfig, AuditConfig
 from lookbench.release.judge.judge import Judge, Verdict
@@ -129,9 +129,9 @@ class AuditStage:
         """A judge is needed, and the human labels file (if named) must exist."""
         settings = self.settings
         if self.judge is None and settings.api is None:
-            raise BuildError("audit needs an api section for its judge")
+            raise ReleaseError("audit needs an api section for its judge")
         if settings.human_labels is not None and not settings.human_labels.is_file():
-            raise BuildError(f"audit.human_labels {settings.human_labels}: no such file")
+            raise ReleaseError(f"audit.human_labels {settings.human_labels}: no such file")
         if settings.api is not None and settings.api.api_key_env:
             from lookbench.release.vlm.client import ChatClient
 
@@ -150,7 +150,7 @@ class AuditStage:
         taxonomy = load_taxonomy()
         rows = samples_of(previous)
         if any(r.source_main_attribute is None for r in rows):
-            raise BuildError("audit needs annotated rows: put the annotate stage before it")
+            raise ReleaseError("audit needs annotated rows: put the annotate stage before it")
         population = [r for r in rows if NOISE not in r.subsets]
         sample = stratified_sample(population, settings.margin, settings.expected_accuracy, settings.seed)
         checks = [c for row in sample for c in checks_for(row, taxonomy)]

@@ -12,7 +12,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from lookbench.embeddings.progress import image_progress
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.release.records import Problem, Sample, read_samples, write_samples
 from lookbench.shards.executor import Executor, Progress
 from lookbench.shards.local import LocalExecutor
@@ -117,7 +117,7 @@ class Stage(Protocol):
         ...
 
     def check(self) -> None:
-        """Raise BuildError if the stage cannot run as configured; called for every stage before collect starts."""
+        """Raise ReleaseError if the stage cannot run as configured; called for every stage before collect starts."""
         ...
 
     def fingerprint(self, ctx: StageContext) -> str:
@@ -153,7 +153,7 @@ def run_items(
 def samples_of(previous: Path | None) -> list[Sample]:
     """The samples the previous stage wrote."""
     if previous is None:
-        raise BuildError("this stage needs the output of an earlier stage")
+        raise ReleaseError("this stage needs the output of an earlier stage")
     return read_samples(previous)
 
 

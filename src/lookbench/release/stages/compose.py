@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from lookbench.composed.derive import in_validation
 from lookbench.composed.texts import modification_text
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.release.compose import audit as composed_audit
 from lookbench.release.compose import paraphrase
 from lookbench.release.compose.audit import (
@@ -166,7 +166,7 @@ class ComposeStage:
         settings = self.settings
         samples = samples_of(previous)
         if any(s.item_ID is None for s in samples):
-            raise BuildError("compose needs placed rows: put the split stage before it")
+            raise ReleaseError("compose needs placed rows: put the split stage before it")
         items: dict[str, Sample] = {}
         for sample in samples:
             if sample.split == "gallery" and sample.subset not in (NOISE, COMPOSED) and sample.main_attribute:

@@ -19,7 +19,7 @@ from lookbench.audit.io import AUDIT_NAME, write_audit
 from lookbench.audit.run import audit_snapshot
 from lookbench.audit.schema import AuditReport, AuditSnapshot
 from lookbench.composed.derive import composed_table
-from lookbench.errors import BuildError, SnapshotError
+from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.images import opened
 from lookbench.release.card import root_card, version_card
 from lookbench.release.config import PublishConfig
@@ -160,7 +160,7 @@ class PublishStage:
             )
             subsets[subset] = {sp: len(by_split[(subset, sp)]) for sp in (*splits, *held)}
         if not any(subset != NOISE for subset in subsets):
-            raise BuildError(
+            raise ReleaseError(
                 f"{self.settings.version}: no queries: no subset has both queries and gallery rows "
                 f"({len(samples)} placed rows); nothing is published and the release date stays free"
             )
@@ -200,7 +200,9 @@ class PublishStage:
             manifest = None
         ours = manifest is not None and manifest.get("config_sha256") == self.settings.config_sha256
         if not ours or manifest is None or manifest_problems(target, manifest):
-            raise BuildError(f"{target} already exists; published versions are never modified, pick a new release_date")
+            raise ReleaseError(
+                f"{target} already exists; published versions are never modified, pick a new release_date"
+            )
         write_text_atomic(ctx.output / "README.md", root_card(ctx.output, self.settings.title))
         release = manifest.get("release", {})
         stats = PublishStats(

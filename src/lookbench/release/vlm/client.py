@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.release.config import ApiConfig
 from lookbench.release.jsontext import loads
 from lookbench.release.vlm.usage import Usage
@@ -28,11 +28,11 @@ RETRY_STATUS = frozenset({408, 409, 429})
 """Besides 5xx: the statuses the SDK retries, and after which the endpoint counts as unavailable."""
 
 
-class ApiUnavailable(BuildError):
+class ApiUnavailable(ReleaseError):
     """The endpoint kept failing (timeouts, 429, 5xx) after every retry; a re-run resumes from the cache."""
 
 
-class ApiRejected(BuildError):
+class ApiRejected(ReleaseError):
     """The endpoint refused this one request (4xx other than 408/409/429), e.g. an image it cannot read."""
 
 
@@ -110,7 +110,7 @@ class ChatClient:
         if api.api_key_env:
             key = os.environ.get(api.api_key_env)
             if not key:
-                raise BuildError(f"environment variable {api.api_key_env} (api_key_env) is not set")
+                raise ReleaseError(f"environment variable {api.api_key_env} (api_key_env) is not set")
         # servers without authentication (a local vLLM) ignore the key; the SDK needs one
         http = httpx.Client(transport=DeadlineTransport(api.timeout_s), timeout=api.timeout_s, trust_env=False)
         self._client = OpenAI(

@@ -7,9 +7,15 @@
     if (typeof uri === "string" && uri.indexOf("data:image/") === 0) img.src = uri;
   });
   var subset = document.getElementById("filter-subset"), category = document.getElementById("filter-category");
+  var sample = document.getElementById("filter-sample");
+  function inSample(node) {
+    if (!sample || !node.hasAttribute("data-samples")) return true;
+    var tags = node.getAttribute("data-samples").split(" ");
+    return tags.indexOf(sample.value) >= 0 || (tags.indexOf("example") >= 0 && sample.value === "misses");
+  }
   function match(node) {
     return (!subset.value || node.getAttribute("data-subset") === subset.value) &&
-      (!category.value || node.getAttribute("data-category") === category.value);
+      (!category.value || node.getAttribute("data-category") === category.value) && inSample(node);
   }
   function apply() {
     var shown = 0, cards = document.querySelectorAll("article.query");
@@ -26,6 +32,9 @@
       });
     });
     document.getElementById("shown-count").textContent = shown + " of " + cards.length + " queries shown";
+    Array.prototype.forEach.call(document.querySelectorAll("#sample-rule span[data-sample]"), function (span) {
+      span.hidden = !sample || span.getAttribute("data-sample") !== sample.value;
+    });
   }
   /* An example link to a card the filters hide clears the filters first, so the link always lands. */
   function reveal() {
@@ -33,11 +42,13 @@
     if (target && target.matches("article.query") && target.style.display === "none") {
       subset.value = "";
       category.value = "";
+      if (sample) sample.value = "misses";
       apply();
       target.scrollIntoView();
     }
   }
   subset.addEventListener("change", apply);
+  if (sample) sample.addEventListener("change", apply);
   category.addEventListener("change", apply);
   window.addEventListener("hashchange", reveal);
   apply();

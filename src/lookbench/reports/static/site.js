@@ -11,7 +11,7 @@
   var state = {
     family: D.families[0], k: D.ks[0], subset: "all", since: null, until: null,
     sort: { key: "rank", dir: "asc" }, bsort: { key: "count", dir: "desc" }, x: "params",
-    pubOpen: !!(D.published && D.published.open)
+    pubOpen: !!(D.published && D.published.open), baseline: null, exportFormat: null, distractors: false
   };
   var range = { min: null, max: null };
 
@@ -84,6 +84,7 @@
   /* a run has a family's values: official Recall only where a legacy protocol scored it */
   function hasValues(q, metric) {
     var family = metric.split("@")[0];
+    if (family === "distractor_share") return !!q.ds;
     if (family === "ndcg" || family === "map") return !!q[family];
     return !!q[family === "mrr" ? "fine" : family.replace("_recall", "")];
   }
@@ -91,6 +92,8 @@
      queries no mAP (and Recall only under a legacy protocol). */
   function queryValue(q, i, metric) {
     var parts = metric.split("@"), family = parts[0], k = Number(parts[1]);
+    if (family === "distractor_share") return q.ds ? q.ds[i] : null;
+    if (!hasValues(q, metric)) return null; // e.g. official Recall of a run no legacy protocol scored
     if (family === "ndcg" || family === "map") {
       var scaled = q[family][parts[1]][i];
       return scaled === null ? null : scaled / D.ndcgScale;
@@ -126,7 +129,7 @@
 
   /* Units of one run on one scope: keys (for pairing), clusters (resampled together) and values. */
   function units(run, scope, metric) {
-    var q = run.q, out = { keys: [], clusters: [], values: [] };
+    var q = run.q, out = { keys: [], clusters: [], clusterKeys: [], values: [], missing: false };
     if (metric === OUTFIT) {
       var outfits = {}, order = [];
       for (var i = 0; i < q.s.length; i++) {
@@ -136,7 +139,7 @@
         if (!(key in outfits)) { outfits[key] = 1; order.push(key); }
         if (q.fine[i] !== 1) outfits[key] = 0;
       }
-      order.forEach(function (key, j) { out.keys.push(key); out.clusters.push(j); out.values.push(outfits[key]); });
+      order.forEach(function (key, j) { out.keys.push(key); out.clusters.push(j); out.clusterKeys.push(key); out.values.push(outfits[key]); });
       return out;
     }
     if (!hasValues(q, metric)) return out;
@@ -144,11 +147,12 @@
     for (var r = 0; r < q.s.length; r++) {
       if (!inScope(q, r, scope) || !kept(q, r)) continue;
       var value = queryValue(q, r, metric);
-      if (value === null) continue;
+      if (value === null) { out.missing = true; continue; }
       var ck = q.s[r] + "/" + q.c[r];
       if (!(ck in clusterIds)) clusterIds[ck] = nextId++;
       out.keys.push(q.s[r] + "/" + q.r[r]);
       out.clusters.push(clusterIds[ck]);
+      out.clusterKeys.push(D.subsets[q.s[r]] + "\u0000" + q.c[r]);
       out.values.push(value);
     }
     return out;
@@ -159,57 +163,68 @@
     return values.length ? sum / values.length : NaN;
   }
 
-  /* ---- seeded bootstrap (this page's own; Python's is used for the runs' own windows) ---- */
-  function rng(seed) {
-    var a = seed >>> 0;
-    return function () {
-      a = (a + 0x6d2b79f5) >>> 0;
-      var t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+  /* ---- Python's bootstrap (bootstrap.js): the same draws, so a window's intervals and ties equal
+     `lookbench tables --since/--until` ---- */
+  var B = window.lookbenchBootstrap;
+  /* Subsets of a scope in lookbench's canonical order: LookBench's, other image subsets, composed by name. */
+  function scopeSubsets(scope) {
+    var names = D.subsets.filter(function (name) { return !(name in COMPOSED); }).concat(Object.keys(COMPOSED).sort());
+    if (scope === "overall") return names.filter(function (n) { return !(n in COMPOSED); });
+    if (scope === "composed_overall") return names.filter(function (n) { return n in COMPOSED; });
+    return names.filter(function (n) { return n === scope; });
   }
-  function clusterSums(values, clusters) {
-    var n = 0, i;
-    for (i = 0; i < clusters.length; i++) n = Math.max(n, clusters[i] + 1);
-    var sums = new Float64Array(n), sizes = new Float64Array(n);
-    for (i = 0; i < values.length; i++) { sums[clusters[i]] += values[i]; sizes[clusters[i]] += 1; }
-    return { sums: sums, sizes: sizes };
-  }
-  function replicates(values, clusters, resamples, seed) {
-    var cs = clusterSums(values, clusters), n = cs.sums.length, rand = rng(seed), out = new Float64Array(resamples);
-    for (var b = 0; b < resamples; b++) {
-      var total = 0, size = 0;
-      for (var j = 0; j < n; j++) {
-        var c = Math.floor(rand() * n);
-        total += cs.sums[c]; size += cs.sizes[c];
+  /* Per subset of the scope, the kept queries' values and raw cluster ids (or, for Outfit Recall, one value per
+     outfit in cluster order), as lookbench.results.per_query.subset_values rebuilds them. */
+  function subsetParts(run, scope, metric) {
+    var q = run.q, bySubset = {};
+    for (var i = 0; i < q.s.length; i++) {
+      if (!inScope(q, i, scope) || !kept(q, i)) continue;
+      var name = D.subsets[q.s[i]];
+      if (metric === OUTFIT) {
+        if (D.streetlook.indexOf(name) < 0) continue;
+        var outfits = bySubset[name] = bySubset[name] || {};
+        outfits[q.c[i]] = (outfits[q.c[i]] === undefined ? 1 : outfits[q.c[i]]) && q.fine[i] === 1 ? 1 : 0;
+        continue;
       }
-      out[b] = size ? total / size : 0;
+      var value = queryValue(q, i, metric);
+      if (value === null) continue;
+      var part = bySubset[name] = bySubset[name] || { name: name, values: [], clusters: [] };
+      part.values.push(value);
+      part.clusters.push(q.c[i]);
     }
-    return out;
+    return scopeSubsets(scope).filter(function (name) { return name in bySubset; }).map(function (name) {
+      if (metric !== OUTFIT) return bySubset[name];
+      var ids = Object.keys(bySubset[name]).map(Number).sort(function (a, b) { return a - b; });
+      return { name: name, values: ids.map(function (c) { return bySubset[name][c]; }) };
+    });
   }
-  function quantile(sorted, p) {
-    var pos = p * (sorted.length - 1), lo = Math.floor(pos), hi = Math.ceil(pos);
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+  /* A run's value on a scope: the result file's, or, in a page window, recomputed as `lookbench tables --since`. */
+  function estimate(run, scope, metric) {
+    if (!windowed()) {
+      var m = (run.metrics[scope] || {})[metric];
+      return m ? { value: m.v, lo: m.lo, hi: m.hi, n: m.n } : null;
+    }
+    var parts = subsetParts(run, scope, metric), all = [];
+    parts.forEach(function (p) { all = all.concat(p.values); });
+    if (!all.length) return null;
+    var aggregate = scope === "overall" || scope === "composed_overall";
+    var cis = metric === OUTFIT ? B.summariseOutfits(parts, run.boot) : B.summarise(parts, run.boot, aggregate);
+    var ci = cis[aggregate ? "overall" : scope];
+    return { value: mean(all), lo: ci[0], hi: ci[1], n: all.length };
   }
-  function interval(values, clusters, seed) {
-    if (!values.length) return [NaN, NaN];
-    var reps = Array.prototype.slice.call(replicates(values, clusters, 1000, seed)).sort(function (a, b) { return a - b; });
-    return [quantile(reps, 0.025), quantile(reps, 0.975)];
-  }
-  function pairedP(a, b) {
-    var index = {}, diffs = [], clusters = [];
-    b.keys.forEach(function (key, i) { index[key] = i; });
-    a.keys.forEach(function (key, i) {
-      if (key in index) { diffs.push(a.values[i] - b.values[index[key]]); clusters.push(a.clusters[i]); }
+  /* lookbench.reports.tiestats.PairTester.test(a, b): A - B over the units both kept, {diff, lo, hi, p} or null. */
+  function pairTest(a, b, scope, metric) {
+    var seed = D.tieSeed, R = D.paper.tieResamples, conf = D.paper.tieConfidence;
+    var ua = units(D.runs[a], scope, metric), ub = units(D.runs[b], scope, metric);
+    if (!ua.values.length || !ub.values.length || ua.missing) return null;
+    var index = {}, diffs = [], keys = [];
+    ub.keys.forEach(function (key, i) { index[key] = i; });
+    ua.keys.forEach(function (key, i) {
+      if (key in index) { diffs.push(ua.values[i] - ub.values[index[key]]); keys.push(ua.clusterKeys[i]); }
     });
     if (!diffs.length) return null;
-    var remap = {}, next = 0;
-    var dense = clusters.map(function (c) { if (!(c in remap)) remap[c] = next++; return remap[c]; });
-    var reps = replicates(diffs, dense, 1000, 7), le = 0, ge = 0;
-    for (var i = 0; i < reps.length; i++) { if (reps[i] <= 0) le++; if (reps[i] >= 0) ge++; }
-    return Math.min(1, 2 * Math.min(le / reps.length, ge / reps.length));
+    if (metric === OUTFIT) return B.paired(diffs, keys, function () { return [seed, B.crc32(metric)]; }, R, conf);
+    return B.paired(diffs, keys, function (n) { return [seed, B.crc32(scope), n]; }, R, conf);
   }
 
   /* ---- rows of one table, in query-set groups ---- */
@@ -247,13 +262,11 @@
     groups.sort(function (a, b) { return b.n - a.n || a.runs[0] - b.runs[0]; });
     groups.forEach(function (g) {
       g.runs.forEach(function (i) {
-        var u = units(D.runs[i], scope, metric);
-        if (!u.values.length) return;
-        var ci = interval(u.values, u.clusters, 11 + i);
-        g.rows.push({ run: i, value: mean(u.values), lo: ci[0], hi: ci[1], n: u.values.length, units: u });
+        var e = estimate(D.runs[i], scope, metric);
+        if (e) g.rows.push({ run: i, value: e.value, lo: e.lo, hi: e.hi, n: e.n });
       });
       g.rows.sort(function (a, b) { return b.value - a.value || a.run - b.run; });
-      rankRows(g.rows, function (row, above) { return pairedP(row.units, above.units); });
+      rankRows(g.rows, function (row, above) { var t = pairTest(row.run, above.run, scope, metric); return t && t.p; });
     });
     return groups.filter(function (g) { return g.rows.length; });
   }
@@ -287,9 +300,8 @@
       for (var j = 0; j < q.d.length; j++) if (kept(q, j) && q.d[j] !== null) start = start === null ? q.d[j] : Math.min(start, q.d[j]);
     }
     var flags = run.staticFlags.slice();
-    var which = run.cutoff ? ["training cutoff", run.cutoff, run.cutoffText] : ["release date", run.release, run.releaseText];
-    if (start !== null && which[1] && parseDay(which[1]) >= start) {
-      flags.push({ kind: "date", mark: "\u2021", reason: which[0] + " " + (which[2] || which[1]) + " is on or after the window start " + dayText(start) });
+    if (start !== null && run.bound && parseDay(run.bound.day) >= start) {
+      flags.push({ kind: "date", mark: "\u2021", reason: (run.bound.release ? "release date " : "training cutoff ") + run.bound.text + " is on or after the window start " + dayText(start) });
     }
     return flags;
   }
@@ -346,22 +358,33 @@
   }
 
   /* ---- the boards ---- */
+  /* The latest since and earliest until of the windows of runs on one snapshot content (runs on other snapshots
+     do not matter: they are never ranked with these), for the first snapshot whose runs have windows. */
   function commonWindow() {
-    var since = null, until = null, any = false, snapshots = {};
+    var bySnapshot = {}, order = [];
     D.runs.forEach(function (run) {
-      snapshots[run.group] = 1;
-      if (!run.window) return;
-      any = true;
-      var s = parseDay(run.window.since), u = parseDay(run.window.until);
-      if (s !== null) since = since === null ? s : Math.max(since, s);
-      if (u !== null) until = until === null ? u : Math.min(until, u);
+      if (!(run.group in bySnapshot)) { bySnapshot[run.group] = []; order.push(run.group); }
+      bySnapshot[run.group].push(run);
     });
-    if (!any || Object.keys(snapshots).length > 1 || (since !== null && until !== null && since > until)) return null;
-    return { since: since, until: until };
+    for (var g = 0; g < order.length; g++) {
+      var runs = bySnapshot[order[g]], since = null, until = null, any = false;
+      runs.forEach(function (run) {
+        if (!run.window) return;
+        any = true;
+        var s = parseDay(run.window.since), u = parseDay(run.window.until);
+        if (s !== null) since = since === null ? s : Math.max(since, s);
+        if (u !== null) until = until === null ? u : Math.min(until, u);
+      });
+      if (any && runs.length > 1 && !(since !== null && until !== null && since > until)) return { since: since, until: until };
+    }
+    return null;
   }
   function groupCaption(g, letter, split) {
     var snaps = {}, windows = {};
-    g.runs.forEach(function (i) { snaps[D.runs[i].snapshot] = 1; windows[D.runs[i].windowText || "every date"] = 1; });
+    g.runs.forEach(function (i) {
+      snaps[D.runs[i].snapshot + " (content " + D.runs[i].contentHash + ")"] = 1;
+      windows[D.runs[i].windowText || "every date"] = 1;
+    });
     var text = (split ? "Group " + letter + ": " : "") + g.n + " queries of " + Object.keys(snaps).join(", ") +
       ", evaluated " + Object.keys(windows).map(function (w) { return w === "every date" ? "on every date" : w; }).join("; ");
     if (windowed()) text += ", page window " + windowWords(state.since, state.until);
@@ -494,6 +517,238 @@
     return details;
   }
 
+  /* ---- the overview: the paper's table (lookbench.reports.paper, and `lookbench tables --format`) ---- */
+  var FLAG_ORDER = { date: "\u2021", data: "\u2020", unknown: "?" };
+  function flagMarks(i) {
+    var kinds = {};
+    runFlags(i).forEach(function (f) { kinds[f.kind] = 1; });
+    return Object.keys(FLAG_ORDER).filter(function (k) { return k in kinds; }).map(function (k) { return FLAG_ORDER[k]; }).join("");
+  }
+  /* Runs (indices) per set of queries scored on a scope, largest set first (reports.runs.query_set_groups). */
+  function querySets(scope) {
+    var sets = {}, groups = [];
+    D.runs.forEach(function (run, i) {
+      if (!keptCount(run, scope)) return;
+      var qs = querySet(run, scope);
+      if (!(qs.key in sets)) { sets[qs.key] = { runs: [], n: qs.n }; groups.push(sets[qs.key]); }
+      sets[qs.key].runs.push(i);
+    });
+    return groups.sort(function (a, b) { return b.n - a.n || a.runs[0] - b.runs[0]; });
+  }
+  /* A run's row title in the overview: with its snapshot id when the board spans several (a series). */
+  function rowTitle(i) {
+    var ids = {};
+    D.runs.forEach(function (run) { ids[run.snapshot] = 1; });
+    return D.runs[i].title + (Object.keys(ids).length > 1 ? " (" + D.runs[i].snapshot + ")" : "");
+  }
+  function paperColumns() {
+    return D.paper.columns.concat(state.distractors && distractorsKnown() ? [D.paper.distractor.column] : []);
+  }
+  function distractorsKnown() { return D.runs.some(function (run) { return !!run.q.ds; }); }
+  function paperModel() {
+    var P = D.paper, base = state.baseline, cells = [], rows = [], columns = paperColumns();
+    columns.forEach(function (col, j) {
+      var values = D.runs.map(function (run) { return estimate(run, col.scope, col.metric); });
+      var sets = querySets(col.scope), members = (sets[0] ? sets[0].runs : []).filter(function (i) { return values[i]; });
+      var marks = {}, best = null;
+      var sign = col.metric === P.distractor.column.metric ? -1 : 1;
+      members.forEach(function (i) { if (best === null || sign * values[i].value > sign * values[best].value) best = i; });
+      if (best !== null) {
+        marks[best] = "best";
+        members.forEach(function (i) {
+          if (i === best) return;
+          var t = pairTest(i, best, col.scope, col.metric);
+          if (t && t.p >= P.tieP) marks[i] = "tied";
+        });
+      }
+      cells[j] = { values: values, marks: marks };
+    });
+    var overallSets = querySets("overall");
+    D.runs.forEach(function (run, i) {
+      var diff = null;
+      if (base !== null && i !== base && overallSets.some(function (g) { return g.runs.indexOf(i) >= 0 && g.runs.indexOf(base) >= 0; })) {
+        diff = pairTest(i, base, "overall", P.overallMetric);
+      }
+      var label = (rowTitle(i) + " " + flagMarks(i)).replace(/\s+$/, "");
+      rows.push({ run: i, label: label, diff: diff, cells: columns.map(function (_, j) { return { value: cells[j].values[i], mark: cells[j].marks[i] || "" }; }) });
+    });
+    return { rows: rows, baseline: base === null ? null : rowTitle(base), columns: columns };
+  }
+  /* Python's f"{x:.Nf}": toFixed, except exact binary ties round to even */
+  function fixed(x, digits) {
+    if (x < 0 || Object.is(x, -0)) return "-" + fixed(-x, digits);
+    var scale = Math.pow(10, digits), y = x * scale * 2;
+    if (Number.isInteger(y) && y % 2 !== 0 && y / (scale * 2) === x) {
+      var lower = (y - 1) / 2;
+      return ((lower % 2 === 0 ? lower : lower + 1) / scale).toFixed(digits);
+    }
+    return x.toFixed(digits);
+  }
+  function signed(x) { var t = fixed(x, 2); return t.charAt(0) === "-" ? t : "+" + t; }
+  function halfWidth(v) { return fixed(50 * (v.hi - v.lo), 1); }
+  function diffText(row, model) {
+    if (model.baseline === null) return "";
+    if (row.run === state.baseline) return "baseline";
+    var d = row.diff;
+    return d ? signed(100 * d.diff) + " [" + signed(100 * d.lo) + ", " + signed(100 * d.hi) + "]" : "\u2013";
+  }
+  function caption(model, tied) {
+    var extra = model.columns.length > D.paper.columns.length ? D.paper.distractor.caption : "";
+    return D.paper.caption[tied] + extra + (model.baseline === null ? "" : D.paper.difference.replace("{baseline}", model.baseline));
+  }
+  function markdownCell(text) {
+    return text.split(/\s+/).filter(Boolean).join(" ").replace(/&/g, "&amp;").replace(/\x3c/g, "&lt;").replace(/\x3e/g, "&gt;")
+      .replace(/\|/g, "\\|").replace(/\*/g, "\\*").replace(/_/g, "\\_");
+  }
+  function exportMarkdown(model) {
+    var head = ["model"].concat(model.columns.map(function (c) { return c.title; }));
+    if (model.baseline !== null) head.push("\u0394 vs " + model.baseline + " (pts)");
+    var lines = ["| " + head.join(" | ") + " |", "|---|" + new Array(head.length).join("---:|")];
+    model.rows.forEach(function (row) {
+      var cells = row.cells.map(function (c) {
+        var text = c.value ? pct(c.value.value) + " \u00b1" + halfWidth(c.value) : "-";
+        return c.mark === "best" ? "**" + text + "**" : c.mark === "tied" ? "_" + text + "_" : text;
+      });
+      if (model.baseline !== null) cells.push(diffText(row, model));
+      lines.push("| " + [markdownCell(row.label)].concat(cells).join(" | ") + " |");
+    });
+    return lines.join("\n") + "\n\n" + caption(model, "italics") + "\n";
+  }
+  function csvField(text) { return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text; }
+  function exportCsv(model) {
+    var head = ["model"];
+    model.columns.forEach(function (c) { head.push(c.title, c.title + " ci_low", c.title + " ci_high", c.title + " n", c.title + " mark"); });
+    if (model.baseline !== null) head.push("diff vs baseline", "diff ci_low", "diff ci_high", "diff p");
+    var lines = [head.map(csvField).join(",")];
+    model.rows.forEach(function (row) {
+      var line = [row.label];
+      row.cells.forEach(function (c) {
+        var v = c.value;
+        line = line.concat(v ? [pct(v.value), fixed(100 * v.lo, 2), fixed(100 * v.hi, 2), String(v.n), c.mark] : ["", "", "", "", ""]);
+      });
+      if (model.baseline !== null) {
+        var d = row.diff;
+        line = line.concat(d ? [fixed(100 * d.diff, 2), fixed(100 * d.lo, 2), fixed(100 * d.hi, 2), fixed(d.p, 4)] : ["", "", "", ""]);
+      }
+      lines.push(line.map(csvField).join(","));
+    });
+    return lines.join("\n") + "\n";
+  }
+  function latex(text) { return Array.from(text).map(function (ch) { return D.paper.latex[ch] || ch; }).join(""); }
+  function exportLatex(model) {
+    var cols = model.columns, spans = [], diff = model.baseline !== null;
+    cols.forEach(function (c) {
+      var last = spans[spans.length - 1];
+      if (last && last.scope === c.scope) last.n += 1; else spans.push({ scope: c.scope, title: c.group, n: 1 });
+    });
+    var spec = "l" + spans.map(function (s) { return " " + new Array(s.n + 1).join("r"); }).join("") + (diff ? " r" : "");
+    var lines = ["\\begin{table}[t]", "\\centering", "\\small", "\\caption{" + latex(caption(model, "underlined")) + "}",
+      "\\label{tab:lookbench}", "\\begin{tabular}{" + spec + "}", "\\toprule"];
+    var top = [""], rules = [], at = 2;
+    spans.forEach(function (s) {
+      top.push("\\multicolumn{" + s.n + "}{c}{" + latex(s.title) + "}");
+      rules.push("\\cmidrule(lr){" + at + "-" + (at + s.n - 1) + "}");
+      at += s.n;
+    });
+    if (diff) top.push(latex("\u0394 vs " + model.baseline));
+    lines.push(top.join(" & ") + " \\\\");
+    lines.push(rules.join(" "));
+    lines.push(["Model"].concat(cols.map(function (c) { return latex(c.short); }), diff ? ["pts [95\\% CI]"] : []).join(" & ") + " \\\\");
+    lines.push("\\midrule");
+    model.rows.forEach(function (row) {
+      var cells = [latex(row.label)];
+      row.cells.forEach(function (c) {
+        if (!c.value) { cells.push("--"); return; }
+        var v = pct(c.value.value);
+        v = c.mark === "best" ? "\\textbf{" + v + "}" : c.mark ? "\\underline{" + v + "}" : v;
+        cells.push(v + "{\\scriptsize$\\pm$" + halfWidth(c.value) + "}");
+      });
+      if (diff) cells.push(latex(diffText(row, model)));
+      lines.push(cells.join(" & ") + " \\\\");
+    });
+    lines.push("\\bottomrule", "\\end{tabular}", "\\end{table}");
+    return lines.join("\n") + "\n";
+  }
+  var EXPORTS = { latex: [exportLatex, "paper.tex", "text/x-tex"], csv: [exportCsv, "paper.csv", "text/csv"], markdown: [exportMarkdown, "paper.md", "text/markdown"] };
+  function renderOverview() {
+    var model = paperModel(), host = clear(byId("paper")), cols = model.columns;
+    var table = el("table", { "class": "paper" }), head = el("thead"), top = el("tr"), sub = el("tr");
+    top.appendChild(el("th", { rowspan: 2, scope: "col" }, "model"));
+    var spans = [];
+    cols.forEach(function (c) { var last = spans[spans.length - 1]; if (last && last.scope === c.scope) last.n += 1; else spans.push({ scope: c.scope, title: c.group, n: 1 }); });
+    spans.forEach(function (s) { top.appendChild(el("th", { colspan: s.n, scope: "colgroup", "class": "group" }, s.title)); });
+    cols.forEach(function (c) { sub.appendChild(el("th", { scope: "col", "class": "num" }, c.short)); });
+    if (model.baseline !== null) top.appendChild(el("th", { rowspan: 2, scope: "col", "class": "num" }, "\u0394 vs " + model.baseline + " (pts, 95% CI)"));
+    head.appendChild(top);
+    head.appendChild(sub);
+    table.appendChild(head);
+    var body = table.appendChild(el("tbody"));
+    model.rows.forEach(function (row) {
+      var tr = body.appendChild(el("tr", { "data-run": row.run }));
+      var name = tr.appendChild(el("th", { scope: "row", "class": "model" }));
+      name.appendChild(runName(row.run, true));
+      if (rowTitle(row.run) !== D.runs[row.run].title) name.appendChild(el("span", { "class": "window-tag snapshot-tag" }, D.runs[row.run].snapshot));
+      row.cells.forEach(function (c, j) {
+        var td = tr.appendChild(el("td", { "class": "num" + (c.mark ? " " + c.mark : ""), "data-scope": cols[j].scope, "data-metric": cols[j].metric, "data-mark": c.mark }));
+        if (!c.value) { td.textContent = "\u2013"; return; }
+        td.appendChild(el("span", { "class": "v" }, pct(c.value.value)));
+        td.appendChild(el("span", { "class": "pm" }, "\u00b1" + halfWidth(c.value)));
+        if (c.mark) td.appendChild(el("span", { "class": "mark-word" }, c.mark === "best" ? "best" : "tied"));
+      });
+      if (model.baseline !== null) tr.appendChild(el("td", { "class": "num diff" }, diffText(row, model)));
+    });
+    host.appendChild(scroller(table));
+    byId("paper-caption").textContent = caption(model, "underlined") + (windowed() ? " Page window: " + windowWords(state.since, state.until) + "." : "");
+    var out = byId("export-text");
+    if (state.exportFormat) {
+      var e = EXPORTS[state.exportFormat], text = e[0](model);
+      byId("export").hidden = false;
+      out.value = text;
+      var link = byId("export-download");
+      link.setAttribute("download", e[1]);
+      link.setAttribute("href", "data:" + e[2] + ";charset=utf-8," + encodeURIComponent(text));
+      link.textContent = "download " + e[1];
+    } else {
+      byId("export").hidden = true;
+    }
+  }
+
+  /* ---- the series across releases ---- */
+  function renderSeries() {
+    var S = D.series, section = byId("series");
+    section.hidden = !S;
+    if (!S) return;
+    var host = clear(byId("series-table")), table = el("table", { "class": "series" }), head = el("tr");
+    head.appendChild(el("th", { scope: "col" }, "model"));
+    S.releases.forEach(function (r) { head.appendChild(el("th", { scope: "col", "class": "num", title: "content " + r.hashes.join(", ") }, r.id + " (" + r.date + ")")); });
+    ["cutoff bound", "after \u2212 before cutoff, pts [95% CI] (queries)", "run on"].forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
+    table.appendChild(el("thead")).appendChild(head);
+    var body = table.appendChild(el("tbody"));
+    S.models.forEach(function (m) {
+      var tr = body.appendChild(el("tr", { "data-model": m.model }));
+      tr.appendChild(el("th", { scope: "row", "class": "model" }, m.model));
+      S.releases.forEach(function (r) {
+        var i = m.runs[r.id], td = tr.appendChild(el("td", { "class": "num", "data-release": r.id }));
+        if (i === undefined) { td.textContent = "not run"; td.className += " muted"; return; }
+        var v = (D.runs[i].metrics.overall || {})[S.metric];
+        if (!v) { td.textContent = "\u2013"; return; }
+        td.appendChild(el("a", { href: "#model-" + i }, pct(v.v)));
+        td.appendChild(el("span", { "class": "pm" }, " \u00b1" + fixed(50 * (v.hi - v.lo), 1)));
+        if (m.bound) {
+          var after = r.date > m.bound.day;
+          td.appendChild(el("span", { "class": "mark-word " + (after ? "after-cutoff" : "before-cutoff") }, after ? "after cutoff" : "on/before cutoff"));
+        }
+      });
+      tr.appendChild(el("td", {}, m.bound ? (m.bound.release ? "release date " + m.bound.text + " (no cutoff declared)" : "training cutoff " + m.bound.text) : "unknown"));
+      var sp = m.split;
+      tr.appendChild(el("td", { "class": "num split" }, sp
+        ? signed(100 * sp.diff) + " [" + signed(100 * sp.ci_low) + ", " + signed(100 * sp.ci_high) + "] (" + sp.before + " / " + sp.after + ")"
+        : "\u2013 " + m.splitNote));
+      tr.appendChild(el("td", { "class": "releases" }, Object.keys(m.runs).sort().join(", ")));
+    });
+    host.appendChild(scroller(table));
+  }
+
   /* ---- the window control ---- */
   function renderWindowStatus() {
     var list = clear(byId("window-counts"));
@@ -578,28 +833,33 @@
       svg.appendChild(rect);
     });
     svg.appendChild(svgEl("line", { x1: x0, x2: x1, y1: y0, y2: y0, stroke: "#999" }));
-    var outside = [];
     D.runs.forEach(function (run, i) {
-      if (!run.cutoff) return;
-      var d = parseDay(run.cutoff);
-      if (d < range.min || d > range.max) { outside.push(i); return; }
-      var line = svgEl("line", { x1: x(d), x2: x(d), y1: 2, y2: y0, "class": "cutoff", "data-run": i, stroke: PALETTE[i % PALETTE.length] });
-      line.appendChild(svgEl("title", {}, run.title + ": training cutoff " + run.cutoffText));
+      if (!run.bound) return;
+      var d = parseDay(run.bound.day);
+      if (d < range.min || d > range.max) return;
+      var line = svgEl("line", { x1: x(d), x2: x(d), y1: 2, y2: y0, "class": "cutoff" + (run.bound.release ? " release-bound" : ""), "data-run": i, stroke: PALETTE[i % PALETTE.length] });
+      line.appendChild(svgEl("title", {}, run.title + ": " + boundWords(run)));
       svg.appendChild(line);
     });
     host.appendChild(svg);
     var list = clear(byId("cutoff-list"));
     D.runs.forEach(function (run, i) {
-      if (!run.cutoff) return;
-      var d = parseDay(run.cutoff), li = list.appendChild(el("li", { "data-run": i }));
+      if (!run.bound) return;
+      var d = parseDay(run.bound.day), li = list.appendChild(el("li", { "data-run": i, "class": run.bound.release ? "release-bound" : "" }));
       li.appendChild(el("span", { "class": "swatch", style: "background:" + PALETTE[i % PALETTE.length] }));
-      li.appendChild(document.createTextNode(run.title + ": training cutoff " + run.cutoffText +
+      li.appendChild(document.createTextNode(run.title + ": " + boundWords(run) +
         (d < range.min ? " (before every query)" : d > range.max ? " (after every query)" : "") + " "));
       if (d >= range.min && d < range.max) {
         var b = li.appendChild(el("button", { type: "button", "class": "after-cutoff" }, "queries after it"));
         b.addEventListener("click", function () { setWindow(d + 1, state.until !== null && state.until < d + 1 ? null : state.until); });
       }
     });
+  }
+  /* "training cutoff 2025-05", or the release date standing in for a cutoff the card does not declare */
+  function boundWords(run) {
+    return run.bound.release
+      ? "release date " + run.bound.text + " (no training cutoff declared; the release date bounds it)"
+      : "training cutoff " + run.bound.text;
   }
 
   /* ---- breakdowns ---- */
@@ -798,7 +1058,7 @@
         }
         placed.push([left, left + width, y]);
         var dot = svgEl("circle", { cx: cx, cy: cy, r: 5, fill: PALETTE[p.i % PALETTE.length], "class": "point", "data-run": p.i });
-        dot.appendChild(svgEl("title", {}, D.runs[p.i].title + ": " + pct(p.y) + "% at " + (axis === "params" ? count(p.raw) + " parameters" : rate(p.raw))));
+        dot.appendChild(svgEl("title", {}, D.runs[p.i].title + ": " + pct(p.y) + "% at " + (axis === "params" ? count(p.raw) + " parameters" : rate(p.raw) + " on " + D.runs[p.i].machine)));
         svg.appendChild(dot);
         label.setAttribute("x", left);
         label.setAttribute("y", y);
@@ -823,10 +1083,12 @@
       var facts = el("ul");
       var w = run.window;
       [["result file", run.file], ["snapshot", run.snapshot], ["spec", run.spec],
-       ["release date", run.releaseText || "unknown"], ["training cutoff", run.cutoffText || "unknown"],
+       ["release date", run.releaseText || "unknown"],
+       ["training cutoff", run.cutoffText || (run.bound ? "not declared; the release date " + run.bound.text + " bounds it" : "unknown")],
        ["parameters", run.params === null ? "unknown" : count(run.params)],
        ["evaluated window", w && run.windowText ? run.windowText + " (" + w.kept_queries + " of " + w.total_queries + " queries)" : "every date"],
-       ["embedding throughput", run.throughput ? rate(run.throughput) : "not known: " + run.throughputNote]
+       ["embedding throughput", run.throughput ? rate(run.throughput) + " on " + run.machine : "not known: " + run.throughputNote],
+       ["machine", run.machine]
       ].forEach(function (pair) {
         var li = facts.appendChild(el("li"));
         li.appendChild(el("span", { "class": "fact" }, pair[0] + ": "));
@@ -852,7 +1114,8 @@
       since: state.since === null ? null : dayText(state.since), until: state.until === null ? null : dayText(state.until),
       sort: state.sort.key === "rank" && state.sort.dir === "asc" ? null : state.sort.key + "." + state.sort.dir,
       bsort: state.bsort.key === "count" && state.bsort.dir === "desc" ? null : state.bsort.key + "." + state.bsort.dir,
-      x: state.x === "params" ? null : state.x };
+      x: state.x === "params" ? null : state.x, base: state.baseline === null ? null : String(state.baseline),
+      ds: state.distractors ? "1" : null };
     var params = new URLSearchParams();
     Object.keys(parts).forEach(function (key) { if (parts[key] !== null) params.set(key, parts[key]); });
     var hash = "#" + params.toString();
@@ -872,11 +1135,48 @@
     state.sort = parseSort(params.get("sort"), BOARD_KEYS, { key: "rank", dir: "asc" });
     state.bsort = parseSort(params.get("bsort"), ["group", "count"].concat(D.runs.map(function (_, i) { return "run-" + i; })), { key: "count", dir: "desc" });
     state.x = params.get("x") === "throughput" ? "throughput" : "params";
+    state.distractors = params.get("ds") === "1";
+    var base = params.get("base");
+    state.baseline = base !== null && /^\d+$/.test(base) && Number(base) < D.runs.length ? Number(base) : null;
   }
   function parseSort(text, keys, fallback) {
     var parts = (text || "").split(".");
     return parts.length === 2 && keys.indexOf(parts[0]) >= 0 && (parts[1] === "asc" || parts[1] === "desc")
       ? { key: parts[0], dir: parts[1] } : fallback;
+  }
+
+  /* ---- which choices apply ---- */
+  /* Why a metric family has no value on the chosen subset for any run (null: it applies). */
+  function familyMissing(family) {
+    var scopes = state.subset === "all" ? D.scopes : [state.subset];
+    var present = D.runs.some(function (run) {
+      return scopes.some(function (scope) {
+        return Object.keys(run.metrics[scope] || {}).some(function (m) { return m.split("@")[0] === family; });
+      });
+    });
+    if (present) return null;
+    var where = state.subset === "all" ? "any subset" : title(state.subset);
+    var why = family === "outfit_recall" ? "outfits are street photos' garments (street-look subsets only)"
+      : family === "map" || family === "recall" ? "only composed queries and legacy protocols have it"
+      : state.subset in COMPOSED || state.subset === "composed_overall" ? "composed queries have no " + info(family).name
+      : "no run on the board has it";
+    return "not on " + where + ": " + why;
+  }
+  function fitFamily() {
+    if (!familyMissing(state.family)) return "";
+    var next = D.families.filter(function (f) { return !familyMissing(f); })[0];
+    if (!next) return "";
+    var note = info(state.family).name + " does not apply to " + (state.subset === "all" ? "these runs" : title(state.subset)) + ", so " + info(next).name + " is shown.";
+    state.family = next;
+    return note;
+  }
+  function syncFamilies() {
+    Array.prototype.forEach.call(byId("family").options, function (option) {
+      var missing = familyMissing(option.value);
+      option.disabled = !!missing;
+      option.textContent = info(option.value).name + (info(option.value).per_k ? "@K" : "@1") + (missing ? " \u2014 " + missing : "");
+      option.title = missing || "";
+    });
   }
 
   /* ---- rendering ---- */
@@ -887,12 +1187,17 @@
     byId("k-note").textContent = perK() ? "" : "K does not apply: " + info(state.family).name + " is measured at rank 1";
     byId("subset").value = state.subset;
     byId("scatter-x").value = state.x;
+    byId("baseline").value = state.baseline === null ? "" : String(state.baseline);
+    byId("show-distractors").checked = state.distractors;
     var def = info(state.family).definition.replace(/top K/g, "top " + (perK() ? state.k : 1)).replace(/\bK\b/g, String(state.k));
     byId("metric-definition").textContent = metricTitle(metricName()) + ": " + def + ".";
   }
   function renderAll() {
+    byId("metric-note").textContent = fitFamily();
+    syncFamilies();
     syncControls();
     renderWindowStatus();
+    renderOverview();
     var any = renderTables();
     byId("charts").hidden = !any;
     byId("breakdowns").hidden = !any;
@@ -944,6 +1249,17 @@
       byId("since").max = byId("until").max = dayText(range.max);
       byId("data-range").textContent = "The runs' queries were first seen from " + dayText(range.min) + " to " + dayText(range.max) + ".";
     }
+    var dsBox = byId("show-distractors");
+    dsBox.disabled = !distractorsKnown();
+    if (dsBox.disabled) byId("distractor-note").textContent = "(no run on the board records it)";
+    dsBox.addEventListener("change", function () { state.distractors = dsBox.checked; renderAndSave(); });
+    var baseline = byId("baseline");
+    baseline.appendChild(el("option", { value: "" }, "none"));
+    D.runs.forEach(function (run, i) { baseline.appendChild(el("option", { value: String(i) }, rowTitle(i))); });
+    baseline.addEventListener("change", function () { state.baseline = baseline.value === "" ? null : Number(baseline.value); renderAndSave(); });
+    Array.prototype.forEach.call(document.querySelectorAll("button[data-export]"), function (button) {
+      button.addEventListener("click", function () { state.exportFormat = button.getAttribute("data-export"); renderOverview(); });
+    });
     byId("apply").addEventListener("click", applyInputs);
     byId("reset").addEventListener("click", function () { setWindow(null, null); });
     var snaps = {};
@@ -958,6 +1274,7 @@
       resizing = setTimeout(renderAll, 150);
     });
     readHash();
+    renderSeries();
     dateStrip();
     renderModels();
     renderAll();

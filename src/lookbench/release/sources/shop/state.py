@@ -9,7 +9,7 @@ from pathlib import Path
 
 from lookbench.atomic import write_text_atomic
 from lookbench.dates import optional_datetime
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 
 
 @dataclass
@@ -31,7 +31,7 @@ class CrawlState:
             raw = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
             self.pages: dict[str, PageRecord] = {url: PageRecord(**rec) for url, rec in raw.items()}
         except (OSError, ValueError, TypeError, AttributeError) as exc:
-            raise BuildError(f"{self.path}: crawl state is unreadable ({exc}); delete it to crawl afresh") from exc
+            raise ReleaseError(f"{self.path}: crawl state is unreadable ({exc}); delete it to crawl afresh") from exc
 
     def previous(self, url: str) -> PageRecord | None:
         """The record from an earlier release (a re-run of this release does not count)."""

@@ -13,13 +13,13 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from buildkit import closed_port, encode, photo
 from chatkit import ChatServer, Truth, serve
 from PIL import Image
+from releasekit import closed_port, encode, photo
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.errors import BuildError
+from lookbench.errors import ReleaseError
 from lookbench.release.config import load_config
 from lookbench.release.pipeline import run_stages, stages_for
 from lookbench.release.stages.annotate import AnnotateStats
@@ -265,7 +265,7 @@ def test_build_cli_offline_probe_and_unreachable_api(tmp_path, synth_releases):
         "annotate": {"backend": "probe", "probe": {"train": str(train), "model": "features:colour-gradient"}},
         "distractors": {"model": "features:colour-gradient", "band": [0.5, 0.93]},
     }
-    result = CliRunner().invoke(app, ["build", str(_config(tmp_path, synth, sections)), "--shards", "2"])
+    result = CliRunner().invoke(app, ["release", str(_config(tmp_path, synth, sections)), "--shards", "2"])
     assert result.exit_code == 0, result.output
     assert "dedup: hash 2 of 2 shards run, 0 already done" in result.output
     assert "annotate: category 'cape' is not in the" in result.output  # rich wraps at 80 columns
@@ -275,7 +275,7 @@ def test_build_cli_offline_probe_and_unreachable_api(tmp_path, synth_releases):
     other = tmp_path / "other"
     other.mkdir()
     sections = {"annotate": {"backend": "openai", "api": down}}
-    failed = CliRunner().invoke(app, ["build", str(_config(other, synth, sections))])
+    failed = CliRunner().invoke(app, ["release", str(_config(other, synth, sections))])
     assert failed.exit_code == 2 and "no answer after 2 tries" in failed.output
 
 
@@ -295,10 +295,10 @@ def test_config_sections_are_checked(tmp_path, synth_releases):
         ({"compose": {"model": "x:y", "judge": {"model": "m"}}}, "base_url"),
     ]
     for sections, message in cases:
-        with pytest.raises(BuildError, match=message):
+        with pytest.raises(ReleaseError, match=message):
             load_config(_config(tmp_path, synth, sections))
     # a model that cannot be loaded stops the build before anything is collected, naming the setting
     config = load_config(_config(tmp_path, synth, {"compose": {"model": "nosuch:model"}}))
-    with pytest.raises(BuildError, match="compose.model"):
+    with pytest.raises(ReleaseError, match="compose.model"):
         run_stages(config, stages_for(config))
     assert not (config.work / "collect").exists()

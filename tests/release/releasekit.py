@@ -195,8 +195,8 @@ def write_yaml(path: Path, data: dict[str, Any]) -> Path:
 
 
 def run_build(config: Path, *args: str) -> Result:
-    """`lookbench build CONFIG` through the CLI, every problem printed; the caller checks the exit code."""
-    return CliRunner().invoke(app, ["build", str(config), "--show-problems", "1000", *args])
+    """`lookbench release CONFIG` through the CLI, every problem printed; the caller checks the exit code."""
+    return CliRunner().invoke(app, ["release", str(config), "--show-problems", "1000", *args])
 
 
 def shop_source(shop: Shop, **fields: Any) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from lookbench.taxonomy import (
 from lookbench.taxonomy.loader import DEFAULT_FILE
 
 REFERENCE = Path("/work/shared/reference/fashionpedia_ontology.json")
-SHIPPED = Path(__file__).parents[1] / "src" / "lookbench" / "taxonomy" / DEFAULT_FILE
+SHIPPED = Path(__file__).parents[2] / "src" / "lookbench" / "taxonomy" / DEFAULT_FILE
 
 
 def test_shipped_taxonomy_has_the_promised_shape() -> None:

@@ -79,9 +79,10 @@ def test_bf16_autocast_runs_close_to_fp32_and_restores_settings() -> None:
 def test_precision_keys_the_cache_and_is_recorded(tmp_path: Path) -> None:
     snap = open_snapshot(studio_snapshot(tmp_path, gallery=4))
     options = EmbedOptions(cache_dir=tmp_path / "cache", progress=False, workers=0)
-    fp32 = ModelEmbeddings("t", _conv_encoder(), options.model_copy(update={"precision": "fp32"}))
+    # a loader builds the encoder at the options' precision (the registry passes `options.precision`)
+    fp32 = ModelEmbeddings("t", _conv_encoder("fp32"), options.model_copy(update={"precision": "fp32"}))
     auto = ModelEmbeddings("t", _conv_encoder(), options)  # auto on CPU is fp32: the same cache
-    bf16 = ModelEmbeddings("t", _conv_encoder(), options.model_copy(update={"precision": "bf16"}))
+    bf16 = ModelEmbeddings("t", _conv_encoder("bf16"), options.model_copy(update={"precision": "bf16"}))
     assert fp32.cache_root == auto.cache_root != bf16.cache_root
     bf16.embed_split(snap, SUBSET, "gallery")
     assert bf16.describe()["precision"] == "bf16" and bf16.describe()["decode"] == "cpu"

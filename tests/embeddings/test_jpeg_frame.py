@@ -8,6 +8,7 @@ import pytest
 from PIL import Image
 
 from lookbench.embeddings.device_decode import _gpu_decodable, jpeg_frame
+from lookbench.images import MAX_PIXELS, BadImageError, decode_image
 
 
 def jpeg(mode: str = "RGB", size: tuple[int, int] = (8, 6), **options: object) -> bytes:
@@ -44,3 +45,11 @@ def test_what_goes_to_the_gpu_decoder() -> None:
     assert not _gpu_decodable(None)
     assert not _gpu_decodable(with_size(jpeg("RGB"), 30_000, 30_000))  # the CPU path's bomb check answers
     assert not _gpu_decodable(with_size(jpeg("RGB"), 0, 10))
+
+
+def test_one_pixel_limit_for_cpu_and_gpu_decoding() -> None:
+    at_limit = with_size(jpeg("RGB"), 10_000, MAX_PIXELS // 10_000)
+    above = with_size(jpeg("RGB"), 10_000, MAX_PIXELS // 10_000 + 1)  # under Pillow's own limit (about 179 MP)
+    assert _gpu_decodable(at_limit) and not _gpu_decodable(above)
+    with pytest.raises(BadImageError, match="image too large"):
+        decode_image(above)  # where the GPU path sends it: refused with the CPU path's message

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from embedding_helpers import studio_snapshot
+from lookbench.contamination.window import cutoff_since
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.registry import resolve_model
@@ -27,6 +29,20 @@ class Thumbnail:
 
 def make():
     return Thumbnail()
+
+class Carded(Thumbnail):
+    card = {"release_date": "2024-02", "training_cutoff": "2023-12-31", "training_data": ["laion"]}
+
+    def describe(self):
+        return {"note": "carded"}
+
+def carded():
+    return Carded()
+
+def bad_card():
+    model = Thumbnail()
+    model.card = "2023-12-31"
+    return model
 
 def broken():
     return object()
@@ -59,3 +75,13 @@ def test_python_model_errors(user_module: str) -> None:
         resolve_model("python:no_such_module_here:make")
     with pytest.raises(LookBenchError, match="MODULE:FACTORY"):
         resolve_model("python:just_a_module")
+
+
+def test_a_card_attribute_is_recorded_and_read_by_since_cutoff(user_module: str) -> None:
+    meta = resolve_model(f"python:{user_module}:carded").describe()
+    assert meta["card"] == {"release_date": "2024-02", "training_cutoff": "2023-12-31", "training_data": ["laion"]}
+    assert meta["note"] == "carded"
+    assert cutoff_since(meta) == np.datetime64("2024-01-01", "us")
+    assert "card" not in resolve_model(f"python:{user_module}:make").describe()
+    with pytest.raises(EmbeddingError, match="`card` must be a dict of card facts, got str"):
+        resolve_model(f"python:{user_module}:bad_card")

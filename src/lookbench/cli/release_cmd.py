@@ -1,8 +1,10 @@
-"""`lookbench build CONFIG`: collect, dedup, (crop, annotate, audit, distractors,) split and publish one release."""
+"""`lookbench release CONFIG`: collect, dedup, (crop, annotate, audit, distractors,) split and publish one release."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -13,12 +15,13 @@ from lookbench.cli.common import (
     RAY_ADDRESS_HELP,
     SHARDS_HELP,
     console,
+    err_console,
     reports_errors,
 )
 
 
 @reports_errors
-def build(
+def release(
     config: Path = typer.Argument(..., help="Release config YAML (release_date, sources, dedup, output)."),
     push: str | None = typer.Option(None, "--push", help="After publishing, upload to hf://owner/name or a folder."),
     show_problems: int = typer.Option(20, "--show-problems", help="How many reported input problems to print."),
@@ -78,6 +81,14 @@ def build(
         console.print(f"[green]pushed[/green] {escape(push_release(release.output, release.version, push))}")
 
 
+@functools.wraps(release)
+def build(*args: Any, **kwargs: Any) -> None:
+    """Deprecated name of `lookbench release` (kept for one release)."""
+    err_console.print("[yellow]`lookbench build` is deprecated: use `lookbench release` (same arguments)[/yellow]")
+    release(*args, **kwargs)
+
+
 def register(app: typer.Typer) -> None:
-    """Attach the build command."""
-    app.command("build")(build)
+    """Attach `release` and its deprecated alias `build`."""
+    app.command("release")(release)
+    app.command("build", deprecated=True, help="Deprecated alias of `lookbench release` (same arguments).")(build)

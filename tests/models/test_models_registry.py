@@ -18,7 +18,7 @@ from lookbench.models.card import ModelCard, find_card, load_cards, parse_card
 from lookbench.models.hub import ensure_hub_model
 from lookbench.models.registry import DEFAULT_MODEL, KINDS, expand_spec, resolve_model
 
-LEADERBOARD = Path(__file__).resolve().parents[2] / "shared" / "reference" / "lookbench_leaderboard_v2601.json"
+LEADERBOARD = Path(__file__).resolve().parents[3] / "shared" / "reference" / "lookbench_leaderboard_v2601.json"
 BOARD_MODELS = [
     "GR-Pro", "GR-Lite", "Marqo-fashionCLIP", "Marqo-fashionSigLIP", "SigLIP2-B/16", "SigLIP2-L/16", "DINOv2-ViT-L",
     "DINOv2-ViT-G", "DINOv3-ViT-L", "DINOv3-ViT-7B", "DINOv3-ConvNeXt-L", "CLIP-B/32", "CLIP-L/14", "PP-ShiTuV2",

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 import yaml
-from buildkit import (
+from releasekit import (
     HTML,
     PNG,
     Shop,
@@ -117,7 +117,7 @@ def world(tmp_path: Path):
 
 
 def build(config: Path) -> Any:
-    result = CliRunner().invoke(app, ["build", str(config), "--show-problems", "100"])
+    result = CliRunner().invoke(app, ["release", str(config), "--show-problems", "100"])
     assert result.exit_code == 0, result.output
     return result
 

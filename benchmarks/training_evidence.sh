@@ -1,0 +1,31 @@
+#!/bin/bash
+# The README training demo as issue 30 asks for it, each step timed with the machine load, resumable (a finished
+# step is skipped): a design-disjoint training release, the example recipe, then the trained and the frozen model on
+# the default snapshot with and without the noise pool and on Fashion-MNIST, and the paired comparisons.
+#   benchmarks/training_evidence.sh OUT        (needs the train extra and Debian's dataset-fashion-mnist)
+set -euo pipefail
+OUT=${1:?usage: benchmarks/training_evidence.sh OUT}
+LB=${LOOKBENCH:-lookbench}
+mkdir -p "$OUT/results"
+step() {
+  local name=$1; shift
+  echo "== $name start $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
+  /usr/bin/time -f "== $name: %e s wall, %U s user, %S s sys" "$@"
+  echo "== $name end $(date +%T) load $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+R=$OUT/results
+[ -d "$OUT/data/v20260301" ] || step data $LB synth --out "$OUT/data" --release 2026-03-01 --size small --purpose train
+[ -f "$OUT/demo/model.json" ] || step train $LB train examples/train-synth-effnet.yaml --out "$OUT/demo" --no-progress \
+  --set "data.train.snapshot=$OUT/data" --set runtime.threads=1 --set data.workers=1
+[ -d "$OUT/ood/fashion-mnist" ] || step ood $LB legacy import fashion-mnist /usr/share/datasets/fashion-mnist --out "$OUT/ood"
+for noise in all none; do
+  [ -f "$R/trained-$noise.json" ] || step "trained-$noise" $LB eval -m "trained:$OUT/demo" --noise $noise -o "$R/trained-$noise.json"
+  [ -f "$R/frozen-$noise.json" ] || step "frozen-$noise" $LB eval --noise $noise -o "$R/frozen-$noise.json"
+done
+for model in trained frozen; do
+  spec=$([ $model = trained ] && echo "trained:$OUT/demo" || echo efficientnet-lite0)
+  [ -f "$R/fmnist-$model.json" ] || step "fmnist-$model" $LB eval -s "$OUT/ood/fashion-mnist" -m "$spec" -o "$R/fmnist-$model.json"
+done
+$LB compare "$R/trained-all.json" "$R/frozen-all.json" --metrics fine_recall@1,coarse_recall@1,ndcg@5,distractor_share@1
+$LB compare "$R/trained-none.json" "$R/frozen-none.json" --metrics fine_recall@1,coarse_recall@1,ndcg@5
+$LB compare "$R/fmnist-trained.json" "$R/fmnist-frozen.json" --metrics fine_recall@1,ndcg@5

@@ -1,0 +1,39 @@
+"""The vectors a model run scored, written as an embeddings folder for its bundle (read from the run's embedding
+cache when it still holds them, else computed again by the same model spec)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from lookbench.embeddings.options import EmbedOptions
+from lookbench.errors import SubmissionError
+from lookbench.models.registry import resolve_model
+from lookbench.results.schema import ResultFile
+from lookbench.snapshot import open_snapshot
+from lookbench.submissions.bundle import embedding_splits
+from lookbench.submissions.verify import check_snapshot
+
+
+def export_run_vectors(result: ResultFile, result_path: Path, out: Path) -> Path:
+    """Write `out/<subset>/{query,gallery}.npy` and `out/noise/gallery.npy` of the run's model; return `out`."""
+    spec = str(result.model.get("spec") or "")
+    if not spec or spec.startswith("embeddings:"):
+        raise SubmissionError(
+            f"{result_path}: field model.spec is {spec!r}; --embed needs a model run (give --embeddings DIR instead)"
+        )
+    snapshot = open_snapshot(result.snapshot.location)
+    check_snapshot(snapshot, result, str(result_path))
+    cache = result.model.get("cache")
+    options = EmbedOptions(
+        cache_dir=Path(str(cache)).parent.parent if cache else None,  # the run's cache base (<base>/embeddings/<key>)
+        storage_dtype="float16" if result.model.get("storage_dtype") == "float16" else "float32",
+        jpeg_draft=bool(result.model.get("jpeg_draft", False)),
+    )
+    provider = resolve_model(spec, options)
+    for subset, split, _ in embedding_splits(result):
+        vectors = np.asarray(provider.embed_split(snapshot, subset, split))
+        (out / subset).mkdir(parents=True, exist_ok=True)
+        np.save(out / subset / f"{split}.npy", vectors)
+    return out
