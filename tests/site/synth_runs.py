@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -114,18 +114,24 @@ def write_embeddings(root: Path, vectors: dict[str, np.ndarray], noise: float, s
 
 
 def evaluate_models(
-    root: Path, snapshot: Path, vectors: dict[str, np.ndarray], models: list[Model], since: str | None = None
+    root: Path,
+    snapshot: Path,
+    vectors: dict[str, np.ndarray],
+    models: list[Model],
+    since: str | None = None,
+    settings: EvalSettings | None = None,
 ) -> list[Path]:
     """Evaluate each model with `lookbench.evaluation.evaluate` and save result + per-query files with cards.
 
-    With `since`, only queries first seen on or after that day are scored (files are named `MODEL-since.json`).
+    With `since`, only queries first seen on or after that day are scored (files are named `MODEL-since.json`);
+    `settings` (subsets, cut-offs) replace the defaults.
     """
     snap = open_snapshot(snapshot)
     paths = []
     start = None if since is None else np.datetime64(since, "us")
     for index, model in enumerate(models):
         provider = PrecomputedEmbeddings(write_embeddings(root / "emb" / model.name, vectors, model.noise, index))
-        out = evaluate(snap, provider, EvalSettings(resamples=200, since=start))
+        out = evaluate(snap, provider, replace(settings or EvalSettings(), resamples=200, since=start))
         out.result.model.update({"name": model.display or model.name, "card": model.card})
         target = root / "results" / f"{model.name}{'-since' if since else ''}.json"
         write_per_query(out.per_query, target.with_name(target.stem + ".per_query.parquet"))

@@ -18,12 +18,23 @@ from site_fixtures import (  # noqa: F401
     synth_runs_fixture,
     windowed_run_fixture,
 )
-from synth_runs import CACHED, FRESH, NASTY_NAME, confused_run, copy_run, older_release, with_timings
+from synth_runs import (
+    CACHED,
+    DEFAULT_MODELS,
+    FRESH,
+    NASTY_NAME,
+    confused_run,
+    copy_run,
+    evaluate_models,
+    older_release,
+    with_timings,
+)
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.contamination.tables import load_with_per_query, windowed_runs
 from lookbench.contamination.window import filter_window
+from lookbench.evaluation.runner import EvalSettings
 from lookbench.reports.report import build_report
 from lookbench.reports.runs import LoadedRun
 from lookbench.reports.site import build_site
@@ -629,6 +640,49 @@ def test_choices_that_do_not_apply_and_captions_that_tell_groups_apart(
     # the common window is still offered with a run on other content on the board
     driver.find_element("id", "apply-common").click()
     assert "since=2026-01-01" in _hash(driver)
+    assert _errors(driver) == []
+    _no_page_overflow(driver)
+
+
+def test_cut_offs_a_subset_lacks_are_disabled_with_the_reason(
+    driver: Any,
+    synth_data: tuple[Path, Path, dict[str, np.ndarray]],
+    synth_runs: tuple[Path, list[Path]],
+    tmp_path: Path,
+) -> None:
+    _, snapshot, vectors = synth_data
+    _, paths = synth_runs
+    # a deeper run cut at 30 as well, on the studio subset only: K = 30 exists there and nowhere else
+    deep = evaluate_models(
+        tmp_path, snapshot, vectors, DEFAULT_MODELS[:1], settings=EvalSettings(subsets=["real_studio_flat"], ks=(1, 30))
+    )[0]
+    assert "fine_recall@30" in load_result(deep).metrics["real_studio_flat"]
+    index = build_site([*paths, deep], tmp_path / "site")
+
+    def k_options() -> dict[str, tuple[bool, str]]:
+        options = driver.find_elements("css selector", "#k option")
+        return {o.get_attribute("value"): (bool(o.get_attribute("disabled")), o.text) for o in options}
+
+    _open(driver, index.as_uri() + "#metric=fine_recall&k=30&subset=real_streetlook")
+    options = k_options()
+    assert set(options) == {"1", "5", "10", "20", "30"}
+    assert (
+        options["30"][0]
+        and "not on RealStreetLook: no run there was cut at 30 (K = 1, 5, 10, 20 only)" in options["30"][1]
+    )
+    assert not any(options[k][0] for k in ("1", "5", "10", "20"))
+    # the page says what it shows instead, and shows it
+    assert (
+        "Fine Recall@30 is not recorded on RealStreetLook, so @20 is shown."
+        in driver.find_element("id", "metric-note").text
+    )
+    assert driver.find_element("id", "k").get_attribute("value") == "20"
+    assert driver.find_elements("css selector", 'table.board[data-metric="fine_recall@20"]')
+    # where the deep run scored, K = 30 applies
+    _open(driver, index.as_uri() + "#metric=fine_recall&k=30&subset=real_studio_flat")
+    assert k_options()["30"] == (False, "30")
+    assert driver.find_element("id", "metric-note").text == ""
+    assert driver.find_elements("css selector", 'table.board[data-metric="fine_recall@30"]')
     assert _errors(driver) == []
     _no_page_overflow(driver)
 

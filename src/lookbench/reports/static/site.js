@@ -1170,6 +1170,39 @@
     state.family = next;
     return note;
   }
+  /* Why no run has the chosen family at cut-off `k` on the chosen subset (null: some run has it). */
+  function kMissing(k) {
+    if (!perK()) return null;
+    var scopes = state.subset === "all" ? D.scopes : [state.subset], cut = {};
+    D.runs.forEach(function (run) {
+      scopes.forEach(function (scope) {
+        Object.keys(run.metrics[scope] || {}).forEach(function (m) {
+          var parts = m.split("@");
+          if (parts[0] === state.family) cut[parts[1]] = 1;
+        });
+      });
+    });
+    if (String(k) in cut) return null;
+    var where = state.subset === "all" ? "any subset" : title(state.subset);
+    var has = Object.keys(cut).map(Number).sort(function (a, b) { return a - b; });
+    return "not on " + where + ": no run there was cut at " + k + (has.length ? " (K = " + has.join(", ") + " only)" : "");
+  }
+  function fitK() {
+    if (!kMissing(state.k)) return "";
+    var next = D.ks.filter(function (k) { return !kMissing(k); }).sort(function (a, b) { return Math.abs(a - state.k) - Math.abs(b - state.k) || a - b; })[0];
+    if (next === undefined) return "";
+    var note = info(state.family).name + "@" + state.k + " is not recorded on " + (state.subset === "all" ? "these runs" : title(state.subset)) + ", so @" + next + " is shown.";
+    state.k = next;
+    return note;
+  }
+  function syncKs() {
+    Array.prototype.forEach.call(byId("k").options, function (option) {
+      var missing = kMissing(Number(option.value));
+      option.disabled = !!missing;
+      option.textContent = option.value + (missing ? " \u2014 " + missing : "");
+      option.title = missing || "";
+    });
+  }
   function syncFamilies() {
     Array.prototype.forEach.call(byId("family").options, function (option) {
       var missing = familyMissing(option.value);
@@ -1193,8 +1226,9 @@
     byId("metric-definition").textContent = metricTitle(metricName()) + ": " + def + ".";
   }
   function renderAll() {
-    byId("metric-note").textContent = fitFamily();
+    byId("metric-note").textContent = [fitFamily(), fitK()].filter(Boolean).join(" ");
     syncFamilies();
+    syncKs();
     syncControls();
     renderWindowStatus();
     renderOverview();
