@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
@@ -142,3 +143,42 @@ def test_the_reader_switches_between_misses_hits_and_a_random_sample(
         assert sum(name in t.split() for t in tags) == n
     chosen = build_report(paths[2], tmp_path / "chosen", chosen=[("real_studio_flat", 0)]).read_text()
     assert "Shown: the 1 queries asked for" in chosen and 'id="filter-sample"' not in chosen
+
+
+def _throughput_line(page: str) -> str:
+    match = re.search(r'<p class="muted" id="throughput">(.*?)</p>', page, re.S)
+    assert match is not None
+    return match.group(1)
+
+
+def test_throughput_names_the_machine_and_the_load_or_says_it_was_not_recorded(
+    synth_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+
+    def timed(result: dict[str, Any]) -> None:
+        result["environment"].update(cpu="Test CPU 9000", cores="4", gpu="Test GPU 80GB")
+        result["timings"].update(embed_s=2.0, embedded_images=120.0, load_start=1.5, load_end=3.5)
+
+    def older(result: dict[str, Any]) -> None:  # written before lookbench recorded the machine and the load
+        result["environment"] = {k: v for k, v in result["environment"].items() if k not in ("cpu", "cores", "gpu")}
+        result["timings"] = {"embed_s": 4.0, "embedded_images": 100.0}
+
+    def cached(result: dict[str, Any]) -> None:
+        result["timings"].update(embed_s=0.02, embedded_images=0.0)
+
+    lines = {
+        name: _throughput_line(
+            build_report(copy_run(paths[0], tmp_path / f"{name}.json", edit), tmp_path / name).read_text()
+        )
+        for name, edit in (("timed", timed), ("older", older), ("cached", cached))
+    }
+    assert lines["timed"] == (
+        "Throughput: 60.0 images/s (120 images in 2.00 s) on Test CPU 9000 (4 cores), GPU Test GPU 80GB, "
+        "load 1.5 at start, 3.5 at end"
+    )
+    assert lines["older"] == (
+        "Throughput: 25.0 images/s (100 images in 4.00 s) on machine not recorded "
+        "(a result file from before lookbench recorded it)"
+    )
+    assert lines["cached"].startswith("Throughput not known: no image was embedded in this run")

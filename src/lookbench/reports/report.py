@@ -26,6 +26,7 @@ from lookbench.reports.retrieval import (
     query_cards,
     select_samples,
 )
+from lookbench.reports.throughput import throughput_text
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import ordered_scopes
 from lookbench.snapshot import open_snapshot
@@ -136,6 +137,7 @@ def build_report(
         across=ACROSS,
         result=result,
         flags=assess(result, per_query),
+        throughput=throughput_text(result),
         cards=cards,
         sampled=len(dict.fromkeys(rows)),
         samples={name: len(members) for name, members in samples.items()},

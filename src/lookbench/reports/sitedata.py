@@ -18,6 +18,7 @@ from lookbench.reports.paper import page_spec
 from lookbench.reports.published import published_block
 from lookbench.reports.runs import LoadedRun, load_runs, query_set_groups
 from lookbench.reports.series import bound_entry, series_data
+from lookbench.reports.throughput import machine_text, throughput
 from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester
 from lookbench.results.schema import ResultFile
@@ -30,32 +31,6 @@ def _metric_dict(result: ResultFile) -> dict[str, dict[str, dict[str, float | in
         scope: {m: {"v": v.value, "lo": v.ci_low, "hi": v.ci_high, "n": v.n} for m, v in ms.items()}
         for scope, ms in result.metrics.items()
     }
-
-
-def machine_text(result: ResultFile) -> str:
-    """Where and under what load a run was timed: CPU (cores), GPU, 1-minute load at its start and end."""
-    env, timings = result.environment, result.timings
-    if "cpu" not in env:
-        return "machine not recorded (a result file from before lookbench recorded it)"
-    parts = [f"{env['cpu']} ({env.get('cores', '?')} cores)"]
-    if env.get("gpu"):
-        parts.append(f"GPU {env['gpu']}")
-    if "load_start" in timings:
-        parts.append(f"load {timings['load_start']:.1f} at start, {timings.get('load_end', float('nan')):.1f} at end")
-    return ", ".join(parts)
-
-
-def _throughput(result: ResultFile) -> tuple[float | None, str | None]:
-    """Images per second over the images this run actually embedded, or None and the reason it is not known."""
-    embedded = result.timings.get("embedded_images")
-    seconds = result.timings.get("embed_s") or 0.0
-    if embedded is None:
-        return None, "the result file does not say how many images the run embedded (precomputed or older run)"
-    if embedded <= 0:
-        return None, "no image was embedded in this run: every vector came from the embedding cache"
-    if seconds <= 0:
-        return None, "the result file records no embedding time"
-    return round(embedded / seconds, 2), None
 
 
 def _default_ties(runs: list[LoadedRun], metrics: list[str], scopes: list[str]) -> dict[str, dict[str, list[Any]]]:
@@ -114,7 +89,7 @@ def _run_entry(
     card = CardFacts.of_model(result.model)
     flags = assess(result, run.per_query, facts.sources)
     raw_card = result.model.get("card")
-    throughput, throughput_note = _throughput(result)
+    rate, throughput_note = throughput(result)
     window = result.config.window
     return {
         "label": run_label(result),
@@ -132,7 +107,7 @@ def _run_entry(
         "cutoffText": card.cutoff_text,
         "bound": bound_entry(card.cutoff_bound()),
         "params": card.params,
-        "throughput": throughput,
+        "throughput": rate,
         "throughputNote": throughput_note,
         "machine": machine_text(result),
         "flags": [f.to_dict() for f in flags],
