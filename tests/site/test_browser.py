@@ -706,6 +706,35 @@ def test_series_across_releases(
     assert "training cutoff 2025-12-20" in twin.text and "v20251215, v20260201" in twin.text
     sharp = section.find_element("css selector", 'tr[data-model="sharp"]')
     assert "not run" in sharp.find_element("css selector", 'td[data-release="v20251215"]').text
+    # each model's chart: a dot per release it was run on, placed by date, inside its interval's whisker
+    charts = {
+        row.get_attribute("data-model"): row.find_element("css selector", "td.release-chart svg.spark")
+        for row in section.find_elements("css selector", "tbody tr")
+    }
+    assert set(charts) == {"sharp", "twin", NASTY_NAME}
+    dots = {
+        model: [
+            (d.get_attribute("data-release"), float(d.get_attribute("cx")), float(d.get_attribute("cy")))
+            for d in svg.find_elements("css selector", "circle.pt")
+        ]
+        for model, svg in charts.items()
+    }
+    assert [r for r, _, _ in dots["twin"]] == ["v20251215", "v20260201"] and len(dots["sharp"]) == 1
+    assert dots["twin"][0][1] < dots["twin"][1][1] and dots["sharp"][0][1] == dots["twin"][1][1]
+    for model, svg in charts.items():
+        for release, _, cy in dots[model]:
+            whisker = svg.find_element("css selector", f'line.whisker[data-release="{release}"]')
+            assert float(whisker.get_attribute("y1")) <= cy <= float(whisker.get_attribute("y2"))
+    # a higher score sits higher on the shared scale: blurry (noisiest) is lowest on the newest release
+    values = {
+        m: float(charts[m].find_element("css selector", "circle.pt").get_attribute("data-value"))
+        for m in ("sharp", NASTY_NAME)
+    }
+    assert values["sharp"] > values[NASTY_NAME] and dots["sharp"][0][2] < dots[NASTY_NAME][0][2]
+    # the training cutoff (2025-12-20) falls between twin's two releases (2025-12-15, 2026-02-01)
+    cut = charts["twin"].find_element("css selector", "line.cutoff")
+    assert dots["twin"][0][1] < float(cut.get_attribute("x1")) < dots["twin"][1][1]
+    assert "training cutoff 2025-12-20" in cut.get_attribute("textContent")
     # the overview names each row's release, as `tables --format` does
     driver.find_element("css selector", 'button[data-export="markdown"]').click()
     shown = driver.find_element("id", "export-text").get_attribute("value")

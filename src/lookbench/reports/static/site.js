@@ -714,6 +714,52 @@
   }
 
   /* ---- the series across releases ---- */
+  /* A model's score per release (dot), its interval (whisker) and its cutoff bound (dashed line), on a scale shared
+     by every model's chart so they compare; releases are placed by date. */
+  var SPARK = { w: 168, h: 56, pad: 8 };
+  function seriesScale(S) {
+    var lo = 1, hi = 0, days = S.releases.map(function (r) { return Date.parse(r.date) / DAY; });
+    S.models.forEach(function (m) {
+      Object.keys(m.runs).forEach(function (id) {
+        var v = (D.runs[m.runs[id]].metrics.overall || {})[S.metric];
+        if (v) { lo = Math.min(lo, v.lo); hi = Math.max(hi, v.hi); }
+      });
+    });
+    if (hi < lo) { lo = 0; hi = 1; }
+    if (hi - lo < 0.02) { lo -= 0.01; hi += 0.01; }
+    var first = days[0], span = Math.max(days[days.length - 1] - first, 1), inner = SPARK.w - 2 * SPARK.pad;
+    return {
+      lo: lo, hi: hi,
+      x: function (day) { return SPARK.pad + inner * Math.max(0, Math.min(1, (day - first) / span)); },
+      y: function (v) { return SPARK.pad + (SPARK.h - 2 * SPARK.pad) * (hi - v) / (hi - lo); }
+    };
+  }
+  function seriesChart(S, m, scale) {
+    var svg = svgEl("svg", { "class": "spark", viewBox: "0 0 " + SPARK.w + " " + SPARK.h, width: SPARK.w, height: SPARK.h, role: "img",
+      "aria-label": m.model + ": " + metricTitle(S.metric) + " per release" });
+    svg.appendChild(svgEl("line", { "class": "axis", x1: SPARK.pad, x2: SPARK.w - SPARK.pad, y1: SPARK.h - 2, y2: SPARK.h - 2 }));
+    if (m.bound) {
+      var cx = scale.x(Date.parse(m.bound.day) / DAY);
+      var cut = svg.appendChild(svgEl("line", { "class": "cutoff" + (m.bound.release ? " release-bound" : ""), x1: cx, x2: cx, y1: 2, y2: SPARK.h - 2 }));
+      cut.appendChild(svgEl("title", {}, (m.bound.release ? "release date " : "training cutoff ") + m.bound.text));
+    }
+    var points = [];
+    S.releases.forEach(function (r) {
+      var i = m.runs[r.id], v = i === undefined ? null : (D.runs[i].metrics.overall || {})[S.metric];
+      if (!v) return;
+      var x = scale.x(Date.parse(r.date) / DAY);
+      points.push(x + "," + scale.y(v.v));
+      svg.appendChild(svgEl("line", { "class": "whisker", "data-release": r.id, x1: x, x2: x, y1: scale.y(v.hi), y2: scale.y(v.lo) }));
+    });
+    if (points.length > 1) svg.appendChild(svgEl("polyline", { "class": "trend", points: points.join(" ") }));
+    S.releases.forEach(function (r) {
+      var i = m.runs[r.id], v = i === undefined ? null : (D.runs[i].metrics.overall || {})[S.metric];
+      if (!v) return;
+      var dot = svg.appendChild(svgEl("circle", { "class": "pt", "data-release": r.id, "data-value": v.v, cx: scale.x(Date.parse(r.date) / DAY), cy: scale.y(v.v), r: 3 }));
+      dot.appendChild(svgEl("title", {}, r.id + ": " + pct(v.v) + " [" + pct(v.lo) + ", " + pct(v.hi) + "]"));
+    });
+    return svg;
+  }
   function renderSeries() {
     var S = D.series, section = byId("series");
     section.hidden = !S;
@@ -721,9 +767,10 @@
     var host = clear(byId("series-table")), table = el("table", { "class": "series" }), head = el("tr");
     head.appendChild(el("th", { scope: "col" }, "model"));
     S.releases.forEach(function (r) { head.appendChild(el("th", { scope: "col", "class": "num", title: "content " + r.hashes.join(", ") }, r.id + " (" + r.date + ")")); });
+    head.appendChild(el("th", { scope: "col" }, "per release"));
     ["cutoff bound", "after \u2212 before cutoff, pts [95% CI] (queries)", "run on"].forEach(function (h) { head.appendChild(el("th", { scope: "col" }, h)); });
     table.appendChild(el("thead")).appendChild(head);
-    var body = table.appendChild(el("tbody"));
+    var body = table.appendChild(el("tbody")), scale = seriesScale(S);
     S.models.forEach(function (m) {
       var tr = body.appendChild(el("tr", { "data-model": m.model }));
       tr.appendChild(el("th", { scope: "row", "class": "model" }, m.model));
@@ -739,6 +786,7 @@
           td.appendChild(el("span", { "class": "mark-word " + (after ? "after-cutoff" : "before-cutoff") }, after ? "after cutoff" : "on/before cutoff"));
         }
       });
+      tr.appendChild(el("td", { "class": "release-chart" })).appendChild(seriesChart(S, m, scale));
       tr.appendChild(el("td", {}, m.bound ? (m.bound.release ? "release date " + m.bound.text + " (no cutoff declared)" : "training cutoff " + m.bound.text) : "unknown"));
       var sp = m.split;
       tr.appendChild(el("td", { "class": "num split" }, sp
