@@ -15,6 +15,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     **dict.fromkeys(("atomic", "cache", "cores", "dates", "hashing", "http", "images", "optional", "yamlfile"), 1),
     "__init__": 1,
+    "configfile": 2,
     "taxonomy": 2,
     "shards": 2,
     # the core: snapshot -> embeddings, search, metrics -> models -> results -> evaluation -> contamination

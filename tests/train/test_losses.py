@@ -13,7 +13,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from lookbench.train.config import IdentityLoss  # noqa: E402
 from lookbench.train.losses import MarginLogits, attribute_loss, category_loss, sharded_cross_entropy  # noqa: E402
-from lookbench.train.partial_fc import PartialFC, init_centres, shard_range  # noqa: E402
+from lookbench.train.partial_fc import PartialFC, identity_loss, init_centres, shard_range  # noqa: E402
 
 COS = [[0.8, 0.1, -0.3], [0.2, -0.95, 0.5], [0.0, 0.4, 0.3]]
 LABELS = [0, 1, -1]
@@ -68,7 +68,7 @@ def full_softmax(embeddings: torch.Tensor, weight: torch.Tensor, labels: torch.T
 def test_partial_fc_at_rate_one_equals_full_softmax_loss_and_gradients(kind: str) -> None:
     torch.manual_seed(0)
     loss = IdentityLoss(kind=kind, margin=0.3, scale=16.0, subcenters=3, sample_rate=1.0)  # type: ignore[arg-type]
-    pfc = PartialFC(num_classes=11, dim=6, loss=loss, seed=4).double()
+    pfc = identity_loss(loss, num_classes=11, dim=6, seed=4).double()
     embeddings = torch.randn(9, 6, dtype=torch.float64, requires_grad=True)
     labels = torch.tensor([0, 3, 3, 10, 5, 7, 7, 1, 2])
     got = pfc(embeddings, labels)
@@ -82,9 +82,26 @@ def test_partial_fc_at_rate_one_equals_full_softmax_loss_and_gradients(kind: str
     assert torch.allclose(pfc.weight.grad, weight.grad, rtol=1e-9, atol=1e-12)  # type: ignore[arg-type]
 
 
+def test_partial_fc_applies_the_margin_loss_it_is_given() -> None:
+    torch.manual_seed(0)
+    seen: list[torch.Tensor] = []
+
+    def doubled_cosines(cos: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        seen.append(labels)
+        return cos * 2.0
+
+    pfc = PartialFC(doubled_cosines, num_classes=7, dim=4, seed=3).double()
+    embeddings = torch.randn(5, 4, dtype=torch.float64)
+    labels = torch.tensor([0, 6, 2, 2, 4])
+    got = pfc(embeddings, labels)
+    cos = F.linear(F.normalize(embeddings), F.normalize(pfc.weight.detach()))
+    assert float(got.detach()) == pytest.approx(float(F.cross_entropy(cos * 2.0, labels)), rel=1e-9)
+    assert len(seen) == 1 and torch.equal(seen[0], labels)
+
+
 def test_partial_fc_below_rate_one_keeps_every_positive() -> None:
     loss = IdentityLoss(kind="arcface", sample_rate=0.1)
-    pfc = PartialFC(num_classes=200, dim=4, loss=loss, seed=1)
+    pfc = identity_loss(loss, num_classes=200, dim=4, seed=1)
     assert pfc.num_sample == 20
     for trial in range(20):
         labels = torch.randint(0, 200, (12,), generator=torch.Generator().manual_seed(trial))
@@ -98,7 +115,7 @@ def test_partial_fc_below_rate_one_keeps_every_positive() -> None:
 def test_partial_fc_below_rate_one_is_the_softmax_over_the_sampled_centres() -> None:
     torch.manual_seed(0)
     loss = IdentityLoss(kind="arcface", margin=0.2, scale=8.0, sample_rate=0.25)
-    pfc = PartialFC(num_classes=40, dim=5, loss=loss, seed=2).double()
+    pfc = identity_loss(loss, num_classes=40, dim=5, seed=2).double()
     embeddings = torch.randn(6, 5, dtype=torch.float64)
     labels = torch.tensor([1, 1, 17, 30, 39, 8])
     state = pfc.generator.get_state()

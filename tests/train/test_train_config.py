@@ -10,8 +10,9 @@ from trainkit import tiny_config, write_config
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.configfile import apply_override
 from lookbench.errors import LookBenchError, TrainError
-from lookbench.train.config import apply_override, load_config
+from lookbench.train.config import load_config
 
 
 def config_file(tmp_path: Path, **sections: object) -> Path:
@@ -98,9 +99,9 @@ def test_overrides(tmp_path: Path) -> None:
     assert cfg.optim.lr == 3e-4 and cfg.loss.identity.kind == "cosface" and cfg.schedule.steps == 9
     for bad in ["optim.lr", "=3", "optim..lr=1"]:
         with pytest.raises(TrainError, match="expected KEY.PATH=VALUE"):
-            apply_override({}, bad)
+            apply_override({}, bad, TrainError)
     with pytest.raises(TrainError, match="seed is not a section"):
-        apply_override({"seed": 1}, "seed.x=2")
+        apply_override({"seed": 1}, "seed.x=2", TrainError)
     with pytest.raises(TrainError, match="optim.momentum: unknown key"):
         load_config(config_file(tmp_path), ["optim.momentum=0.9"])
 

@@ -92,7 +92,7 @@ def test_imprinted_centres_are_the_normalised_class_means(tmp_path: Path, monkey
     from lookbench.train.config import IdentityLoss, TrainData
     from lookbench.train.data import load_training_set
     from lookbench.train.imprint import imprint_centres
-    from lookbench.train.partial_fc import PartialFC
+    from lookbench.train.partial_fc import identity_loss
 
     monkeypatch.syspath_prepend(str(HERE))
     training = load_training_set([TrainData(snapshot=str(training_snapshot(tmp_path, 5, 3)))], 0, tmp_path / "c")
@@ -101,7 +101,7 @@ def test_imprinted_centres_are_the_normalised_class_means(tmp_path: Path, monkey
     model = EmbeddingModel(backbone, EmbeddingHead(backbone.feature_dim, 6)).eval()
     for rank, subcenters in [(0, 1), (1, 2)]:
         loss = IdentityLoss(kind="subcenter_arcface" if subcenters > 1 else "arcface", subcenters=subcenters)
-        pfc = PartialFC(training.num_classes, 6, loss, rank=rank, world=2)
+        pfc = identity_loss(loss, training.num_classes, 6, rank=rank, world=2)
         before = pfc.weight.detach().clone()
         assert (
             imprint_centres(pfc, model, training, backbone.preprocess, torch.device("cpu"), 4, 0) == 3 * pfc.num_local

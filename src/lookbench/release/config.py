@@ -4,28 +4,18 @@ from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from lookbench.configfile import StrictConfig, load_config_file
 from lookbench.errors import ReleaseError
-from lookbench.hashing import json_sha256
 from lookbench.snapshot.schema import NOISE, SUBSETS
-from lookbench.yamlfile import YamlError, load_yaml
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    def fingerprint(self) -> str:
-        """sha256 of the section's canonical JSON: what a stage's resume marker is keyed on."""
-        return json_sha256(self.model_dump(mode="json"))
-
 
 # --- sources -----------------------------------------------------------------------------------------------------
 
 
-class _SourceBase(_Strict):
+class _SourceBase(StrictConfig):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$")
     license: str = "unspecified; see source terms"
     subsets: list[str] = ["real_studio_flat"]
@@ -106,7 +96,7 @@ SourceConfig = Annotated[ShopSource | CatalogSource | GeneratedSource | SynthSou
 # --- stage sections ----------------------------------------------------------------------------------------------
 
 
-class DedupConfig(_Strict):
+class DedupConfig(StrictConfig):
     """Duplicate detection: exact sha256, perceptual hash gated by colour, cropped copies, optionally embeddings."""
 
     phash_threshold: int = Field(
@@ -128,7 +118,7 @@ class DedupConfig(_Strict):
     embedding_threshold: float = Field(0.97, gt=0, le=1)
 
 
-class ApiConfig(_Strict):
+class ApiConfig(StrictConfig):
     """An OpenAI-compatible chat-completions endpoint (vLLM, SGLang or a hosted API), called with the openai SDK."""
 
     base_url: str = Field(description="e.g. http://gpu-box:8000/v1")
@@ -149,7 +139,7 @@ class ApiConfig(_Strict):
         return self.base_url.rstrip("/")
 
 
-class OwlConfig(_Strict):
+class OwlConfig(StrictConfig):
     """A transformers zero-shot detector (OWLv2, or OWL-ViT) queried with one text per taxonomy category."""
 
     model: str = Field(description="a local model folder or a hub id, e.g. google/owlv2-base-patch16-ensemble")
@@ -169,7 +159,7 @@ class OwlConfig(_Strict):
         return self
 
 
-class CropConfig(_Strict):
+class CropConfig(StrictConfig):
     """Street-look photos are cut into one crop per garment by a detector backend."""
 
     detector: Literal["truth", "vlm", "owl"] = "truth"
@@ -187,7 +177,7 @@ class CropConfig(_Strict):
         return self
 
 
-class ProbeConfig(_Strict):
+class ProbeConfig(StrictConfig):
     """Linear probes per attribute group on embeddings of a model spec, fitted on a labelled snapshot."""
 
     train: Path = Field(description="a labelled snapshot folder (e.g. an earlier release) to learn from")
@@ -195,7 +185,7 @@ class ProbeConfig(_Strict):
     ridge: float = Field(1.0, gt=0)
 
 
-class AnnotateConfig(_Strict):
+class AnnotateConfig(StrictConfig):
     """Replace source labels by annotator labels restricted to the taxonomy."""
 
     backend: Literal["openai", "probe"]
@@ -214,7 +204,7 @@ class AnnotateConfig(_Strict):
         return self
 
 
-class AuditConfig(_Strict):
+class AuditConfig(StrictConfig):
     """A judge model checks a stratified sample of annotated attributes, with canaries."""
 
     api: ApiConfig | None = Field(None, description="the judge's endpoint; required unless a Judge is passed in code")
@@ -229,7 +219,7 @@ class AuditConfig(_Strict):
     seed: int = Field(default=0, ge=0)
 
 
-class DistractorConfig(_Strict):
+class DistractorConfig(StrictConfig):
     """Keep `noise` candidates whose nearest benchmark item is neither a near-duplicate nor unrelated."""
 
     model: str
@@ -242,7 +232,7 @@ class DistractorConfig(_Strict):
         return self
 
 
-class ComposeConfig(_Strict):
+class ComposeConfig(StrictConfig):
     """Composed queries from annotated gallery items: same-category pairs in a similarity band differing in 1-2
     visible attributes, texts from templates (optionally paraphrased), a judge's audit of a stratified sample."""
 
@@ -264,7 +254,7 @@ class ComposeConfig(_Strict):
         return self
 
 
-class SplitConfig(_Strict):
+class SplitConfig(StrictConfig):
     """Query/gallery assignment, and the `train` split: products first seen before the evaluation window."""
 
     seed: int = Field(default=0, ge=0)
@@ -273,7 +263,7 @@ class SplitConfig(_Strict):
     never to an evaluation split; None: no `train` split."""
 
 
-class SourceSummary(_Strict):
+class SourceSummary(StrictConfig):
     """What the manifest and the card say about a source."""
 
     name: str
@@ -281,7 +271,7 @@ class SourceSummary(_Strict):
     license: str
 
 
-class PublishConfig(_Strict):
+class PublishConfig(StrictConfig):
     """What the publish stage writes beside the splits; `config_sha256` identifies the whole release config."""
 
     version: str
@@ -295,7 +285,7 @@ class PublishConfig(_Strict):
 # --- the release -------------------------------------------------------------------------------------------------
 
 
-class ReleaseConfig(_Strict):
+class ReleaseConfig(StrictConfig):
     """One release: built from the sources into `output/vYYYYMMDD`."""
 
     release_date: date
@@ -385,27 +375,20 @@ def _resolve(base: Path, value: object) -> object:
 
 def load_config(path: Path | str) -> ReleaseConfig:
     """Read and validate a release config; relative paths are relative to the YAML file."""
-    path = Path(path)
-    try:
-        data = load_yaml(path)
-    except YamlError as exc:
-        raise ReleaseError(f"cannot read release config: {exc}") from exc
-    if not isinstance(data, dict):
-        raise ReleaseError(f"{path}: a release config must be a mapping")
-    base = path.resolve().parent
-    for key in ("output", "work_dir"):
-        if key in data:
-            data[key] = _resolve(base, data[key])
-    for source in data.get("sources") or []:
-        if isinstance(source, dict) and "path" in source:
-            source["path"] = _resolve(base, source["path"])
-    for section, key in PATH_KEYS:
-        part = data.get(section[0])
-        for name in section[1:]:
-            part = part.get(name) if isinstance(part, dict) else None
-        if isinstance(part, dict) and part.get(key) is not None:
-            part[key] = _resolve(base, part[key])
-    try:
-        return ReleaseConfig.model_validate(data)
-    except ValidationError as exc:
-        raise ReleaseError(f"{path}: invalid release config:\n{exc}") from exc
+    base = Path(path).resolve().parent
+
+    def resolve_paths(data: dict[str, Any]) -> None:
+        for key in ("output", "work_dir"):
+            if key in data:
+                data[key] = _resolve(base, data[key])
+        for source in data.get("sources") or []:
+            if isinstance(source, dict) and "path" in source:
+                source["path"] = _resolve(base, source["path"])
+        for section, key in PATH_KEYS:
+            part = data.get(section[0])
+            for name in section[1:]:
+                part = part.get(name) if isinstance(part, dict) else None
+            if isinstance(part, dict) and part.get(key) is not None:
+                part[key] = _resolve(base, part[key])
+
+    return load_config_file(path, ReleaseConfig, what="release config", error=ReleaseError, prepare=resolve_paths)

@@ -6,11 +6,10 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from lookbench.configfile import StrictConfig, load_config_file, validate_config
 from lookbench.errors import TrainError
-from lookbench.hashing import json_sha256
-from lookbench.yamlfile import load_yaml, parse_yaml
 
 DEFAULT_SNAPSHOT = "default"
 """Names the embedded default snapshot (LookBench-Synth `small`) wherever a snapshot location is expected."""
@@ -19,11 +18,7 @@ VALIDATION_SNAPSHOT = "validation"
 (`lookbench synth --purpose validation`), generated on first use; what a run validates on unless told otherwise."""
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class TrainData(_Strict):
+class TrainData(StrictConfig):
     """One training source: snapshot splits whose rows carry `item_ID` (several images per item) and labels."""
 
     snapshot: str = Field(min_length=1, description="snapshot folder, folder of versions, hf:// location or 'default'")
@@ -43,7 +38,7 @@ class TrainData(_Strict):
         return value
 
 
-class Validation(_Strict):
+class Validation(StrictConfig):
     """Evaluation on a validation snapshot every N steps, through the code of `lookbench eval`."""
 
     snapshot: str = VALIDATION_SNAPSHOT
@@ -57,7 +52,7 @@ class Validation(_Strict):
     batch_size: int = Field(default=64, ge=1)
 
 
-class Guard(_Strict):
+class Guard(StrictConfig):
     """The contamination guard: training images matching an evaluation image are dropped (or refused)."""
 
     against: list[str] = [DEFAULT_SNAPSHOT]
@@ -69,7 +64,7 @@ class Guard(_Strict):
     enabled: bool = True
 
 
-class Data(_Strict):
+class Data(StrictConfig):
     """Where training images come from, what validates the run and what it must not overlap."""
 
     train: list[TrainData] = Field(min_length=1)
@@ -100,7 +95,7 @@ def reported_validation_message(snapshot: str, where: str) -> str:
     )
 
 
-class ModelSettings(_Strict):
+class ModelSettings(StrictConfig):
     """Backbone and embedding head."""
 
     backbone: str = "efficientnet-lite0"
@@ -119,7 +114,7 @@ class ModelSettings(_Strict):
 LossKind = Literal["arcface", "cosface", "subcenter_arcface", "softmax"]
 
 
-class IdentityLoss(_Strict):
+class IdentityLoss(StrictConfig):
     """Margin softmax over item identities through a PartialFC head."""
 
     kind: LossKind = "arcface"
@@ -144,13 +139,13 @@ class IdentityLoss(_Strict):
     """Of the class centres (coupled for SGD as in arcface_torch, decoupled for AdamW)."""
 
 
-class WeightedLoss(_Strict):
+class WeightedLoss(StrictConfig):
     """A loss switched on by a positive weight."""
 
     weight: float = Field(default=0.0, ge=0)
 
 
-class Losses(_Strict):
+class Losses(StrictConfig):
     """Identity, category and attribute supervision; a weight of 0 switches a loss off (ablations)."""
 
     identity: IdentityLoss = IdentityLoss()
@@ -164,7 +159,7 @@ class Losses(_Strict):
         return self
 
 
-class Optim(_Strict):
+class Optim(StrictConfig):
     """AdamW with a learning-rate multiplier for the heads and layer-wise decay in the backbone."""
 
     lr: float = Field(default=1e-4, gt=0, le=1)
@@ -178,7 +173,7 @@ class Optim(_Strict):
     """Micro-batches per optimiser step (the global batch is split across them)."""
 
 
-class Schedule(_Strict):
+class Schedule(StrictConfig):
     """Length of the run and the learning-rate curve."""
 
     steps: int | None = Field(default=None, ge=1)
@@ -195,7 +190,7 @@ class Schedule(_Strict):
         return self
 
 
-class Batch(_Strict):
+class Batch(StrictConfig):
     """The global batch: `size / m_per_class` items, `m_per_class` images each."""
 
     size: int = Field(default=64, ge=2)
@@ -208,7 +203,7 @@ class Batch(_Strict):
         return self
 
 
-class Augment(_Strict):
+class Augment(StrictConfig):
     """Training augmentations: timm's transforms, or the built-in PIL ones where timm/torchvision are absent."""
 
     backend: Literal["auto", "timm", "basic"] = "auto"
@@ -230,7 +225,7 @@ class Augment(_Strict):
         return value
 
 
-class Runtime(_Strict):
+class Runtime(StrictConfig):
     """Device, precision and threads."""
 
     device: str = "auto"
@@ -248,14 +243,14 @@ class Runtime(_Strict):
         return value
 
 
-class Checkpointing(_Strict):
+class Checkpointing(StrictConfig):
     """How often a resumable checkpoint is written and how many are kept."""
 
     every_steps: int = Field(default=200, ge=1)
     keep: int = Field(default=2, ge=1)
 
 
-class Export(_Strict):
+class Export(StrictConfig):
     """The exported model folder."""
 
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -263,7 +258,7 @@ class Export(_Strict):
     onnx: bool = False
 
 
-class TrainConfig(_Strict):
+class TrainConfig(StrictConfig):
     """A whole training run."""
 
     seed: int = Field(default=0, ge=0)
@@ -279,61 +274,12 @@ class TrainConfig(_Strict):
     export: Export = Export()
     log_every_steps: int = Field(default=10, ge=1)
 
-    def fingerprint(self) -> str:
-        """sha256 of the canonical JSON: a resumed run must have the same config."""
-        return json_sha256(self.model_dump(mode="json"))
-
-
-def _read_yaml(path: Path) -> Any:
-    """The YAML document of `path` (the shared loader: UTF-8, duplicate keys refused); errors name the file."""
-    if not path.is_file():
-        raise TrainError(f"training config not found: {path}")
-    return load_yaml(path)
-
-
-def apply_override(data: dict[str, Any], override: str) -> None:
-    """Set `a.b.c=VALUE` (VALUE read as YAML) in a nested config dict."""
-    key, sep, text = override.partition("=")
-    names = key.strip().split(".")
-    if not sep or not all(names):
-        raise TrainError(f"--set {override!r}: expected KEY.PATH=VALUE, e.g. optim.lr=3e-4")
-    value = parse_yaml(text, f"--set {override!r}: the value")
-    node = data
-    for name in names[:-1]:
-        child = node.setdefault(name, {})
-        if not isinstance(child, dict):
-            raise TrainError(f"--set {override!r}: {name} is not a section")
-        node = child
-    node[names[-1]] = value
-
 
 def parse_config(data: Any, where: str) -> TrainConfig:
     """Validate a config mapping; the error names `where` and the field."""
-    if not isinstance(data, dict):
-        raise TrainError(f"{where}: expected a mapping of config sections, got {type(data).__name__}")
-    try:
-        return TrainConfig.model_validate(data)
-    except ValidationError as exc:
-        raise TrainError(f"{where}: invalid training config: {validation_message(exc)}") from exc
-
-
-def validation_message(exc: ValidationError) -> str:
-    """The first few problems as `field.path: message`, unknown keys called so."""
-    lines = []
-    for error in exc.errors()[:5]:
-        field = ".".join(str(p) for p in error["loc"]) or "(top level)"
-        message = "unknown key" if error["type"] == "extra_forbidden" else error["msg"]
-        lines.append(f"{field}: {message}")
-    return "; ".join(lines)
+    return validate_config(data, TrainConfig, where, "training config", TrainError)
 
 
 def load_config(path: Path, overrides: list[str] | None = None) -> TrainConfig:
     """Read, override (`a.b=value`) and validate a training config."""
-    data = _read_yaml(path)
-    if data is None:
-        data = {}
-    for override in overrides or []:
-        if not isinstance(data, dict):
-            break
-        apply_override(data, override)
-    return parse_config(data, str(path))
+    return load_config_file(path, TrainConfig, overrides or [], what="training config", error=TrainError)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import shutil
@@ -10,7 +11,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
@@ -36,7 +37,7 @@ from lookbench.train.guard import apply_guard
 from lookbench.train.heads import TrainingModel
 from lookbench.train.losses import attribute_loss, category_loss
 from lookbench.train.optim import centre_optimizer, freeze_layers, lr_factor, make_optimizer, param_groups, set_lr
-from lookbench.train.partial_fc import PartialFC
+from lookbench.train.partial_fc import PartialFC, identity_loss
 from lookbench.train.sampler import MPerClassSampler, StepBatches
 
 LOG = "train.jsonl"
@@ -162,6 +163,94 @@ class StepLosses:
 
 
 @dataclass
+class TrainParts:
+    """What `Trainer._build` makes: the network, its identity head (PartialFC) and their optimisers."""
+
+    backbone: Any
+    model: TrainingModel
+    frozen: int
+    pfc: PartialFC | None
+    optimizer: torch.optim.Optimizer
+    pfc_optimizer: torch.optim.Optimizer | None
+
+
+@dataclass
+class Resume:
+    """Where the steps start: a checkpoint's step, validation results and RNG state, or step 0."""
+
+    start: int
+    resumed: int | None
+    validation: list[dict[str, Any]]
+    rng: Any | None
+
+
+@dataclass(frozen=True)
+class StepEnd:
+    """What the callbacks see after an optimiser step; `losses` only on log and checkpoint steps."""
+
+    step: int
+    total: int
+    lr: float
+    grad_norm: torch.Tensor | None
+    losses: dict[str, float] | None
+    seen: int
+    elapsed: float
+
+
+class StepCallback(Protocol):
+    """Called after every optimiser step, in the order given (logging, validation, checkpointing)."""
+
+    def __call__(self, end: StepEnd) -> None: ...
+
+
+@dataclass
+class LogSteps:
+    """Advances the progress bar; on steps with read losses appends a record to the run's log (`log` on rank 0)."""
+
+    advance: Callable[[int, dict[str, float] | None], None]
+    log: Callable[[dict[str, Any]], None] | None
+
+    def __call__(self, end: StepEnd) -> None:
+        self.advance(end.step, end.losses)
+        if end.losses is not None and self.log is not None:
+            self.log(
+                {
+                    "step": end.step,
+                    "lr": end.lr,
+                    "grad_norm": None if end.grad_norm is None else float(end.grad_norm),
+                    **{f"loss/{k}": v for k, v in end.losses.items()},
+                    "images_per_s": end.seen / end.elapsed if end.elapsed else None,
+                    "elapsed_s": end.elapsed,
+                }
+            )
+
+
+@dataclass
+class ValidateSteps:
+    """Validates every `every` steps (0: only at the end) and at the last step, appending to `results`."""
+
+    validate: Callable[[int], dict[str, Any]]
+    every: int
+    results: list[dict[str, Any]]
+
+    def __call__(self, end: StepEnd) -> None:
+        if (self.every and end.step % self.every == 0) or end.step == end.total:
+            self.results.append(self.validate(end.step))
+
+
+@dataclass
+class CheckpointSteps:
+    """Saves a checkpoint every `every` steps and at the last step."""
+
+    save: Callable[[int], None]
+    every: int
+
+    def __call__(self, end: StepEnd) -> None:
+        if end.step % self.every == 0 or end.step == end.total:
+            self.save(end.step)
+
+
+@dataclass
 class TrainResult:
     """What a finished run produced."""
 
@@ -284,23 +373,56 @@ class Trainer:
                 torch.distributed.destroy_process_group()
 
     def _run(self, world: World) -> TrainResult:
+        """Build, resume, then step with logging, validation and checkpointing as callbacks; export at the end."""
         cfg = self.cfg
         if cfg.runtime.threads:
             torch.set_num_threads(cfg.runtime.threads)
         self._prepare_folder(world)
-        training, guard = self._training_set(world)
+        training, _guard = self._training_set(world)
         total = self.total_steps(len(training))
         if world.is_main:
-            self.say(
-                f"training set: {len(training)} images of {training.num_classes} items from "
-                f"{', '.join(s.snapshot for s in training.sources)}; {total} steps of {cfg.batch.size} images; "
-                f"{world.size} process(es) on {world.device}; augmentations: {resolved_backend(cfg.augment)}"
-            )
-            unknown = training.targets.unknown
-            if unknown:
-                common = ", ".join(f"{label} ({n})" for label, n in unknown.most_common(5))
-                self.say(f"labels outside the taxonomy, ignored: {sum(unknown.values())} ({common})")
+            self._announce(training, total, world)
+        parts = self._build(training, world)
+        resume = self._resume(parts, training, world)
+        if world.is_main:
+            write_text_atomic(self.out / CONFIG_COPY, json.dumps(self.cfg.model_dump(mode="json"), indent=2) + "\n")
+        trained = self._wrap(parts.model, world)
+        labels = LabelTensors.of(training, world.device)
+        loader = self._loader(training, parts.backbone, resume.start, total, world)
+        if resume.start >= total:
+            self.say(f"already at step {resume.start} of {total}")
+        # every rank draws its own dropout / drop-path noise; restored on resume
+        torch.manual_seed(cfg.seed * 1_000_003 + world.rank + 1)
+        if resume.rng is not None:
+            ckpt.set_rng_state(resume.rng)
+        validation = resume.validation
+        with self._progress(resume.start, total, world) as advance:
+            callbacks: list[StepCallback] = [LogSteps(advance, self._log if world.is_main else None)]
+            if cfg.data.validation:
+                validate = functools.partial(self._validate, parts.model, world=world)
+                callbacks.append(ValidateSteps(validate, cfg.data.validation.every_steps, validation))
+            checkpoint = functools.partial(self._checkpoint, world=world, parts=parts, validation=validation)
+            callbacks.append(CheckpointSteps(checkpoint, cfg.checkpoint.every_steps))
+            step = self._steps(trained, parts, loader, labels, resume.start, total, world, callbacks)
+        if world.is_main:
+            self._export(parts.model, training, step, validation)
+        world.barrier()
+        return TrainResult(self.out, step, len(training), training.num_classes, validation, resume.resumed)
 
+    def _announce(self, training: TrainingSet, total: int, world: World) -> None:
+        self.say(
+            f"training set: {len(training)} images of {training.num_classes} items from "
+            f"{', '.join(s.snapshot for s in training.sources)}; {total} steps of {self.cfg.batch.size} images; "
+            f"{world.size} process(es) on {world.device}; augmentations: {resolved_backend(self.cfg.augment)}"
+        )
+        unknown = training.targets.unknown
+        if unknown:
+            common = ", ".join(f"{label} ({n})" for label, n in unknown.most_common(5))
+            self.say(f"labels outside the taxonomy, ignored: {sum(unknown.values())} ({common})")
+
+    def _build(self, training: TrainingSet, world: World) -> TrainParts:
+        """The network, its identity head and their optimisers, initialised from the seed."""
+        cfg = self.cfg
         torch.manual_seed(cfg.seed)
         backbone = create_backbone(cfg.model.backbone)
         frozen = freeze_layers(backbone, cfg.model.freeze_layers)
@@ -317,8 +439,8 @@ class Trainer:
             model = model.to(memory_format=torch.channels_last)
         pfc = None
         if cfg.loss.identity.weight > 0:
-            pfc = PartialFC(
-                training.num_classes, model.embedder.head.dim, cfg.loss.identity, world.rank, world.size, cfg.seed
+            pfc = identity_loss(
+                cfg.loss.identity, training.num_classes, model.embedder.head.dim, world.rank, world.size, cfg.seed
             ).to(world.device)
         heads: list[nn.Module] = [model.embedder.head] + [
             m for m in (model.category, model.single, model.multi) if m is not None
@@ -327,59 +449,64 @@ class Trainer:
         pfc_optimizer = None
         if pfc is not None:
             pfc_optimizer = centre_optimizer(pfc.weight, cfg.loss.identity, cfg.optim)
+        return TrainParts(backbone, model, frozen, pfc, optimizer, pfc_optimizer)
 
-        start, resumed = 0, None
+    def _resume(self, parts: TrainParts, training: TrainingSet, world: World) -> Resume:
+        """Restore the latest matching checkpoint, or start afresh (imprinting class centres if configured)."""
+        cfg = self.cfg
         found = ckpt.load_latest(self.out / CHECKPOINTS, world, cfg.fingerprint(), self.data_fingerprint)
         if found is not None:
-            model.load_state_dict(found.main["model"])
-            optimizer.load_state_dict(found.main["optimizer"])
-            if pfc is not None and pfc_optimizer is not None:
-                pfc.load_state_dict(found.rank["pfc"])
-                pfc_optimizer.load_state_dict(found.rank["pfc_optimizer"])
-            start = resumed = found.step
-            validation: list[dict[str, Any]] = list(found.main.get("validation", []))
+            parts.model.load_state_dict(found.main["model"])
+            parts.optimizer.load_state_dict(found.main["optimizer"])
+            if parts.pfc is not None and parts.pfc_optimizer is not None:
+                parts.pfc.load_state_dict(found.rank["pfc"])
+                parts.pfc_optimizer.load_state_dict(found.rank["pfc_optimizer"])
             if world.is_main:
-                self._trim_log(start)
-                self.say(f"resuming from step {start} ({self.out / CHECKPOINTS})")
-        else:
-            validation = []
-            if world.is_main:
-                (self.out / LOG).unlink(missing_ok=True)
-                self.say(
-                    f"parameters: {sum(p.numel() for p in model.parameters()) / 1e6:.2f}M ({frozen} tensors frozen)"
-                )
-            if pfc is not None and cfg.loss.identity.init == "class_mean":
-                from lookbench.train.imprint import imprint_centres
-
-                size = cfg.model.image_size or backbone.preprocess.crop
-                embedded = imprint_centres(
-                    pfc,
-                    model.embedder,
-                    training,
-                    evaluation_preprocess(backbone.preprocess, size),
-                    world.device,
-                    cfg.batch.size,
-                    cfg.data.workers,
-                )
-                if world.is_main:
-                    self.say(f"class centres imprinted from {embedded} images (rank 0's shard)")
-
+                self._trim_log(found.step)
+                self.say(f"resuming from step {found.step} ({self.out / CHECKPOINTS})")
+            return Resume(found.step, found.step, list(found.main.get("validation", [])), found.rank["rng"])
         if world.is_main:
-            write_text_atomic(self.out / CONFIG_COPY, json.dumps(self.cfg.model_dump(mode="json"), indent=2) + "\n")
+            (self.out / LOG).unlink(missing_ok=True)
+            self.say(
+                f"parameters: {sum(p.numel() for p in parts.model.parameters()) / 1e6:.2f}M "
+                f"({parts.frozen} tensors frozen)"
+            )
+        if parts.pfc is not None and cfg.loss.identity.init == "class_mean":
+            from lookbench.train.imprint import imprint_centres
+
+            size = cfg.model.image_size or parts.backbone.preprocess.crop
+            embedded = imprint_centres(
+                parts.pfc,
+                parts.model.embedder,
+                training,
+                evaluation_preprocess(parts.backbone.preprocess, size),
+                world.device,
+                cfg.batch.size,
+                cfg.data.workers,
+            )
+            if world.is_main:
+                self.say(f"class centres imprinted from {embedded} images (rank 0's shard)")
+        return Resume(0, None, [], None)
+
+    def _wrap(self, model: TrainingModel, world: World) -> nn.Module:
+        """The module the steps call: DDP across processes, compiled if configured."""
         trained: nn.Module = model
         if world.distributed:
             trained = nn.parallel.DistributedDataParallel(
                 model, device_ids=[world.device.index] if world.device.type == "cuda" else None
             )
-        if cfg.model.compile:
+        if self.cfg.model.compile:
             trained = torch.compile(trained)  # type: ignore[assignment]
+        return trained
 
-        labels = LabelTensors.of(training, world.device)
+    def _loader(self, training: TrainingSet, backbone: Any, start: int, total: int, world: World) -> DataLoader:  # type: ignore[type-arg]
+        """This rank's augmented batches from step `start` to `total`."""
+        cfg = self.cfg
         sampler = MPerClassSampler(training.classes, cfg.batch.size, cfg.batch.m_per_class, cfg.seed)
         batches = StepBatches(sampler, start, total, cfg.optim.accumulation, world.size, world.rank)
         transform = train_transform(cfg.augment, cfg.model.image_size or backbone.preprocess.crop, backbone.preprocess)
         workers = cfg.data.workers
-        loader = DataLoader(
+        return DataLoader(
             AugmentedImages(training.images, training.origin, transform),
             batch_sampler=batches,
             num_workers=workers,
@@ -389,14 +516,20 @@ class Trainer:
             # its own generator: creating the iterator must not draw from the global RNG a resume restores
             generator=torch.Generator().manual_seed(cfg.seed),
         )
-        if start >= total:
-            self.say(f"already at step {start} of {total}")
-        # every rank draws its own dropout / drop-path noise; restored on resume
-        torch.manual_seed(cfg.seed * 1_000_003 + world.rank + 1)
-        if found is not None:
-            ckpt.set_rng_state(found.rank["rng"])
 
-        step = start
+    def _steps(
+        self,
+        trained: nn.Module,
+        parts: TrainParts,
+        loader: DataLoader,  # type: ignore[type-arg]
+        labels: LabelTensors,
+        start: int,
+        total: int,
+        world: World,
+        callbacks: list[StepCallback],
+    ) -> int:
+        """Run the loader's micro-batches, stepping the optimisers every `accumulation`; returns the last step."""
+        cfg = self.cfg
         precision = (
             torch.autocast(world.device.type, dtype=torch.bfloat16)
             if cfg.runtime.precision == "bf16"
@@ -404,73 +537,57 @@ class Trainer:
         )
         accumulation = cfg.optim.accumulation
         losses = StepLosses()
-        seen = 0
+        step, seen, micro = start, 0, 0
         started = time.perf_counter()
-        micro = 0
-        with self._progress(start, total, world) as advance:
-            for images, rows in worker_errors(loader):
-                images = images.to(world.device, non_blocking=True)
-                if cfg.runtime.channels_last:
-                    images = images.contiguous(memory_format=torch.channels_last)
-                rows = rows.to(world.device)
-                last_micro = micro == accumulation - 1
-                sync = (
-                    trained.no_sync()  # type: ignore[operator]
-                    if world.distributed and not last_micro and hasattr(trained, "no_sync")
-                    else contextlib.nullcontext()
-                )
-                with sync:
-                    with precision:
-                        outputs = trained(images)
-                        loss = self._loss(outputs, rows, labels, pfc, losses, accumulation)
-                    (loss / accumulation).backward()
-                seen += len(rows) * world.size
-                micro += 1
-                if not last_micro:
-                    continue
-                micro = 0
-                factor = lr_factor(step, total, cfg.schedule)
-                set_lr(optimizer, cfg.optim.lr, factor)
-                norm = (
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.optim.clip_grad_norm)
-                    if cfg.optim.clip_grad_norm
-                    else None
-                )
-                optimizer.step()
-                optimizer.zero_grad(set_to_none=True)
-                if pfc_optimizer is not None:
-                    set_lr(pfc_optimizer, cfg.loss.identity.lr, factor)
-                    pfc_optimizer.step()
-                    pfc_optimizer.zero_grad(set_to_none=True)
-                step += 1
-                # reading losses waits for the device: only on log and checkpoint steps
-                if step % cfg.log_every_steps == 0 or step % cfg.checkpoint.every_steps == 0 or step == total:
-                    values = losses.read(step)
-                    advance(step, values)
-                    if world.is_main:
-                        elapsed = time.perf_counter() - started
-                        self._log(
-                            {
-                                "step": step,
-                                "lr": cfg.optim.lr * factor,
-                                "grad_norm": None if norm is None else float(norm),
-                                **{f"loss/{k}": v for k, v in values.items()},
-                                "images_per_s": seen / elapsed if elapsed else None,
-                                "elapsed_s": elapsed,
-                            }
-                        )
-                else:
-                    advance(step, None)
-                losses = StepLosses()
-                every = cfg.data.validation.every_steps if cfg.data.validation else 0
-                if cfg.data.validation and ((every and step % every == 0) or step == total):
-                    validation.append(self._validate(model, step, world))
-                if step % cfg.checkpoint.every_steps == 0 or step == total:
-                    self._checkpoint(step, world, model, optimizer, pfc, pfc_optimizer, validation)
-        if world.is_main:
-            self._export(model, training, step, validation)
-        world.barrier()
-        return TrainResult(self.out, step, len(training), training.num_classes, validation, resumed)
+        for images, rows in worker_errors(loader):
+            last_micro = micro == accumulation - 1
+            images = images.to(world.device, non_blocking=True)
+            if cfg.runtime.channels_last:
+                images = images.contiguous(memory_format=torch.channels_last)
+            rows = rows.to(world.device)
+            sync = (
+                trained.no_sync()  # type: ignore[operator]
+                if world.distributed and not last_micro and hasattr(trained, "no_sync")
+                else contextlib.nullcontext()
+            )
+            with sync:
+                with precision:
+                    outputs = trained(images)
+                    loss = self._loss(outputs, rows, labels, parts.pfc, losses, accumulation)
+                (loss / accumulation).backward()
+            seen += len(rows) * world.size
+            micro += 1
+            if not last_micro:
+                continue
+            micro = 0
+            factor, norm = self._optimizer_step(parts, step, total)
+            step += 1
+            # reading losses waits for the device: only on log and checkpoint steps
+            due = step % cfg.log_every_steps == 0 or step % cfg.checkpoint.every_steps == 0 or step == total
+            values = losses.read(step) if due else None
+            losses = StepLosses()
+            end = StepEnd(step, total, cfg.optim.lr * factor, norm, values, seen, time.perf_counter() - started)
+            for callback in callbacks:
+                callback(end)
+        return step
+
+    def _optimizer_step(self, parts: TrainParts, step: int, total: int) -> tuple[float, torch.Tensor | None]:
+        """Set the scheduled learning rates, clip, step and clear; returns the lr factor and the gradient norm."""
+        cfg = self.cfg
+        factor = lr_factor(step, total, cfg.schedule)
+        set_lr(parts.optimizer, cfg.optim.lr, factor)
+        norm = (
+            torch.nn.utils.clip_grad_norm_(parts.model.parameters(), cfg.optim.clip_grad_norm)
+            if cfg.optim.clip_grad_norm
+            else None
+        )
+        parts.optimizer.step()
+        parts.optimizer.zero_grad(set_to_none=True)
+        if parts.pfc_optimizer is not None:
+            set_lr(parts.pfc_optimizer, cfg.loss.identity.lr, factor)
+            parts.pfc_optimizer.step()
+            parts.pfc_optimizer.zero_grad(set_to_none=True)
+        return factor, norm
 
     # -- pieces ------------------------------------------------------------------------------------------------------
 
@@ -528,28 +645,19 @@ class Trainer:
         world.barrier()
         return result
 
-    def _checkpoint(
-        self,
-        step: int,
-        world: World,
-        model: TrainingModel,
-        optimizer: torch.optim.Optimizer,
-        pfc: PartialFC | None,
-        pfc_optimizer: torch.optim.Optimizer | None,
-        validation: list[dict[str, Any]],
-    ) -> None:
+    def _checkpoint(self, step: int, world: World, parts: TrainParts, validation: list[dict[str, Any]]) -> None:
         main = {
             "step": step,
             "config_fingerprint": self.cfg.fingerprint(),
             "data_fingerprint": self.data_fingerprint,
-            "model": model.state_dict(),
-            "optimizer": optimizer.state_dict(),
+            "model": parts.model.state_dict(),
+            "optimizer": parts.optimizer.state_dict(),
             "validation": validation,
         }
         rank: dict[str, Any] = {"rng": ckpt.rng_state()}
-        if pfc is not None and pfc_optimizer is not None:
-            rank["pfc"] = pfc.state_dict()
-            rank["pfc_optimizer"] = pfc_optimizer.state_dict()
+        if parts.pfc is not None and parts.pfc_optimizer is not None:
+            rank["pfc"] = parts.pfc.state_dict()
+            rank["pfc_optimizer"] = parts.pfc_optimizer.state_dict()
         ckpt.save_checkpoint(self.out / CHECKPOINTS, step, world, main, rank, self.cfg.checkpoint.keep)
 
     def _export(self, model: TrainingModel, training: TrainingSet, step: int, validation: list[dict[str, Any]]) -> None:

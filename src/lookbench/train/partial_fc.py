@@ -8,6 +8,7 @@ over the shards. In one process it is a plain margin softmax over (a sample of) 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -42,21 +43,33 @@ def init_centres(start: int, count: int, subcenters: int, dim: int, seed: int) -
     return torch.cat(blocks) if blocks else torch.zeros(0, dim)
 
 
+MarginLoss = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+"""(cosines, local labels with -1 for rows of other shards) -> logits, as arcface_torch's `margin_loss`."""
+
+
 class PartialFC(nn.Module):
     """Margin-softmax loss over `num_classes` item identities, this rank holding its shard of the centres."""
 
-    def __init__(self, num_classes: int, dim: int, loss: IdentityLoss, rank: int = 0, world: int = 1, seed: int = 0):
+    def __init__(
+        self,
+        margin_loss: MarginLoss,
+        num_classes: int,
+        dim: int,
+        subcenters: int = 1,
+        sample_rate: float = 1.0,
+        rank: int = 0,
+        world: int = 1,
+        seed: int = 0,
+    ) -> None:
         super().__init__()
         if num_classes < world:
             raise TrainError(f"{num_classes} training items cannot be sharded over {world} processes")
         self.rank, self.world = rank, world
         self.class_start, self.num_local = shard_range(num_classes, rank, world)
-        self.subcenters = loss.subcenters if loss.kind == "subcenter_arcface" else 1
-        self.sample_rate = loss.sample_rate
-        self.num_sample = max(1, math.ceil(loss.sample_rate * self.num_local))
-        self.margin = MarginLogits(
-            "arcface" if loss.kind == "subcenter_arcface" else loss.kind, loss.margin, loss.scale
-        )
+        self.subcenters = subcenters
+        self.sample_rate = sample_rate
+        self.num_sample = max(1, math.ceil(sample_rate * self.num_local))
+        self.margin_loss = margin_loss
         self.weight = nn.Parameter(init_centres(self.class_start, self.num_local, self.subcenters, dim, seed))
         self.generator = torch.Generator().manual_seed(seed * 1_000_003 + rank + 7919)
 
@@ -94,4 +107,14 @@ class PartialFC(nn.Module):
         cos = F.linear(F.normalize(at_least_fp32(gathered)), F.normalize(at_least_fp32(centres))).clamp(-1.0, 1.0)
         if self.subcenters > 1:
             cos = cos.view(cos.shape[0], len(index), self.subcenters).max(dim=2).values
-        return sharded_cross_entropy(self.margin(cos, local), local)
+        return sharded_cross_entropy(self.margin_loss(cos, local), local)
+
+
+def identity_loss(
+    loss: IdentityLoss, num_classes: int, dim: int, rank: int = 0, world: int = 1, seed: int = 0
+) -> PartialFC:
+    """The configured identity loss: PartialFC with the margin of `loss.kind` (sub-center ArcFace: ArcFace's)."""
+    subcenter = loss.kind == "subcenter_arcface"
+    margin = MarginLogits("arcface" if subcenter else loss.kind, loss.margin, loss.scale)
+    subcenters = loss.subcenters if subcenter else 1
+    return PartialFC(margin, num_classes, dim, subcenters, loss.sample_rate, rank, world, seed)

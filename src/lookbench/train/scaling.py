@@ -15,20 +15,16 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
 from lookbench.atomic import write_text_atomic
+from lookbench.configfile import StrictConfig, load_config_file, validation_message
 from lookbench.errors import TrainError
 from lookbench.hashing import parts_sha256
-from lookbench.train.config import DEFAULT_SNAPSHOT, TrainConfig, load_config, parse_config, validation_message
-from lookbench.yamlfile import load_yaml
+from lookbench.train.config import DEFAULT_SNAPSHOT, TrainConfig, load_config, parse_config
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class Grid(_Strict):
+class Grid(StrictConfig):
     """The cells: every fraction of the training items for every backbone."""
 
     fractions: list[float] = Field(min_length=1)
@@ -49,7 +45,7 @@ class Grid(_Strict):
         return sorted(set(value))
 
 
-class Evaluation(_Strict):
+class Evaluation(StrictConfig):
     """Where each cell is scored."""
 
     snapshot: str = DEFAULT_SNAPSHOT
@@ -58,7 +54,7 @@ class Evaluation(_Strict):
     batch_size: int = Field(default=64, ge=1)
 
 
-class ScalingConfig(_Strict):
+class ScalingConfig(StrictConfig):
     """A scaling study: a base training config, overrides, the grid and the evaluation."""
 
     train: Path
@@ -70,15 +66,7 @@ class ScalingConfig(_Strict):
 
 def load_scaling(path: Path) -> tuple[ScalingConfig, TrainConfig]:
     """The study config and its validated base training config."""
-    if not path.is_file():
-        raise TrainError(f"scaling config not found: {path}")
-    data = load_yaml(path)
-    if not isinstance(data, dict):
-        raise TrainError(f"{path}: expected a mapping with train, grid and evaluate")
-    try:
-        study = ScalingConfig.model_validate(data)
-    except ValidationError as exc:
-        raise TrainError(f"{path}: invalid scaling config: {validation_message(exc)}") from exc
+    study = load_config_file(path, ScalingConfig, what="scaling config", error=TrainError)
     return study, load_config(study.train, study.set)
 
 
