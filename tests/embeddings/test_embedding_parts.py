@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,7 +18,7 @@ from PIL import Image
 from lookbench.embeddings import pipeline
 from lookbench.embeddings.encoder import Encoder, EncoderBase
 from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.pipeline import DECODE_NICE, Batch, Prepared, lower_thread_priority
+from lookbench.embeddings.pipeline import DECODE_NICE, Batch, Prepared, decode_nice, lower_thread_priority
 from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.embeddings.store import EmbeddingStore, model_key
 from lookbench.errors import EmbeddingError
@@ -160,6 +162,19 @@ def test_decode_threads_run_at_low_priority() -> None:
     thread.join()
     assert seen == [DECODE_NICE]
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) < DECODE_NICE
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="counts runnable tasks in /proc/loadavg")
+def test_decode_threads_keep_caller_priority_on_a_busy_machine() -> None:
+    loop = "import time\nend = time.monotonic() + 20\nwhile time.monotonic() < end:\n    pass\n"
+    spinners = [subprocess.Popen([sys.executable, "-c", loop]) for _ in range(3)]
+    try:
+        time.sleep(0.5)
+        assert decode_nice(cores=2) == 0
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
 
 
 def test_pipeline_decodes_inline_when_workers_are_starved(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,21 +6,25 @@ import contextlib
 import os
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from lookbench.cores import usable_cores
 from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.errors import EmbeddingError
 
 DECODE_NICE = 19
-"""Niceness of decoding threads: they take CPU that inference leaves idle (see docs/models.md)."""
+"""Niceness of decoding threads on an otherwise idle machine: they take CPU that inference leaves idle (see
+docs/models.md)."""
 
 
 @dataclass
@@ -84,6 +88,32 @@ def check_output(vectors: Any, expected: int, model_id: str) -> np.ndarray:
     return array.astype(np.float32, copy=False)
 
 
+def other_runnable_tasks(samples: int = 5, interval: float = 0.01) -> int | None:
+    """Median count of runnable tasks on the machine besides the caller (Linux /proc/loadavg), else None."""
+    counts = []
+    for i in range(samples):
+        try:
+            running = Path("/proc/loadavg").read_text().split()[3].split("/")[0]
+            counts.append(int(running) - 1)
+        except (OSError, IndexError, ValueError):
+            return None
+        if i + 1 < samples:
+            time.sleep(interval)
+    return sorted(counts)[len(counts) // 2]
+
+
+def decode_nice(cores: int | None = None) -> int:
+    """Niceness for decoding threads: DECODE_NICE when no other work competes for the cores, else 0 (the caller's).
+
+    At nice 19 decoders starve behind other processes' threads on a busy machine (end to end fell to 0.13-0.64 of
+    model only at load 9); on a quiet one they only yield to inference, which is what they are lowered for.
+    """
+    others = other_runnable_tasks()
+    if others is None:
+        return 0
+    return DECODE_NICE if others < (cores if cores is not None else usable_cores()) else 0
+
+
 def lower_thread_priority(nice: int = DECODE_NICE) -> None:
     """Lower the calling thread's CPU priority; Linux only, where `setpriority` accepts a thread id."""
     if sys.platform != "linux":
@@ -128,11 +158,12 @@ def run_pipeline(
 ) -> None:
     """Embed every batch; `prefetch` batches are decoded ahead of the one being encoded (workers=0: inline).
 
-    Decoding threads run at low priority, so on a machine the encoder keeps busy they use the cycles inference
-    leaves idle instead of preempting it. When the next decoded batch is not ready (decoders behind, or starved
-    by other load), the calling thread decodes a batch itself at normal priority, so progress never waits on them.
-    Batch i+1 is submitted before batch i's vectors are collected (an asynchronous encoder keeps working while they
-    come back), and `on_vectors` runs in a writer thread.
+    On a machine where nothing else competes for the cores, decoding threads run at low priority, so they use
+    the cycles inference leaves idle instead of preempting it; on a busy one they keep the caller's priority.
+    When the next decoded batch is not ready (decoders behind, or starved by other load), the calling thread
+    decodes a batch itself, so progress never waits on them. Batch i+1 is submitted before batch i's vectors are
+    collected (an asynchronous encoder keeps working while they come back), and `on_vectors` runs in a writer
+    thread.
     """
     ahead = max(1, prefetch if prefetch is not None else workers + 1)
     writer = _Writer(on_vectors)
@@ -181,10 +212,11 @@ def _decode_ahead(
     workers: int,
     ahead: int,
 ) -> None:
-    """Keep `ahead` batches decoding in low-priority threads; consume them in order."""
+    """Keep `ahead` batches decoding in worker threads (low priority on an idle machine); consume them in order."""
     inflight: deque[Future[Prepared]] = deque()
+    nice = decode_nice()
     with ThreadPoolExecutor(
-        max_workers=workers, thread_name_prefix="lookbench-decode", initializer=lower_thread_priority
+        max_workers=workers, thread_name_prefix="lookbench-decode", initializer=lower_thread_priority, initargs=(nice,)
     ) as pool:
         try:
             while True:

@@ -14,7 +14,13 @@ from lookbench.snapshot.reader import Snapshot
 
 
 class PrecomputedEmbeddings(ProviderBase):
-    """An EmbeddingProvider reading `.npy` files row-aligned with the snapshot's parquet rows."""
+    """An EmbeddingProvider reading `.npy` files row-aligned with the snapshot's parquet rows.
+
+    Each split is read into a new array (not memory-mapped), which the caller normalises where it is: a float32 file
+    then costs one copy of its vectors, where a mapping's resident pages plus the normalised copy cost two.
+    """
+
+    returns_new_arrays = True
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
@@ -36,7 +42,7 @@ class PrecomputedEmbeddings(ProviderBase):
         if not path.is_file():
             raise EmbeddingError(f"missing embeddings file {path} for {subset}/{split}")
         try:
-            return np.load(path, mmap_mode="r", allow_pickle=False)
+            return np.load(path, allow_pickle=False)
         except Exception as exc:
             raise EmbeddingError(f"{path}: not a readable .npy file ({exc})") from exc
 
