@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pydantic import ValidationError
+
 
 class LookBenchError(Exception):
     """Base class for errors reported to the user without a traceback."""
@@ -33,3 +35,9 @@ class TrainError(LookBenchError):
 
 class SubmissionError(LookBenchError):
     """A submission bundle, a results repository or a model card cannot be written, read or verified."""
+
+
+def first_problem(exc: ValidationError, top: str = "") -> str:
+    """`field.path: message` of a validation error's first problem (`top` where it names no field)."""
+    first = exc.errors()[0]
+    return f"{'.'.join(str(p) for p in first['loc']) or top}: {first['msg']}"

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from lookbench.atomic import write_text_atomic
 from lookbench.audit.schema import AuditReport
-from lookbench.errors import LookBenchError
+from lookbench.errors import LookBenchError, first_problem
 
 AUDIT_NAME = "AUDIT.json"
 """The audit's file name inside a built release's version folder."""
@@ -24,9 +24,7 @@ def read_audit(path: Path) -> AuditReport:
     try:
         return AuditReport.model_validate_json(text)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the file"
-        raise LookBenchError(f"{path}: not a lookbench audit report ({where}: {first['msg']})") from exc
+        raise LookBenchError(f"{path}: not a lookbench audit report ({first_problem(exc, 'the file')})") from exc
 
 
 def snapshot_audit(root: Path, given: Path | None = None) -> AuditReport | None:

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
-from lookbench.errors import EmbeddingError, LookBenchError, TrainError
+from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
 from lookbench.hashing import file_sha256
 from lookbench.models.options import split_options
 from lookbench.models.spec import ModelSpec
@@ -64,8 +64,7 @@ def read_model_info(folder: Path) -> TrainedModelInfo:
     try:
         return TrainedModelInfo.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise EmbeddingError(f"{path}: field {'.'.join(str(p) for p in first['loc'])}: {first['msg']}") from exc
+        raise EmbeddingError(f"{path}: field {first_problem(exc)}") from exc
 
 
 def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:

@@ -10,7 +10,7 @@ from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
 from lookbench.atomic import write_text_atomic
-from lookbench.errors import ResultError
+from lookbench.errors import ResultError, first_problem
 from lookbench.results.naming import per_query_name
 from lookbench.results.per_query import read_per_query, write_per_query
 from lookbench.results.schema import RESULT_SCHEMA_VERSION, ResultFile
@@ -63,9 +63,7 @@ def load_result(path: Path) -> ResultFile:
     try:
         return ResultFile.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        raise ResultError(f"{path}: field {where}: {first['msg']}") from exc
+        raise ResultError(f"{path}: field {first_problem(exc)}") from exc
 
 
 def per_query_path(result_path: Path, result: ResultFile) -> Path:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from lookbench.errors import SnapshotError
+from lookbench.errors import SnapshotError, first_problem
 
 CARD_NAME = "DATASET.json"
 CARD_FORMAT = "lookbench-dataset/1"
@@ -85,9 +85,7 @@ def read_card(root: Path) -> DatasetCard | None:
     try:
         return DatasetCard.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise SnapshotError(f"{path}: field {field}: {first['msg']}") from exc
+        raise SnapshotError(f"{path}: field {first_problem(exc)}") from exc
 
 
 def card_json(card: DatasetCard) -> str:

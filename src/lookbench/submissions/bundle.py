@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.atomic import atomic_folder, write_text_atomic
-from lookbench.errors import SubmissionError
+from lookbench.errors import SubmissionError, first_problem
 from lookbench.hashing import file_sha256
 from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.naming import slug
@@ -196,9 +196,7 @@ def read_manifest(root: Path) -> BundleManifest:
     try:
         return BundleManifest.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        raise SubmissionError(f"{path}: field {where}: {first['msg']}") from exc
+        raise SubmissionError(f"{path}: field {first_problem(exc, '(top level)')}") from exc
 
 
 def open_bundle(root: Path) -> Bundle:
