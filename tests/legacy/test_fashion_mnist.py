@@ -133,3 +133,50 @@ def test_the_real_debian_files(tmp_path: Path) -> None:
     assert {c: query.count(c) for c in CATEGORIES} == dict.fromkeys(CATEGORIES, 40)
     assert {c: gallery.count(c) for c in CATEGORIES} == dict.fromkeys(CATEGORIES, 160)
     assert open_snapshot(target).card.notes[-1].startswith("class-level protocol")  # type: ignore[union-attr]
+
+
+def records(target: Path, split: str) -> list[str]:
+    return pq.read_table(target / "fashion_mnist" / f"{split}.parquet").column("source_record").to_pylist()
+
+
+def test_the_validation_protocol_takes_training_rows_after_the_test_gallery(tmp_path: Path) -> None:
+    src = tiny(tmp_path / "src", per_class=(3, 205))  # training rows 0..2049, class = row % 10
+    test = import_dataset("fashion-mnist", src, tmp_path / "out", ImportOptions(unpinned=True))
+    validation = import_dataset("fashion-mnist-validation", src, tmp_path / "out", ImportOptions(unpinned=True))
+    assert open_snapshot(validation).card.protocol == "fashion-mnist-validation"  # type: ignore[union-attr]
+    train = "train-images-idx3-ubyte.gz#"
+    # per class c, its k-th training image is row 10 * k + c: queries k = 160..199, gallery k = 200..204 (the rest)
+    expected_queries = sorted(10 * k + c for k in range(160, 200) for c in range(10))
+    expected_gallery = sorted(10 * k + c for k in range(200, 205) for c in range(10))
+    got = {split: records(validation, split) for split in ("query", "gallery")}
+    assert all(r.startswith(train) for rows in got.values() for r in rows)
+    assert [int(r.removeprefix(train)) for r in got["query"]] == expected_queries
+    assert [int(r.removeprefix(train)) for r in got["gallery"]] == expected_gallery
+    query = pq.read_table(validation / "fashion_mnist" / "query.parquet").to_pylist()
+    assert [row["item_ID"] for row in query] == [f"fashion-mnist-class-{r % 10}" for r in expected_queries]
+    tested = set(records(test, "query")) | set(records(test, "gallery"))
+    assert len(tested) == 30 + 1600 and not tested & (set(got["query"]) | set(got["gallery"]))
+
+
+@pytest.mark.skipif(
+    not all((DEBIAN_FOLDER / f"{stem}.gz").is_file() for stem in PINNED),
+    reason="Debian's dataset-fashion-mnist is not installed",
+)
+def test_the_real_validation_draw_is_full_and_disjoint_from_the_test(tmp_path: Path) -> None:
+    test = import_dataset("fashion-mnist", DEBIAN_FOLDER, tmp_path / "out", ImportOptions())
+    validation = import_dataset("fashion-mnist-validation", DEBIAN_FOLDER, tmp_path / "out", ImportOptions())
+    for split, per_class in (("query", 40), ("gallery", 160)):
+        table = pq.read_table(validation / "fashion_mnist" / f"{split}.parquet", columns=["category"])
+        found = table.column(0).to_pylist()
+        assert {c: found.count(c) for c in CATEGORIES} == dict.fromkeys(CATEGORIES, per_class)
+    used = {r for split in ("query", "gallery") for r in records(validation, split)}
+    assert len(used) == 2000 and not used & {r for s in ("query", "gallery") for r in records(test, s)}
+    pixels = {
+        target: {
+            sha
+            for split in ("query", "gallery")
+            for sha in pq.read_table(target / "fashion_mnist" / f"{split}.parquet").column("image_sha256").to_pylist()
+        }
+        for target in (test, validation)
+    }
+    assert not pixels[test] & pixels[validation]  # not one identical image either

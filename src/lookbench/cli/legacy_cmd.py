@@ -19,7 +19,9 @@ legacy_app = typer.Typer(
 @reports_errors
 def import_command(
     name: str = typer.Argument(
-        ..., help="Dataset: inshop, deepfashion2, street2shop, fashion200k, fashioniq or fashion-mnist."
+        ...,
+        help="Dataset: inshop, deepfashion2, street2shop, fashion200k, fashioniq, fashion-mnist or "
+        "fashion-mnist-validation.",
     ),
     src: Path = typer.Argument(..., help="The dataset's folder, as downloaded and unpacked."),
     out: Path = typer.Option(..., "--out", "-o", help="Folder to write the snapshot into (as OUT/NAME)."),

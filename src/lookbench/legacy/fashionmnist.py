@@ -5,7 +5,12 @@ first 160 of each class in the training file (1,600), in file order. Fashion-MNI
 relevance is class-level: a row's category is its class mapped to the taxonomy, its item_ID the class, and it has no
 attributes, so Item, Coarse and (strict) Fine recall all mean "an image of the query's class". The files are read as
 Debian's `dataset-fashion-mnist` installs them (`/usr/share/datasets/fashion-mnist/*-idx?-ubyte.gz`) or unpacked;
-their decompressed content must be the pinned release unless `--unpinned` (MNIST digits share the format)."""
+their decompressed content must be the pinned release unless `--unpinned` (MNIST digits share the format).
+
+Protocol `fashion-mnist-validation` (dataset `fashion-mnist-validation`), for choosing a recipe without touching the
+test protocol: the same shape, drawn only from the training file after the test protocol's gallery: per class, the
+training images 161-200 (in file order) are the queries (400) and 201-360 the gallery (1,600). No image of it is an
+image of `fashion-mnist` (the test file is not read into it, and the training rows are disjoint)."""
 
 from __future__ import annotations
 
@@ -63,6 +68,8 @@ class IdxPart:
     images: np.ndarray
     labels: np.ndarray
     images_path: Path
+    prefix: str
+    """`train` or `t10k`: the stored image names start with it."""
 
 
 def _find(ctx: ImportContext, stem: str) -> Path:
@@ -127,17 +134,17 @@ def read_part(ctx: ImportContext, prefix: str) -> IdxPart:
                     "MNIST; pass --unpinned to import it anyway (the card records it)"
                 )
             ctx.notes.append(f"{stem}: content is not the pinned release (sha256 {digest}); imported with --unpinned")
-    return IdxPart(images, labels, paths["images"])
+    return IdxPart(images, labels, paths["images"], prefix)
 
 
-def first_per_class(labels: np.ndarray, per_class: int) -> np.ndarray:
-    """Row numbers of the first `per_class` rows of each class, in file order."""
-    taken = np.zeros(len(CLASSES), dtype=np.int64)
+def per_class_rows(labels: np.ndarray, per_class: int, skip: int = 0) -> np.ndarray:
+    """Row numbers of each class's rows `skip + 1` to `skip + per_class`, in file order."""
+    seen = np.zeros(len(CLASSES), dtype=np.int64)
     rows = []
     for row, label in enumerate(labels.tolist()):
-        if taken[label] < per_class:
-            taken[label] += 1
+        if skip <= seen[label] < skip + per_class:
             rows.append(row)
+        seen[label] += 1
     return np.asarray(rows, dtype=np.int64)
 
 
@@ -148,14 +155,14 @@ def _png(pixels: np.ndarray, name: str) -> StoredImage:
     return StoredImage(data, name, sha256_hex(data), (SIDE, SIDE))
 
 
-def _write(ctx: ImportContext, part: IdxPart, rows: np.ndarray, split: str, prefix: str) -> None:
+def _write(ctx: ImportContext, part: IdxPart, rows: np.ndarray, split: str) -> None:
     for row in rows.tolist():
         label = int(part.labels[row])
         name, category = CLASSES[label]
         ctx.add_category_row(
             (SUBSET, split),
             EXTRAS,
-            _png(part.images[row], f"{prefix}-{row:05d}.png"),
+            _png(part.images[row], f"{part.prefix}-{row:05d}.png"),
             f"{ctx.dist.relative(part.images_path)}#{row}",
             part.images_path,
             category,
@@ -164,36 +171,62 @@ def _write(ctx: ImportContext, part: IdxPart, rows: np.ndarray, split: str, pref
         )
 
 
-def import_fashion_mnist(ctx: ImportContext) -> dict[str, SubsetCard]:
-    """Queries from the test file, gallery from the training file, per the protocol above."""
-    if ctx.options.detections is not None or ctx.options.tirg_queries is not None:
-        raise DatasetImportError("fashion-mnist takes neither --detections nor --tirg-queries")
-    for stem in PINNED:  # all four present before any is read
-        _find(ctx, stem)
-    test = read_part(ctx, "t10k")
-    train = read_part(ctx, "train")
-    queries = first_per_class(test.labels, QUERIES_PER_CLASS)
-    gallery = first_per_class(train.labels, GALLERY_PER_CLASS)
+def _import(
+    ctx: ImportContext, queries_from: tuple[IdxPart, np.ndarray], gallery_from: tuple[IdxPart, np.ndarray], title: str
+) -> dict[str, SubsetCard]:
+    (query_part, queries), (gallery_part, gallery) = queries_from, gallery_from
     short = [
         CLASSES[c][0]
         for c in range(len(CLASSES))
-        if (test.labels[queries] == c).sum() < QUERIES_PER_CLASS
-        or (train.labels[gallery] == c).sum() < GALLERY_PER_CLASS
+        if (query_part.labels[queries] == c).sum() < QUERIES_PER_CLASS
+        or (gallery_part.labels[gallery] == c).sum() < GALLERY_PER_CLASS
     ]
     if short:
         ctx.notes.append(
             f"fewer rows than the protocol's {QUERIES_PER_CLASS}/{GALLERY_PER_CLASS} for: {', '.join(short)}"
         )
-    _write(ctx, test, queries, "query", "t10k")
-    _write(ctx, train, gallery, "gallery", "train")
+    _write(ctx, query_part, queries, "query")
+    _write(ctx, gallery_part, gallery, "gallery")
     ctx.notes.append(
         "class-level protocol: item_ID is the class and rows have no attributes, so Item, Coarse and Fine recall "
         "all count an image of the query's class; no train split is written"
     )
-    return {
-        SUBSET: SubsetCard(
-            title="Fashion-MNIST",
-            description=f"first {QUERIES_PER_CLASS} test images per class as queries, first {GALLERY_PER_CLASS} "
-            "training images per class as gallery; match = same class",
-        )
-    }
+    return {SUBSET: SubsetCard(title="Fashion-MNIST", description=title)}
+
+
+def _check_options(ctx: ImportContext) -> None:
+    if ctx.options.detections is not None or ctx.options.tirg_queries is not None:
+        raise DatasetImportError("fashion-mnist takes neither --detections nor --tirg-queries")
+    for stem in PINNED:  # all four present before any is read
+        _find(ctx, stem)
+
+
+def import_fashion_mnist(ctx: ImportContext) -> dict[str, SubsetCard]:
+    """The test protocol: queries from the test file, gallery from the training file's first images per class."""
+    _check_options(ctx)
+    test = read_part(ctx, "t10k")
+    train = read_part(ctx, "train")
+    return _import(
+        ctx,
+        (test, per_class_rows(test.labels, QUERIES_PER_CLASS)),
+        (train, per_class_rows(train.labels, GALLERY_PER_CLASS)),
+        f"first {QUERIES_PER_CLASS} test images per class as queries, first {GALLERY_PER_CLASS} training images per "
+        "class as gallery; match = same class",
+    )
+
+
+def import_fashion_mnist_validation(ctx: ImportContext) -> dict[str, SubsetCard]:
+    """The validation protocol: queries and gallery from the training file, after the test protocol's gallery."""
+    _check_options(ctx)
+    read_part(ctx, "t10k")  # checked like the test protocol's, so both read the same pinned release
+    train = read_part(ctx, "train")
+    queries = per_class_rows(train.labels, QUERIES_PER_CLASS, skip=GALLERY_PER_CLASS)
+    gallery = per_class_rows(train.labels, GALLERY_PER_CLASS, skip=GALLERY_PER_CLASS + QUERIES_PER_CLASS)
+    return _import(
+        ctx,
+        (train, queries),
+        (train, gallery),
+        f"training images {GALLERY_PER_CLASS + 1}-{GALLERY_PER_CLASS + QUERIES_PER_CLASS} per class as queries, "
+        f"{GALLERY_PER_CLASS + QUERIES_PER_CLASS + 1}-{2 * GALLERY_PER_CLASS + QUERIES_PER_CLASS} as gallery "
+        "(disjoint from the test protocol `fashion-mnist`); match = same class",
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from lookbench import __version__
@@ -66,6 +66,12 @@ def _fashion_mnist(ctx: ImportContext) -> dict[str, SubsetCard]:
     from lookbench.legacy.fashionmnist import import_fashion_mnist
 
     return import_fashion_mnist(ctx)
+
+
+def _fashion_mnist_validation(ctx: ImportContext) -> dict[str, SubsetCard]:
+    from lookbench.legacy.fashionmnist import import_fashion_mnist_validation
+
+    return import_fashion_mnist_validation(ctx)
 
 
 DATASETS: dict[str, LegacyDataset] = {
@@ -164,6 +170,13 @@ DATASETS: dict[str, LegacyDataset] = {
         ),
     )
 }
+DATASETS["fashion-mnist-validation"] = replace(
+    DATASETS["fashion-mnist"],
+    name="fashion-mnist-validation",
+    title="Fashion-MNIST validation (training-file images only, disjoint from the fashion-mnist test protocol)",
+    protocol="fashion-mnist-validation",
+    importer=_fashion_mnist_validation,
+)
 assert all(d.protocol in PROTOCOLS for d in DATASETS.values())
 
 

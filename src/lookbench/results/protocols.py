@@ -87,6 +87,13 @@ PROTOCOLS: dict[str, Protocol] = {
             "a gallery image (first 160 training images per class) of the query's class (first 40 test images per "
             "class) in the top K; item_ID is the class, so Item, Coarse and Fine recall are class-level too",
         ),
+        Protocol(
+            "fashion-mnist-validation",
+            "Fashion-MNIST class-level top-k accuracy (validation draw)",
+            (1, 5, 10),
+            "a gallery image (training images 201-360 per class) of the query's class (training images 161-200 per "
+            "class) in the top K: disjoint from the fashion-mnist test protocol, for choosing a recipe",
+        ),
     )
 }
 
