@@ -51,3 +51,10 @@ class NoDropoutNet(TinyNet):
 def make_plain() -> NoDropoutNet:
     """`python:tinynet:make_plain`."""
     return NoDropoutNet()
+
+
+def make_seeded() -> TinyNet:
+    """`python:tinynet:make_seeded`: TinyNet with fixed initial weights, which stand for pretrained ones."""
+    with torch.random.fork_rng():
+        torch.manual_seed(1234)
+        return TinyNet()

@@ -3,6 +3,10 @@
 The folder holds `model.json` (architecture, preprocessing, model card, recipe, validation results),
 `model.safetensors` (backbone + embedding head) and, when exported, `model.onnx`. `runtime=torch` (default) rebuilds
 the network and loads the weights; `runtime=onnx` runs the ONNX file through onnxruntime, without torch.
+
+A folder whose `model.json` records `pretrained_mix` is loaded mixed with its pretrained backbone (robust
+fine-tuning, `lookbench.models.pretrained_mix`); `?trained_share=A` (and `&mix=outputs|weights`) overrides the
+recorded mix for a sweep, and the model's name then says so.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import Preprocess
@@ -29,7 +33,28 @@ MODEL_JSON = "model.json"
 WEIGHTS = "model.safetensors"
 ONNX_FILE = "model.onnx"
 ONNX_OUTPUT = "embedding"
-OPTIONS = {"runtime"}
+OPTIONS = {"runtime", "trained_share", "mix"}
+MixSpace = Literal["outputs", "weights"]
+
+
+class PretrainedMix(BaseModel):
+    """Robust fine-tuning: the fine-tuned model mixed with its pretrained backbone when `trained:DIR` loads it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    space: MixSpace = "outputs"
+    """`outputs`: the embedding is `[sqrt(a) * fine-tuned, sqrt(1 - a) * pretrained]` of the two unit vectors, so its
+    cosine is `a * cos_fine_tuned + (1 - a) * cos_pretrained`; `weights` (WiSE-FT, Wortsman et al. 2022): each
+    backbone weight is `a * fine-tuned + (1 - a) * pretrained`, the embedding head stays as trained."""
+    trained_share: float = Field(ge=0, le=1)
+    """`a` above: 1 is the fine-tuned model alone, 0 the pretrained backbone (`outputs`) or the pretrained backbone
+    under the trained head (`weights`)."""
+
+
+class RecordedMix(PretrainedMix):
+    """The mix as `model.json` records it: with the backbone spec whose pretrained weights it mixes in."""
+
+    backbone: str = Field(min_length=1)
 
 
 class TrainedModelInfo(BaseModel):
@@ -48,6 +73,8 @@ class TrainedModelInfo(BaseModel):
     training: dict[str, Any]
     """Training data, training cutoff, recipe (the whole config), steps, guard summary."""
     validation: list[dict[str, Any]] = []
+    pretrained_mix: RecordedMix | None = None
+    """Applied when the folder is loaded; None: the fine-tuned model alone."""
 
 
 def read_model_info(folder: Path) -> TrainedModelInfo:
@@ -74,14 +101,20 @@ def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:
     folder = Path(folder_text).expanduser()
     info = read_model_info(folder)
     runtime = opts.get("runtime", "torch")
-    extra = {"kind": "trained", "folder": str(folder), "runtime": runtime}
+    mix = chosen_mix(spec, info, opts)
+    name = info.name if mix == info.pretrained_mix else mixed_name(info.name, mix)
+    extra: dict[str, Any] = {"kind": "trained", "folder": str(folder), "runtime": runtime}
+    if mix is not None:
+        extra["pretrained_mix"] = mix.model_dump()
     if runtime == "onnx":
+        if mix is not None:
+            raise EmbeddingError(f"{spec}: a pretrained mix runs with runtime=torch only (model.onnx is unmixed)")
         from lookbench.models.onnx_model import OnnxEncoder
 
         path = folder / ONNX_FILE
         if not path.is_file():
             raise EmbeddingError(f"{folder}: no {ONNX_FILE}; export one with `export: {{onnx: true}}` in the config")
-        onnx_encoder = OnnxEncoder(path, info.preprocess, output=ONNX_OUTPUT, model_id=info.name, extra=extra)
+        onnx_encoder = OnnxEncoder(path, info.preprocess, output=ONNX_OUTPUT, model_id=name, extra=extra)
         onnx_encoder.card = info.card
         return onnx_encoder
     if runtime != "torch":
@@ -98,11 +131,42 @@ def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:
 
     torch = require("torch", "train")
     device = pick_device(torch)
-    model = load_embedding_model(folder, info).to(device).eval()
+    model = load_embedding_model(folder, info)
+    if mix is not None:
+        from lookbench.models.pretrained_mix import mixed_model
+
+        network = mixed_model(model, mix)
+    else:
+        network = model
     revision = file_sha256(weights)[:16]
-    encoder = TorchEncoder(model, info.preprocess, info.name, revision, device, extra, options.precision)
+    encoder = TorchEncoder(network.to(device).eval(), info.preprocess, name, revision, device, extra, options.precision)
     encoder.card = info.card
     return encoder
+
+
+def chosen_mix(spec: ModelSpec, info: TrainedModelInfo, opts: dict[str, str]) -> RecordedMix | None:
+    """The recorded mix, or the one `?trained_share=A[&mix=SPACE]` asks for instead."""
+    if "trained_share" not in opts:
+        if "mix" in opts:
+            raise LookBenchError(f"{spec}: mix= needs trained_share= beside it")
+        return info.pretrained_mix
+    try:
+        share = float(opts["trained_share"])
+    except ValueError:
+        raise LookBenchError(
+            f"{spec}: trained_share must be a number in [0, 1], got {opts['trained_share']!r}"
+        ) from None
+    space = opts.get("mix", info.pretrained_mix.space if info.pretrained_mix else "outputs")
+    backbone = str(info.training.get("recipe", {}).get("model", {}).get("backbone", ""))
+    try:
+        return RecordedMix(space=space, trained_share=share, backbone=backbone)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise LookBenchError(f"{spec}: {first_problem(exc)}") from exc
+
+
+def mixed_name(name: str, mix: RecordedMix | None) -> str:
+    """The model's name under a mix other than the recorded one (results of a sweep stay apart)."""
+    return name if mix is None else f"{name}-{mix.space}-{mix.trained_share:g}"
 
 
 def load_embedding_model(folder: Path, info: TrainedModelInfo) -> EmbeddingModel:

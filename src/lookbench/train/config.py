@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from lookbench.configfile import StrictConfig, load_config_file, validate_config
 from lookbench.errors import TrainError
+from lookbench.models.trained_model import PretrainedMix
 
 DEFAULT_SNAPSHOT = "default"
 """Names the embedded default snapshot (LookBench-Synth `small`) wherever a snapshot location is expected."""
@@ -256,6 +257,10 @@ class Export(StrictConfig):
     name: str | None = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     """The model's name in results; default: the output folder's name."""
     onnx: bool = False
+    """`model.onnx` holds the fine-tuned network alone: with `pretrained_mix`, evaluate with runtime=torch."""
+    pretrained_mix: PretrainedMix | None = None
+    """Robust fine-tuning, applied whenever `trained:DIR` loads the model (`model.json` records it; the weights file
+    stays the fine-tuned one): `{space: outputs|weights, trained_share: A}`; null: the fine-tuned model alone."""
 
 
 class TrainConfig(StrictConfig):

@@ -13,7 +13,7 @@ from lookbench.atomic import atomic_path, write_text_atomic
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.card import card_for_spec, find_card
-from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, TrainedModelInfo
+from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, RecordedMix, TrainedModelInfo
 from lookbench.train.config import TrainConfig
 from lookbench.train.data import TrainingSet
 
@@ -57,6 +57,12 @@ def _validated_on(cfg: TrainConfig, validation: list[dict[str, Any]]) -> dict[st
     }
 
 
+def recorded_mix(cfg: TrainConfig) -> RecordedMix | None:
+    """`export.pretrained_mix` with the backbone whose pretrained weights it mixes in."""
+    mix = cfg.export.pretrained_mix
+    return None if mix is None else RecordedMix(**mix.model_dump(), backbone=cfg.model.backbone)
+
+
 def _state(model: EmbeddingModel) -> dict[str, torch.Tensor]:
     return {k: v.detach().cpu().contiguous().clone() for k, v in model.state_dict().items()}
 
@@ -97,6 +103,7 @@ def export_model(
             "recipe": cfg.model_dump(mode="json"),
         },
         validation=validation,
+        pretrained_mix=recorded_mix(cfg),
     )
     write_text_atomic(folder / MODEL_JSON, info.model_dump_json(indent=2) + "\n")
     write_text_atomic(folder / "README.md", card_markdown(info))
@@ -119,6 +126,12 @@ def card_markdown(info: TrainedModelInfo) -> str:
         f"- Parameters: {card['params']}; licence of the base weights: {card['license']}",
         f"- Preprocessing: {info.preprocess.model_dump_json()}",
     ]
+    mix = info.pretrained_mix
+    if mix:
+        lines.append(
+            f"- Loaded mixed with the pretrained `{mix.backbone}` (robust fine-tuning): {mix.space} space, "
+            f"fine-tuned share {mix.trained_share:g}"
+        )
     guard = training.get("guard")
     if guard:
         lines.append(f"- Contamination guard: {guard.get('summary', '')}")
