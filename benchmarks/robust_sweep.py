@@ -2,8 +2,9 @@
 
     python benchmarks/robust_sweep.py --trained runs/demo --fmnist ood/fashion-mnist-validation --out runs/sweep
 
-Each image is embedded once by the fine-tuned model (`trained:DIR`) and once by the frozen pretrained model
-(`efficientnet-lite0`, the same checkpoint as the recipe's backbone, whose cached vectors earlier runs reuse); the
+Each image is embedded once by the fine-tuned model alone (`trained:DIR?trained_share=1`, whatever mix DIR records)
+and once by the frozen pretrained model (`efficientnet-lite0`, the same checkpoint as the recipe's backbone, whose
+cached vectors earlier runs reuse); the
 ensemble at share `a` is the concatenation `[sqrt(a) * trained, sqrt(1 - a) * frozen]` of the two unit vectors,
 whose dot products are `a * cos_trained + (1 - a) * cos_frozen` (what `export.pretrained_mix: {space: outputs,
 trained_share: a}` makes `trained:DIR` compute). Every share is scored on validation only: the embedded Synth
@@ -102,7 +103,7 @@ def main() -> None:
     started, load_start = time.perf_counter(), os.getloadavg()
     results = args.out / "results"
     results.mkdir(parents=True, exist_ok=True)
-    trained = Memo(resolve_model(f"trained:{args.trained}", EmbedOptions()))
+    trained = Memo(resolve_model(f"trained:{args.trained}?trained_share=1", EmbedOptions()))
     frozen = Memo(resolve_model(args.frozen, EmbedOptions()))
     settings = {
         "synth-noise": (args.synth, NoisePool.ALL),

@@ -108,6 +108,25 @@ def test_output_space_cosines_are_the_weighted_sum(exported: Path, monkeypatch: 
     np.testing.assert_allclose(alone.numpy(), frozen.numpy(), atol=1e-6)
 
 
+def test_a_mix_is_never_served_the_fine_tuned_models_cached_vectors(
+    exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trainkit import eval_snapshot
+
+    from lookbench.snapshot import open_snapshot
+
+    monkeypatch.setenv("LOOKBENCH_CACHE", str(tmp_path / "cache"))  # both share one cache, as in real use
+    snap = open_snapshot(eval_snapshot(tmp_path / "eval"))
+    alone = resolve_model(f"trained:{exported}?trained_share=1", EmbedOptions())
+    mixed = resolve_model(f"trained:{exported}", EmbedOptions())
+    first = np.asarray(alone.embed_split(snap, "real_studio_flat", "query"))
+    second = np.asarray(mixed.embed_split(snap, "real_studio_flat", "query"))
+    assert first.shape == (6, 8) and second.shape == (6, 8 + 16)
+    assert alone.describe()["model_id"] != mixed.describe()["model_id"]
+    np.testing.assert_allclose(second[:, :8] / np.sqrt(0.6), first / np.linalg.norm(first, axis=1, keepdims=True),
+                               atol=1e-5)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [

@@ -101,8 +101,8 @@ def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:
     folder = Path(folder_text).expanduser()
     info = read_model_info(folder)
     runtime = opts.get("runtime", "torch")
-    mix = chosen_mix(spec, info, opts)
-    name = info.name if mix == info.pretrained_mix else mixed_name(info.name, mix)
+    mix = effective(chosen_mix(spec, info, opts))
+    name = info.name if mix == effective(info.pretrained_mix) else mixed_name(info.name, mix)
     extra: dict[str, Any] = {"kind": "trained", "folder": str(folder), "runtime": runtime}
     if mix is not None:
         extra["pretrained_mix"] = mix.model_dump()
@@ -138,7 +138,8 @@ def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:
         network = mixed_model(model, mix)
     else:
         network = model
-    revision = file_sha256(weights)[:16]
+    # the revision keys the embedding cache: a mix changes every vector of the same weights file
+    revision = file_sha256(weights)[:16] + ("" if mix is None else f"-{mix.space}-{mix.trained_share:g}")
     encoder = TorchEncoder(network.to(device).eval(), info.preprocess, name, revision, device, extra, options.precision)
     encoder.card = info.card
     return encoder
@@ -164,9 +165,14 @@ def chosen_mix(spec: ModelSpec, info: TrainedModelInfo, opts: dict[str, str]) ->
         raise LookBenchError(f"{spec}: {first_problem(exc)}") from exc
 
 
+def effective(mix: RecordedMix | None) -> RecordedMix | None:
+    """None where the mix is the fine-tuned model alone (no mix, or share 1)."""
+    return None if mix is None or mix.trained_share == 1 else mix
+
+
 def mixed_name(name: str, mix: RecordedMix | None) -> str:
     """The model's name under a mix other than the recorded one (results of a sweep stay apart)."""
-    return name if mix is None else f"{name}-{mix.space}-{mix.trained_share:g}"
+    return f"{name}-fine-tuned" if mix is None else f"{name}-{mix.space}-{mix.trained_share:g}"
 
 
 def load_embedding_model(folder: Path, info: TrainedModelInfo) -> EmbeddingModel:
