@@ -13,7 +13,15 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lookbench.dates import optional_datetime, parse_date, parse_datetime, snapshot_date, version_date
+from lookbench.dates import (
+    lenient_date,
+    optional_datetime,
+    parse_date,
+    parse_datetime,
+    parse_day,
+    snapshot_date,
+    version_date,
+)
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.store import model_key
 from lookbench.errors import LookBenchError
@@ -90,3 +98,20 @@ def test_dates_that_cannot_exist_or_be_represented_are_errors():
         version_date("v20260230")
     with pytest.raises(LookBenchError, match="not a real date"):
         snapshot_date("v20260230")
+
+
+def test_release_days_take_three_spellings_and_refuse_the_rest():
+    for text in ("2026-03-01", "20260301", "v20260301", " 2026-03-01 "):
+        assert parse_day(text) == dt.date(2026, 3, 1), text
+    for bad in ("March", "2026-3-1", "2026031", "2026-03-01T00:00"):
+        with pytest.raises(ValueError, match=r"^'.*' is not an ISO date \(YYYY-MM-DD\)$"):
+            parse_day(bad)
+    with pytest.raises(ValueError, match="'2026-02-30' is not a real date"):
+        parse_day("2026-02-30")
+
+
+def test_card_dates_resolve_partial_dates_to_the_period_end_and_words_to_unknown():
+    assert lenient_date("2020-02") == dt.date(2020, 2, 29)
+    assert lenient_date("2012 (ImageNet)") == dt.date(2012, 12, 31)
+    assert lenient_date("2023-05-01T12:00:00+00:00") == dt.date(2023, 5, 1)
+    assert lenient_date("Unknown") is None and lenient_date("soon") is None and lenient_date("2020-13") is None

@@ -18,7 +18,7 @@ from lookbench.cli.common import (
     reports_errors,
 )
 from lookbench.composed.methods import composed_model_name, run_method
-from lookbench.contamination.window import cutoff_since
+from lookbench.contamination.assess import cutoff_since
 from lookbench.dates import parse_date
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions

@@ -18,7 +18,8 @@ from lookbench.contamination.flags import Flag
 from lookbench.contamination.sources import snapshot_sources
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.errors import LookBenchError, SubmissionError
-from lookbench.evaluation.runner import EvalSettings, evaluate, summarise_run
+from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.evaluation.summary import summarise_run
 from lookbench.metrics.definitions import FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
@@ -145,7 +146,7 @@ def rescore_rankings(snapshot: Snapshot, result: ResultFile, per_query: pa.Table
         if table["topk_item_ids"].to_pylist() != part["topk_item_ids"].to_pylist():
             raise SubmissionError(f"{where}: column topk_item_ids of {subset} does not match the snapshot's item ids")
         tables.append(table)
-    _, (metrics, categories, breakdowns) = summarise_run(snapshot, pa.concat_tables(tables), settings)
+    _, (metrics, categories, breakdowns) = summarise_run(snapshot, pa.concat_tables(tables), ks, settings.bootstrap())
     return result.model_copy(update={"metrics": metrics, "per_category": categories, "breakdowns": breakdowns})
 
 
