@@ -6,11 +6,11 @@ nothing."""
 
 from __future__ import annotations
 
-import hashlib
 from datetime import date
 
 from lookbench.dates import parse_day
 from lookbench.errors import SnapshotError
+from lookbench.hashing import parts_sha256
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.synth.plan import plan_release
 from lookbench.synth.products import strict_labels
@@ -57,4 +57,4 @@ def excluded_designs(names: list[str]) -> QueryDesigns | None:
 
 def exclusion_key(names: list[str]) -> str:
     """A short key of the exclusion, so a resumed run never mixes files planned under another one."""
-    return hashlib.sha256("\0".join(names).encode()).hexdigest()[:8]
+    return parts_sha256(*names)[:8]
