@@ -16,6 +16,7 @@ import pyarrow as pa
 from lookbench.contamination.assess import assess
 from lookbench.contamination.flags import Flag
 from lookbench.contamination.sources import snapshot_sources
+from lookbench.dates import parse_date
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.errors import LookBenchError, SubmissionError
 from lookbench.evaluation.runner import EvalSettings, evaluate
@@ -68,8 +69,8 @@ def settings_of(result: ResultFile) -> EvalSettings:
         resamples=config.bootstrap.resamples,
         seed=config.bootstrap.seed,
         confidence=config.bootstrap.confidence,
-        since=None if window is None or window.since is None else np.datetime64(window.since, "us"),
-        until=None if window is None or window.until is None else np.datetime64(window.until, "us"),
+        since=None if window is None else parse_date(window.since, "config.window.since"),
+        until=None if window is None else parse_date(window.until, "config.window.until"),
     )
 
 
