@@ -6,9 +6,9 @@ stage uses (`lookbench.release.fingerprints.tables`): all but the last 2,000 ent
 (timed: the cost of an add at that size). Each repeat times the measured path
 and then its floor on the same queries, alternately, so load drifts hit both:
 
-* pHash tier: `FaissPhashes.within(both hashes, 24 bits)` against the bare faiss `IndexBinaryFlat` range search
-  it calls (the floor), and faiss's multi-index hashing (`IndexBinaryMultiHash`, 16 tables of 16 bits, exact at
-  24 bits with one flip per table) for reference;
+* pHash tier: `HashedPhashes.within(both hashes, 24 bits)` (multi-index hashing over numpy arrays) against
+  faiss's exhaustive `IndexBinaryFlat` range search (the floor) and faiss's multi-index hashing
+  (`IndexBinaryMultiHash`, 16 tables of 16 bits, exact at 24 bits with one flip per table);
 * crop candidates: `FaissWindows.nearest(12 windows, 16 bits, 16 entries)` against the bare faiss
   `IndexBinaryFlat` k-nearest search it calls;
 * the exact numpy scans (the path without faiss, and the search before the tables) up to `--scan-up-to`.
@@ -41,8 +41,8 @@ import numpy as np
 
 from lookbench.release.fingerprints.crops import WINDOWS
 from lookbench.release.fingerprints.tables import (
-    FaissPhashes,
     FaissWindows,
+    HashedPhashes,
     ScanPhashes,
     ScanWindows,
     as_bytes,
@@ -115,7 +115,7 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
     else:
         phashes, windows = random_words(rng, (n, 4)), random_words(rng, (n, W))
     rss = rss_mb()
-    phash_table, window_table = FaissPhashes(), FaissWindows()
+    phash_table, window_table = HashedPhashes(), FaissWindows()
     singles = min(n, 2000)
     phash_table.add(phashes[: n - singles])
     window_table.add(windows[: n - singles], np.ones(n - singles, bool))
@@ -147,7 +147,7 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
     k = CROP_LIMIT * W
 
     paths: dict[str, Callable[[], object]] = {
-        "phash: FaissPhashes.within": lambda: [phash_table.within(q, PHASH_RADIUS) for q in q_phash],
+        "phash: HashedPhashes.within": lambda: [phash_table.within(q, PHASH_RADIUS) for q in q_phash],
         "phash floor: faiss IndexBinaryFlat range_search": lambda: [
             flat.range_search(q, PHASH_RADIUS + 1) for q in q_phash_bytes
         ],
@@ -169,6 +169,11 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         paths["crop candidates scan (numpy, no faiss)"] = lambda: [
             scan_windows.nearest(q, WINDOW_RADIUS, CROP_LIMIT) for q in q_windows[:few]
         ]
+    for q, raw in zip(q_phash, q_phash_bytes, strict=True):
+        # The hashed answer is faiss's exhaustive one: exactness checked at every size measured.
+        exhaustive = np.unique(flat.range_search(raw, PHASH_RADIUS + 1)[2])
+        if not np.array_equal(phash_table.within(q, PHASH_RADIUS), exhaustive):
+            raise AssertionError("HashedPhashes.within differs from faiss's exhaustive range search")
     counts = {name: (max(1, queries // 10) if "scan" in name else queries) for name in paths}
     times: dict[str, list[float]] = {name: [] for name in paths}
     cpu_times: dict[str, list[float]] = {name: [] for name in paths}
@@ -179,7 +184,7 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
             cpu_times[name].append(cpu)
     memory = {}
     for name, fn in (
-        ("phash: FaissPhashes.within", lambda: phash_table.within(q_phash[-1], PHASH_RADIUS)),
+        ("phash: HashedPhashes.within", lambda: phash_table.within(q_phash[-1], PHASH_RADIUS)),
         ("crop candidates: FaissWindows.nearest", lambda: window_table.nearest(q_windows[-1], WINDOW_RADIUS, 16)),
         ("crop floor: faiss IndexBinaryFlat knn", lambda: window_codes.search(q_window_bytes[-1], k)),
     ):
@@ -193,6 +198,7 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         "cpu_ms_per_lookup": {name: summary(values) for name, values in cpu_times.items()},
         "transient_bytes_per_entry": memory,
         "scan_fallbacks": window_table.scanned,
+        "phash_scan_fallbacks": phash_table.scanned,
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
     for kind in ("ms_per_lookup", "cpu_ms_per_lookup"):
@@ -200,6 +206,8 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         floor = ms["crop floor: faiss IndexBinaryFlat knn"]["median"]
         measured = ms["crop candidates: FaissWindows.nearest"]["median"]
         result[f"crop_over_floor_median_{kind}"] = round(measured / floor, 2)
+        floor = ms["phash floor: faiss IndexBinaryFlat range_search"]["median"]
+        result[f"phash_over_floor_median_{kind}"] = round(ms["phash: HashedPhashes.within"]["median"] / floor, 2)
     print(json.dumps(result), flush=True)
     return result
 

@@ -2,11 +2,10 @@
 
 Each table keeps its codes in a growable uint64 matrix (amortised O(1) `add`, nothing rebuilt on the next look-up).
 The `scan` tables search it in blocks (exact; transient memory bounded by `SCAN_BLOCK`, time linear in the
-entries). The `faiss` tables (faiss-cpu, part of the `release` extra) answer the same questions through faiss
-indexes and are exact too: the pHash tier through faiss's exhaustive range search (`IndexBinaryFlat`: faster
-than faiss's multi-index hashing at every size measured, 10k-1M, and 40x faster when many entries are near the
-query; docs/benchmarks.md), the window tier through faiss's exhaustive k-nearest search over every window code,
-whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
+entries). The pHash tier is otherwise searched by multi-index hashing over sorted numpy arrays (`multihash.py`,
+exact by pigeonhole; faster than faiss's exhaustive and multi-index searches, docs/benchmarks.md), and with
+faiss-cpu (part of the `release` extra) the window tier by faiss's exhaustive k-nearest search over every window
+code, whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
 """
 
 from __future__ import annotations
@@ -19,19 +18,22 @@ import numpy as np
 
 from lookbench.release.fingerprints.crops import WINDOWS
 from lookbench.release.fingerprints.hashes import HASH_SIZE, hamming, popcount
+from lookbench.release.fingerprints.multihash import SCAN_SHARE, MultiHash, within_radius
 
-Backend = Literal["faiss", "scan"]
+Backend = Literal["faiss", "numpy", "scan"]
+"""`faiss`: the pHash tier by multi-index hashing, the window tier by faiss; `numpy` (no faiss installed): the
+window tier by the scan; `scan`: both tiers by the scan (the reference the others are tested against)."""
 PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
 SCAN_BLOCK = 1024
 """Entries compared per step of a scan: bounds its transient memory (~1.3 KB per entry of a block, ~1.4 MB)."""
 
 
 def default_backend() -> Backend:
-    """`faiss` when faiss-cpu is installed, else the exact numpy scan."""
+    """`faiss` when faiss-cpu is installed, else `numpy`."""
     try:
         import faiss  # noqa: F401
     except ImportError:
-        return "scan"
+        return "numpy"
     return "faiss"
 
 
@@ -169,28 +171,32 @@ class ScanWindows:
         return chosen, window_distances(query, matrix[chosen])
 
 
-class FaissPhashes(ScanPhashes):
-    """The pHash table searched by faiss's exhaustive range search (exact at any radius)."""
+class HashedPhashes(ScanPhashes):
+    """The pHash table searched by multi-index hashing (`multihash.py`, numpy only): exact at any radius; the scan
+    decides when the radius is too wide to probe or the candidates are over half the entries."""
 
     def __init__(self) -> None:
-        import faiss
-
         super().__init__()
-        self._index = faiss.IndexBinaryFlat(64 * PHASH_WORDS)
+        self._hash = MultiHash()
+        self.scanned = 0
+        """Look-ups the scan decided."""
 
     def add(self, words: np.ndarray) -> None:
-        """Append entries' pHashes."""
+        """Append entries' pHashes (indexed once `TAIL` are waiting)."""
         super().add(words)
-        with one_thread():
-            self._index.add(as_bytes(np.asarray(words, dtype=np.uint64).reshape(-1, PHASH_WORDS)))
+        self._hash.catch_up(self.codes.matrix)
 
     def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
         """Entry numbers within `radius` bits of any query."""
+        matrix = self.codes.matrix
         if radius < 0:
             return np.zeros(0, dtype=np.int64)
-        with one_thread():
-            _, _, ids = self._index.range_search(as_bytes(queries), radius + 1)  # faiss keeps distances < radius
-        return np.unique(ids)
+        found = self._hash.candidates(queries, radius, len(matrix) // SCAN_SHARE)
+        if found is None:
+            self.scanned += 1
+            return super().within(queries, radius)
+        tail = np.arange(self._hash.indexed, len(matrix))
+        return within_radius(matrix, np.concatenate([found, tail]), queries, radius)
 
 
 class FaissWindows(ScanWindows):
@@ -244,8 +250,8 @@ class FaissWindows(ScanWindows):
 
 
 def phash_table(backend: Backend) -> PhashTable:
-    """An empty pHash table searched by `backend`."""
-    return FaissPhashes() if backend == "faiss" else ScanPhashes()
+    """An empty pHash table searched by `backend` (multi-index hashing unless `scan`)."""
+    return ScanPhashes() if backend == "scan" else HashedPhashes()
 
 
 def window_table(backend: Backend) -> WindowTable:
