@@ -57,12 +57,19 @@ class Codes:
         self._data = np.zeros((capacity, words), dtype=np.uint64)
         self._size = 0
 
+    @classmethod
+    def of(cls, matrix: np.ndarray) -> Codes:
+        """Codes starting as `matrix` itself (a memory-mapped one stays on disk; the first add copies it)."""
+        codes = cls(matrix.shape[1], capacity=0)
+        codes._data, codes._size = matrix, len(matrix)
+        return codes
+
     def add(self, rows: np.ndarray) -> None:
         """Append (n, words) rows."""
         rows = np.asarray(rows, dtype=np.uint64).reshape(-1, self._data.shape[1])
         end = self._size + len(rows)
-        if end > len(self._data):
-            grown = np.zeros((max(end, 2 * len(self._data)), self._data.shape[1]), dtype=np.uint64)
+        if end > len(self._data) or not self._data.flags.writeable:
+            grown = np.zeros((max(end, 2 * len(self._data), 1024), self._data.shape[1]), dtype=np.uint64)
             grown[: self._size] = self._data[: self._size]
             self._data = grown
         self._data[self._size : end] = rows
@@ -78,7 +85,8 @@ class Codes:
 
 
 def as_bytes(words: np.ndarray) -> np.ndarray:
-    """uint64 code words as faiss's uint8 codes (the same bits, so the same Hamming distances)."""
+    """uint64 code words as faiss's uint8 codes (the same bits, so the same Hamming distances; a contiguous
+    matrix is viewed, not copied)."""
     words = np.ascontiguousarray(words, dtype=np.uint64)
     return words.view(np.uint8).reshape(len(words), 8 * words.shape[1])
 
@@ -126,8 +134,8 @@ def ranked(rows: np.ndarray, nearest: np.ndarray, radius: int, limit: int) -> np
 class ScanPhashes:
     """The pHash table searched by a blocked scan."""
 
-    def __init__(self) -> None:
-        self.codes = Codes(PHASH_WORDS)
+    def __init__(self, codes: Codes | None = None) -> None:
+        self.codes = Codes(PHASH_WORDS) if codes is None else codes
 
     def add(self, words: np.ndarray) -> None:
         """Append entries' pHashes."""
@@ -146,9 +154,9 @@ class ScanPhashes:
 class ScanWindows:
     """The window table searched by a blocked scan."""
 
-    def __init__(self) -> None:
-        self.codes = Codes(len(WINDOWS))
-        self.present = Codes(1)
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
+        self.codes = Codes(len(WINDOWS)) if codes is None else codes
+        self.present = Codes(1) if present is None else present
 
     def add(self, windows: np.ndarray, present: np.ndarray) -> None:
         """Append entries' window hashes (absent ones stored as zeros, marked absent)."""
@@ -175,9 +183,10 @@ class HashedPhashes(ScanPhashes):
     """The pHash table searched by multi-index hashing (`multihash.py`, numpy only): exact at any radius; the scan
     decides when the radius is too wide to probe or the candidates are over half the entries."""
 
-    def __init__(self) -> None:
-        super().__init__()
+    def __init__(self, codes: Codes | None = None) -> None:
+        super().__init__(codes)
         self._hash = MultiHash()
+        self._hash.catch_up(self.codes.matrix)
         self.scanned = 0
         """Look-ups the scan decided."""
 
@@ -200,43 +209,35 @@ class HashedPhashes(ScanPhashes):
 
 
 class FaissWindows(ScanWindows):
-    """The window table searched by faiss's exhaustive k-nearest search over every window code.
+    """The window table searched by faiss's exhaustive k-nearest search over every window code, read in place
+    from the codes matrix (`faiss.knn_hamming`: no copy, so a memory-mapped matrix stays on disk).
 
     Per query window the `limit * W` nearest codes cover at least `limit` entries. Every entry whose nearest pair
     is below the smallest k-th distance T was therefore seen; when the `limit`-th ranked entry (or, with fewer,
-    the radius) is below T, the answer is exact. Otherwise (many entries tied near the query) the scan decides.
+    the radius) is below T, the answer is exact. Otherwise (many entries tied near the query, or absent entries'
+    zero codes among the nearest) the scan decides.
     """
 
-    def __init__(self) -> None:
-        import faiss
-
-        super().__init__()
-        self._index = faiss.IndexBinaryFlat(64)
-        self._owners = Codes(1)
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
+        super().__init__(codes, present)
         self.scanned = 0
         """Look-ups the scan settled (the k-nearest answer could not be proven complete)."""
 
-    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
-        """Append entries' window hashes; each present code is indexed with its entry's number."""
-        first = len(self.codes)
-        super().add(windows, present)
-        entries = first + np.flatnonzero(present)
-        if len(entries):
-            with one_thread():
-                self._index.add(as_bytes(self.codes.matrix[entries].reshape(-1, 1)))
-            self._owners.add(np.repeat(entries.astype(np.uint64), len(WINDOWS)))
-
     def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The nearest entries by their nearest window pair."""
-        total = len(self._owners)
+        import faiss
+
+        matrix = self.codes.matrix
+        total = matrix.size
         if total == 0 or limit <= 0:
             return super().nearest(query, radius, limit)
         k = min(limit * len(WINDOWS), total)
         with one_thread():
-            distances, ids = self._index.search(as_bytes(query.reshape(-1, 1)), k)
-        found = ids >= 0
-        owners = self._owners.matrix[ids[found], 0].astype(np.int64)
-        reached = distances[found].astype(np.int64)
+            distances, ids = faiss.knn_hamming(as_bytes(query.reshape(-1, 1)), as_bytes(matrix.reshape(-1, 1)), k)
+        owners = ids[ids >= 0] // len(WINDOWS)
+        reached = distances[ids >= 0].astype(np.int64)
+        present = self.present.matrix[owners, 0].astype(bool)
+        owners, reached = owners[present], reached[present]
         order = np.lexsort((reached, owners))
         rows, first = np.unique(owners[order], return_index=True)
         # An entry's nearest pair below the bound was returned, so its value here is exact.
@@ -246,14 +247,14 @@ class FaissWindows(ScanWindows):
         if last >= bound:
             self.scanned += 1
             return super().nearest(query, radius, limit)
-        return chosen, window_distances(query, self.codes.matrix[chosen])
+        return chosen, window_distances(query, matrix[chosen])
 
 
-def phash_table(backend: Backend) -> PhashTable:
-    """An empty pHash table searched by `backend` (multi-index hashing unless `scan`)."""
-    return ScanPhashes() if backend == "scan" else HashedPhashes()
+def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
+    """A pHash table searched by `backend` (multi-index hashing unless `scan`), empty or holding `codes`."""
+    return ScanPhashes(codes) if backend == "scan" else HashedPhashes(codes)
 
 
-def window_table(backend: Backend) -> WindowTable:
-    """An empty window table searched by `backend`."""
-    return FaissWindows() if backend == "faiss" else ScanWindows()
+def window_table(backend: Backend, codes: Codes | None = None, present: Codes | None = None) -> WindowTable:
+    """A window table searched by `backend`, empty or holding `codes` (and which rows have them, `present`)."""
+    return FaissWindows(codes, present) if backend == "faiss" else ScanWindows(codes, present)
