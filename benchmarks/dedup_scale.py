@@ -31,15 +31,20 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import faiss
 import numpy as np
+import pyarrow as pa
 
 from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.fingerprints.index import FingerprintIndex
+from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.release.fingerprints.tables import (
     FaissWindows,
     HashedPhashes,
@@ -212,6 +217,75 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
     return result
 
 
+def memory_kb() -> dict[str, float]:
+    """This process's anonymous (heap) and file-backed (mapped files) resident memory, KB."""
+    fields = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            name, _, value = line.partition(":")
+            if name in ("RssAnon", "RssFile"):
+                fields[name] = float(value.split()[0])
+    return fields
+
+
+def synthetic_parts(rng: np.random.Generator, n: int, chunk: int = 100_000) -> Iterator[StoredCodes]:
+    """`n` entries of synthetic fingerprints keyed like published rows, a chunk at a time."""
+    for start in range(0, n, chunk):
+        size = min(chunk, n - start)
+        yield StoredCodes(
+            pa.array([f"v20260101/real_studio_flat/gallery#{start + i}" for i in range(size)]),
+            random_words(rng, (size, 4)),
+            random_words(rng, (size, 4)),
+            random_words(rng, (size, W)),
+            np.ones((size, 1), np.uint64),
+        )
+
+
+def measure_history(n: int, seed: int, folder: Path) -> dict[str, Any]:
+    """Resident memory per entry of a history of `n` entries: opened from its memory-mapped store (after one
+    look-up of each tier) against the same entries added to an in-memory index (keys and sha256 digests as Python
+    strings, codes copied), as the history was held before the store."""
+    rng = np.random.default_rng(seed)
+    write_store(folder, synthetic_parts(rng, n), n, W)
+    phash_words, windows = random_words(rng, (2, 4)), random_words(rng, (W,))
+    result: dict[str, Any] = {"entries": n}
+    before = memory_kb()
+    started = time.perf_counter()
+    index = FingerprintIndex.of_store(lambda key: b"", open_store(folder))
+    result["open_s"] = round(time.perf_counter() - started, 2)
+    index._phashes.within(phash_words, PHASH_RADIUS)
+    index._windows.nearest(windows, WINDOW_RADIUS, CROP_LIMIT)
+    found = index.keys.row_of(_hex(open_store(folder).sha[n // 2]))
+    after = memory_kb()
+    assert found == n // 2
+    result["mapped_anon_bytes_per_entry"] = round(1024 * (after["RssAnon"] - before["RssAnon"]) / n, 1)
+    result["mapped_file_bytes_per_entry"] = round(1024 * (after["RssFile"] - before["RssFile"]) / n, 1)
+    del index
+    before = memory_kb()
+    memory = FingerprintIndex(lambda key: b"")
+    stored = open_store(folder)
+    for start in range(0, n, 100_000):
+        end = min(n, start + 100_000)
+        memory.add_many(
+            stored.keys[start:end].to_pylist(),
+            [_hex(row) for row in stored.sha[start:end]],
+            np.array(stored.phash[start:end]),
+            np.array(stored.windows[start:end]),
+            np.ones(end - start, bool),
+        )
+    memory._phashes.within(phash_words, PHASH_RADIUS)
+    memory._windows.nearest(windows, WINDOW_RADIUS, CROP_LIMIT)
+    after = memory_kb()
+    result["in_memory_anon_bytes_per_entry"] = round(1024 * (after["RssAnon"] - before["RssAnon"]) / n, 1)
+    result["load_average_1min"] = round(os.getloadavg()[0], 2)
+    print(json.dumps({"history_memory": result}), flush=True)
+    return result
+
+
+def _hex(words: np.ndarray) -> str:
+    return np.asarray(words, dtype=np.uint64).astype(">u8").tobytes().hex()
+
+
 def main() -> None:
     """Measure each size and print one JSON line per size, then the growth exponents."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -221,8 +295,15 @@ def main() -> None:
     parser.add_argument("--scan-up-to", type=int, default=100_000, help="largest size the numpy scans run at")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--near-identical", action="store_true", help="the worst case: one image, n near copies")
+    parser.add_argument("--history-memory", action="store_true", help="only resident memory of a mapped history")
     args = parser.parse_args()
     print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}))
+    if args.history_memory:
+        for n in args.sizes:
+            with tempfile.TemporaryDirectory() as tmp:
+                measure_history(n, args.seed, Path(tmp) / "store")
+        print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}))
+        return
     results = [
         measure_size(n, args.queries, args.repeats, n <= args.scan_up_to, args.seed, args.near_identical)
         for n in args.sizes

@@ -61,12 +61,17 @@ class Level:
     def of(cls, words: np.ndarray, first: int) -> Level:
         """The level of codes numbered from `first`."""
         parts = np.ascontiguousarray(words, dtype=np.uint64).view(np.uint16).reshape(len(words), SUBSTRINGS)
-        # Per substring the keys are 16-bit, which numpy's stable argsort sorts by radix in linear time.
-        ids = np.concatenate([np.argsort(parts[:, t], kind="stable") for t in range(SUBSTRINGS)])
-        counts = np.concatenate([np.bincount(parts[:, t], minlength=1 << SUBSTRING_BITS) for t in range(SUBSTRINGS)])
+        ids = np.empty(SUBSTRINGS * len(words), dtype=np.uint32)
+        counts = np.empty(KEYS, dtype=np.int64)
+        for t in range(SUBSTRINGS):
+            # Per substring the keys are 16-bit, which numpy's stable argsort sorts by radix in linear time.
+            ids[t * len(words) : (t + 1) * len(words)] = np.argsort(parts[:, t], kind="stable") + first
+            counts[t << SUBSTRING_BITS : (t + 1) << SUBSTRING_BITS] = np.bincount(
+                parts[:, t], minlength=1 << SUBSTRING_BITS
+            )
         offsets = np.zeros(KEYS + 1, dtype=np.uint32)
         np.cumsum(counts, out=offsets[1:])
-        return cls(offsets, (first + ids).astype(np.uint32))
+        return cls(offsets, ids)
 
     def merged(self, later: Level) -> Level:
         """One level holding this one's entries and a later one's (linear in both: no sort)."""
