@@ -282,6 +282,35 @@ def measure_history(n: int, seed: int, folder: Path) -> dict[str, Any]:
     return result
 
 
+def measure_whole(n: int, seed: int, folder: Path) -> dict[str, Any]:
+    """The search part of a whole release, measured: a batch of `n` new entries against a history of `n` (opened
+    from its mapped store), in the dedup stage's order: each sample is looked up in the history (pHash tier, crop
+    candidates straight and mirrored), then in the batch kept so far, then added to the batch. Synthetic codes, no
+    image decoding, alignment or colour check (those run only on candidates)."""
+    rng = np.random.default_rng(seed)
+    write_store(folder, synthetic_parts(rng, n), n, W)
+    history = FingerprintIndex.of_store(lambda key: b"", open_store(folder))
+    batch_phash, batch_windows = HashedPhashes(), FaissWindows()
+    phashes, windows = random_words(rng, (n, 2, 4)), random_words(rng, (n, 2, W))
+    started, cpu = time.perf_counter(), time.thread_time()
+    for i in range(n):
+        for phash_table, window_table in ((history._phashes, history._windows), (batch_phash, batch_windows)):
+            phash_table.within(phashes[i], PHASH_RADIUS)
+            for side in windows[i]:
+                window_table.nearest(side, WINDOW_RADIUS, CROP_LIMIT)
+        batch_phash.add(phashes[i, 0])
+        batch_windows.add(windows[i, :1], np.ones(1, bool))
+    result = {
+        "history": n,
+        "batch": n,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "cpu_s": round(time.thread_time() - cpu, 1),
+        "load_average_1min": round(os.getloadavg()[0], 2),
+    }
+    print(json.dumps({"whole_release": result}), flush=True)
+    return result
+
+
 def _hex(words: np.ndarray) -> str:
     return np.asarray(words, dtype=np.uint64).astype(">u8").tobytes().hex()
 
@@ -296,12 +325,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--near-identical", action="store_true", help="the worst case: one image, n near copies")
     parser.add_argument("--history-memory", action="store_true", help="only resident memory of a mapped history")
+    parser.add_argument("--whole", action="store_true", help="only a whole release's search: n new against n")
     args = parser.parse_args()
     print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}))
-    if args.history_memory:
+    if args.history_memory or args.whole:
         for n in args.sizes:
             with tempfile.TemporaryDirectory() as tmp:
-                measure_history(n, args.seed, Path(tmp) / "store")
+                (measure_history if args.history_memory else measure_whole)(n, args.seed, Path(tmp) / "store")
         print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}))
         return
     results = [
