@@ -12,7 +12,8 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.card import CardFacts, lenient_date
+from lookbench.contamination.card import CardFacts
+from lookbench.dates import lenient_date
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.card import ModelCard, find_card, load_cards, parse_card
 from lookbench.models.hub import ensure_hub_model
