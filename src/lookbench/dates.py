@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
+import re
+from typing import Any
 
 import numpy as np
 
@@ -71,3 +74,58 @@ def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
             f"snapshot {snapshot_id!r}: its name is not a real date ({exc}); rows without first_seen_at cannot be dated"
         ) from exc
     return None if day is None else np.datetime64(day, "us")
+
+
+UNKNOWN_WORDS = frozenset({"", "unknown", "none", "null", "n/a", "na", "?"})
+_DATE_PREFIX = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
+
+
+def lenient_date(value: Any) -> dt.date | None:
+    """A date from ISO text, a datetime, or a leading YYYY-MM / YYYY (then the period's last day); None if unknown.
+
+    A partial date stands for its whole period, so it resolves to the period's end: the conservative reading
+    for both a training cutoff and a release date when flagging possible contamination.
+    """
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    text = str(value).strip()
+    if text.lower() in UNKNOWN_WORDS:
+        return None
+    try:
+        return dt.datetime.fromisoformat(text).date()
+    except ValueError:
+        pass
+    match = _DATE_PREFIX.match(text)
+    if match is None:
+        return None
+    year, month, day = (int(g) if g else None for g in match.groups())
+    assert year is not None
+    try:
+        if month is None:
+            return dt.date(year, 12, 31)
+        if day is None:
+            return dt.date(year, month, calendar.monthrange(year, month)[1])
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def date_as_given(value: Any) -> str | None:
+    """The date part of a card value as written: `2020-03` stays `2020-03`, `2012 (ImageNet)` gives `2012`.
+
+    Pages show this text, so a partial date is never displayed as the last day it resolves to.
+    """
+    if lenient_date(value) is None:
+        return None
+    if isinstance(value, dt.date):
+        return (value.date() if isinstance(value, dt.datetime) else value).isoformat()
+    text = str(value).strip()
+    try:
+        return dt.datetime.fromisoformat(text).date().isoformat()
+    except ValueError:
+        match = _DATE_PREFIX.match(text)
+        return match.group(0).strip() if match else None

@@ -147,7 +147,7 @@ def test_verify_catches_resealed_embeddings_of_the_wrong_shape(run: Run, tmp_pat
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
     assert code == 2
-    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.embedding_dim" in text
+    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.dim" in text
     np.save(query, np.load(query)[:-2, :])  # now two rows short, of the right dimension
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)

@@ -6,11 +6,11 @@ import datetime as dt
 
 import pyarrow as pa
 
-from lookbench.contamination.card import CardFacts, lenient_date
 from lookbench.contamination.flags import Flag, contamination_flags
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
 from lookbench.contamination.window import window_start
-from lookbench.dates import snapshot_date
+from lookbench.dates import lenient_date, snapshot_date
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.results.schema import ResultFile
 
 
@@ -29,5 +29,5 @@ def assess(result: ResultFile, per_query: pa.Table | None = None, sources: set[s
     """Every contamination flag of a run; sources default to those of its snapshot when it is local."""
     if sources is None:
         sources = snapshot_sources(local_snapshot(result.snapshot.location))
-    facts = CardFacts.of_model(result.model)
+    facts = result.model.card or ModelFacts()
     return contamination_flags(facts, result_window_start(result, per_query), result.snapshot.id, sources)

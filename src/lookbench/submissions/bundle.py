@@ -82,8 +82,8 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
     """The embeddings files a re-scoring needs, each checked to be a 2-D array of the result's row count and one
     shared dimension; raises naming the file and the result field it disagrees with."""
     files: list[Path] = []
-    declared = result.model.get("embedding_dim")
-    dim = declared if isinstance(declared, int) else None
+    declared = result.model.dim
+    dim = declared
     for subset, split, rows in embedding_splits(result):
         path = folder / subset / f"{split}.npy"
         if not path.is_file():
@@ -100,7 +100,7 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
                 f"{rows if rows is not None else 'some'} rows of one vector each"
             )
         if dim is not None and array.shape[1] != dim:
-            where = "field model.embedding_dim" if isinstance(declared, int) else "the dimension of the files before"
+            where = "field model.dim" if declared is not None else "the dimension of the files before"
             raise SubmissionError(f"{path}: shape {tuple(array.shape)}, but {result_path} ({where}) says {dim}")
         dim = int(array.shape[1])
         files.append(path)
@@ -110,7 +110,7 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
 def bundle_folder(result: ResultFile) -> Path:
     """`<model>/<revision>/<release>`: the release is the snapshot, plus the fine rule and window when not the
     defaults, so every distinct run of one model revision has its own folder."""
-    revision = str(result.model.get("revision") or NO_REVISION)
+    revision = result.model.revision or NO_REVISION
     release = result.snapshot.id
     if result.config.fine_rule != "main":
         release += f"__{result.config.fine_rule}"
@@ -122,12 +122,12 @@ def bundle_folder(result: ResultFile) -> Path:
 
 def card_of(result: ResultFile) -> dict[str, Any]:
     """The bundle's card: the model's name, spec, revision and its card facts as the result recorded them."""
-    card = result.model.get("card")
+    card = result.model.card
     return {
         "name": result.model_name,
-        "spec": result.model.get("spec"),
-        "revision": result.model.get("revision"),
-        "card": card if isinstance(card, dict) else {},
+        "spec": result.model.spec,
+        "revision": result.model.revision,
+        "card": {} if card is None else card.model_dump(mode="json"),
     }
 
 
@@ -165,7 +165,7 @@ def write_bundle(result_path: Path, embeddings: Path | None, repository: Path) -
         manifest = BundleManifest(
             format=BUNDLE_FORMAT,
             model=result.model_name,
-            revision=str(result.model.get("revision") or NO_REVISION),
+            revision=result.model.revision or NO_REVISION,
             release=result.snapshot.id,
             snapshot_hash=result.snapshot.content_hash,
             result=result_path.name,
@@ -219,7 +219,7 @@ def open_bundle(root: Path) -> Bundle:
         raise SubmissionError(f"{root / MANIFEST}: field per_query is not {result_path}'s per_query_file")
     expected = {
         "model": result.model_name,
-        "revision": str(result.model.get("revision") or NO_REVISION),
+        "revision": result.model.revision or NO_REVISION,
         "release": result.snapshot.id,
         "snapshot_hash": result.snapshot.content_hash,
     }
