@@ -1,4 +1,8 @@
-"""Dates: parsing what sources give (lenient about absence, strict about nonsense) and what users type (strict)."""
+"""Dates: parsing what sources give (lenient about absence, strict about nonsense), what users type (strict) and
+what model cards declare (lenient: partial dates, words for "unknown").
+
+Errors share one form: a ValueError saying `'VALUE' is not ...`, which commands prefix with the option or field.
+"""
 
 from __future__ import annotations
 
@@ -54,15 +58,28 @@ def parse_date(text: str | None, option: str) -> np.datetime64 | None:
     return np.datetime64(value.replace(tzinfo=None), "us")
 
 
+def _compact_day(digits: str, given: str) -> dt.date:
+    """`YYYYMMDD` as a date; ValueError names `given` when no such day exists."""
+    try:
+        return dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+    except ValueError as exc:
+        raise ValueError(f"{given[:80]!r} is not a real date (vYYYYMMDD: {exc})") from exc
+
+
 def version_date(snapshot_id: str) -> dt.date | None:
     """The date of a `vYYYYMMDD` snapshot id (None if not of that form; ValueError if not a real date)."""
     digits = snapshot_id.removeprefix("v")
     if len(digits) != 8 or not digits.isdigit():
         return None
-    try:
-        return dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
-    except ValueError as exc:
-        raise ValueError(f"{snapshot_id!r} is not a real date (vYYYYMMDD: {exc})") from exc
+    return _compact_day(digits, snapshot_id)
+
+
+def parse_day(text: str) -> dt.date:
+    """A release day written `YYYY-MM-DD`, `YYYYMMDD` or `vYYYYMMDD`; ValueError names the text."""
+    digits = text.strip().removeprefix("v").replace("-", "")
+    if len(digits) != 8 or not digits.isdigit():
+        raise ValueError(f"{text[:80]!r} is not an ISO date (YYYY-MM-DD)")
+    return _compact_day(digits, text)
 
 
 def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
@@ -77,6 +94,8 @@ def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
 
 
 UNKNOWN_WORDS = frozenset({"", "unknown", "none", "null", "n/a", "na", "?"})
+"""What cards write for a fact they do not know."""
+
 _DATE_PREFIX = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
 
 

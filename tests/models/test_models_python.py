@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from embedding_helpers import studio_snapshot
-from lookbench.contamination.window import cutoff_since
+from lookbench.contamination.assess import cutoff_since
 from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError

@@ -13,14 +13,15 @@ from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.contamination.assess import cutoff_since
 from lookbench.contamination.flags import contamination_flags
 from lookbench.contamination.tables import load_with_per_query
-from lookbench.contamination.window import cutoff_since, rewindow
 from lookbench.dates import date_as_given
 from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.embeddings.record import ModelRecord
 from lookbench.errors import LookBenchError
+from lookbench.evaluation.window import rewindow
 from lookbench.models import registry
 
 runner = CliRunner()

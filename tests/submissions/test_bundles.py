@@ -231,3 +231,18 @@ def test_submit_embed_refuses_a_run_of_precomputed_vectors(run: Run, tmp_path: P
     assert outcome.exit_code == 2
     assert "field model.spec is 'embeddings:" in " ".join(outcome.output.split())
     assert not list((tmp_path / "repo").iterdir())
+
+
+def test_a_declared_window_is_read_as_dates_and_a_bad_one_names_its_field(run: Run) -> None:
+    from lookbench.errors import LookBenchError
+    from lookbench.results.io import load_result
+    from lookbench.results.schema import DateWindow
+    from lookbench.submissions.verify import settings_of
+
+    result = load_result(run.result)
+    window = DateWindow(since="2026-01-01", until="2026-03-31", kept_queries=1, total_queries=2)
+    dated = settings_of(result.model_copy(update={"config": result.config.model_copy(update={"window": window})}))
+    assert (dated.since, dated.until) == (np.datetime64("2026-01-01", "us"), np.datetime64("2026-03-31", "us"))
+    bad = window.model_copy(update={"until": "soon"})
+    with pytest.raises(LookBenchError, match="^config.window.until: 'soon' is not an ISO date"):
+        settings_of(result.model_copy(update={"config": result.config.model_copy(update={"window": bad})}))

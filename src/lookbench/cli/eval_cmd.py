@@ -18,16 +18,17 @@ from lookbench.cli.common import (
     err_console,
     reports_errors,
 )
-from lookbench.contamination.window import cutoff_since
+from lookbench.contamination.assess import cutoff_since
 from lookbench.dates import parse_date
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
+from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings, wants_shards
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
 from lookbench.evaluation.runner import EvalOutput, EvalSettings, RunPlan, plan_run, run_plan
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
+from lookbench.precision import PRECISIONS
 from lookbench.results.io import save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue, ResultFile

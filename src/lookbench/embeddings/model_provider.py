@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,8 +22,11 @@ from lookbench.errors import EmbeddingError
 from lookbench.hashing import sha256_digest
 from lookbench.snapshot.reader import Snapshot
 
-Reload = Callable[[str, EmbedOptions], EmbeddingProvider]
-"""Loads a provider from its spec and options (the registry's `resolve_model`)."""
+if TYPE_CHECKING:
+    from lookbench.models.spec import ModelSpec
+
+Reload = Callable[["ModelSpec", EmbedOptions], EmbeddingProvider]
+"""Loads a provider from its parsed spec and options (the registry's `resolve_model`)."""
 
 
 class ModelEmbeddings(ProviderBase):
@@ -33,15 +37,18 @@ class ModelEmbeddings(ProviderBase):
 
     def __init__(
         self,
-        spec: str,
+        spec: ModelSpec | str,
         encoder: Encoder,
         options: EmbedOptions | None = None,
         card: ModelFacts | None = None,
         reload: Reload | None = None,
     ) -> None:
-        self.spec = spec
+        self.spec = str(spec)
+        self.model_spec = None if isinstance(spec, str) else spec
+        """The parsed spec another process loads the same model from (None: a model built from text, outside the
+        registry, which only this process can run)."""
         self.reload = reload
-        """How another process loads the same model from `spec` and options (shard workers)."""
+        """How another process loads the same model from `model_spec` and options (shard workers)."""
         self.card = card
         self.encoder = encoder
         self.options = options or EmbedOptions()

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lookbench.contamination.window import query_dates
 from lookbench.dates import version_date
+from lookbench.evaluation.window import query_dates
 from lookbench.metrics.bootstrap import ClusterSums, percentile_interval, replicate_totals, resample_counts
 from lookbench.reports.encode import scope_mask
 from lookbench.reports.labels import run_title
