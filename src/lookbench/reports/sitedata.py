@@ -100,7 +100,7 @@ def _run_entry(
         "contentHash": result.snapshot.content_hash[:12],
         "group": group,
         "spec": result.model.spec,
-        "card": None if recorded is None else recorded.model_dump(mode="json"),
+        "card": None if recorded is None else recorded.model_dump(mode="json", exclude_none=True),
         "release": None if card.release_day is None else card.release_day.isoformat(),
         "cutoff": None if card.cutoff_day is None else card.cutoff_day.isoformat(),
         "releaseText": card.release_text,

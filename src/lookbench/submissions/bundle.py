@@ -13,11 +13,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.atomic import atomic_folder, write_text_atomic
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.errors import SubmissionError, first_problem
 from lookbench.hashing import file_sha256
 from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.naming import slug
-from lookbench.results.schema import ResultFile
+from lookbench.results.schema import TYPED_MODEL_SINCE, ResultFile, schema_tuple
 from lookbench.snapshot.schema import NOISE
 
 BUNDLE_FORMAT: Final = "lookbench-submission/1"
@@ -227,9 +228,24 @@ def open_bundle(root: Path) -> Bundle:
         if getattr(manifest, field) != value:
             raise SubmissionError(f"{root / MANIFEST}: field {field} is not {result_path}'s ({value!r})")
     for name, record in ((manifest.card, card_of(result)), (manifest.environment, environment_of(result))):
-        if json.loads((root / name).read_text(encoding="utf-8")) != json.loads(_json(record)):
+        stored = json.loads((root / name).read_text(encoding="utf-8"))
+        old_card = name == manifest.card and schema_tuple(result.schema_version) < TYPED_MODEL_SINCE
+        if not _same_record(stored, json.loads(_json(record)), old_card):
             raise SubmissionError(f"{root / name}: does not match {result_path} (fields model / environment)")
     return Bundle(root, manifest, result)
+
+
+def _same_record(stored: Any, expected: dict[str, Any], old_card: bool) -> bool:
+    """Whether a bundle's card or environment file says what its result does. The card of a schema 1.0-1.2 result
+    is compared as a fact sheet: its bundle holds the card dict as it was, which the result now reads leniently
+    (see `ModelFacts.lenient`); a 1.3 bundle's files must match exactly."""
+    if not old_card or not isinstance(stored, dict) or stored == expected:
+        return bool(stored == expected)
+    facts, wanted = stored.get("card"), expected.get("card")
+    rest = {k: v for k, v in stored.items() if k != "card"}
+    return rest == {k: v for k, v in expected.items() if k != "card"} and ModelFacts.lenient(
+        facts or None
+    ) == ModelFacts.lenient(wanted or None)
 
 
 def find_bundles(repository: Path) -> list[Path]:
