@@ -190,3 +190,16 @@ def test_a_fashioniq_record_with_an_empty_first_caption_keeps_the_joined_text(tm
     texts = read_composed_queries(open_snapshot(out), "composed_dress").texts
     assert join_captions(["", "is shorter"]) == " and is shorter"  # CLIP4Cir: f"{c1.capitalize()} and {c2}"
     assert " and is shorter" in texts and "and is shorter" not in texts
+
+
+def test_a_composed_run_is_filed_under_the_name_its_result_carries(fiq: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r" / "{model}.json"
+    args = ["eval", "-s", str(fiq), "-m", "python:legacykit:make_dial_images", "-o", str(out)]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--resamples", "20"]
+    ran = CliRunner().invoke(app, args)
+    assert ran.exit_code == 0, ran.output
+    written = tmp_path / "r" / "dial_image.json"  # the slug of dial+image, the method auto chose
+    assert json.loads(written.read_text())["model"]["name"] == "dial+image"
+    assert "dial+image on" in " ".join(ran.output.split())
+    again = CliRunner().invoke(app, [*args, "--skip-existing"])
+    assert again.exit_code == 0 and "dial_image.json exists" in " ".join(again.output.split())
