@@ -140,10 +140,6 @@ class RunPlan:
     fallback_date: np.datetime64 | None
     """The date of queries without `first_seen_at` when the run is windowed (the snapshot's date)."""
 
-    @property
-    def windowed(self) -> bool:
-        return self.settings.since is not None or self.settings.until is not None
-
     def model_name(self) -> str:
         """The name the run's result carries and files under, known before the run (`eval --skip-existing`): the
         model's own name with what its tasks add (a composed run's method)."""
