@@ -9,9 +9,11 @@ Sizes are those of the released snapshot v20251201 (queries 1011/193/981/160, ga
   a backend other than `exact` is also checked row for row against `exact` (and timed against it);
 - `--eval`: writes a real-scale snapshot (labels, 1-pixel images) and `embeddings:DIR` files, runs the whole
   `lookbench eval --model embeddings:DIR` in a fresh process (imports, reading, checks, search, metrics, writing
-  the result), and reports its wall time against the floor of any exact scorer: one fp32 matrix product per
-  subset (all queries x gallery + noise), measured in the same run; the two alternate `--repeats` times (3) so
-  that changing load hits both, and the median ratio is the figure;
+  the result), and reports its wall and CPU time (user + sys, every thread) against the floor of any exact
+  scorer: one fp32 matrix product per subset (all queries x gallery + noise), measured in the same run; the two
+  alternate `--repeats` times (3) so that changing load hits both, and min and median ratios are reported, with
+  the peak RSS and the load; `--before-src DIR` times another checkout's `src/` in the same alternation;
+  `--eval-only` skips the in-process scoring figures;
 - `--baseline-queries N`: also times the authors' evaluator loop (a full argsort per query, K and metric) on N
   queries, scaled to all of them.
 """
