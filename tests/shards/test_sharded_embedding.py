@@ -148,7 +148,7 @@ def test_eval_with_shards_and_processes_scores_the_same(tmp_path: Path, synth: S
     assert a["metrics"] == b["metrics"]
     assert (tmp_path / "a.per_query.parquet").read_bytes() == (tmp_path / "b.per_query.parquet").read_bytes()
     assert b["model"]["sharding"]["executor"] == "local" and b["model"]["sharding"]["shards_run"] > 0
-    assert "sharding" not in a["model"]
+    assert a["model"]["sharding"] is None
 
 
 @pytest.mark.parametrize(

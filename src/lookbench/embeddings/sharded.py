@@ -23,6 +23,7 @@ from lookbench.embeddings.model_provider import ModelEmbeddings, Reload
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
+from lookbench.embeddings.record import ModelRecord
 from lookbench.embeddings.store import EmbeddingStore
 from lookbench.shards.executor import Executor, Needs, Progress, ShardError, ShardTask, cuda_devices
 from lookbench.shards.marker import ShardMarker, new_marker, write_marker
@@ -272,14 +273,12 @@ class ShardedEmbeddings(ProviderBase):
         """Encoded images embedded by the driver's model (the builder's few images are not sharded)."""
         return self.inner.embed_images(images)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ModelRecord:
         """The wrapped model's description, plus how it was sharded."""
         shards = sum(len(run.markers) for run in self.runs)
         ran = sum(len(run.ran) for run in self.runs)
-        return {
-            **self.inner.describe(),
-            "sharding": {**self.executor.describe(), "shards": shards, "shards_run": ran},
-        }
+        sharding = {**self.executor.describe(), "shards": shards, "shards_run": ran}
+        return self.inner.describe().model_copy(update={"sharding": sharding})
 
 
 def wants_shards(provider: object, executor: str, processes: int | None, shards: int | None) -> bool:

@@ -140,9 +140,13 @@ class RunPlan:
     fallback_date: np.datetime64 | None
     """The date of queries without `first_seen_at` when the run is windowed (the snapshot's date)."""
 
-    @property
-    def windowed(self) -> bool:
-        return self.settings.since is not None or self.settings.until is not None
+    def model_name(self) -> str:
+        """The name the run's result carries and files under, known before the run (`eval --skip-existing`): the
+        model's own name with what its tasks add (a composed run's method)."""
+        name = self.provider.describe().name or self.provider.spec
+        for task in dict.fromkeys(self.tasks.values()):
+            name = task.name(name)
+        return name
 
 
 @dataclass
@@ -234,8 +238,13 @@ def evaluate(
     progress: Progress | None = None,
 ) -> EvalOutput:
     """Evaluate `provider` on `snapshot` and return the result summary and the per-query table."""
+    return run_plan(plan_run(snapshot, provider, settings or EvalSettings()), progress)
+
+
+def run_plan(plan: RunPlan, progress: Progress | None = None) -> EvalOutput:
+    """Embed, gather and score each subset of a plan, then assemble its result."""
     say = progress or (lambda _msg: None)
-    plan = plan_run(snapshot, provider, settings or EvalSettings())
+    snapshot, provider = plan.snapshot, plan.provider
     clock, ledger = PhaseClock(), RunLedger()
     embedded_before, load_start = provider.embedded_images, load_average()
     needed = [(s, sp) for s in plan.subsets for sp in ("query", "gallery")]
@@ -271,11 +280,11 @@ def assemble(
 ) -> ResultFile:
     """The result file of a run: what was evaluated, with which model and settings, and what it measured."""
     snapshot, settings, provider = plan.snapshot, plan.settings, plan.provider
-    described = provider.describe()
-    if dim is not None:
-        described.setdefault("embedding_dim", dim)
+    described = provider.describe().model_copy(update={"name": plan.model_name()})
+    if dim is not None and described.dim is None:
+        described = described.model_copy(update={"dim": dim})
     for task in dict.fromkeys(plan.tasks.values()):
-        task.record(described)
+        described = task.record(described)
     recall = plan.retrieval.recall
     protocol = protocol_of(snapshot)
     return ResultFile(

@@ -198,16 +198,17 @@ def stored_codes(table: pa.Table) -> StoredCodes:
 
 def history_store(
     output: Path, version: str, cache: Path, on_problem: Callable[[Path, str], None] | None = None
-) -> tuple[StoredCodes | None, list[str]]:
-    """The fingerprints of all earlier versions (verified against their manifests) in one memory-mapped store
-    (`store.py`) under `cache`, named by those versions; built from the per-version caches when it is missing, and
-    rebuilt (and `on_problem` told why) when it is damaged. None when the earlier versions hold no image."""
+) -> tuple[Path | None, list[str]]:
+    """The folder of the memory-mapped store (`store.py`) of all earlier versions' fingerprints (verified against
+    their manifests), under `cache` and named by those versions, and their names: built from the per-version caches
+    when it is missing, rebuilt (and `on_problem` told why) when it is damaged. None when they hold no image."""
     folders = earlier_versions(output, version)
     names = [folder.name for folder in folders]
     folder = cache / f"history-{versions_fingerprint(output, version)[:16]}-{CACHE_FORMAT}"
     if folder.is_dir():
         try:
-            return open_store(folder), names
+            open_store(folder)
+            return folder, names
         except ReleaseError as exc:
             if on_problem is not None:
                 on_problem(folder, f"{exc}; rebuilt")
@@ -216,7 +217,7 @@ def history_store(
         return None, names
     parts = (stored_codes(cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem)) for f in folders)
     write_store(folder, parts, rows, len(WINDOWS))
-    return open_store(folder), names
+    return folder, names
 
 
 def history_index(
@@ -224,6 +225,11 @@ def history_index(
 ) -> tuple[FingerprintIndex, list[str]]:
     """An index over all earlier versions (verified against their manifests), searched in their memory-mapped
     store, and their names."""
-    stored, names = history_store(output, version, cache, on_problem)
+    folder, names = history_store(output, version, cache, on_problem)
+    return store_index(output, folder), names
+
+
+def store_index(output: Path, folder: Path | None) -> FingerprintIndex:
+    """An index over a history store (none: empty) whose images are the published rows in `output`."""
     images = PublishedImages(output)
-    return (FingerprintIndex(images) if stored is None else FingerprintIndex.of_store(images, stored)), names
+    return FingerprintIndex(images) if folder is None else FingerprintIndex.of_store(images, open_store(folder))

@@ -1,13 +1,14 @@
-"""Multi-index hashing of 256-bit pHashes over sorted numpy arrays: an exact Hamming range search whose time grows
-with the entries that share a substring with the query, not with all entries.
+"""Multi-index hashing of 256-bit pHashes over numpy arrays: an exact Hamming range search whose time grows with
+the entries that share a substring with the query, not with all entries.
 
 Each code is cut into 16 substrings of 16 bits. A code within r bits of the query differs from it in at most
 r // 16 bits in at least one substring (pigeonhole: otherwise every substring differs in more, r + 16 bits in all),
 so probing, in every substring's table, each key within r // 16 flips of the query's substring finds every such
-code; the candidates are then compared on all 256 bits. The tables are levels, each the entry numbers grouped by
-key `substring number << 16 | substring` (64 B per entry and 4 MB of offsets per level), merged like a
-size-tiered log (amortised O(log n) per add, nothing rebuilt before a look-up); the newest entries, fewer than
-`TAIL`, are compared directly.
+code. At most r // (r // 16 + 1) substrings can differ by more than the flips probed, so an entry is compared on
+all 256 bits only when it turns up in at least 16 - r // (r // 16 + 1) tables (4 at 24 bits). The tables are
+levels, each the entry numbers grouped by key `substring number << 16 | substring` (64 B per entry and 4 MB of
+offsets per level), merged like a size-tiered log (amortised O(log n) per add, nothing rebuilt before a look-up);
+the newest entries, fewer than `TAIL`, are compared directly.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ SUBSTRINGS = 16
 SUBSTRING_BITS = 16
 KEYS = SUBSTRINGS << SUBSTRING_BITS
 TAIL = 2048
-"""Entries compared directly before they are indexed (~50 us per look-up)."""
+"""Entries compared directly before they are indexed (a fixed cost per look-up)."""
 MAX_FLIPS = 3
 """Flips probed per substring at most (697 keys); a wider radius (64 bits and more) is scanned."""
 SCAN_SHARE = 2
