@@ -31,6 +31,7 @@ import numpy as np
 
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
+from lookbench.embeddings.record import ModelRecord
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
@@ -82,9 +83,11 @@ class Mixed(ProviderBase):
              np.sqrt(1 - a) * self.frozen.unit(snapshot, subset, split)], axis=1,
         )  # fmt: skip
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ModelRecord:
         """What the result file records."""
-        return {"spec": self.spec, "trained_share": self.share, "space": "outputs"}
+        name = f"{self.trained.spec} + {self.frozen.spec}, outputs, fine-tuned share {self.share:g}"
+        details = {"trained_share": self.share, "space": "outputs"}
+        return ModelRecord(spec=self.spec, kind="pretrained_mix", name=name, details=details)
 
 
 def interval(test: Any) -> str:

@@ -9,9 +9,11 @@ Sizes are those of the released snapshot v20251201 (queries 1011/193/981/160, ga
   a backend other than `exact` is also checked row for row against `exact` (and timed against it);
 - `--eval`: writes a real-scale snapshot (labels, 1-pixel images) and `embeddings:DIR` files, runs the whole
   `lookbench eval --model embeddings:DIR` in a fresh process (imports, reading, checks, search, metrics, writing
-  the result), and reports its wall time against the floor of any exact scorer: one fp32 matrix product per
-  subset (all queries x gallery + noise), measured in the same run; the two alternate `--repeats` times (3) so
-  that changing load hits both, and the median ratio is the figure;
+  the result), and reports its wall and CPU time (user + sys, every thread) against the floor of any exact
+  scorer: one fp32 matrix product per subset (all queries x gallery + noise), measured in the same run; the two
+  alternate `--repeats` times (3) so that changing load hits both, and min and median ratios are reported, with
+  the peak RSS and the load; `--before-src DIR` times another checkout's `src/` in the same alternation;
+  `--eval-only` skips the in-process scoring figures;
 - `--baseline-queries N`: also times the authors' evaluator loop (a full argsort per query, K and metric) on N
   queries, scaled to all of them.
 """
@@ -29,7 +31,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from measure import lookbench, timed_process
+from measure import Timed, lookbench, timed_process
 from PIL import Image
 
 from lookbench.metrics.aggregate import summarise
@@ -123,16 +125,18 @@ def score(backend: SearchBackend, noise_labels: SplitLabels, data: dict[str, Tas
     return {"search_s": search_s, "search_and_metrics_s": search_and_metrics, "total_s": total, "rankings": rankings}
 
 
-def matmul_floor(data: dict[str, Task]) -> float:
-    """One fp32 product of all queries x (gallery + noise) per subset: the floor of any exact scorer."""
-    total = 0.0
+def matmul_floor(data: dict[str, Task]) -> tuple[float, float]:
+    """One fp32 product of all queries x (gallery + noise) per subset, the floor of any exact scorer: (wall, CPU)
+    seconds, CPU counting every BLAS thread."""
+    wall = cpu = 0.0
     for _, _, q, gallery, noise, _ in data.values():
         corpus = np.concatenate([gallery, noise])
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         product = q @ corpus.T
-        total += time.perf_counter() - t0
+        wall += time.perf_counter() - t0
+        cpu += time.process_time() - c0
         del product, corpus
-    return total
+    return wall, cpu
 
 
 def _table(labels: SplitLabels, image: dict[str, Any]) -> pa.Table:
@@ -173,10 +177,53 @@ def write_eval_inputs(
     return snap, vectors
 
 
-def run_eval(snap: Path, vectors: Path, out: Path, search: str) -> tuple[float, float]:
-    """Wall seconds and peak RSS (MB) of `lookbench eval --model embeddings:DIR` in a fresh process."""
+def run_eval(snap: Path, vectors: Path, out: Path, search: str, source: Path | None = None) -> Timed:
+    """Wall, peak RSS and CPU of `lookbench eval --model embeddings:DIR` in a fresh process (on `source`'s code)."""
     args = ["eval", "--snapshot", str(snap), "--model", f"embeddings:{vectors}", "--output", str(out / "result.json")]
-    return timed_process(lookbench(*args, "--search", search))
+    env = {"PYTHONPATH": str(source.resolve())} if source else None
+    return timed_process(lookbench(*args, "--search", search), env)
+
+
+def _spread(values: list[float]) -> dict[str, Any]:
+    return {
+        "runs": [round(v, 3) for v in values],
+        "min": round(min(values), 3),
+        "median": round(float(np.median(values)), 3),
+    }
+
+
+def eval_against_floor(
+    noise_labels: SplitLabels, noise: np.ndarray, data: dict[str, Task], args: argparse.Namespace
+) -> dict[str, Any]:
+    """The whole eval (and `--before-src`'s) alternated with the floor: wall, CPU, ratios, peak RSS, load."""
+    codes = {"eval": None, **({"before": args.before_src} if args.before_src else {})}
+    runs: dict[str, list[Timed]] = {code: [] for code in codes}
+    floors: list[tuple[float, float]] = []
+    loads = []
+    with tempfile.TemporaryDirectory() as tmp:
+        snap, vectors = write_eval_inputs(Path(tmp), noise_labels, noise, data)
+        for code, source in codes.items():  # warm the page cache, import and digest caches
+            run_eval(snap, vectors, Path(tmp) / code, args.search, source)
+        for _ in range(args.repeats):  # alternate, so that changing load hits all alike
+            for code, source in codes.items():
+                floors.append(matmul_floor(data))
+                runs[code].append(run_eval(snap, vectors, Path(tmp) / code, args.search, source))
+                loads.append(os.getloadavg()[0])
+    report: dict[str, Any] = {
+        "floor_wall_s": _spread([w for w, _ in floors]),
+        "floor_cpu_s": _spread([c for _, c in floors]),
+        "load_average_1min": _spread(loads),
+    }
+    for n, (code, timed) in enumerate(runs.items()):
+        paired = floors[n :: len(codes)]  # the floor measured just before each of this code's runs
+        report[code] = {
+            "wall_s": _spread([t.wall_s for t in timed]),
+            "cpu_s": _spread([t.cpu_s for t in timed]),
+            "peak_rss_mb": round(max(t.peak_mb for t in timed), 1),
+            "wall_over_floor": _spread([t.wall_s / f[0] for t, f in zip(timed, paired, strict=True)]),
+            "cpu_over_floor": _spread([t.cpu_s / f[1] for t, f in zip(timed, paired, strict=True)]),
+        }
+    return report
 
 
 def baseline(queries: np.ndarray, corpus: np.ndarray, rel: Relevance, ks: tuple[int, ...]) -> None:
@@ -202,6 +249,8 @@ def main() -> None:
     parser.add_argument("--search", default="exact", help="auto, exact, torch, faiss, faiss:ivf, faiss:hnsw")
     parser.add_argument("--eval", action="store_true", help="also time the whole `lookbench eval` at real scale")
     parser.add_argument("--repeats", type=int, default=3, help="eval/floor pairs, alternated")
+    parser.add_argument("--eval-only", action="store_true", help="skip the in-process scoring figures")
+    parser.add_argument("--before-src", type=Path, help="also time the eval on this checkout's src/, alternated")
     parser.add_argument("--baseline-queries", type=int, default=0, help="queries timed for the authors' loop")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args()
@@ -214,32 +263,21 @@ def main() -> None:
         "search": backend.describe(),
         "cpus": os.cpu_count(),
     }
-    score(backend, noise_labels, {"aigen_streetlook": data["aigen_streetlook"]}, 10)  # warm-up (device, BLAS)
-    timed = score(backend, noise_labels, data, args.resamples)
-    report |= {key: round(value, 3) for key, value in timed.items() if key.endswith("_s")}
-    if backend.name != "exact":
-        reference = score(ExactSearch(), noise_labels, data, args.resamples)
-        same = all(
-            np.array_equal(timed["rankings"][s].indices, reference["rankings"][s].indices)
-            and np.array_equal(timed["rankings"][s].scores, reference["rankings"][s].scores)
-            for s in data
-        )
-        report["identical_to_exact"] = same
-        report["exact_total_s"] = round(reference["total_s"], 3)
-    if args.eval:
-        walls, floors, peaks = [], [], []
-        with tempfile.TemporaryDirectory() as tmp:
-            snap, vectors = write_eval_inputs(Path(tmp), noise_labels, noise, data)
-            run_eval(snap, vectors, Path(tmp), args.search)  # warm the page cache, import and digest caches
-            for _ in range(args.repeats):  # alternate, so that changing load hits both alike
-                floors.append(matmul_floor(data))
-                wall, rss = run_eval(snap, vectors, Path(tmp), args.search)
-                walls.append(wall)
-                peaks.append(rss)
-        ratios = [w / f for w, f in zip(walls, floors, strict=True)]
-        report |= {"eval_wall_s": [round(w, 3) for w in walls], "eval_peak_rss_mb": round(max(peaks), 1)}
-        report |= {"matmul_floor_s": [round(f, 3) for f in floors], "eval_over_floor": [round(r, 2) for r in ratios]}
-        report["eval_over_floor_median"] = round(float(np.median(ratios)), 2)
+    if not args.eval_only:
+        score(backend, noise_labels, {"aigen_streetlook": data["aigen_streetlook"]}, 10)  # warm-up (device, BLAS)
+        timed = score(backend, noise_labels, data, args.resamples)
+        report |= {key: round(value, 3) for key, value in timed.items() if key.endswith("_s")}
+        if backend.name != "exact":
+            reference = score(ExactSearch(), noise_labels, data, args.resamples)
+            same = all(
+                np.array_equal(timed["rankings"][s].indices, reference["rankings"][s].indices)
+                and np.array_equal(timed["rankings"][s].scores, reference["rankings"][s].scores)
+                for s in data
+            )
+            report["identical_to_exact"] = same
+            report["exact_total_s"] = round(reference["total_s"], 3)
+    if args.eval or args.eval_only:
+        report["eval"] = eval_against_floor(noise_labels, noise, data, args)
     if args.baseline_queries:
         t0 = time.perf_counter()
         done = 0

@@ -7,6 +7,7 @@ import pytest
 
 from lookbench.embeddings.checks import BLOCK_ROWS, check_embeddings
 from lookbench.errors import EmbeddingError
+from lookbench.search.backend import is_immutable
 
 
 def _rows(n: int = 6, d: int = 12) -> np.ndarray:
@@ -87,3 +88,11 @@ def test_in_place_normalises_the_callers_array_only_when_it_can() -> None:
     assert not np.shares_memory(check_embeddings(wide, 6, "x", in_place=True), wide)
     strided = np.asfortranarray(_rows())
     assert not np.shares_memory(check_embeddings(strided, 6, "x", in_place=True), strided)
+
+
+def test_in_place_result_is_immutable_even_as_a_view() -> None:
+    # np.load hands back a view of a flat array; the search remembers norms only of arrays nothing can write
+    flat = np.random.default_rng(0).normal(size=72).astype(np.float32)
+    view = flat.reshape(6, 12)
+    out = check_embeddings(view, 6, "x", in_place=True)
+    assert np.shares_memory(out, flat) and is_immutable(out) and not flat.flags.writeable

@@ -64,3 +64,18 @@ def test_exclusions_across_blocks_match_reference() -> None:
     keep = np.flatnonzero(~exclude)
     expected = keep[_reference(q, c[keep], 12)]
     np.testing.assert_array_equal(result.indices, expected)
+
+
+@pytest.mark.parametrize("corpus_block", [7, 64, 1000])
+def test_block_sizes_give_identical_rankings_and_scores(corpus_block: int) -> None:
+    # coarse values make exact ties and near-ties, where a blocked float32 product could reorder rows
+    rng = np.random.default_rng(3)
+    q = np.round(rng.normal(size=(37, 24)), 1).astype(np.float32)
+    c = np.round(rng.normal(size=(900, 24)), 1).astype(np.float32)
+    c[500:520] = c[10]
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    c /= np.linalg.norm(c, axis=1, keepdims=True)
+    reference = ExactSearch(query_block=37, corpus_block=900).search(q, c, 20)
+    found = ExactSearch(query_block=8, corpus_block=corpus_block).search(q, [c[:300], c[300:]], 20)
+    np.testing.assert_array_equal(found.indices, reference.indices)
+    np.testing.assert_array_equal(found.scores, reference.scores)

@@ -62,8 +62,16 @@ def check_embeddings(
         zero.append(start + np.flatnonzero(norms == 0))
     _raise(where, "NaN or infinite values", np.concatenate(bad))
     _raise(where, "zero vector(s)", np.concatenate(zero))
-    out.flags.writeable = False
+    _freeze(out)
     return out
+
+
+def _freeze(array: np.ndarray) -> None:
+    """Make `array` and the arrays it views read-only: the search then remembers its norms (`is_immutable`)."""
+    view: object = array
+    while isinstance(view, np.ndarray):
+        view.flags.writeable = False
+        view = view.base
 
 
 def _load(source: np.ndarray, block: np.ndarray) -> None:

@@ -15,7 +15,6 @@ image of `fashion-mnist` (the test file is not read into it, and the training ro
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import zlib
 from dataclasses import dataclass
@@ -125,7 +124,7 @@ def read_part(ctx: ImportContext, prefix: str) -> IdxPart:
         raise DatasetImportError(f"{paths['labels']}: label {int(labels.max())} outside Fashion-MNIST's 0-9")
     for kind, path in paths.items():
         stem = path.name.removesuffix(".gz")
-        digest = hashlib.sha256(contents[kind]).hexdigest()
+        digest = sha256_hex(contents[kind])
         if digest != PINNED[stem]:
             if not ctx.options.unpinned:
                 raise DatasetImportError(

@@ -24,7 +24,7 @@ class ExactSearch(CheckedSearch):
     name = "exact"
     exact = True
 
-    def __init__(self, query_block: int = 1024, corpus_block: int = 4096) -> None:
+    def __init__(self, query_block: int = 1024, corpus_block: int = 8192) -> None:
         self.query_block = query_block
         self.corpus_block = corpus_block
 

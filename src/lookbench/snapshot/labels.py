@@ -15,9 +15,11 @@ def canonical_text(value: object) -> str | None:
 
     None, NaN and blank text give None.
     """
-    if value is None:
+    if type(value) is str:  # the common case first: most cells are plain text
+        text = value
+    elif value is None:
         return None
-    if isinstance(value, bool):
+    elif isinstance(value, bool):
         text = "true" if value else "false"
     elif isinstance(value, int):
         text = str(value)
