@@ -6,9 +6,9 @@ stage uses (`lookbench.release.fingerprints.tables`): all but the last 2,000 ent
 (timed: the cost of an add at that size). Each repeat times the measured path
 and then its floor on the same queries, alternately, so load drifts hit both:
 
-* pHash tier: `FaissPhashes.within(both hashes, 24 bits)` against the bare faiss `IndexBinaryFlat` range search
-  it calls (the floor), and faiss's multi-index hashing (`IndexBinaryMultiHash`, 16 tables of 16 bits, exact at
-  24 bits with one flip per table) for reference;
+* pHash tier: `HashedPhashes.within(both hashes, 24 bits)` (multi-index hashing over numpy arrays) against
+  faiss's exhaustive `IndexBinaryFlat` range search (the floor) and faiss's multi-index hashing
+  (`IndexBinaryMultiHash`, 16 tables of 16 bits, exact at 24 bits with one flip per table);
 * crop candidates: `FaissWindows.nearest(12 windows, 16 bits, 16 entries)` against the bare faiss
   `IndexBinaryFlat` k-nearest search it calls;
 * the exact numpy scans (the path without faiss, and the search before the tables) up to `--scan-up-to`.
@@ -31,18 +31,23 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import time
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import faiss
 import numpy as np
+import pyarrow as pa
 
 from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.fingerprints.index import FingerprintIndex
+from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.release.fingerprints.tables import (
-    FaissPhashes,
     FaissWindows,
+    HashedPhashes,
     ScanPhashes,
     ScanWindows,
     as_bytes,
@@ -115,7 +120,7 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
     else:
         phashes, windows = random_words(rng, (n, 4)), random_words(rng, (n, W))
     rss = rss_mb()
-    phash_table, window_table = FaissPhashes(), FaissWindows()
+    phash_table, window_table = HashedPhashes(), FaissWindows()
     singles = min(n, 2000)
     phash_table.add(phashes[: n - singles])
     window_table.add(windows[: n - singles], np.ones(n - singles, bool))
@@ -147,7 +152,7 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
     k = CROP_LIMIT * W
 
     paths: dict[str, Callable[[], object]] = {
-        "phash: FaissPhashes.within": lambda: [phash_table.within(q, PHASH_RADIUS) for q in q_phash],
+        "phash: HashedPhashes.within": lambda: [phash_table.within(q, PHASH_RADIUS) for q in q_phash],
         "phash floor: faiss IndexBinaryFlat range_search": lambda: [
             flat.range_search(q, PHASH_RADIUS + 1) for q in q_phash_bytes
         ],
@@ -169,6 +174,11 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         paths["crop candidates scan (numpy, no faiss)"] = lambda: [
             scan_windows.nearest(q, WINDOW_RADIUS, CROP_LIMIT) for q in q_windows[:few]
         ]
+    for q, raw in zip(q_phash, q_phash_bytes, strict=True):
+        # The hashed answer is faiss's exhaustive one: exactness checked at every size measured.
+        exhaustive = np.unique(flat.range_search(raw, PHASH_RADIUS + 1)[2])
+        if not np.array_equal(phash_table.within(q, PHASH_RADIUS), exhaustive):
+            raise AssertionError("HashedPhashes.within differs from faiss's exhaustive range search")
     counts = {name: (max(1, queries // 10) if "scan" in name else queries) for name in paths}
     times: dict[str, list[float]] = {name: [] for name in paths}
     cpu_times: dict[str, list[float]] = {name: [] for name in paths}
@@ -179,7 +189,7 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
             cpu_times[name].append(cpu)
     memory = {}
     for name, fn in (
-        ("phash: FaissPhashes.within", lambda: phash_table.within(q_phash[-1], PHASH_RADIUS)),
+        ("phash: HashedPhashes.within", lambda: phash_table.within(q_phash[-1], PHASH_RADIUS)),
         ("crop candidates: FaissWindows.nearest", lambda: window_table.nearest(q_windows[-1], WINDOW_RADIUS, 16)),
         ("crop floor: faiss IndexBinaryFlat knn", lambda: window_codes.search(q_window_bytes[-1], k)),
     ):
@@ -193,6 +203,7 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         "cpu_ms_per_lookup": {name: summary(values) for name, values in cpu_times.items()},
         "transient_bytes_per_entry": memory,
         "scan_fallbacks": window_table.scanned,
+        "phash_scan_fallbacks": phash_table.scanned,
         "load_average_1min": round(os.getloadavg()[0], 2),
     }
     for kind in ("ms_per_lookup", "cpu_ms_per_lookup"):
@@ -200,8 +211,108 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         floor = ms["crop floor: faiss IndexBinaryFlat knn"]["median"]
         measured = ms["crop candidates: FaissWindows.nearest"]["median"]
         result[f"crop_over_floor_median_{kind}"] = round(measured / floor, 2)
+        floor = ms["phash floor: faiss IndexBinaryFlat range_search"]["median"]
+        result[f"phash_over_floor_median_{kind}"] = round(ms["phash: HashedPhashes.within"]["median"] / floor, 2)
     print(json.dumps(result), flush=True)
     return result
+
+
+def memory_kb() -> dict[str, float]:
+    """This process's anonymous (heap) and file-backed (mapped files) resident memory, KB."""
+    fields = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            name, _, value = line.partition(":")
+            if name in ("RssAnon", "RssFile"):
+                fields[name] = float(value.split()[0])
+    return fields
+
+
+def synthetic_parts(rng: np.random.Generator, n: int, chunk: int = 100_000) -> Iterator[StoredCodes]:
+    """`n` entries of synthetic fingerprints keyed like published rows, a chunk at a time."""
+    for start in range(0, n, chunk):
+        size = min(chunk, n - start)
+        yield StoredCodes(
+            pa.array([f"v20260101/real_studio_flat/gallery#{start + i}" for i in range(size)]),
+            random_words(rng, (size, 4)),
+            random_words(rng, (size, 4)),
+            random_words(rng, (size, W)),
+            np.ones((size, 1), np.uint64),
+        )
+
+
+def measure_history(n: int, seed: int, folder: Path) -> dict[str, Any]:
+    """Resident memory per entry of a history of `n` entries: opened from its memory-mapped store (after one
+    look-up of each tier) against the same entries added to an in-memory index (keys and sha256 digests as Python
+    strings, codes copied), as the history was held before the store."""
+    rng = np.random.default_rng(seed)
+    write_store(folder, synthetic_parts(rng, n), n, W)
+    phash_words, windows = random_words(rng, (2, 4)), random_words(rng, (W,))
+    result: dict[str, Any] = {"entries": n}
+    before = memory_kb()
+    started = time.perf_counter()
+    index = FingerprintIndex.of_store(lambda key: b"", open_store(folder))
+    result["open_s"] = round(time.perf_counter() - started, 2)
+    index._phashes.within(phash_words, PHASH_RADIUS)
+    index._windows.nearest(windows, WINDOW_RADIUS, CROP_LIMIT)
+    found = index.keys.row_of(_hex(open_store(folder).sha[n // 2]))
+    after = memory_kb()
+    assert found == n // 2
+    result["mapped_anon_bytes_per_entry"] = round(1024 * (after["RssAnon"] - before["RssAnon"]) / n, 1)
+    result["mapped_file_bytes_per_entry"] = round(1024 * (after["RssFile"] - before["RssFile"]) / n, 1)
+    del index
+    before = memory_kb()
+    memory = FingerprintIndex(lambda key: b"")
+    stored = open_store(folder)
+    for start in range(0, n, 100_000):
+        end = min(n, start + 100_000)
+        memory.add_many(
+            stored.keys[start:end].to_pylist(),
+            [_hex(row) for row in stored.sha[start:end]],
+            np.array(stored.phash[start:end]),
+            np.array(stored.windows[start:end]),
+            np.ones(end - start, bool),
+        )
+    memory._phashes.within(phash_words, PHASH_RADIUS)
+    memory._windows.nearest(windows, WINDOW_RADIUS, CROP_LIMIT)
+    after = memory_kb()
+    result["in_memory_anon_bytes_per_entry"] = round(1024 * (after["RssAnon"] - before["RssAnon"]) / n, 1)
+    result["load_average_1min"] = round(os.getloadavg()[0], 2)
+    print(json.dumps({"history_memory": result}), flush=True)
+    return result
+
+
+def measure_whole(n: int, seed: int, folder: Path) -> dict[str, Any]:
+    """The search part of a whole release, measured: a batch of `n` new entries against a history of `n` (opened
+    from its mapped store), in the dedup stage's order: each sample is looked up in the history (pHash tier, crop
+    candidates straight and mirrored), then in the batch kept so far, then added to the batch. Synthetic codes, no
+    image decoding, alignment or colour check (those run only on candidates)."""
+    rng = np.random.default_rng(seed)
+    write_store(folder, synthetic_parts(rng, n), n, W)
+    history = FingerprintIndex.of_store(lambda key: b"", open_store(folder))
+    batch_phash, batch_windows = HashedPhashes(), FaissWindows()
+    phashes, windows = random_words(rng, (n, 2, 4)), random_words(rng, (n, 2, W))
+    started, cpu = time.perf_counter(), time.thread_time()
+    for i in range(n):
+        for phash_table, window_table in ((history._phashes, history._windows), (batch_phash, batch_windows)):
+            phash_table.within(phashes[i], PHASH_RADIUS)
+            for side in windows[i]:
+                window_table.nearest(side, WINDOW_RADIUS, CROP_LIMIT)
+        batch_phash.add(phashes[i, 0])
+        batch_windows.add(windows[i, :1], np.ones(1, bool))
+    result = {
+        "history": n,
+        "batch": n,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "cpu_s": round(time.thread_time() - cpu, 1),
+        "load_average_1min": round(os.getloadavg()[0], 2),
+    }
+    print(json.dumps({"whole_release": result}), flush=True)
+    return result
+
+
+def _hex(words: np.ndarray) -> str:
+    return np.asarray(words, dtype=np.uint64).astype(">u8").tobytes().hex()
 
 
 def main() -> None:
@@ -213,8 +324,16 @@ def main() -> None:
     parser.add_argument("--scan-up-to", type=int, default=100_000, help="largest size the numpy scans run at")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--near-identical", action="store_true", help="the worst case: one image, n near copies")
+    parser.add_argument("--history-memory", action="store_true", help="only resident memory of a mapped history")
+    parser.add_argument("--whole", action="store_true", help="only a whole release's search: n new against n")
     args = parser.parse_args()
     print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}))
+    if args.history_memory or args.whole:
+        for n in args.sizes:
+            with tempfile.TemporaryDirectory() as tmp:
+                (measure_history if args.history_memory else measure_whole)(n, args.seed, Path(tmp) / "store")
+        print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}))
+        return
     results = [
         measure_size(n, args.queries, args.repeats, n <= args.scan_up_to, args.seed, args.near_identical)
         for n in args.sizes

@@ -13,7 +13,9 @@ ROOT = Path(lookbench.__file__).parent
 LAYERS: dict[str, int] = {
     # one place for each shared concern (the single-file modules), imported by everything above
     "errors": 0,
-    **dict.fromkeys(("atomic", "cache", "cores", "dates", "hashing", "http", "images", "optional", "yamlfile"), 1),
+    **dict.fromkeys(
+        ("atomic", "cache", "cores", "dates", "hashing", "http", "images", "optional", "precision", "yamlfile"), 1
+    ),
     "__init__": 1,
     "configfile": 2,
     "taxonomy": 2,

@@ -13,11 +13,30 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lookbench.dates import optional_datetime, parse_date, parse_datetime, snapshot_date, version_date
+from lookbench.dates import (
+    lenient_date,
+    optional_datetime,
+    parse_date,
+    parse_datetime,
+    parse_day,
+    snapshot_date,
+    version_date,
+)
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.store import model_key
 from lookbench.errors import LookBenchError
-from lookbench.hashing import file_sha256, json_sha256, parts_sha256, sha256_digest, sha256_hex
+from lookbench.hashing import (
+    digest,
+    digest_size,
+    file_sha256,
+    json_sha256,
+    order_key,
+    parts_sha256,
+    sha1_hex,
+    sha256_digest,
+    sha256_hex,
+    sha256_stream,
+)
 from lookbench.images import MAX_PIXELS, BadImageError, decode_image, image_size
 
 
@@ -38,6 +57,42 @@ def test_hashes_match_the_formulas_caches_and_manifests_were_written_with(tmp_pa
     pre = Preprocess(crop=224, resize=256)
     expected = hashlib.sha256(json.dumps(pre.model_dump(), sort_keys=True).encode()).hexdigest()[:16]
     assert pre.fingerprint() == expected
+    # short ids, image digests, streamed fingerprints and order keys keep the forms ids were written with
+    assert sha1_hex("abc") == "a9993e364706816aba3e25717850c26c9cd0d89d"  # FIPS 180 test vector
+    assert digest(b"abc", "sha1").hex() == "a9993e364706816aba3e25717850c26c9cd0d89d" and digest_size("sha1") == 20
+    assert digest(data) == hashlib.sha256(data).digest() and digest_size("sha256") == 32
+    stream = sha256_stream()
+    for part in (b"a", b"b", b"c"):
+        stream.update(part)
+    assert stream.hexdigest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # sha256("abc")
+    assert order_key("0\0a") == hashlib.blake2b(b"0\0a", digest_size=8).digest()
+    from lookbench.release.stages.split import item_id
+    from lookbench.results.naming import slug
+    from lookbench.synth.disjoint import exclusion_key
+
+    assert item_id("shop", "p1") == hashlib.sha1(b"shop\0p1").hexdigest()[:16]
+    assert slug("m" * 300).endswith("-" + hashlib.sha1(b"m" * 300).hexdigest()[:8])
+    assert (
+        exclusion_key(["default", "synth:1:2026-05-01:tiny"])
+        == (hashlib.sha256(b"default\0synth:1:2026-05-01:tiny").hexdigest()[:8])
+    )
+
+
+def test_only_the_hashing_module_imports_hashlib():
+    import ast
+    from pathlib import Path
+
+    import lookbench
+
+    root = Path(lookbench.__file__).parent
+    importers = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(name.split(".")[0] in ("hashlib", "_hashlib") for name in names):
+                importers.add(path.relative_to(root).as_posix())
+    assert importers == {"hashing.py"}
 
 
 def _png_claiming(width: int, height: int) -> bytes:
@@ -90,3 +145,20 @@ def test_dates_that_cannot_exist_or_be_represented_are_errors():
         version_date("v20260230")
     with pytest.raises(LookBenchError, match="not a real date"):
         snapshot_date("v20260230")
+
+
+def test_release_days_take_three_spellings_and_refuse_the_rest():
+    for text in ("2026-03-01", "20260301", "v20260301", " 2026-03-01 "):
+        assert parse_day(text) == dt.date(2026, 3, 1), text
+    for bad in ("March", "2026-3-1", "2026031", "2026-03-01T00:00"):
+        with pytest.raises(ValueError, match=r"^'.*' is not an ISO date \(YYYY-MM-DD\)$"):
+            parse_day(bad)
+    with pytest.raises(ValueError, match="'2026-02-30' is not a real date"):
+        parse_day("2026-02-30")
+
+
+def test_card_dates_resolve_partial_dates_to_the_period_end_and_words_to_unknown():
+    assert lenient_date("2020-02") == dt.date(2020, 2, 29)
+    assert lenient_date("2012 (ImageNet)") == dt.date(2012, 12, 31)
+    assert lenient_date("2023-05-01T12:00:00+00:00") == dt.date(2023, 5, 1)
+    assert lenient_date("Unknown") is None and lenient_date("soon") is None and lenient_date("2020-13") is None

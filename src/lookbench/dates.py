@@ -1,8 +1,15 @@
-"""Dates: parsing what sources give (lenient about absence, strict about nonsense) and what users type (strict)."""
+"""Dates: parsing what sources give (lenient about absence, strict about nonsense), what users type (strict) and
+what model cards declare (lenient: partial dates, words for "unknown").
+
+Errors share one form: a ValueError saying `'VALUE' is not ...`, which commands prefix with the option or field.
+"""
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
+import re
+from typing import Any
 
 import numpy as np
 
@@ -51,15 +58,28 @@ def parse_date(text: str | None, option: str) -> np.datetime64 | None:
     return np.datetime64(value.replace(tzinfo=None), "us")
 
 
+def _compact_day(digits: str, given: str) -> dt.date:
+    """`YYYYMMDD` as a date; ValueError names `given` when no such day exists."""
+    try:
+        return dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+    except ValueError as exc:
+        raise ValueError(f"{given[:80]!r} is not a real date (vYYYYMMDD: {exc})") from exc
+
+
 def version_date(snapshot_id: str) -> dt.date | None:
     """The date of a `vYYYYMMDD` snapshot id (None if not of that form; ValueError if not a real date)."""
     digits = snapshot_id.removeprefix("v")
     if len(digits) != 8 or not digits.isdigit():
         return None
-    try:
-        return dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
-    except ValueError as exc:
-        raise ValueError(f"{snapshot_id!r} is not a real date (vYYYYMMDD: {exc})") from exc
+    return _compact_day(digits, snapshot_id)
+
+
+def parse_day(text: str) -> dt.date:
+    """A release day written `YYYY-MM-DD`, `YYYYMMDD` or `vYYYYMMDD`; ValueError names the text."""
+    digits = text.strip().removeprefix("v").replace("-", "")
+    if len(digits) != 8 or not digits.isdigit():
+        raise ValueError(f"{text[:80]!r} is not an ISO date (YYYY-MM-DD)")
+    return _compact_day(digits, text)
 
 
 def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
@@ -71,3 +91,60 @@ def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
             f"snapshot {snapshot_id!r}: its name is not a real date ({exc}); rows without first_seen_at cannot be dated"
         ) from exc
     return None if day is None else np.datetime64(day, "us")
+
+
+UNKNOWN_WORDS = frozenset({"", "unknown", "none", "null", "n/a", "na", "?"})
+"""What cards write for a fact they do not know."""
+
+_DATE_PREFIX = re.compile(r"^\s*(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?")
+
+
+def lenient_date(value: Any) -> dt.date | None:
+    """A date from ISO text, a datetime, or a leading YYYY-MM / YYYY (then the period's last day); None if unknown.
+
+    A partial date stands for its whole period, so it resolves to the period's end: the conservative reading
+    for both a training cutoff and a release date when flagging possible contamination.
+    """
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    text = str(value).strip()
+    if text.lower() in UNKNOWN_WORDS:
+        return None
+    try:
+        return dt.datetime.fromisoformat(text).date()
+    except ValueError:
+        pass
+    match = _DATE_PREFIX.match(text)
+    if match is None:
+        return None
+    year, month, day = (int(g) if g else None for g in match.groups())
+    assert year is not None
+    try:
+        if month is None:
+            return dt.date(year, 12, 31)
+        if day is None:
+            return dt.date(year, month, calendar.monthrange(year, month)[1])
+        return dt.date(year, month, day)
+    except ValueError:
+        return None
+
+
+def date_as_given(value: Any) -> str | None:
+    """The date part of a card value as written: `2020-03` stays `2020-03`, `2012 (ImageNet)` gives `2012`.
+
+    Pages show this text, so a partial date is never displayed as the last day it resolves to.
+    """
+    if lenient_date(value) is None:
+        return None
+    if isinstance(value, dt.date):
+        return (value.date() if isinstance(value, dt.datetime) else value).isoformat()
+    text = str(value).strip()
+    try:
+        return dt.datetime.fromisoformat(text).date().isoformat()
+    except ValueError:
+        match = _DATE_PREFIX.match(text)
+        return match.group(0).strip() if match else None

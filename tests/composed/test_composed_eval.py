@@ -13,7 +13,7 @@ from composedkit import composed_snapshot
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.window import rewindow
+from lookbench.evaluation.window import rewindow
 from lookbench.results.compare import compare_results
 from lookbench.results.io import load_with_per_query
 

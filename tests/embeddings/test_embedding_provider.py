@@ -37,7 +37,7 @@ def test_embeds_row_aligned_and_cache_hit(tmp_path: Path) -> None:
     # row order: row 3 of the split is the image with seed 103 wherever it sits in a batch
     single = ColourStats().encode(ColourStats().preprocess.batch([_decode(snap, 3)]))  # type: ignore[union-attr]
     assert np.allclose(out[3], single[0], atol=1e-6)
-    assert provider.describe()["dim"] == 6 and provider.describe()["model_id"] == "colour-stats"
+    assert provider.describe().dim == 6 and provider.describe().model_id == "colour-stats"
 
 
 def _decode(snap, row: int):  # type: ignore[no-untyped-def]
@@ -95,7 +95,7 @@ def test_bad_image_skip_records_rows(tmp_path: Path) -> None:
     skipped = provider.skipped[(SUBSET, "gallery")]
     assert sorted(skipped) == [2, 6] and "no bytes" in skipped[6]
     assert not out[2].any() and not out[6].any() and out[[0, 1, 3, 4, 5, 7, 8]].all(axis=1).all()
-    assert set(provider.describe()["skipped"][f"{SUBSET}/gallery"]) == {"2", "6"}
+    assert set(provider.describe().skipped[f"{SUBSET}/gallery"]) == {"2", "6"}
 
 
 def test_duplicate_images_embedded_once(tmp_path: Path) -> None:
@@ -128,5 +128,5 @@ def test_jpeg_draft_is_part_of_the_cache_key(tmp_path: Path) -> None:
     snap = open_snapshot(studio_snapshot(tmp_path, gallery=3))
     exact = ModelEmbeddings("test:colour", ColourStats(), _options(tmp_path))
     draft = ModelEmbeddings("test:colour", ColourStats(), _options(tmp_path, jpeg_draft=True))
-    assert exact.cache_root != draft.cache_root and draft.describe()["jpeg_draft"] is True
+    assert exact.cache_root != draft.cache_root and draft.describe().jpeg_draft is True
     assert np.allclose(exact.embed_split(snap, SUBSET, "gallery"), draft.embed_split(snap, SUBSET, "gallery"))

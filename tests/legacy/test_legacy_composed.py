@@ -68,7 +68,7 @@ def test_fashioniq_image_only_by_hand(fiq: Path, tmp_path: Path) -> None:
     assert value(out, "average", "recall@10") == pytest.approx((0.5 + 1.0 + 0.25) / 3)
     assert value(out, "composed_overall", "recall@10") == pytest.approx(3 / 7)
     assert out.result.metrics["average"]["recall@10"].n == 7
-    assert out.result.config.protocol == "fashioniq" and out.result.model["composition"]["method"] == "image"
+    assert out.result.config.protocol == "fashioniq" and out.result.model.composition.method == "image"
     first = out.per_query.to_pylist()[0]
     assert first["topk_item_ids"][0] == "D00"  # the candidate is not removed from its own ranking
     assert first["item"][11] and not any(first["item"][:11])  # the target, 12th
@@ -96,7 +96,7 @@ def test_fashioniq_text_and_sum_against_the_official_rule(fiq: Path, tmp_path: P
                 hits[k].append(order.index(target) < k)
         for k, flags in hits.items():
             assert value(summed, f"composed_{category}", f"recall@{k}") == pytest.approx(np.mean(flags))
-    assert summed.result.model["composition"]["subsets"]["composed_dress"]["chosen_on"].startswith("default")
+    assert summed.result.model.composition.subsets["composed_dress"]["chosen_on"].startswith("default")
 
 
 def test_tirg_image_only_by_hand(tirg: Path, tmp_path: Path) -> None:
@@ -127,7 +127,7 @@ def test_tirg_text_tower_and_both_protocols_in_one_run(tirg: Path, tmp_path: Pat
     assert value(out, "fashion200k", "recall@10") == 1.0
     assert value(out, "fashion200k", "recall@1") == value(out, "fashion200k", "item_recall@1")
     assert "overall" in out.result.metrics and "composed_overall" not in out.result.metrics
-    assert out.result.model["name"] == "dial+text"
+    assert out.result.model.name == "dial+text"
     from lookbench.results.io import save_run
     from lookbench.results.tables import build_tables, to_markdown
 
@@ -143,8 +143,8 @@ def test_arithmetic_is_refused_and_auto_means_image_without_changes(fiq: Path, t
     with pytest.raises(LookBenchError, match="no composed query of this run has any"):
         run(fiq, tmp_path, "arithmetic")
     out = run(fiq, tmp_path, "auto", factory="make_dial_images")
-    assert out.result.model["composition"]["method"] == "image" and out.result.model["name"] == "dial+image"
-    assert run(fiq, tmp_path, "auto").result.model["composition"]["method"] == "sum"  # a two-tower model
+    assert out.result.model.composition.method == "image" and out.result.model.name == "dial+image"
+    assert run(fiq, tmp_path, "auto").result.model.composition.method == "sum"  # a two-tower model
 
 
 def test_cli_eval_tables_and_skip_missing_target(tmp_path: Path) -> None:
@@ -190,3 +190,16 @@ def test_a_fashioniq_record_with_an_empty_first_caption_keeps_the_joined_text(tm
     texts = read_composed_queries(open_snapshot(out), "composed_dress").texts
     assert join_captions(["", "is shorter"]) == " and is shorter"  # CLIP4Cir: f"{c1.capitalize()} and {c2}"
     assert " and is shorter" in texts and "and is shorter" not in texts
+
+
+def test_a_composed_run_is_filed_under_the_name_its_result_carries(fiq: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r" / "{model}.json"
+    args = ["eval", "-s", str(fiq), "-m", "python:legacykit:make_dial_images", "-o", str(out)]
+    args += ["--cache-dir", str(tmp_path / "cache"), "--resamples", "20"]
+    ran = CliRunner().invoke(app, args)
+    assert ran.exit_code == 0, ran.output
+    written = tmp_path / "r" / "dial_image.json"  # the slug of dial+image, the method auto chose
+    assert json.loads(written.read_text())["model"]["name"] == "dial+image"
+    assert "dial+image on" in " ".join(ran.output.split())
+    again = CliRunner().invoke(app, [*args, "--skip-existing"])
+    assert again.exit_code == 0 and "dial_image.json exists" in " ".join(again.output.split())

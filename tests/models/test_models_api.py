@@ -99,7 +99,7 @@ def test_api_embeds_retries_and_caches(
     assert len(server.requests) == 2 + 2  # two refused, then batches of 4 and 2
     assert [len(r["images"]) for r in server.requests[2:]] == [4, 2]
     assert server.auth[-1] == "Bearer secret"
-    assert provider.describe()["server_model"] == "mean-rgb"
+    assert provider.describe().details["server_model"] == "mean-rgb"
     again = resolve_model(spec, _options(tmp_path)).embed_split(snap, SUBSET, "gallery")
     assert np.array_equal(again, out) and len(server.requests) == 4
 

@@ -57,7 +57,7 @@ def test_eval_with_the_default_model_offline(tmp_path: Path, no_network: None) -
     assert first.exit_code == 0, first.output
     result = json.loads((tmp_path / "out" / "efficientnet-lite0.json").read_text())
     assert result["model"]["spec"] == "builtin:efficientnet-lite0" and result["model"]["dim"] == 1280
-    assert result["model"]["card"]["id"] == "efficientnet-lite0"  # the card facts contamination flags read
+    assert result["model"]["card"]["id"] == "efficientnet-lite0"  # the fact sheet contamination flags read
     assert result["model"]["card"]["params"] == "4.7M"
     chunks = sorted((tmp_path / "cache" / "embeddings").rglob("chunk-*.npz"))
     assert chunks

@@ -55,7 +55,11 @@ def test_remote_code_folder_end_to_end(tmp_path: Path, tiny_gr: Any) -> None:
     assert json.loads((folder / "config.json").read_text())["auto_map"]["AutoModel"] == "modeling_tiny_gr.TinyGRModel"
     provider, out = embed_gallery(f"gr:{folder}?trust_remote_code=1&feature_dim={DIM}", tmp_path)
     facts = provider.describe()
-    assert (facts["loaded_as"], facts["is_crop_turned_off"], facts["input_kind"]) == ("remote code", True, "image")
+    assert (facts.details["loaded_as"], facts.details["is_crop_turned_off"], facts.input_kind) == (
+        "remote code",
+        True,
+        "image",
+    )
     assert provider.encoder.revision == folder_fingerprint(folder)
     assert out.shape == (3, DIM) and out.dtype == np.float32
     assert np.allclose(out, _direct(tiny_gr), atol=1e-5)
@@ -65,7 +69,9 @@ def test_pickled_module_from_file_and_hub_cache(tmp_path: Path, tiny_gr: Any, mo
     weights = tmp_path / "tiny_gr.pt"
     torch.save(tiny_gr, weights)  # the whole module; its class is importable as tiny_gr.modeling_tiny_gr
     provider, out = embed_gallery(f"gr:{weights}?trust_remote_code=1&feature_dim={DIM}", tmp_path)
-    assert provider.describe()["loaded_as"] == "pickle" and provider.encoder.revision == file_sha256(weights)[:16]
+    assert (
+        provider.describe().details["loaded_as"] == "pickle" and provider.encoder.revision == file_sha256(weights)[:16]
+    )
     assert np.allclose(out, _direct(tiny_gr), atol=1e-5)
     commit = "0123456789abcdef0123456789abcdef01234567"
     repo = tmp_path / "hub" / "models--org--tiny-gr"
@@ -101,7 +107,7 @@ def test_hf_adapter_runs_remote_code_forward(tmp_path: Path, tiny_gr: Any) -> No
     pre = provider.encoder.preprocess
     # No image processor and no top-level image_size in this config: ImageNet defaults at 224 px.
     assert pre is not None and pre.crop == 224
-    assert provider.describe()["preprocess_from"].startswith("no image processor")
+    assert provider.describe().details["preprocess_from"].startswith("no image processor")
     batch = pre.batch([Image.open(io.BytesIO(png_bytes(100))).convert("RGB")])
     with torch.no_grad():
         expected = tiny_gr.model(pixel_values=torch.from_numpy(batch)).pooler_output.numpy()

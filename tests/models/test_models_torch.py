@@ -120,7 +120,7 @@ def test_hf_folder_without_image_processor_uses_config_size(tmp_path: Path) -> N
     provider, out = embed_gallery(f"hf:{folder}", tmp_path)
     assert out.shape == (3, 32)
     assert provider.encoder.preprocess is not None and provider.encoder.preprocess.crop == 28
-    assert "no image processor" in provider.describe()["preprocess_from"]
+    assert "no image processor" in provider.describe().details["preprocess_from"]
 
 
 def test_hf_siglip2_naflex_runs_its_own_processor(tmp_path: Path) -> None:
@@ -135,7 +135,7 @@ def test_hf_siglip2_naflex_runs_its_own_processor(tmp_path: Path) -> None:
     assert out.shape == (3, 32)
     encoder = provider.encoder
     assert encoder.input_kind == "image" and encoder.preprocess is None
-    assert "max_num_patches=16" in provider.describe()["preprocess_from"]
+    assert "max_num_patches=16" in provider.describe().details["preprocess_from"]
     wide, tall = colour_image(1).resize((40, 12)), colour_image(2).resize((8, 36))
     inputs = processor(images=[wide, tall], return_tensors="pt")
     # patch grids follow each aspect ratio; the wide one uses 14 of 16 patches, so the mask matters

@@ -25,12 +25,8 @@ from lookbench.snapshot.reader import open_snapshot
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 
-from lookbench.models.torch_base import (  # noqa: E402
-    TorchEncoder,
-    _owning_tensor,
-    precision_context,
-    resolve_precision,
-)
+from lookbench.models.torch_base import TorchEncoder, _owning_tensor  # noqa: E402
+from lookbench.precision import precision_context, resolve_precision  # noqa: E402
 
 SUBSET = "real_studio_flat"
 
@@ -85,7 +81,7 @@ def test_precision_keys_the_cache_and_is_recorded(tmp_path: Path) -> None:
     bf16 = ModelEmbeddings("t", _conv_encoder("bf16"), options.model_copy(update={"precision": "bf16"}))
     assert fp32.cache_root == auto.cache_root != bf16.cache_root
     bf16.embed_split(snap, SUBSET, "gallery")
-    assert bf16.describe()["precision"] == "bf16" and bf16.describe()["decode"] == "cpu"
+    assert bf16.describe().precision == "bf16" and bf16.describe().decode == "cpu"
 
 
 def test_precision_for_a_non_torch_model_is_refused(tmp_path: Path) -> None:
@@ -191,7 +187,7 @@ def test_device_decode_end_to_end_keys_the_cache(tmp_path: Path) -> None:
     device = ModelEmbeddings("t", _conv_encoder(), EmbedOptions.model_validate({**base, "decode": "device"}))
     auto = ModelEmbeddings("t", _conv_encoder(), EmbedOptions.model_validate(base))
     assert auto.device_decode is False  # auto uses the device only on CUDA
-    assert cpu.cache_root != device.cache_root and device.describe()["decode"] == "device"
+    assert cpu.cache_root != device.cache_root and device.describe().decode == "device"
     a, b = cpu.embed_split(snap, SUBSET, "gallery"), device.embed_split(snap, SUBSET, "gallery")
     assert a.shape == b.shape and np.allclose(a, b, atol=0.05)
     with pytest.raises(EmbeddingError, match="jpeg_draft applies to CPU decoding"):

@@ -21,7 +21,7 @@ from click.testing import Result
 from PIL import Image, ImageOps
 from typer.testing import CliRunner
 
-from conftest import make_row, serving
+from conftest import make_row, serving, write_snapshot
 from lookbench.cli.main import app
 from lookbench.snapshot.writer import image_value
 
@@ -263,3 +263,13 @@ def synth_release_config(tmp_path: Path, synth: Path, release: str = "2026-06-01
         **extra,
     }
     return write_yaml(tmp_path / f"{release}.yaml", data)
+
+
+def earlier_release(root: Path, images: list[Image.Image], version: str = "v20260101") -> Path:
+    """An output folder holding one published version: these images as gallery rows, and one query."""
+    rows = [
+        make_row(f"p{n}", "dress", "red", image=image_value(encode(im), f"p{n}.png")) for n, im in enumerate(images)
+    ]
+    query = [make_row("q", "dress", "red", image=image_value(encode(photo(99, 64)), "q.png"))]
+    write_snapshot(root / "out", {"real_studio_flat": {"query": query, "gallery": rows}}, version)
+    return root / "out"

@@ -3,6 +3,7 @@ undecodable images and a corrupt fingerprint cache never stop a build or merge w
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,9 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image, ImageOps
-from releasekit import encode, photo
+from releasekit import earlier_release, encode, photo
 
-from conftest import make_row, write_snapshot
 from lookbench.errors import ReleaseError
 from lookbench.images import BadImageError, decode_image
 from lookbench.release.config import DedupConfig
@@ -23,7 +23,6 @@ from lookbench.release.fingerprints.crops import WINDOWS, CropView, region
 from lookbench.release.fingerprints.hashes import fingerprint
 from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, history_index, read_cached
 from lookbench.release.fingerprints.index import FingerprintIndex, Lookup
-from lookbench.snapshot.writer import image_value
 
 SETTINGS = DedupConfig.model_validate({})
 VERSION = "v20260101"
@@ -39,21 +38,11 @@ def _lookup(index: FingerprintIndex, data: bytes, crops: bool = True) -> Lookup:
     return index.lookup(fingerprint(data), SETTINGS.phash_threshold, SETTINGS.colour_threshold, crops)
 
 
-def _earlier_release(root: Path, images: list[Image.Image]) -> Path:
-    """An output folder holding one published version: these images as gallery rows, and one query."""
-    rows = [
-        make_row(f"p{n}", "dress", "red", image=image_value(encode(im), f"p{n}.png")) for n, im in enumerate(images)
-    ]
-    query = [make_row("q", "dress", "red", image=image_value(encode(photo(99, 64)), "q.png"))]
-    write_snapshot(root / "out", {"real_studio_flat": {"query": query, "gallery": rows}}, VERSION)
-    return root / "out"
-
-
 ORIGINALS = [photo(seed, 224) for seed in range(8)]
 
 
 def test_crops_of_an_earlier_release_are_found_by_the_crop_tier_only(tmp_path: Path) -> None:
-    out = _earlier_release(tmp_path, ORIGINALS)
+    out = earlier_release(tmp_path, ORIGINALS)
     history, names = history_index(out, "v20260601", tmp_path / "cache")
     assert names == [VERSION]
     copies = {
@@ -154,10 +143,12 @@ def test_large_images_are_aligned_and_oversized_or_undecodable_ones_refused_with
     ["garbage", "empty", "truncated", "other columns", "short windows", "short phash", "non-hex sha256", "null phash"],
 )
 def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, damage: str) -> None:
-    out = _earlier_release(tmp_path, ORIGINALS[:3])
+    out = earlier_release(tmp_path, ORIGINALS[:3])
     cache = tmp_path / "cache"
     history_index(out, "v20260601", cache)
-    [cached] = cache.iterdir()
+    [cached] = cache.glob("*.parquet")
+    [store] = cache.glob("history-*")
+    shutil.rmtree(store)  # the store is built from the per-version caches: without it they are read again
     good = pq.read_table(cached)
     if damage == "garbage":
         cached.write_bytes(b"PAR1" + b"\0" * 100)

@@ -19,7 +19,7 @@ from lookbench.release.fingerprints.tables import (
     window_table,
 )
 
-BACKENDS: tuple[Backend, ...] = ("faiss", "scan")
+BACKENDS: tuple[Backend, ...] = ("faiss", "numpy", "scan")
 W = len(WINDOWS)
 
 

@@ -16,7 +16,7 @@ import yaml
 from chatkit import ChatServer, Truth, serve
 from PIL import Image
 
-from conftest import RayCluster
+from conftest import RayCluster, make_row, write_snapshot
 from lookbench.release.config import ReleaseConfig, load_config
 from lookbench.release.pipeline import Sharding, release_context, run_stages, stages_for
 from lookbench.release.records import read_samples, write_samples
@@ -26,6 +26,7 @@ from lookbench.release.stages.dedup import DedupStage
 from lookbench.shards.executor import Executor
 from lookbench.shards.local import LocalExecutor
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS
+from lookbench.snapshot.writer import image_value
 from lookbench.synth.generate import generate_snapshot
 
 TABLES = ("crop/samples.parquet", "annotate/samples.parquet", "annotate/flagged.parquet", "audit/judgements.parquet")
@@ -113,6 +114,29 @@ def test_dedup_hashes_the_same_on_worker_processes_and_leaves_out_an_undecodable
 ) -> None:
     here = dedup(tmp_path / "here", synth, server, collected, LocalExecutor())
     assert dedup(tmp_path / "there", synth, server, collected, LocalExecutor(processes=2)) == here
+
+
+def test_lookups_in_earlier_versions_run_as_shards_and_decide_the_same_on_worker_processes(
+    synth: Path, server: ChatServer, collected: Path, tmp_path: Path
+) -> None:
+    outputs = []
+    for name, executor in (("here", LocalExecutor()), ("there", LocalExecutor(processes=2))):
+        release = config(tmp_path / name, synth, server)
+        samples = read_samples(collected / "_work" / release.version / "collect" / "samples.parquet")
+        published = samples[::3]
+        rows = [
+            make_row(f"p{i}", "dress", "red", image=image_value(s.image, f"p{i}.png")) for i, s in enumerate(published)
+        ]
+        write_snapshot(release.output, {"real_studio_flat": {"query": rows[:1], "gallery": rows[1:]}}, "v20200101")
+        ctx = release_context(release, Sharding(executor, 3))
+        DedupStage(release.dedup).run(ctx, write_samples(samples, tmp_path / name / "collected.parquet"))
+        assert len(list((release.work / "dedup" / "shards" / "history").glob("*.done.json"))) == 3
+        dropped = pq.read_table(release.work / "dedup" / "dropped.parquet").to_pylist()
+        earlier = {row["sample_id"]: row for row in dropped if row["against"] == "earlier"}
+        assert {s.sample_id for s in published} <= set(earlier)
+        assert all(earlier[s.sample_id]["tier"] == "exact" for s in published)
+        outputs.append({n: (release.work / "dedup" / n).read_bytes() for n in ("samples.parquet", "dropped.parquet")})
+    assert outputs[0] == outputs[1]
 
 
 def tables(release: ReleaseConfig) -> dict[str, bytes]:

@@ -53,7 +53,7 @@ def test_ray_embeds_a_synth_snapshot_byte_for_byte_as_the_local_executor(
     on_ray, sharded = embedded(synth, tmp_path / "ray", "efficientnet-lite0", executor)
     assert on_ray == local
     assert executor.workers(sharded.job()) == 1  # 2 CPU slots, one left for reading and hashing tasks
-    assert sharded.describe()["sharding"]["executor"] == "ray"
+    assert sharded.describe().sharding["executor"] == "ray"
     again, rerun = embedded(synth, tmp_path / "ray", "efficientnet-lite0", executor)
     assert again == local and rerun.runs[0].ran == []
 

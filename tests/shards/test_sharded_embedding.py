@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 from datetime import date
 from pathlib import Path
 
@@ -11,13 +12,14 @@ import pytest
 from thumbs import DIE_ENV
 from typer.testing import CliRunner
 
-from embedding_helpers import studio_snapshot
+from embedding_helpers import ColourStats, studio_snapshot
 from lookbench.cli.main import app
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings
 from lookbench.errors import EmbeddingError
 from lookbench.models.registry import resolve_model
+from lookbench.models.spec import ModelSpec
 from lookbench.shards.executor import ShardError
 from lookbench.shards.local import LocalExecutor
 from lookbench.snapshot.reader import Snapshot, open_snapshot
@@ -146,7 +148,7 @@ def test_eval_with_shards_and_processes_scores_the_same(tmp_path: Path, synth: S
     assert a["metrics"] == b["metrics"]
     assert (tmp_path / "a.per_query.parquet").read_bytes() == (tmp_path / "b.per_query.parquet").read_bytes()
     assert b["model"]["sharding"]["executor"] == "local" and b["model"]["sharding"]["shards_run"] > 0
-    assert "sharding" not in a["model"]
+    assert a["model"]["sharding"] is None
 
 
 @pytest.mark.parametrize(
@@ -164,3 +166,20 @@ def test_eval_and_build_refuse_bad_sharding_options_in_one_line(tmp_path: Path, 
         assert result.exit_code == 2, command
         assert message in result.output
         assert "Traceback" not in result.output
+
+
+def test_workers_receive_the_parsed_spec_and_load_from_it(tmp_path: Path) -> None:
+    job = ShardedEmbeddings(provider(THUMBS, tmp_path / "cache"), LocalExecutor(None)).job()
+    sent = pickle.loads(pickle.dumps(job))
+    assert sent.spec == ModelSpec("python", "thumbs:make") and sent.loaded is None
+    worker = sent.open(1)  # as a worker process does: loads the model from the spec it was sent
+    assert worker.provider.model_spec == ModelSpec("python", "thumbs:make") and worker.provider.spec == THUMBS
+    assert str(worker.provider.cache_root) == sent.store_root
+
+
+def test_a_model_built_from_text_runs_in_the_driver_but_is_refused_by_a_worker(tmp_path: Path) -> None:
+    built = ModelEmbeddings("hand-made", ColourStats(), EmbedOptions(cache_dir=tmp_path, progress=False))
+    job = ShardedEmbeddings(built, LocalExecutor(None)).job()
+    assert job.spec is None and job.open(1).provider is built
+    with pytest.raises(ShardError, match="^hand-made: this model was built outside the registry"):
+        pickle.loads(pickle.dumps(job)).open(1)

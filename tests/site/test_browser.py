@@ -33,8 +33,8 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.contamination.tables import load_with_per_query, windowed_runs
-from lookbench.contamination.window import filter_window
 from lookbench.evaluation.runner import EvalSettings
+from lookbench.evaluation.window import filter_window
 from lookbench.reports.report import build_report
 from lookbench.reports.runs import LoadedRun
 from lookbench.reports.site import build_site

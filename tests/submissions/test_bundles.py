@@ -147,7 +147,7 @@ def test_verify_catches_resealed_embeddings_of_the_wrong_shape(run: Run, tmp_pat
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
     assert code == 2
-    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.embedding_dim" in text
+    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.dim" in text
     np.save(query, np.load(query)[:-2, :])  # now two rows short, of the right dimension
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
@@ -231,3 +231,45 @@ def test_submit_embed_refuses_a_run_of_precomputed_vectors(run: Run, tmp_path: P
     assert outcome.exit_code == 2
     assert "field model.spec is 'embeddings:" in " ".join(outcome.output.split())
     assert not list((tmp_path / "repo").iterdir())
+
+
+def test_a_declared_window_is_read_as_dates_and_a_bad_one_names_its_field(run: Run) -> None:
+    from lookbench.errors import LookBenchError
+    from lookbench.results.io import load_result
+    from lookbench.results.schema import DateWindow
+    from lookbench.submissions.verify import settings_of
+
+    result = load_result(run.result)
+    window = DateWindow(since="2026-01-01", until="2026-03-31", kept_queries=1, total_queries=2)
+    dated = settings_of(result.model_copy(update={"config": result.config.model_copy(update={"window": window})}))
+    assert (dated.since, dated.until) == (np.datetime64("2026-01-01", "us"), np.datetime64("2026-03-31", "us"))
+    bad = window.model_copy(update={"until": "soon"})
+    with pytest.raises(LookBenchError, match="^config.window.until: 'soon' is not an ISO date"):
+        settings_of(result.model_copy(update={"config": result.config.model_copy(update={"window": bad})}))
+
+
+def _as_schema_1_2(bundle: Path, card: dict[str, object]) -> None:
+    """Rewrite a bundle as one made from a schema 1.2 result: a flat `model` dict whose card is kept as given."""
+    data = json.loads((bundle / "tiny.json").read_text())
+    model = {k: v for k, v in data["model"].items() if v is not None and k not in ("details", "dim", "card")}
+    data["model"] = {**model, **data["model"]["details"], "embedding_dim": data["model"]["dim"], "card": card}
+    data["schema_version"] = "1.2"
+    (bundle / "tiny.json").write_text(json.dumps(data, indent=2))
+    stored = json.loads((bundle / "card.json").read_text())
+    (bundle / "card.json").write_text(json.dumps({**stored, "card": card}))
+    reseal(bundle)
+
+
+def test_a_bundle_of_a_schema_1_2_result_verifies_by_its_facts(run: Run, tmp_path: Path) -> None:
+    bundle = submit(run, tmp_path / "repo")
+    card = json.loads((bundle / "card.json").read_text())["card"]
+    loose = {k: v for k, v in card.items() if v is not None} | {"notes": "an old card kept what it was given"}
+    _as_schema_1_2(bundle, loose)
+    code, text = verify(bundle, run.snapshot)
+    assert code == 0, text
+    forged = json.loads((bundle / "card.json").read_text())
+    forged["card"]["training_cutoff"] = "2020-01-01"  # the result still says 2025-05-01
+    (bundle / "card.json").write_text(json.dumps(forged))
+    reseal(bundle)
+    code, text = verify(bundle, run.snapshot)
+    assert code == 2 and "card.json: does not match" in text

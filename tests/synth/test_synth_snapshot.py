@@ -290,7 +290,7 @@ def test_cli_synth_writes_snapshot_and_contact_sheets(tmp_path: Path) -> None:
     again = runner.invoke(app, ["synth", "--out", str(tmp_path), "--size", "tiny", "--release", "2026-03-01"])
     assert again.exit_code == 2 and "already exists" in again.output
     bad = runner.invoke(app, ["synth", "--out", str(tmp_path), "--release", "March"])
-    assert bad.exit_code == 2 and "bad release date" in bad.output
+    assert bad.exit_code == 2 and "--release: 'March' is not an ISO date (YYYY-MM-DD)" in bad.output
     unknown = runner.invoke(app, ["synth", "--out", str(tmp_path), "--size", "enormous"])
     assert unknown.exit_code == 2 and "unknown synth size 'enormous'" in unknown.output
     negative = runner.invoke(app, ["synth", "--out", str(tmp_path), "--workers", "-1"])

@@ -31,6 +31,12 @@ def test_a_valid_config_loads_with_defaults(tmp_path: Path) -> None:
     assert cfg.fingerprint() == load_config(config_file(tmp_path)).fingerprint()
 
 
+def test_training_takes_the_evaluation_precision_names(tmp_path: Path) -> None:
+    assert load_config(config_file(tmp_path)).runtime.precision == "fp32"  # the default is unchanged
+    for name in ("auto", "fp32", "tf32", "bf16"):
+        assert load_config(config_file(tmp_path, runtime={"precision": name})).runtime.precision == name
+
+
 @pytest.mark.parametrize(
     ("sections", "message"),
     [
@@ -46,6 +52,8 @@ def test_a_valid_config_loads_with_defaults(tmp_path: Path) -> None:
         ({"augment": {"scale": [0.9, 0.2]}}, "augment.scale"),
         ({"model": {"embedding_dim": 0}}, "model.embedding_dim"),
         ({"export": {"name": "../escape"}}, "export.name"),
+        ({"runtime": {"precision": "fp16"}}, "runtime.precision: Value error, fp16 needs loss scaling"),
+        ({"runtime": {"precision": "half"}}, "runtime.precision: Input should be 'auto', 'fp32', 'tf32', 'bf16' or"),
         ({"data": {"train": [], "workers": 0}}, "data.train"),
         ({"data": {"train": {"snapshot": "x", "parts": ["query"]}}}, "expected SUBSET/SPLIT"),
         ({"data": {"train": {"snapshot": "x", "fraction": 0}}}, "data.train.0.fraction"),

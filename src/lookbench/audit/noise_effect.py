@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from lookbench.audit.schema import NoiseEffect, WithAndWithout
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase, Skipped
+from lookbench.embeddings.record import ModelRecord
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
@@ -31,7 +31,7 @@ class ReusedEmbeddings(ProviderBase):
         return self.inner.skipped
 
     @property
-    def card(self) -> dict[str, Any] | None:  # type: ignore[override]
+    def card(self) -> ModelFacts | None:  # type: ignore[override]
         """The wrapped provider's card."""
         return self.inner.card
 
@@ -46,7 +46,7 @@ class ReusedEmbeddings(ProviderBase):
             self._memo[key] = np.asarray(self.inner.embed_split(snapshot, subset, split))
         return self._memo[key]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ModelRecord:
         """The wrapped provider's description."""
         return self.inner.describe()
 

@@ -235,7 +235,7 @@ def _model_side(
     """The linear probe on the model's embeddings of the same samples, and the noise effect on retrieval."""
     gallery, noise, query_sides = samples
     reused = ReusedEmbeddings(provider)
-    name = str(provider.describe().get("name") or provider.spec)
+    name = provider.describe().name or provider.spec
     t0 = time.perf_counter()
     say(f"embedding probe: {name}")
     embed_share: dict[str, float] | None = None

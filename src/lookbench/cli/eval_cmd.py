@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import typer
@@ -17,21 +18,20 @@ from lookbench.cli.common import (
     err_console,
     reports_errors,
 )
-from lookbench.composed.methods import composed_model_name, run_method
-from lookbench.contamination.window import cutoff_since
+from lookbench.contamination.assess import cutoff_since
 from lookbench.dates import parse_date
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import DECODE_PLACES, PRECISIONS, EmbedOptions
-from lookbench.embeddings.provider import EmbeddingProvider
+from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings, wants_shards
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
-from lookbench.evaluation.runner import EvalOutput, EvalSettings, evaluate
+from lookbench.evaluation.runner import EvalOutput, EvalSettings, RunPlan, plan_run, run_plan
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
+from lookbench.precision import PRECISIONS
 from lookbench.results.io import save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
-from lookbench.results.schema import MetricValue
+from lookbench.results.schema import MetricValue, ResultFile
 from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, percent, scope_title, short_metric
 from lookbench.search.select import make_backend
 from lookbench.shards.executor import check_options
@@ -107,15 +107,6 @@ def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, inter
         console.print("[dim]± half the 95% bootstrap interval, in points[/dim]")
 
 
-def _model_name(provider: EmbeddingProvider, spec: str, snap: Snapshot, settings: EvalSettings) -> str:
-    """The name the result will carry (a composed run's names its method), known before the run (`--skip-existing`)."""
-    name = str(provider.describe().get("name") or spec)
-    subsets = snap.check_subsets(settings.subsets) if settings.subsets else snap.subsets
-    if any(is_composed_subset(s) for s in subsets):
-        name = composed_model_name(name, run_method(settings.compose, provider, snap, subsets))
-    return name
-
-
 def _embed_options(
     cache_dir: Path | None,
     batch_size: int | None,
@@ -142,23 +133,30 @@ def _embed_options(
     )
 
 
-def _evaluate(
-    snap: Snapshot,
-    provider: EmbeddingProvider,
-    settings: EvalSettings,
-    executor: str,
-    processes: int | None,
-    ray_address: str | None,
-    shards: int | None,
+def _report(result: ResultFile, title: str, written: tuple[Path, Path]) -> None:
+    """Print a saved run's warnings and metrics under its model's name (read from the result), and its files."""
+    for warning in result.warnings:
+        err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+    _print_summary(result.metrics, f"{result.model_name} {title}", result.config.bootstrap.resamples > 0)
+    console.print(f"wrote {escape(str(written[0]))} and {escape(str(written[1]))}", highlight=False)
+
+
+def _run(
+    plan: RunPlan, executor: str, processes: int | None, ray_address: str | None, shards: int | None
 ) -> EvalOutput:
-    """Run the evaluation, embedding as shards on an executor when asked to (or when several GPUs are there)."""
+    """Run a plan, embedding as shards on an executor when asked to (or when several GPUs are there).
+
+    The executor starts only now, after `--skip-existing` had its say; the plan's tasks keep the unsharded provider,
+    whose text tower and spec the sharded one shares.
+    """
     runner = None
+    provider = plan.provider
     if wants_shards(provider, executor, processes, shards):
         assert isinstance(provider, ModelEmbeddings)
         runner = make_executor(executor, processes, ray_address)
-        provider = ShardedEmbeddings(provider, runner, shards)
+        plan = replace(plan, provider=ShardedEmbeddings(provider, runner, shards))
     try:
-        return evaluate(snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
+        return run_plan(plan, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
     finally:
         if runner is not None:
             runner.close()
@@ -252,19 +250,16 @@ def eval_command(
     provider = resolve_model(spec, options)
     if since == "cutoff":
         settings.since = cutoff_since(provider.describe())
-    name = _model_name(provider, spec, snap, settings)
+    plan = plan_run(snap, provider, settings)
     tags = (window_tag(settings.since, settings.until), noise_tag(noise))
-    target = result_target(output, name, snap.name, fine_rule.value, *tags)
+    target = result_target(output, plan.model_name(), snap.name, fine_rule.value, *tags)
     if skip_existing and target.exists():
         console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
         return
-    out = _evaluate(snap, provider, settings, executor, processes, ray_address, shards)
+    out = _run(plan, executor, processes, ray_address, shards)
     result, per_query = save_run(out.result, out.per_query, target)
-    for warning in result.warnings:
-        err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
     parts = (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until), noise_text(noise))
-    _print_summary(result.metrics, f"{name} on {snap.name} ({', '.join(p for p in parts if p)}), %", resamples > 0)
-    console.print(f"wrote {escape(str(target))} and {escape(str(per_query))}", highlight=False)
+    _report(result, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
 
 
 def register(app: typer.Typer) -> None:

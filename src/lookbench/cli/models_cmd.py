@@ -52,25 +52,30 @@ MODALITIES = ("image", "text", "audio", "video", "any")
 
 def _mteb_models(modality: str | None, as_json: bool) -> None:
     """MTEB's registered models and their facts as lookbench cards (`mteb:NAME` runs one)."""
-    from lookbench.models.mteb_model import card_facts, image_model_metas
+    from lookbench.models.mteb_model import card_facts, image_model_metas, mteb_details
 
-    cards = [card_facts(meta) for meta in image_model_metas(modality)]
+    metas = image_model_metas(modality)
+    cards = [card_facts(meta) for meta in metas]
     if as_json:
-        console.print_json(json.dumps([{**c, "spec": f"mteb:{c['name']}"} for c in cards], default=str))
+        rows = [
+            {**card.model_dump(mode="json"), "spec": f"mteb:{meta.name}", **mteb_details(meta)}
+            for meta, card in zip(metas, cards, strict=True)
+        ]
+        console.print_json(json.dumps(rows, default=str))
         return
     table = Table(title=f"MTEB models embedding {modality or 'any modality'} (run one: lookbench eval -m mteb:NAME)")
     table.add_column("name", no_wrap=True)
     for column in ("released", "params", "training datasets", "licence", "modalities"):
         table.add_column(column, overflow="fold")
-    for c in cards:
-        params = "-" if c["params"] is None else f"{c['params'] / 1e6:.0f}M"
+    for meta, card in zip(metas, cards, strict=True):
+        params = "-" if card.parameters is None else f"{card.parameters / 1e6:.0f}M"
         table.add_row(
-            escape(str(c["name"])),
-            str(c["release_date"] or "-"),
+            escape(str(card.name)),
+            card.release_text or "-",
             params,
-            str(len(c["training_data"])),
-            escape(str(c["licence"] or "-")),
-            ",".join(c["modalities"]),
+            str(len(card.training_data)),
+            escape(str(card.license or "-")),
+            ",".join(meta.modalities),
         )
     console.print(table)
     console.print(f"{len(cards)} models", highlight=False)

@@ -9,13 +9,14 @@ import typer
 from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
+from lookbench.dates import parse_day
 from lookbench.errors import LookBenchError
 from lookbench.synth.default import default_snapshot
 from lookbench.synth.disjoint import DEFAULT_EXCLUSION
 from lookbench.synth.generate import PURPOSES, generate_snapshot
 from lookbench.synth.parallel import available_cpus
 from lookbench.synth.preview import write_previews
-from lookbench.synth.release import parse_release, version_name
+from lookbench.synth.release import version_name
 from lookbench.synth.sizes import SIZES, size_preset
 from lookbench.synth.training import TRAINING_SIZES, plan_training
 
@@ -61,9 +62,9 @@ def synth(
     if out is None:
         raise LookBenchError("--out is required (or use --default)")
     try:
-        when = parse_release(release)
+        when = parse_day(release)
     except ValueError as exc:
-        raise LookBenchError(str(exc)) from exc
+        raise LookBenchError(f"--release: {exc}") from exc
     if purpose not in PURPOSES:
         raise LookBenchError(f"--purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}")
     images = plan_training(seed, when, size).total_images() if purpose == "train" else size_preset(size).total_images()

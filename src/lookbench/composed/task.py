@@ -15,6 +15,7 @@ from lookbench.composed.methods import composed_model_name, make_encoder, run_me
 from lookbench.composed.relevance import ComposedRelevance
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
+from lookbench.embeddings.record import Composition, ModelRecord
 from lookbench.evaluation.task import PhaseClock, Progress, SplitEmbeddings, SubsetWork
 from lookbench.metrics.composed import composed_values
 from lookbench.metrics.definitions import FineRule, metric_name
@@ -261,11 +262,15 @@ class ComposedRun:
             )
         return table
 
-    def record(self, model: dict[str, Any]) -> None:
-        """The composed model's name and how each composed subset's queries were made."""
-        if self.composition:
-            model["name"] = composed_model_name(str(model.get("name") or self.provider.spec), self.method)
-            model["composition"] = {"method": self.method, "subsets": self.composition}
+    def name(self, model: str) -> str:
+        """The model's name plus the composition method."""
+        return composed_model_name(model, self.method)
+
+    def record(self, model: ModelRecord) -> ModelRecord:
+        """How each composed subset's queries were made."""
+        if not self.composition:
+            return model
+        return model.model_copy(update={"composition": Composition(method=self.method, subsets=self.composition)})
 
 
 def composed_run(

@@ -1,33 +1,38 @@
-"""Flags of one run for the window its metrics cover."""
+"""Flags of one run for the window its metrics cover, and the window a model card asks for (`--since cutoff`)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pyarrow as pa
 
-from lookbench.contamination.card import CardFacts, lenient_date
 from lookbench.contamination.flags import Flag, contamination_flags
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
-from lookbench.contamination.window import window_start
-from lookbench.dates import snapshot_date
+from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.record import ModelRecord
+from lookbench.errors import LookBenchError
+from lookbench.evaluation.window import result_window_start
 from lookbench.results.schema import ResultFile
-
-
-def result_window_start(result: ResultFile, per_query: pa.Table | None) -> dt.date | None:
-    """The window's first day: its `since`, else the earliest query date, else the snapshot date."""
-    window = result.config.window
-    if window is not None and window.since:
-        return lenient_date(window.since)
-    if per_query is not None and per_query.num_rows:
-        return window_start(per_query, result.snapshot.id, None)
-    fallback = snapshot_date(result.snapshot.id)
-    return None if fallback is None else lenient_date(str(fallback))
 
 
 def assess(result: ResultFile, per_query: pa.Table | None = None, sources: set[str] | None = None) -> list[Flag]:
     """Every contamination flag of a run; sources default to those of its snapshot when it is local."""
     if sources is None:
         sources = snapshot_sources(local_snapshot(result.snapshot.location))
-    facts = CardFacts.of_model(result.model)
+    facts = result.model.card or ModelFacts()
     return contamination_flags(facts, result_window_start(result, per_query), result.snapshot.id, sources)
+
+
+def cutoff_since(model: ModelRecord) -> np.datetime64:
+    """`--since cutoff`: the day after the card's training cutoff (so the cutoff day itself is excluded); where the
+    card declares no cutoff, the day after its release date, a bound on it."""
+    card = model.card
+    bound = None if card is None else card.cutoff_bound()
+    if bound is None:
+        name = model.name or model.spec or "the model"
+        why = "has no model card"
+        if card is not None:
+            why = f"declares training_cutoff={card.training_cutoff!r} and no release date"
+        raise LookBenchError(f"--since cutoff: {name} {why}; give an explicit date (YYYY-MM-DD) instead")
+    return np.datetime64(bound[0] + dt.timedelta(days=1), "us")

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from lookbench.contamination.assess import assess
+from lookbench.contamination.assess import assess, cutoff_since
 from lookbench.contamination.flags import Flag, marks
-from lookbench.contamination.window import cutoff_since, filter_window, rewindow
+from lookbench.evaluation.window import filter_window, rewindow
 from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.per_query import read_per_query
 from lookbench.results.schema import ResultFile

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.mapper import Preprocess
 
 InputKind = Literal["tensor", "image", "bytes"]
@@ -50,7 +51,7 @@ class Encoder(Protocol):
         ...
 
     @property
-    def card(self) -> dict[str, Any] | None:
+    def card(self) -> ModelFacts | None:
         """Model-card facts the model carries itself (an exported `trained:` folder); None: see the shipped cards."""
         ...
 
@@ -80,7 +81,7 @@ class EncoderBase(ABC):
 
     device: str | None = None
     precision: str | None = None
-    card: dict[str, Any] | None = None
+    card: ModelFacts | None = None
 
     @abstractmethod
     def encode(self, batch: Any) -> np.ndarray:

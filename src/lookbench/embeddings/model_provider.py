@@ -4,24 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.encoder import Encoder, TextTower
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.machine import auto_batch_size, auto_workers, decodes_on_device, encoder_device
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.pipeline import Batch, run_pipeline
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
+from lookbench.embeddings.record import ModelRecord
 from lookbench.embeddings.store import EmbeddingStore, default_cache_dir, model_key
 from lookbench.errors import EmbeddingError
 from lookbench.hashing import sha256_digest
 from lookbench.snapshot.reader import Snapshot
 
-Reload = Callable[[str, EmbedOptions], EmbeddingProvider]
-"""Loads a provider from its spec and options (the registry's `resolve_model`)."""
+if TYPE_CHECKING:
+    from lookbench.models.spec import ModelSpec
+
+Reload = Callable[["ModelSpec", EmbedOptions], EmbeddingProvider]
+"""Loads a provider from its parsed spec and options (the registry's `resolve_model`)."""
 
 
 class ModelEmbeddings(ProviderBase):
@@ -32,15 +37,18 @@ class ModelEmbeddings(ProviderBase):
 
     def __init__(
         self,
-        spec: str,
+        spec: ModelSpec | str,
         encoder: Encoder,
         options: EmbedOptions | None = None,
-        card: dict[str, Any] | None = None,
+        card: ModelFacts | None = None,
         reload: Reload | None = None,
     ) -> None:
-        self.spec = spec
+        self.spec = str(spec)
+        self.model_spec = None if isinstance(spec, str) else spec
+        """The parsed spec another process loads the same model from (None: a model built from text, outside the
+        registry, which only this process can run)."""
         self.reload = reload
-        """How another process loads the same model from `spec` and options (shard workers)."""
+        """How another process loads the same model from `model_spec` and options (shard workers)."""
         self.card = card
         self.encoder = encoder
         self.options = options or EmbedOptions()
@@ -276,28 +284,39 @@ class ModelEmbeddings(ProviderBase):
         """The encoder's text tower."""
         return self.encoder.text_tower()
 
-    def describe(self) -> dict[str, Any]:
-        """Spec, model identity, preprocessing, cache location and skipped rows, for result files."""
+    def describe(self) -> ModelRecord:
+        """Spec, model identity, preprocessing, cache location and skipped rows, for result files.
+
+        The encoder's own description goes to `details`, except the keys the record names (its `kind`, say),
+        which take their place; the spec, card and precision are the provider's.
+        """
         pre = self.encoder.preprocess
-        return {
-            "spec": self.spec,
-            "name": self.encoder.model_id,
-            "model_id": self.encoder.model_id,
-            "revision": self.encoder.revision,
-            "dim": self._dim,
-            "input_kind": self.encoder.input_kind,
-            "preprocess": pre.model_dump() if pre is not None else None,
-            "storage_dtype": self.options.storage_dtype,
-            "jpeg_draft": self.options.jpeg_draft,
-            "decode": "device" if self.device_decode else "cpu",
-            "batch_size": self.batch_size,
-            "workers": self.workers,
-            "cache": str(self.cache_root),
-            "skipped": {f"{s}/{sp}": {str(r): m for r, m in rows.items()} for (s, sp), rows in self.skipped.items()},
-            **{k: v for k, v in self.encoder.describe().items() if k not in ("spec",)},
-            **({"card": self.card} if self.card is not None else {}),
-            **({"precision": self.precision} if self.precision is not None else {}),
-        }
+        details = dict(self.encoder.describe())
+        named = {k: details.pop(k) for k in list(details) if k in ModelRecord.model_fields and k != "details"}
+        return ModelRecord.model_validate(
+            {
+                "name": self.encoder.model_id,
+                "model_id": self.encoder.model_id,
+                "revision": self.encoder.revision,
+                "dim": self._dim,
+                "input_kind": self.encoder.input_kind,
+                "preprocess": pre.model_dump() if pre is not None else None,
+                "storage_dtype": self.options.storage_dtype,
+                "jpeg_draft": self.options.jpeg_draft,
+                "decode": "device" if self.device_decode else "cpu",
+                "batch_size": self.batch_size,
+                "workers": self.workers,
+                "cache": str(self.cache_root),
+                "skipped": {
+                    f"{s}/{sp}": {str(r): m for r, m in rows.items()} for (s, sp), rows in self.skipped.items()
+                },
+                **named,
+                "spec": self.spec,
+                **({"card": self.card} if self.card is not None else {}),
+                **({"precision": self.precision} if self.precision is not None else {}),
+                "details": details,
+            }
+        )
 
 
 def _checked_precision(encoder: Encoder, requested: str) -> str | None:

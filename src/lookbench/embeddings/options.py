@@ -7,8 +7,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Precision = Literal["auto", "fp32", "tf32", "bf16", "fp16"]
-PRECISIONS: tuple[str, ...] = get_args(Precision)
+from lookbench.precision import Precision
+
 DecodePlace = Literal["auto", "cpu", "device"]
 DECODE_PLACES: tuple[str, ...] = get_args(DecodePlace)
 

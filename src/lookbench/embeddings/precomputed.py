@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.provider import ProviderBase
-from lookbench.errors import EmbeddingError
+from lookbench.embeddings.record import ModelRecord
+from lookbench.errors import EmbeddingError, first_problem
 from lookbench.snapshot.reader import Snapshot
 
 
@@ -27,6 +28,7 @@ class PrecomputedEmbeddings(ProviderBase):
         if not self.root.is_dir():
             raise EmbeddingError(f"embeddings folder not found: {self.root}")
         self.spec = f"embeddings:{self.root}"
+        self.card = self._read_card()
 
     def path(self, subset: str, split: str) -> Path:
         """Where the embeddings of one split live."""
@@ -46,18 +48,20 @@ class PrecomputedEmbeddings(ProviderBase):
         except Exception as exc:
             raise EmbeddingError(f"{path}: not a readable .npy file ({exc})") from exc
 
-    def describe(self) -> dict[str, Any]:
-        """Metadata for result files."""
-        meta: dict[str, Any] = {"spec": self.spec, "kind": "embeddings", "name": self.root.resolve().name}
-        card = self.root / "model.json"
-        if card.is_file():
-            try:
-                facts = json.loads(card.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:  # ValueError covers bad JSON and non-UTF-8 bytes
-                raise EmbeddingError(f"{card}: not valid JSON ({exc})") from exc
-            if not isinstance(facts, dict):
-                raise EmbeddingError(f"{card}: expected a JSON object of model-card facts")
-            meta["card"] = facts
-            if facts.get("name"):
-                meta["name"] = str(facts["name"])
-        return meta
+    def _read_card(self) -> ModelFacts | None:
+        """The folder's fact sheet, `model.json` (see `ModelFacts`), when there is one."""
+        path = self.root / "model.json"
+        if not path.is_file():
+            return None
+        try:
+            return ModelFacts.model_validate_json(path.read_bytes())
+        except OSError as exc:
+            raise EmbeddingError(f"{path}: cannot read the model card ({exc})") from exc
+        except ValidationError as exc:
+            raise EmbeddingError(f"{path}: field {first_problem(exc, 'model.json')}") from exc
+
+    def describe(self) -> ModelRecord:
+        """The folder's model record: its name is the card's, else the folder's."""
+        card = self.card
+        name = card.name if card is not None and card.name else self.root.resolve().name
+        return ModelRecord(spec=self.spec, kind="embeddings", name=name, card=card)

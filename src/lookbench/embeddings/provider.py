@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from lookbench.embeddings.encoder import TextTower
+from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.record import ModelRecord
 from lookbench.snapshot.reader import Snapshot
 
 Skipped = Mapping[tuple[str, str], Mapping[int, str]]
@@ -45,7 +47,7 @@ class EmbeddingProvider(Protocol):
         ...
 
     @property
-    def card(self) -> dict[str, Any] | None:
+    def card(self) -> ModelFacts | None:
         """Model-card facts (release date, training cutoff, training data...), which the contamination flags read."""
         ...
 
@@ -65,8 +67,9 @@ class EmbeddingProvider(Protocol):
         """The model's text tower (composed queries' modification texts), when it has one."""
         ...
 
-    def describe(self) -> dict[str, Any]:
-        """Metadata recorded in result files: spec, revision, dimension and anything else that identifies it."""
+    def describe(self) -> ModelRecord:
+        """The model record of result files: spec, name, revision, dimension, card and anything else that
+        identifies it."""
         ...
 
 
@@ -76,7 +79,7 @@ class ProviderBase:
     skipped: Skipped = MappingProxyType({})
     embedded_images: int | None = None
     returns_new_arrays = False
-    card: dict[str, Any] | None = None
+    card: ModelFacts | None = None
 
     def prepare(self, snapshot: Snapshot, splits: Sequence[tuple[str, str]]) -> PreparedRun | None:
         """Splits are embedded when asked for."""

@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,12 +23,16 @@ from lookbench.embeddings.model_provider import ModelEmbeddings, Reload
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
+from lookbench.embeddings.record import ModelRecord
 from lookbench.embeddings.store import EmbeddingStore
 from lookbench.shards.executor import Executor, Needs, Progress, ShardError, ShardTask, cuda_devices
 from lookbench.shards.marker import ShardMarker, new_marker, write_marker
 from lookbench.shards.plan import Shard, digest_fingerprint, shard_ranges
 from lookbench.shards.runner import ShardRun, run_shards
 from lookbench.snapshot.reader import Snapshot
+
+if TYPE_CHECKING:
+    from lookbench.models.spec import ModelSpec
 
 SHARD_ROWS = 512
 """Rows per shard when --shards is not given (at least 8 batches: a shard's pipeline start-up stays small)."""
@@ -52,7 +56,10 @@ class SplitRows:
 class EmbedJob:
     """Embed snapshot rows with the model `spec` under `options` (as the driver resolved them) into `store_root`."""
 
-    spec: str
+    model: str
+    """The model's canonical spec text, for messages."""
+    spec: ModelSpec | None
+    """The parsed spec a worker loads the model from, sent as it is (None: built outside the registry)."""
     options: EmbedOptions
     store_root: str
     needs: Needs
@@ -63,20 +70,20 @@ class EmbedJob:
     """The driver's own model, used when the shards run in the driver's process (never sent to a worker)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (EmbedJob, (self.spec, self.options, self.store_root, self.needs, self.name, self.load))
+        return (EmbedJob, (self.model, self.spec, self.options, self.store_root, self.needs, self.name, self.load))
 
     def open(self, slots: int) -> EmbedWorker:
         """Load the model in this worker (in the driver's process: use its model); its cache must be the driver's."""
         provider: EmbeddingProvider | None = self.loaded
         if provider is None:
-            if self.load is None:
-                raise ShardError(f"{self.spec}: this model was built outside the registry; a worker cannot load it")
+            if self.load is None or self.spec is None:
+                raise ShardError(f"{self.model}: this model was built outside the registry; a worker cannot load it")
             provider = self.load(self.spec, self.options)
         if not isinstance(provider, ModelEmbeddings):
-            raise ShardError(f"{self.spec}: not a model this worker can embed with")
+            raise ShardError(f"{self.model}: not a model this worker can embed with")
         if str(provider.cache_root) != self.store_root:
             raise ShardError(
-                f"{self.spec}: this worker keys its cache as {provider.cache_root}, the driver as {self.store_root} "
+                f"{self.model}: this worker keys its cache as {provider.cache_root}, the driver as {self.store_root} "
                 "(a different model revision, precision or decoding here: install the same versions everywhere)"
             )
         return EmbedWorker(provider)
@@ -163,7 +170,7 @@ class ShardedEmbeddings(ProviderBase):
         self.inner.embedded_images = count
 
     def job(self) -> EmbedJob:
-        """What workers are sent: the spec, the driver's resolved options and its cache folder."""
+        """What workers are sent: the parsed spec, the driver's resolved options and its cache folder."""
         inner = self.inner
         on_gpu = encoder_device(inner.encoder).startswith("cuda")
         options = inner.options.model_copy(
@@ -176,7 +183,9 @@ class ShardedEmbeddings(ProviderBase):
             }
         )
         needs = Needs("gpu" if on_gpu else "cpu", stateful=True)
-        return EmbedJob(inner.spec, options, str(inner.cache_root), needs, load=inner.reload, loaded=inner)
+        return EmbedJob(
+            inner.spec, inner.model_spec, options, str(inner.cache_root), needs, load=inner.reload, loaded=inner
+        )
 
     def rows_per_shard(self) -> int:
         """Default shard size: SHARD_ROWS, or 8 batches when batches are larger."""
@@ -264,14 +273,12 @@ class ShardedEmbeddings(ProviderBase):
         """Encoded images embedded by the driver's model (the builder's few images are not sharded)."""
         return self.inner.embed_images(images)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> ModelRecord:
         """The wrapped model's description, plus how it was sharded."""
         shards = sum(len(run.markers) for run in self.runs)
         ran = sum(len(run.ran) for run in self.runs)
-        return {
-            **self.inner.describe(),
-            "sharding": {**self.executor.describe(), "shards": shards, "shards_run": ran},
-        }
+        sharding = {**self.executor.describe(), "shards": shards, "shards_run": ran}
+        return self.inner.describe().model_copy(update={"sharding": sharding})
 
 
 def wants_shards(provider: object, executor: str, processes: int | None, shards: int | None) -> bool:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pyarrow as pa
 
+from lookbench.embeddings.record import ModelRecord
 from lookbench.evaluation.task import PhaseClock, Progress, SubsetWork
 from lookbench.metrics.definitions import FineRule
 from lookbench.metrics.outfits import cluster_ids
@@ -43,5 +42,10 @@ class RetrievalTask:
             item_ids = work.corpus_labels.item_id
             return task_table(work.subset, work.rows, kept, ids, found.indices, found.scores, item_ids, scores)
 
-    def record(self, model: dict[str, Any]) -> None:
+    def name(self, model: str) -> str:
+        """Plain retrieval keeps the model's name."""
+        return model
+
+    def record(self, model: ModelRecord) -> ModelRecord:
         """Plain retrieval adds nothing to the model record."""
+        return model

@@ -17,20 +17,16 @@ from lookbench.cores import cpu_model, load_average, usable_cores
 from lookbench.dates import snapshot_date
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
-from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
 from lookbench.evaluation.retrieval import RetrievalTask
+from lookbench.evaluation.summary import Summary, summarise_run
 from lookbench.evaluation.task import PhaseClock, Progress, SubsetWork, Task
-from lookbench.evaluation.window import window_mask
-from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
+from lookbench.evaluation.window import date_window, window_mask
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
-from lookbench.results.per_query import subset_values
-from lookbench.results.protocols import average_scope, protocol_columns, protocol_of
+from lookbench.results.protocols import protocol_of
 from lookbench.results.schema import (
     BootstrapConfig,
-    CategoryValue,
-    DateWindow,
-    MetricValue,
     ResultFile,
     RunConfig,
     SearchInfo,
@@ -41,13 +37,6 @@ from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, is_composed_subset
-
-Summary = tuple[
-    dict[str, dict[str, MetricValue]],
-    dict[str, dict[str, dict[str, CategoryValue]]],
-    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
-]
-"""A run's metrics, per-category means and composed breakdowns (the `ResultFile` fields of the same names)."""
 
 
 @dataclass
@@ -69,6 +58,10 @@ class EvalSettings:
     """How composed subsets' queries are embedded (see `lookbench.composed.methods.METHODS`)."""
     noise: NoisePool = NoisePool.ALL
     """Search each subset with the shared noise pool (`all`) or against its gallery alone (`none`)."""
+
+    def bootstrap(self) -> BootstrapConfig:
+        """How the confidence intervals are drawn, as the result records it."""
+        return BootstrapConfig(resamples=self.resamples, seed=self.seed, confidence=self.confidence)
 
 
 @dataclass
@@ -100,13 +93,6 @@ def _environment() -> dict[str, str]:
 def _loads(start: float | None, end: float | None) -> dict[str, float]:
     """The machine's 1-minute load average when the run started and ended, where the platform reports one."""
     return {name: value for name, value in (("load_start", start), ("load_end", end)) if value is not None}
-
-
-def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, MetricValue]]:
-    return {
-        scope: {name: MetricValue(value=e.value, ci_low=e.ci_low, ci_high=e.ci_high, n=e.n) for name, e in ms.items()}
-        for scope, ms in estimates.items()
-    }
 
 
 class _Embeddings:
@@ -154,9 +140,13 @@ class RunPlan:
     fallback_date: np.datetime64 | None
     """The date of queries without `first_seen_at` when the run is windowed (the snapshot's date)."""
 
-    @property
-    def windowed(self) -> bool:
-        return self.settings.since is not None or self.settings.until is not None
+    def model_name(self) -> str:
+        """The name the run's result carries and files under, known before the run (`eval --skip-existing`): the
+        model's own name with what its tasks add (a composed run's method)."""
+        name = self.provider.describe().name or self.provider.spec
+        for task in dict.fromkeys(self.tasks.values()):
+            name = task.name(name)
+        return name
 
 
 @dataclass
@@ -248,8 +238,13 @@ def evaluate(
     progress: Progress | None = None,
 ) -> EvalOutput:
     """Evaluate `provider` on `snapshot` and return the result summary and the per-query table."""
+    return run_plan(plan_run(snapshot, provider, settings or EvalSettings()), progress)
+
+
+def run_plan(plan: RunPlan, progress: Progress | None = None) -> EvalOutput:
+    """Embed, gather and score each subset of a plan, then assemble its result."""
     say = progress or (lambda _msg: None)
-    plan = plan_run(snapshot, provider, settings or EvalSettings())
+    snapshot, provider = plan.snapshot, plan.provider
     clock, ledger = PhaseClock(), RunLedger()
     embedded_before, load_start = provider.embedded_images, load_average()
     needed = [(s, sp) for s in plan.subsets for sp in ("query", "gallery")]
@@ -270,7 +265,9 @@ def evaluate(
     if not tables:
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     with clock.phase("metrics_s"):
-        per_query, summary = summarise_run(snapshot, pa.concat_tables(tables, promote_options="default"), plan.settings)
+        per_query, summary = summarise_run(
+            snapshot, pa.concat_tables(tables, promote_options="default"), plan.ks, plan.settings.bootstrap()
+        )
     embedded_after = provider.embedded_images
     timings: dict[str, float] = dict(clock.seconds) | _loads(load_start, load_average())
     if embedded_before is not None and embedded_after is not None:
@@ -283,20 +280,12 @@ def assemble(
 ) -> ResultFile:
     """The result file of a run: what was evaluated, with which model and settings, and what it measured."""
     snapshot, settings, provider = plan.snapshot, plan.settings, plan.provider
-    described = provider.describe()
-    if dim is not None:
-        described.setdefault("embedding_dim", dim)
+    described = provider.describe().model_copy(update={"name": plan.model_name()})
+    if dim is not None and described.dim is None:
+        described = described.model_copy(update={"dim": dim})
     for task in dict.fromkeys(plan.tasks.values()):
-        task.record(described)
+        described = task.record(described)
     recall = plan.retrieval.recall
-    window = None
-    if plan.windowed:
-        window = DateWindow(
-            since=None if settings.since is None else str(settings.since)[:10],
-            until=None if settings.until is None else str(settings.until)[:10],
-            kept_queries=ledger.kept_queries,
-            total_queries=ledger.total_queries,
-        )
     protocol = protocol_of(snapshot)
     return ResultFile(
         lookbench_version=lookbench.__version__,
@@ -318,8 +307,8 @@ def assemble(
                 recall=recall or None,
                 recall_queries=settings.recall_queries if recall else None,
             ),
-            bootstrap=BootstrapConfig(resamples=settings.resamples, seed=settings.seed, confidence=settings.confidence),
-            window=window,
+            bootstrap=settings.bootstrap(),
+            window=date_window(settings.since, settings.until, ledger.kept_queries, ledger.total_queries),
             protocol=None if protocol is None else protocol.name,
             noise=settings.noise.value,
         ),
@@ -331,48 +320,3 @@ def assemble(
         timings={k: round(v, 3) for k, v in timings.items()},
         warnings=snapshot.warnings,
     )
-
-
-def summarise_run(snapshot: Snapshot, per_query: pa.Table, settings: EvalSettings) -> tuple[pa.Table, Summary]:
-    """The per-query table with the snapshot protocol's columns added (a legacy benchmark's official recall@K),
-    and the run's metrics, per-category means and breakdowns from it (its protocol's average included)."""
-    ks = tuple(sorted(set(settings.ks)))
-    protocol = protocol_of(snapshot)
-    if protocol is not None:
-        per_query = protocol_columns(protocol, snapshot, per_query, ks)
-    result = summarise_table(per_query, settings)
-    if protocol is not None and protocol.average_of:
-        average = average_scope(protocol, per_query, ks, settings.resamples, settings.seed, settings.confidence)
-        if average:
-            result[0][AVERAGE] = average
-    return per_query, result
-
-
-def summarise_table(per_query: pa.Table, settings: EvalSettings) -> Summary:
-    """Subset and overall estimates, per-category means and composed breakdowns, from a per-query table.
-
-    Overall covers the image subsets; composed subsets have their own metrics and, when there are several,
-    their own `composed_overall`.
-    """
-    from lookbench.metrics.composed_breakdown import composed_breakdowns
-
-    values = subset_values(per_query)
-    if not values:
-        raise EmbeddingError("the per-query table is empty")
-    boot = (settings.resamples, settings.seed, settings.confidence)
-    image = [v for v in values if not is_composed_subset(v.name)]
-    composed = [v for v in values if is_composed_subset(v.name)]
-    estimates = summarise(image, *boot)
-    estimates.update(summarise(composed, *boot, overall=COMPOSED_OVERALL if len(composed) > 1 else None))
-    categories = {
-        v.name: {
-            cat: {name: CategoryValue(value=mean, n=n) for name, (mean, n) in metrics.items()}
-            for cat, metrics in per_category(v).items()
-        }
-        for v in values
-    }
-    breakdowns = {
-        subset: {name: _metric_values(keys) for name, keys in by.items()}
-        for subset, by in composed_breakdowns(per_query, composed, *boot).items()
-    }
-    return _metric_values(estimates), categories, breakdowns

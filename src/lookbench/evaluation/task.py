@@ -6,11 +6,12 @@ import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 import pyarrow as pa
 
+from lookbench.embeddings.record import ModelRecord
 from lookbench.search.backend import SearchBackend
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
@@ -73,6 +74,10 @@ class Task(Protocol):
         """The per-query table of the subset's kept queries."""
         ...
 
-    def record(self, model: dict[str, Any]) -> None:
-        """Add what this task contributes to the result's model record (how composed queries were made)."""
+    def name(self, model: str) -> str:
+        """The name a run with this task's subsets files its result under, from the model's own name."""
+        ...
+
+    def record(self, model: ModelRecord) -> ModelRecord:
+        """The result's model record with what this task contributes (how composed queries were made)."""
         ...

@@ -1,10 +1,19 @@
-"""Date windows over queries: keep those first seen within [since, until] (dates are parsed in lookbench.dates)."""
+"""Date windows, in one place: which queries a window keeps (an evaluation's `--since/--until` and a result
+re-windowed by `lookbench tables --since` alike), the window a result records, and a result recomputed for another
+window from its per-query table without re-embedding. Dates are parsed in `lookbench.dates`."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Hashable, Sequence
 
 import numpy as np
+import pyarrow as pa
+
+from lookbench.dates import lenient_date, snapshot_date
+from lookbench.errors import LookBenchError
+from lookbench.evaluation.summary import summarise_table
+from lookbench.results.schema import DateWindow, ResultFile
 
 
 def outfit_dates(dates: np.ndarray, outfits: Sequence[Hashable | None]) -> np.ndarray:
@@ -54,3 +63,86 @@ def window_mask(
     if until is not None:
         keep &= known & (dates < until + np.timedelta64(1, "D"))
     return keep
+
+
+def date_window(
+    since: np.datetime64 | None, until: np.datetime64 | None, kept_queries: int, total_queries: int
+) -> DateWindow | None:
+    """The window a result records (ISO days; None: unbounded), or None when neither bound is given."""
+    if since is None and until is None:
+        return None
+    return DateWindow(
+        since=None if since is None else str(since)[:10],
+        until=None if until is None else str(until)[:10],
+        kept_queries=kept_queries,
+        total_queries=total_queries,
+    )
+
+
+def query_dates(per_query: pa.Table, snapshot_id: str) -> np.ndarray:
+    """datetime64[us] per query as a window sees it: the earliest first_seen_at of its outfit, else the snapshot date.
+
+    Queries of one outfit (same subset and cluster) share one date, so every window keeps or drops whole
+    outfits, exactly as `lookbench eval --since/--until` does; NaT where no date is known.
+    """
+    column = per_query["first_seen_at"].cast(pa.timestamp("us"))
+    dates = np.array(column.to_numpy(zero_copy_only=False), dtype="datetime64[us]")
+    fallback = snapshot_date(snapshot_id)
+    if fallback is not None:
+        dates = np.where(np.isnat(dates), fallback, dates)
+    outfits = zip(per_query["subset"].to_pylist(), per_query["cluster"].to_pylist(), strict=True)
+    return outfit_dates(dates, list(outfits))
+
+
+def filter_window(
+    per_query: pa.Table, snapshot_id: str, since: np.datetime64 | None, until: np.datetime64 | None
+) -> pa.Table:
+    """The queries dated in [since, until] (inclusive days), as `lookbench eval --since/--until` keeps them."""
+    dates = query_dates(per_query, snapshot_id)
+    return per_query.filter(pa.array(window_mask(dates, len(dates), since, until, None)))
+
+
+def window_start(per_query: pa.Table, snapshot_id: str, since: np.datetime64 | None) -> dt.date | None:
+    """The first day of a window: `since`, else the earliest query date."""
+    if since is not None:
+        return dt.date.fromisoformat(str(since)[:10])
+    dates = query_dates(per_query, snapshot_id)
+    dates = dates[~np.isnat(dates)]
+    return dt.date.fromisoformat(str(dates.min())[:10]) if len(dates) else None
+
+
+def result_window_start(result: ResultFile, per_query: pa.Table | None) -> dt.date | None:
+    """The first day a result's metrics cover: its window's `since`, else the earliest query date, else the
+    snapshot date."""
+    window = result.config.window
+    if window is not None and window.since:
+        return lenient_date(window.since)
+    if per_query is not None and per_query.num_rows:
+        return window_start(per_query, result.snapshot.id, None)
+    fallback = snapshot_date(result.snapshot.id)
+    return None if fallback is None else lenient_date(str(fallback))
+
+
+def rewindow(
+    result: ResultFile, per_query: pa.Table, since: np.datetime64 | None, until: np.datetime64 | None
+) -> ResultFile:
+    """A copy of `result` whose metrics cover only the queries in the window; counts kept are recorded."""
+    kept = filter_window(per_query, result.snapshot.id, since, until)
+    if kept.num_rows == 0:
+        raise LookBenchError(f"{result.model_name}: no queries in the window (since={since}, until={until})")
+    metrics, categories, breakdowns = summarise_table(kept, result.config.bootstrap)
+    counts = dict(zip(*np.unique(kept["subset"].to_numpy(zero_copy_only=False), return_counts=True), strict=True))
+    subsets = {
+        name: info.model_copy(update={"queries": int(counts.get(name, 0))})
+        for name, info in result.snapshot.subsets.items()
+    }
+    total = result.config.window.total_queries if result.config.window else per_query.num_rows
+    return result.model_copy(
+        update={
+            "metrics": metrics,
+            "per_category": categories,
+            "breakdowns": breakdowns,
+            "snapshot": result.snapshot.model_copy(update={"subsets": subsets}),
+            "config": result.config.model_copy(update={"window": date_window(since, until, kept.num_rows, total)}),
+        }
+    )

@@ -10,7 +10,6 @@ their decompressed content must be the pinned release unless `--unpinned` (MNIST
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import zlib
 from dataclasses import dataclass
@@ -118,7 +117,7 @@ def read_part(ctx: ImportContext, prefix: str) -> IdxPart:
         raise DatasetImportError(f"{paths['labels']}: label {int(labels.max())} outside Fashion-MNIST's 0-9")
     for kind, path in paths.items():
         stem = path.name.removesuffix(".gz")
-        digest = hashlib.sha256(contents[kind]).hexdigest()
+        digest = sha256_hex(contents[kind])
         if digest != PINNED[stem]:
             if not ctx.options.unpinned:
                 raise DatasetImportError(

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.errors import LookBenchError
 
 Unknown = Literal["unknown"]
@@ -50,19 +51,19 @@ class ModelCard(BaseModel):
     notes: str = ""
     reported: ReportedResult | None = None
 
-    def facts(self) -> dict[str, Any]:
-        """The card facts recorded in result files (`model["card"]`), which contamination flags read."""
-        return {
-            "id": self.id,
-            "name": self.name,
-            "release_date": self.release_date,
-            "training_cutoff": self.training_cutoff,
-            "training_data": list(self.training_data),
-            "params": self.parameters,
-            "license": self.license,
-            "open_weights": self.open_weights,
-            "weights_source": self.weights_source,
-        }
+    def facts(self) -> ModelFacts:
+        """The card's fact sheet, recorded in result files (`model.card`), which contamination flags read."""
+        return ModelFacts(
+            id=self.id,
+            name=self.name,
+            release_date=self.release_date,
+            training_cutoff=self.training_cutoff,
+            training_data=tuple(self.training_data),
+            params=self.parameters,
+            license=self.license,
+            open_weights=self.open_weights,
+            weights_source=self.weights_source,
+        )
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -1,12 +1,18 @@
-"""`features:colour-gradient`: a weight-free image feature (colour histograms + gradient-orientation histograms).
+"""`features:<name>`: weight-free image features, no weights and no network.
 
-256 numbers per image: a 4x4x4 RGB histogram of the whole image and of its centre, and 4x4 cells of 8-bin
-magnitude-weighted histograms of unsigned gradient orientations, on a 64x64 resize. No weights, no network; the
-builder's probes and distractor mining use it where no learned model is wanted.
+- `colour-gradient`, 256 numbers: a 4x4x4 RGB histogram of the whole image and of its centre, and 4x4 cells of 8-bin
+  magnitude-weighted histograms of unsigned gradient orientations, on a 64x64 resize. The builder's probes and
+  distractor mining use it where no learned model is wanted.
+- `thumbnail`, 192 numbers: the 8x8 RGB thumbnail minus its mean (cosine = correlation of the two thumbnails).
+- `colour-histogram`, 512 numbers: the normalised 8x8x8 joint RGB histogram of the whole image on a 64x64 resize.
+
+The last two are trivial baselines: what layout or colour alone scores on a snapshot (docs/synth.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,8 +27,8 @@ from lookbench.models.spec import ModelSpec
 SIDE = 64
 CELLS = 4
 BINS = 8
-FEATURES = {"colour-gradient": "1"}
-"""Feature name -> revision (part of the embedding cache key)."""
+THUMB = 8
+HISTOGRAM_LEVELS = 8
 
 
 def colour_histogram(rgb: np.ndarray, levels: int = 4) -> np.ndarray:
@@ -49,6 +55,19 @@ def gradient_histograms(grey: np.ndarray) -> np.ndarray:
     return np.concatenate(parts)
 
 
+def thumbnail(image: Image.Image, side: int = THUMB) -> np.ndarray:
+    """The (side * side * 3,) RGB thumbnail (bilinear, 0-255) minus its mean; JPEGs decode at a reduced scale."""
+    image.draft("RGB", (side * 4, side * 4))
+    small = np.asarray(image.convert("RGB").resize((side, side), Image.Resampling.BILINEAR), dtype=np.float64).ravel()
+    return small - small.mean()
+
+
+def whole_colour_histogram(image: Image.Image) -> np.ndarray:
+    """The normalised HISTOGRAM_LEVELS^3 joint RGB histogram of the image on a SIDE x SIDE resize."""
+    rgb = np.asarray(image.convert("RGB").resize((SIDE, SIDE), Image.Resampling.BILINEAR), dtype=np.int64)
+    return colour_histogram(rgb, HISTOGRAM_LEVELS)
+
+
 def image_features(image: Image.Image) -> np.ndarray:
     """Colour histogram (64) + centre colour histogram (64) + gradient histograms (128) of one RGB image."""
     rgb = np.asarray(image.convert("RGB").resize((SIDE, SIDE), Image.Resampling.BILINEAR), dtype=np.int64)
@@ -57,28 +76,46 @@ def image_features(image: Image.Image) -> np.ndarray:
     return np.concatenate([colour_histogram(rgb), colour_histogram(centre), gradient_histograms(grey)])
 
 
-class ColourGradientFeatures(EncoderBase):
-    """The Encoder of `features:colour-gradient`: decoded RGB images in, 256 numbers each out."""
+@dataclass(frozen=True)
+class Feature:
+    """One weight-free feature: how it is computed, its width, and its revision (part of the embedding cache key)."""
+
+    compute: Callable[[Image.Image], np.ndarray]
+    dimension: int
+    revision: str
+
+
+FEATURES = {
+    "colour-gradient": Feature(image_features, 2 * 4**3 + CELLS * CELLS * BINS, "1"),
+    "thumbnail": Feature(thumbnail, THUMB * THUMB * 3, "1"),
+    "colour-histogram": Feature(whole_colour_histogram, HISTOGRAM_LEVELS**3, "1"),
+}
+
+
+class WeightFreeFeatures(EncoderBase):
+    """The Encoder of `features:<name>`: decoded RGB images in, the feature's numbers out."""
 
     input_kind: InputKind = "image"
     preprocess: Preprocess | None = None
 
     def __init__(self, name: str = "colour-gradient") -> None:
         self.model_id = f"features:{name}"
-        self.revision = FEATURES[name]
+        self.feature = FEATURES[name]
+        self.revision = self.feature.revision
 
     def encode(self, batch: list[Image.Image]) -> np.ndarray:
-        """A (len(batch), 256) float array."""
-        return np.asarray([image_features(image) for image in batch], dtype=np.float32).reshape(len(batch), -1)
+        """A (len(batch), dimension) float array."""
+        rows = [self.feature.compute(image) for image in batch]
+        return np.asarray(rows, dtype=np.float32).reshape(len(batch), self.feature.dimension)
 
     def describe(self) -> dict[str, Any]:
         """Kind and dimension."""
-        return {"kind": "features", "dimension": 256, "weights": "none"}
+        return {"kind": "features", "dimension": self.feature.dimension, "weights": "none"}
 
 
-def load(spec: ModelSpec, options: EmbedOptions) -> ColourGradientFeatures:
+def load(spec: ModelSpec, options: EmbedOptions) -> WeightFreeFeatures:
     """The feature named by `features:<name>`."""
     argument = spec.argument
     if argument not in FEATURES:
         raise LookBenchError(f"unknown feature {argument!r}; known: {', '.join(FEATURES)}")
-    return ColourGradientFeatures(argument)
+    return WeightFreeFeatures(argument)

@@ -12,6 +12,7 @@ import numpy as np
 from PIL import Image
 
 from lookbench.embeddings.encoder import EncoderBase, InputKind
+from lookbench.embeddings.facts import UNKNOWN, ModelFacts
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
@@ -63,19 +64,24 @@ def model_meta(argument: str) -> Any:
     return meta
 
 
-def card_facts(meta: Any) -> dict[str, Any]:
-    """A lookbench model card from a ModelMeta (MTEB records no training cutoff: the release date stands in)."""
+def card_facts(meta: Any) -> ModelFacts:
+    """The fact sheet of a ModelMeta (MTEB records no training cutoff: the release date stands in)."""
     datasets = meta.get_training_datasets()
+    return ModelFacts(
+        name=meta.name,
+        release_date=UNKNOWN if meta.release_date is None else str(meta.release_date),
+        params=meta.n_parameters,
+        training_data=tuple(sorted(datasets)) if datasets else (),
+        license=meta.license,
+        open_weights=meta.open_weights,
+        weights_source=f"MTEB model registry ({meta.reference})" if meta.reference else "MTEB model registry",
+    )
+
+
+def mteb_details(meta: Any) -> dict[str, Any]:
+    """What MTEB records about a model besides its fact sheet."""
     return {
-        "name": meta.name,
-        "source": "mteb",
         "revision": meta.revision,
-        "release_date": None if meta.release_date is None else str(meta.release_date),
-        "training_cutoff": None,
-        "params": meta.n_parameters,
-        "training_data": sorted(datasets) if datasets else [],
-        "licence": meta.license,
-        "open_weights": meta.open_weights,
         "reference": meta.reference,
         "embedding_dim": meta.embed_dim,
         "modalities": list(meta.modalities),
@@ -116,7 +122,7 @@ class MtebEncoder(EncoderBase):
     def describe(self) -> dict[str, Any]:
         """The MTEB name, revision and loader."""
         loader = getattr(self.meta.loader, "__name__", type(self.meta.loader).__name__)
-        return {"kind": "mteb", "mteb_name": self.meta.name, "revision": self.revision, "loader": loader}
+        return {"kind": "mteb", "mteb_name": self.meta.name, "loader": loader, **mteb_details(self.meta)}
 
 
 def encoding_metadata() -> Any:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from lookbench.atomic import atomic_path
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
-from lookbench.embeddings.options import EmbedOptions, Precision
+from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError
 from lookbench.hashing import file_sha256
@@ -20,6 +20,7 @@ from lookbench.models.onnx_model import OnnxEncoder
 from lookbench.models.spec import ModelSpec
 from lookbench.models.torch_base import TorchEncoder
 from lookbench.optional import pick_device, require
+from lookbench.precision import Precision
 
 if TYPE_CHECKING:
     from lookbench.models.backbones import Backbone

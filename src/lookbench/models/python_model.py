@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 from PIL import Image
+from pydantic import ValidationError
 
 from lookbench.embeddings.encoder import EncoderBase, InputKind, TextTower
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
-from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.errors import EmbeddingError, LookBenchError, first_problem
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:
@@ -25,8 +27,8 @@ class ImageModel(Protocol):
     """What a `python:` factory returns.
 
     `model_id` and `revision` name the model (change `revision` when the weights change: it keys the cache);
-    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata; an
-    optional `card` attribute (see CardedModel) is recorded as the model card (a `card` from `describe()` wins).
+    `embed` receives RGB PIL images and returns one vector per image. An optional `describe()` adds metadata (the
+    result's `model.details`); an optional `card` attribute (see CardedModel) is the model's fact sheet.
     """
 
     model_id: str
@@ -48,10 +50,11 @@ class DescribedModel(Protocol):
 
 @runtime_checkable
 class CardedModel(Protocol):
-    """An ImageModel that declares its model card as a `card` attribute: a dict with `release_date`,
-    `training_cutoff`, `training_data`, `params`, `name` (recorded as the result's `model["card"]`)."""
+    """An ImageModel that declares its fact sheet as a `card` attribute: a `ModelFacts`, or a dict of its fields
+    (`release_date`, `training_cutoff`, `training_data`, `params`, `name`...), recorded as the result's
+    `model.card`."""
 
-    card: dict[str, Any]
+    card: ModelFacts | dict[str, Any]
 
 
 class PythonEncoder(EncoderBase):
@@ -60,11 +63,12 @@ class PythonEncoder(EncoderBase):
     input_kind: InputKind = "image"
     preprocess: Preprocess | None = None
 
-    def __init__(self, model: ImageModel, target: str) -> None:
+    def __init__(self, model: ImageModel, target: str, card: ModelFacts | None = None) -> None:
         self.model = model
         self.target = target
         self.model_id = str(model.model_id)
         self.revision = str(model.revision)
+        self.card = card
 
     def encode(self, batch: list[Image.Image]) -> np.ndarray:
         """Call the user's `embed`."""
@@ -77,8 +81,7 @@ class PythonEncoder(EncoderBase):
     def describe(self) -> dict[str, Any]:
         """The factory and whatever the model describes about itself."""
         extra = self.model.describe() if isinstance(self.model, DescribedModel) else {}
-        card = {"card": dict(self.model.card)} if isinstance(self.model, CardedModel) else {}
-        return {"kind": "python", "factory": self.target, **card, **dict(extra)}
+        return {"kind": "python", "factory": self.target, **dict(extra)}
 
 
 def load(spec: ModelSpec, options: EmbedOptions) -> PythonEncoder:
@@ -100,9 +103,25 @@ def load(spec: ModelSpec, options: EmbedOptions) -> PythonEncoder:
     model = factory()
     if not isinstance(model, ImageModel):
         raise EmbeddingError(f"{spec} returned {type(model).__name__}, which lacks model_id, revision or embed()")
-    if isinstance(model, CardedModel) and not isinstance(model.card, dict):
-        raise EmbeddingError(f"{spec}: `card` must be a dict of card facts, got {type(model.card).__name__}")
-    return PythonEncoder(model, argument)
+    return PythonEncoder(model, argument, _facts(model, spec))
+
+
+def _facts(model: ImageModel, spec: ModelSpec) -> ModelFacts | None:
+    """The model's `card` attribute as a fact sheet, checked field by field."""
+    if isinstance(model, DescribedModel) and "card" in model.describe():
+        raise EmbeddingError(f"{spec}: describe() returns a card; declare it as the model's `card` attribute instead")
+    if not isinstance(model, CardedModel):
+        return None
+    if isinstance(model.card, ModelFacts):
+        return model.card
+    if not isinstance(model.card, dict):
+        raise EmbeddingError(
+            f"{spec}: `card` must be a ModelFacts or a dict of its fields, got {type(model.card).__name__}"
+        )
+    try:
+        return ModelFacts.model_validate(model.card)
+    except ValidationError as exc:
+        raise EmbeddingError(f"{spec}: card field {first_problem(exc)}") from exc
 
 
 def backbone(spec: ModelSpec) -> Backbone:

@@ -58,8 +58,8 @@ def encoder_provider(load: EncoderLoader) -> ProviderLoader:
     def provider(spec: ModelSpec, options: EmbedOptions) -> EmbeddingProvider:
         card = card_for_spec(str(spec))
         encoder = load(spec, options)
-        facts = card.facts() if card else encoder.card
-        return ModelEmbeddings(str(spec), encoder, options, card=facts, reload=resolve_model)
+        facts = card.facts() if card is not None else encoder.card
+        return ModelEmbeddings(spec, encoder, options, card=facts, reload=resolve_model)
 
     return provider
 

@@ -1,10 +1,9 @@
-"""Shared pieces of the torch-based adapters: lazy imports with install hints, precision, and batched inference
-that overlaps host-device copies with the model's work."""
+"""Shared pieces of the torch-based adapters: lazy imports with install hints and batched inference at a
+precision (`lookbench.precision`) that overlaps host-device copies with the model's work."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -12,47 +11,8 @@ import numpy as np
 from lookbench.embeddings.device_decode import DeviceBatch
 from lookbench.embeddings.encoder import EncoderBase, InputKind, Pending
 from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.options import PRECISIONS
-from lookbench.errors import EmbeddingError
 from lookbench.optional import require
-
-
-def resolve_precision(torch: Any, requested: str, device: str) -> str:
-    """The precision a run uses: `auto` is bf16 autocast on a CUDA device that supports it, else fp32; TF32 is a
-    CUDA tensor-core format, so `tf32` on another device runs (and is cached and recorded) as fp32."""
-    if requested not in PRECISIONS:
-        raise EmbeddingError(f"--precision: expected one of {', '.join(PRECISIONS)}, got {requested!r}")
-    cuda = device.startswith("cuda")
-    if requested == "auto":
-        return "bf16" if cuda and torch.cuda.is_bf16_supported() else "fp32"
-    if requested == "tf32" and not cuda:
-        return "fp32"
-    if requested == "bf16" and cuda and not torch.cuda.is_bf16_supported():
-        raise EmbeddingError(f"--precision bf16: {torch.cuda.get_device_name(device)} does not support bfloat16")
-    return requested
-
-
-@contextlib.contextmanager
-def precision_context(torch: Any, precision: str, device: str) -> Iterator[None]:
-    """Run the model's forward at `precision`: autocast for bf16/fp16; TF32 allowed only for `tf32` (cuDNN allows
-    it by default, so plain fp32 turns it off); every global setting is restored afterwards."""
-    device_type = "cuda" if device.startswith("cuda") else "cpu"
-    if precision in ("bf16", "fp16"):
-        dtype = torch.bfloat16 if precision == "bf16" else torch.float16
-        with torch.autocast(device_type=device_type, dtype=dtype):
-            yield
-        return
-    if device_type != "cuda":
-        yield
-        return
-    matmul, cudnn = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-    torch.set_float32_matmul_precision("high" if precision == "tf32" else "highest")
-    torch.backends.cudnn.allow_tf32 = precision == "tf32"
-    try:
-        yield
-    finally:
-        torch.set_float32_matmul_precision(matmul)
-        torch.backends.cudnn.allow_tf32 = cudnn
+from lookbench.precision import precision_context, resolve_precision
 
 
 class TorchEncoder(EncoderBase):

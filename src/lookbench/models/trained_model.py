@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.embeddings.encoder import Encoder
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
@@ -43,8 +44,8 @@ class TrainedModelInfo(BaseModel):
     feature_dim: int
     embedding_dim: int | None
     preprocess: Preprocess
-    card: dict[str, Any]
-    """Model-card facts (`lookbench.models.card.ModelCard.facts` keys), which the contamination flags read."""
+    card: ModelFacts
+    """The model's fact sheet, which the contamination flags read."""
     training: dict[str, Any]
     """Training data, training cutoff, recipe (the whole config), steps, guard summary."""
     validation: list[dict[str, Any]] = []

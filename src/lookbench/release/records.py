@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
@@ -14,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.atomic import atomic_path, write_text_atomic
-from lookbench.hashing import sha256_hex
+from lookbench.hashing import sha1_hex, sha256_hex
 from lookbench.snapshot.schema import NOISE
 
 TS = pa.timestamp("us", tz="UTC")
@@ -108,7 +107,7 @@ class Sample:
         if not self.image_sha256:
             self.image_sha256 = sha256_hex(self.image)
         if not self.sample_id:
-            product = hashlib.sha1(self.product_id.encode()).hexdigest()[:8]
+            product = sha1_hex(self.product_id)[:8]
             self.sample_id = f"{self.source}:{self.image_sha256[:16]}:{product}"
 
     def replace_image(self, image: bytes) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -17,6 +18,8 @@ from lookbench.hashing import json_sha256
 from lookbench.images import BadImageError
 from lookbench.release.config import ApiConfig
 from lookbench.release.fingerprints.hashes import HASH_SIZE, Fingerprint, fingerprint
+from lookbench.release.fingerprints.history import store_index
+from lookbench.release.fingerprints.index import FingerprintIndex, Lookup, Match
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.release.vlm.client import ChatClient
 from lookbench.release.vlm.usage import Usage
@@ -114,6 +117,66 @@ class ImageHashes:
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+LOOKUP_SCHEMA = pa.schema(
+    [("key", pa.string()), ("tier", pa.string()), ("distance", pa.float64()), ("colour_rejected", pa.int64())]
+)
+"""A history look-up shard's output: per query the match (nulls when none) and the candidates the colour check
+kept apart."""
+
+
+@dataclass(frozen=True)
+class HistoryLookups:
+    """Look-ups of a shard's fingerprints in the earlier versions (their memory-mapped store, which each worker maps
+    once): a look-up does not depend on the others, so the answers are the same however the queries are cut."""
+
+    output: Path
+    store: Path | None
+    threshold: int
+    colour_threshold: float
+    crops: bool
+    crop_threshold: int
+
+    def open(self, slots: int) -> HistoryLookupRows:
+        """Map the store."""
+        return HistoryLookupRows(self, store_index(self.output, self.store))
+
+
+@dataclass
+class HistoryLookupRows:
+    """An opened history look-up job."""
+
+    job: HistoryLookups
+    index: FingerprintIndex
+
+    def __call__(self, queries: list[Fingerprint], progress: Progress, /) -> Mapped:
+        """One row per query."""
+        job, rows = self.job, []
+        for query in queries:
+            found = self.index.lookup(query, job.threshold, job.colour_threshold, job.crops, job.crop_threshold)
+            match = found.match
+            rows.append(
+                {
+                    "key": None if match is None else match.key,
+                    "tier": None if match is None else match.tier,
+                    "distance": None if match is None else float(match.distance),
+                    "colour_rejected": found.colour_rejected,
+                }
+            )
+        progress(len(queries))
+        return Mapped(rows)
+
+    def close(self) -> None:
+        """Nothing to release (the maps close with the index)."""
+
+
+def lookups_of(rows: list[dict[str, Any]]) -> list[Lookup]:
+    """Each query's Lookup from a history look-up job's rows."""
+    return [
+        Lookup(None if row["key"] is None else Match(row["key"], row["tier"], row["distance"]), row["colour_rejected"])
+        for row in rows
+    ]
 
 
 def fingerprints_of(rows: list[dict[str, Any]], images: list[bytes]) -> list[Fingerprint | str]:

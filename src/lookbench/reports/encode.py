@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lookbench.contamination.window import query_dates
 from lookbench.errors import ResultError
+from lookbench.evaluation.window import query_dates
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.metrics.definitions import DISTRACTOR_METRIC, metric_name
 from lookbench.results.per_query import metric_columns

@@ -11,9 +11,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from lookbench.contamination.card import CardFacts
-from lookbench.contamination.window import query_dates
 from lookbench.dates import version_date
+from lookbench.evaluation.window import query_dates
 from lookbench.metrics.bootstrap import ClusterSums, percentile_interval, replicate_totals, resample_counts
 from lookbench.reports.encode import scope_mask
 from lookbench.reports.labels import run_title
@@ -101,7 +100,8 @@ def series_data(runs: list[LoadedRun]) -> dict[str, Any] | None:
             models.setdefault(run_title(run.result), []).append(i)
     rows = []
     for title, members in models.items():
-        bound = CardFacts.of_model(runs[members[0]].result.model).cutoff_bound()
+        card = runs[members[0]].result.model.card
+        bound = None if card is None else card.cutoff_bound()
         split: CutoffSplit | str = "the card declares no training cutoff and no release date"
         if bound is not None:
             split = cutoff_split([runs[i] for i in members], bound[0])

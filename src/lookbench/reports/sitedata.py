@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from lookbench.contamination.assess import assess
-from lookbench.contamination.card import CardFacts
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.reports.attributes import main_attributes
 from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
@@ -86,9 +86,9 @@ def _run_entry(
     checked: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     result = run.result
-    card = CardFacts.of_model(result.model)
+    recorded = result.model.card
+    card = recorded or ModelFacts()
     flags = assess(result, run.per_query, facts.sources)
-    raw_card = result.model.get("card")
     rate, throughput_note = throughput(result)
     window = result.config.window
     return {
@@ -99,14 +99,14 @@ def _run_entry(
         "snapshot": result.snapshot.id,
         "contentHash": result.snapshot.content_hash[:12],
         "group": group,
-        "spec": str(result.model.get("spec", "")),
-        "card": raw_card if isinstance(raw_card, dict) else None,
-        "release": None if card.release_date is None else card.release_date.isoformat(),
-        "cutoff": None if card.training_cutoff is None else card.training_cutoff.isoformat(),
+        "spec": result.model.spec,
+        "card": None if recorded is None else recorded.model_dump(mode="json", exclude_none=True),
+        "release": None if card.release_day is None else card.release_day.isoformat(),
+        "cutoff": None if card.cutoff_day is None else card.cutoff_day.isoformat(),
         "releaseText": card.release_text,
         "cutoffText": card.cutoff_text,
         "bound": bound_entry(card.cutoff_bound()),
-        "params": card.params,
+        "params": card.parameters,
         "throughput": rate,
         "throughputNote": throughput_note,
         "machine": machine_text(result),

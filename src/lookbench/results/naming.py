@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
 import numpy as np
 
 from lookbench.errors import ResultError
+from lookbench.hashing import sha1_hex
 
 DEFAULT_OUTPUT = "results/{model}__{snapshot}__{rule}{window}{noise}.json"
 """`{window}` is empty for a full run and e.g. `__since-2026-01-01` for a windowed one, `{noise}` empty with the
@@ -22,7 +22,7 @@ def slug(text: str) -> str:
     """A safe file-name part: letters, digits, `.`, `_`, `-`; never empty, never a dotfile, never a path."""
     cleaned = _UNSAFE.sub("_", text).strip("._-")
     if len(cleaned) > _MAX_SLUG:
-        digest = hashlib.sha1(text.encode("utf-8", errors="replace")).hexdigest()[:8]
+        digest = sha1_hex(text)[:8]
         cleaned = f"{cleaned[:_MAX_SLUG].rstrip('._-')}-{digest}"
     return cleaned or "model"
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-RESULT_SCHEMA_VERSION = "1.2"
-"""1.1 added `per_query_sha256` and `warnings`, 1.2 `breakdowns` (composed subsets); readers accept every 1.x."""
+from lookbench.embeddings.record import ModelRecord
+
+RESULT_SCHEMA_VERSION = "1.3"
+"""1.1 added `per_query_sha256` and `warnings`, 1.2 `breakdowns` (composed subsets), 1.3 the typed `model` record
+(`ModelRecord`, its card a `ModelFacts`); readers accept every 1.x, reading an older flat `model` dict with
+`ModelRecord.legacy_fields`."""
+TYPED_MODEL_SINCE = (1, 3)
 
 
 class MetricValue(BaseModel):
@@ -122,7 +127,7 @@ class ResultFile(BaseModel):
     lookbench_version: str
     created_at: str
     snapshot: SnapshotInfo
-    model: dict[str, Any]
+    model: ModelRecord
     config: RunConfig
     environment: dict[str, str]
     metrics: dict[str, dict[str, MetricValue]] = Field(description="subset or 'overall' -> metric -> value")
@@ -141,7 +146,21 @@ class ResultFile(BaseModel):
     """What the snapshot's labels make doubtful (e.g. queries whose category is absent from the gallery)."""
     timings: dict[str, float] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_model(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
+            return data
+        if schema_tuple(str(data.get("schema_version", RESULT_SCHEMA_VERSION))) >= TYPED_MODEL_SINCE:
+            return data
+        return {**data, "model": ModelRecord.legacy_fields(data["model"])}
+
     @property
     def model_name(self) -> str:
         """A short display name for the model."""
-        return str(self.model.get("name") or self.model.get("spec") or "unknown")
+        return self.model.name or self.model.spec or "unknown"
+
+
+def schema_tuple(version: str) -> tuple[int, ...]:
+    """`1.2` -> (1, 2); a part that is not a number counts as 0."""
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))

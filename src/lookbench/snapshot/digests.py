@@ -8,7 +8,6 @@ changed too are its images hashed again. A damaged or foreign index entry is ign
 
 from __future__ import annotations
 
-import hashlib
 import io
 import logging
 import zipfile
@@ -22,7 +21,7 @@ import numpy as np
 from lookbench.atomic import write_bytes_atomic
 from lookbench.cache import default_cache_dir
 from lookbench.cores import usable_cores
-from lookbench.hashing import file_sha256, sha256_hex
+from lookbench.hashing import digest, digest_size, file_sha256, sha256_hex
 
 log = logging.getLogger(__name__)
 
@@ -147,10 +146,10 @@ class DigestIndex:
 def hash_images(batches: Iterable[list[bytes | None]], algorithm: str = "sha256") -> ImageDigests:
     """Hash batches of image bytes (None: no image), a batch per task on up to 8 threads (hashlib releases the GIL
     for large inputs)."""
-    empty = bytes(hashlib.new(algorithm).digest_size)
+    empty = bytes(digest_size(algorithm))
 
     def digest_all(values: list[bytes | None]) -> bytes:
-        return b"".join(hashlib.new(algorithm, data).digest() if data else empty for data in values)
+        return b"".join(digest(data, algorithm) if data else empty for data in values)
 
     present: list[bool] = []
     with ThreadPoolExecutor(max_workers=min(8, usable_cores()), thread_name_prefix="lookbench-hash") as pool:

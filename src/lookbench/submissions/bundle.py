@@ -13,11 +13,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.atomic import atomic_folder, write_text_atomic
+from lookbench.embeddings.facts import ModelFacts
 from lookbench.errors import SubmissionError, first_problem
 from lookbench.hashing import file_sha256
 from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.naming import slug
-from lookbench.results.schema import ResultFile
+from lookbench.results.schema import TYPED_MODEL_SINCE, ResultFile, schema_tuple
 from lookbench.snapshot.schema import NOISE
 
 BUNDLE_FORMAT: Final = "lookbench-submission/1"
@@ -82,8 +83,8 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
     """The embeddings files a re-scoring needs, each checked to be a 2-D array of the result's row count and one
     shared dimension; raises naming the file and the result field it disagrees with."""
     files: list[Path] = []
-    declared = result.model.get("embedding_dim")
-    dim = declared if isinstance(declared, int) else None
+    declared = result.model.dim
+    dim = declared
     for subset, split, rows in embedding_splits(result):
         path = folder / subset / f"{split}.npy"
         if not path.is_file():
@@ -100,7 +101,7 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
                 f"{rows if rows is not None else 'some'} rows of one vector each"
             )
         if dim is not None and array.shape[1] != dim:
-            where = "field model.embedding_dim" if isinstance(declared, int) else "the dimension of the files before"
+            where = "field model.dim" if declared is not None else "the dimension of the files before"
             raise SubmissionError(f"{path}: shape {tuple(array.shape)}, but {result_path} ({where}) says {dim}")
         dim = int(array.shape[1])
         files.append(path)
@@ -110,7 +111,7 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
 def bundle_folder(result: ResultFile) -> Path:
     """`<model>/<revision>/<release>`: the release is the snapshot, plus the fine rule and window when not the
     defaults, so every distinct run of one model revision has its own folder."""
-    revision = str(result.model.get("revision") or NO_REVISION)
+    revision = result.model.revision or NO_REVISION
     release = result.snapshot.id
     if result.config.fine_rule != "main":
         release += f"__{result.config.fine_rule}"
@@ -122,12 +123,12 @@ def bundle_folder(result: ResultFile) -> Path:
 
 def card_of(result: ResultFile) -> dict[str, Any]:
     """The bundle's card: the model's name, spec, revision and its card facts as the result recorded them."""
-    card = result.model.get("card")
+    card = result.model.card
     return {
         "name": result.model_name,
-        "spec": result.model.get("spec"),
-        "revision": result.model.get("revision"),
-        "card": card if isinstance(card, dict) else {},
+        "spec": result.model.spec,
+        "revision": result.model.revision,
+        "card": {} if card is None else card.model_dump(mode="json"),
     }
 
 
@@ -165,7 +166,7 @@ def write_bundle(result_path: Path, embeddings: Path | None, repository: Path) -
         manifest = BundleManifest(
             format=BUNDLE_FORMAT,
             model=result.model_name,
-            revision=str(result.model.get("revision") or NO_REVISION),
+            revision=result.model.revision or NO_REVISION,
             release=result.snapshot.id,
             snapshot_hash=result.snapshot.content_hash,
             result=result_path.name,
@@ -219,7 +220,7 @@ def open_bundle(root: Path) -> Bundle:
         raise SubmissionError(f"{root / MANIFEST}: field per_query is not {result_path}'s per_query_file")
     expected = {
         "model": result.model_name,
-        "revision": str(result.model.get("revision") or NO_REVISION),
+        "revision": result.model.revision or NO_REVISION,
         "release": result.snapshot.id,
         "snapshot_hash": result.snapshot.content_hash,
     }
@@ -227,9 +228,24 @@ def open_bundle(root: Path) -> Bundle:
         if getattr(manifest, field) != value:
             raise SubmissionError(f"{root / MANIFEST}: field {field} is not {result_path}'s ({value!r})")
     for name, record in ((manifest.card, card_of(result)), (manifest.environment, environment_of(result))):
-        if json.loads((root / name).read_text(encoding="utf-8")) != json.loads(_json(record)):
+        stored = json.loads((root / name).read_text(encoding="utf-8"))
+        old_card = name == manifest.card and schema_tuple(result.schema_version) < TYPED_MODEL_SINCE
+        if not _same_record(stored, json.loads(_json(record)), old_card):
             raise SubmissionError(f"{root / name}: does not match {result_path} (fields model / environment)")
     return Bundle(root, manifest, result)
+
+
+def _same_record(stored: Any, expected: dict[str, Any], old_card: bool) -> bool:
+    """Whether a bundle's card or environment file says what its result does. The card of a schema 1.0-1.2 result
+    is compared as a fact sheet: its bundle holds the card dict as it was, which the result now reads leniently
+    (see `ModelFacts.lenient`); a 1.3 bundle's files must match exactly."""
+    if not old_card or not isinstance(stored, dict) or stored == expected:
+        return bool(stored == expected)
+    facts, wanted = stored.get("card"), expected.get("card")
+    rest = {k: v for k, v in stored.items() if k != "card"}
+    return rest == {k: v for k, v in expected.items() if k != "card"} and ModelFacts.lenient(
+        facts or None
+    ) == ModelFacts.lenient(wanted or None)
 
 
 def find_bundles(repository: Path) -> list[Path]:

@@ -18,18 +18,18 @@ from lookbench.submissions.verify import check_snapshot
 
 def export_run_vectors(result: ResultFile, result_path: Path, out: Path) -> Path:
     """Write `out/<subset>/{query,gallery}.npy` and `out/noise/gallery.npy` of the run's model; return `out`."""
-    spec = str(result.model.get("spec") or "")
+    spec = result.model.spec
     if not spec or spec.startswith("embeddings:"):
         raise SubmissionError(
             f"{result_path}: field model.spec is {spec!r}; --embed needs a model run (give --embeddings DIR instead)"
         )
     snapshot = open_snapshot(result.snapshot.location)
     check_snapshot(snapshot, result, str(result_path))
-    cache = result.model.get("cache")
+    cache = result.model.cache
     options = EmbedOptions(
-        cache_dir=Path(str(cache)).parent.parent if cache else None,  # the run's cache base (<base>/embeddings/<key>)
-        storage_dtype="float16" if result.model.get("storage_dtype") == "float16" else "float32",
-        jpeg_draft=bool(result.model.get("jpeg_draft", False)),
+        cache_dir=Path(cache).parent.parent if cache else None,  # the run's cache base (<base>/embeddings/<key>)
+        storage_dtype="float16" if result.model.storage_dtype == "float16" else "float32",
+        jpeg_draft=bool(result.model.jpeg_draft),
     )
     provider = resolve_model(spec, options)
     for subset, split, _ in embedding_splits(result):

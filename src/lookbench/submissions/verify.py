@@ -16,9 +16,11 @@ import pyarrow as pa
 from lookbench.contamination.assess import assess
 from lookbench.contamination.flags import Flag
 from lookbench.contamination.sources import snapshot_sources
+from lookbench.dates import parse_date
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.errors import LookBenchError, SubmissionError
-from lookbench.evaluation.runner import EvalSettings, evaluate, summarise_run
+from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.evaluation.summary import summarise_run
 from lookbench.metrics.definitions import FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
@@ -67,8 +69,8 @@ def settings_of(result: ResultFile) -> EvalSettings:
         resamples=config.bootstrap.resamples,
         seed=config.bootstrap.seed,
         confidence=config.bootstrap.confidence,
-        since=None if window is None or window.since is None else np.datetime64(window.since, "us"),
-        until=None if window is None or window.until is None else np.datetime64(window.until, "us"),
+        since=None if window is None else parse_date(window.since, "config.window.since"),
+        until=None if window is None else parse_date(window.until, "config.window.until"),
     )
 
 
@@ -145,7 +147,7 @@ def rescore_rankings(snapshot: Snapshot, result: ResultFile, per_query: pa.Table
         if table["topk_item_ids"].to_pylist() != part["topk_item_ids"].to_pylist():
             raise SubmissionError(f"{where}: column topk_item_ids of {subset} does not match the snapshot's item ids")
         tables.append(table)
-    _, (metrics, categories, breakdowns) = summarise_run(snapshot, pa.concat_tables(tables), settings)
+    _, (metrics, categories, breakdowns) = summarise_run(snapshot, pa.concat_tables(tables), ks, settings.bootstrap())
     return result.model_copy(update={"metrics": metrics, "per_category": categories, "breakdowns": breakdowns})
 
 

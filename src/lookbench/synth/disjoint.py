@@ -6,14 +6,15 @@ nothing."""
 
 from __future__ import annotations
 
-import hashlib
 from datetime import date
 
+from lookbench.dates import parse_day
 from lookbench.errors import SnapshotError
+from lookbench.hashing import parts_sha256
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.synth.plan import plan_release
 from lookbench.synth.products import strict_labels
-from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, parse_release
+from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE
 from lookbench.taxonomy.designs import Labels, QueryDesigns, query_labels
 
 DEFAULT_EXCLUSION = ("default",)
@@ -35,7 +36,7 @@ def release_query_labels(name: str) -> list[Labels]:
         if len(parts) != 4 or not parts[1].isdigit():
             raise SnapshotError(f"--exclude-designs {name!r}: expected synth:SEED:YYYY-MM-DD:SIZE")
         try:
-            day = parse_release(parts[2])
+            day = parse_day(parts[2])
         except ValueError as exc:
             raise SnapshotError(f"--exclude-designs {name!r}: {exc}") from exc
         return synth_query_labels(int(parts[1]), day, parts[3])
@@ -56,4 +57,4 @@ def excluded_designs(names: list[str]) -> QueryDesigns | None:
 
 def exclusion_key(names: list[str]) -> str:
     """A short key of the exclusion, so a resumed run never mixes files planned under another one."""
-    return hashlib.sha256("\0".join(names).encode()).hexdigest()[:8]
+    return parts_sha256(*names)[:8]

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from lookbench.dates import parse_day
 from lookbench.errors import SnapshotError
 from lookbench.synth.generate import MANIFEST
 from lookbench.synth.parallel import ordered_map
@@ -44,7 +44,7 @@ def read_synth_plan(root: Path) -> ReleasePlan:
         manifest = json.loads(path.read_text(encoding="utf-8"))
         if manifest.get("generator") != GENERATOR_VERSION:
             raise SnapshotError(f"{path}: generator {manifest.get('generator')!r} is not {GENERATOR_VERSION}")
-        return plan_release(int(manifest["seed"]), date.fromisoformat(manifest["release"]), str(manifest["size"]))
+        return plan_release(int(manifest["seed"]), parse_day(manifest["release"]), str(manifest["size"]))
     except FileNotFoundError:
         raise SnapshotError(f"{root} has no {MANIFEST}; re-rendered pairs need a LookBench-Synth release") from None
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:

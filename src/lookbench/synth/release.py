@@ -6,11 +6,6 @@ from datetime import date, datetime, time, timedelta, timezone
 
 import numpy as np
 
-DEFAULT_RELEASE = date(2026, 6, 1)
-"""The embedded default snapshot's release date, seed and size (`lookbench.synth.default`)."""
-DEFAULT_SEED = 0
-DEFAULT_SIZE = "small"
-
 WINDOW_DAYS = 30
 """Products new in a release are first seen within this many days before the release date."""
 
@@ -20,20 +15,11 @@ HISTORY_DAYS = 365
 DEFAULT_RELEASE = date(2026, 6, 1)
 DEFAULT_SEED = 0
 DEFAULT_SIZE = "small"
-"""The embedded default snapshot's release date, seed and size."""
+"""The embedded default snapshot's release date, seed and size (`lookbench.synth.default`)."""
 
 VALIDATION_RELEASE = date(2026, 5, 1)
 VALIDATION_SEED = 1
 """The default validation release: another seed and date than the default snapshot's."""
-
-
-def parse_release(text: str) -> date:
-    """Parse `YYYY-MM-DD` (or `YYYYMMDD`, `vYYYYMMDD`) into a date."""
-    cleaned = text.strip().removeprefix("v").replace("-", "")
-    try:
-        return datetime.strptime(cleaned, "%Y%m%d").date()
-    except ValueError as exc:
-        raise ValueError(f"bad release date {text!r}: expected YYYY-MM-DD") from exc
 
 
 def version_name(release: date) -> str:

@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from lookbench.configfile import StrictConfig, load_config_file, validate_config
 from lookbench.errors import TrainError
+from lookbench.precision import Precision
 
 DEFAULT_SNAPSHOT = "default"
 """Names the embedded default snapshot (LookBench-Synth `small`) wherever a snapshot location is expected."""
@@ -230,10 +231,19 @@ class Runtime(StrictConfig):
 
     device: str = "auto"
     """auto (cuda when present), cpu, cuda or cuda:N; cuda without a visible GPU is refused before any work."""
-    precision: Literal["fp32", "bf16"] = "fp32"
-    """bf16: autocast of forward and loss (weights and optimiser stay float32)."""
+    precision: Precision = "fp32"
+    """The evaluation's vocabulary (`lookbench.precision`): fp32 (strict float32), tf32 (TF32 matmuls and
+    convolutions on CUDA), bf16 (autocast of forward and loss; weights and optimiser stay float32), auto (bf16 on
+    CUDA where supported, else fp32). fp16 is refused: it needs loss scaling, which training does not do."""
     threads: int | None = Field(default=None, ge=1)
     channels_last: bool = False
+
+    @field_validator("precision")
+    @classmethod
+    def _trainable_precision(cls, value: str) -> str:
+        if value == "fp16":
+            raise ValueError("fp16 needs loss scaling, which training does not do; use bf16 (or auto)")
+        return value
 
     @field_validator("device")
     @classmethod

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -17,7 +16,7 @@ import pyarrow.parquet as pq
 from lookbench.atomic import write_text_atomic
 from lookbench.dates import snapshot_date
 from lookbench.errors import SnapshotError, TrainError
-from lookbench.hashing import parts_sha256, sha256_digest
+from lookbench.hashing import order_key, parts_sha256, sha256_digest, sha256_stream
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS, TRAIN
@@ -219,7 +218,7 @@ class TrainingSet:
 
     def fingerprint(self) -> str:
         """sha256 of what is trained on: every row's image bytes (by digest), item and label targets, in order."""
-        digest = hashlib.sha256()
+        digest = sha256_stream()
         for name in self.class_names:
             digest.update(name.encode() + b"\0")
         digest.update(np.ascontiguousarray(self.classes).tobytes())
@@ -255,7 +254,7 @@ class TrainingSet:
 
 def _stable_order(items: list[str], seed: int) -> list[str]:
     """Items in a seeded order that does not depend on row order (nested fractions stay nested)."""
-    return sorted(items, key=lambda item: hashlib.blake2b(f"{seed}\0{item}".encode(), digest_size=8).digest())
+    return sorted(items, key=lambda item: order_key(f"{seed}\0{item}"))
 
 
 def _keep_rows(labels: SplitLabels, source: TrainData, seed: int) -> np.ndarray:

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from lookbench.atomic import atomic_path, write_text_atomic
+from lookbench.embeddings.facts import UNKNOWN, ModelFacts
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.card import card_for_spec, find_card
@@ -18,32 +19,33 @@ from lookbench.train.config import TrainConfig
 from lookbench.train.data import TrainingSet
 
 
-def base_card(spec: str) -> dict[str, Any] | None:
-    """The shipped card of the pretrained backbone, when there is one."""
+def base_card(spec: str) -> ModelFacts | None:
+    """The fact sheet of the pretrained backbone's shipped card, when there is one."""
     card = find_card(spec) or card_for_spec(spec)
     return card.facts() if card else None
 
 
-def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) -> dict[str, Any]:
-    """Card facts: the training data (snapshots, their sources, the backbone's own data) and the training cutoff."""
+def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) -> ModelFacts:
+    """The fact sheet: the training data (snapshots, their sources, the backbone's own data) and the training
+    cutoff."""
     base = base_card(cfg.model.backbone)
     data = []
     for source in training.sources:
         data.append(source.snapshot)
         data.extend(source.sources)
     if base:
-        data.extend(base.get("training_data", []))
-    return {
-        "id": name.lower(),
-        "name": name,
-        "release_date": dt.date.today().isoformat(),
-        "training_cutoff": training.training_cutoff() or "unknown",
-        "training_data": list(dict.fromkeys(data)),
-        "params": f"{params / 1e6:.1f}M",
-        "license": (base or {}).get("license", "unknown"),
-        "open_weights": True,
-        "weights_source": f"lookbench train, fine-tuned from {cfg.model.backbone}",
-    }
+        data.extend(base.training_data)
+    return ModelFacts(
+        id=name.lower(),
+        name=name,
+        release_date=dt.date.today().isoformat(),
+        training_cutoff=training.training_cutoff() or UNKNOWN,
+        training_data=tuple(dict.fromkeys(data)),
+        params=f"{params / 1e6:.1f}M",
+        license=base.license if base is not None and base.license else UNKNOWN,
+        open_weights=True,
+        weights_source=f"lookbench train, fine-tuned from {cfg.model.backbone}",
+    )
 
 
 def _validated_on(cfg: TrainConfig, validation: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -113,10 +115,10 @@ def card_markdown(info: TrainedModelInfo) -> str:
         f"`lookbench eval -m trained:<this folder>`.",
         "",
         f"- Architecture: {json.dumps(info.architecture)}, embedding {info.embedding_dim or info.feature_dim}-d",
-        f"- Training data: {', '.join(card['training_data'])}",
+        f"- Training data: {', '.join(card.training_data)}",
         f"- Training images: {training['images']} of {training['items']} items, {training['steps']} steps",
-        f"- Training cutoff (latest first_seen_at of the training data): {card['training_cutoff']}",
-        f"- Parameters: {card['params']}; licence of the base weights: {card['license']}",
+        f"- Training cutoff (latest first_seen_at of the training data): {card.training_cutoff}",
+        f"- Parameters: {card.params}; licence of the base weights: {card.license}",
         f"- Preprocessing: {info.preprocess.model_dump_json()}",
     ]
     guard = training.get("guard")

@@ -22,6 +22,7 @@ from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import TrainError
 from lookbench.images import BadImageError, decode_image
 from lookbench.models.registry import create_backbone
+from lookbench.precision import precision_context, resolve_precision
 from lookbench.train import checkpoint as ckpt
 from lookbench.train.augment import Transform, evaluation_preprocess, resolved_backend, train_transform
 from lookbench.train.config import TrainConfig
@@ -121,6 +122,21 @@ def worker_errors(loader: DataLoader) -> Iterator[tuple[torch.Tensor, torch.Tens
 def collate(batch: list[tuple[torch.Tensor, int]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Stack images; keep the row numbers (labels are looked up in the training process)."""
     return torch.stack([b[0] for b in batch]), torch.tensor([b[1] for b in batch], dtype=torch.int64)
+
+
+@dataclass(frozen=True)
+class WrappedModel:
+    """The module the training steps call, and the DDP wrapper inside it (None in one process): whether gradients
+    are all-reduced is known from how the model was wrapped, never probed on the module."""
+
+    module: nn.Module
+    ddp: nn.parallel.DistributedDataParallel | None
+
+    def accumulating(self, last_micro: bool) -> contextlib.AbstractContextManager[None]:
+        """Skip DDP's gradient all-reduce on every micro-batch but a step's last (gradients accumulate locally)."""
+        if self.ddp is None or last_micro:
+            return contextlib.nullcontext()
+        return self.ddp.no_sync()  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -488,16 +504,18 @@ class Trainer:
                 self.say(f"class centres imprinted from {embedded} images (rank 0's shard)")
         return Resume(0, None, [], None)
 
-    def _wrap(self, model: TrainingModel, world: World) -> nn.Module:
+    def _wrap(self, model: TrainingModel, world: World) -> WrappedModel:
         """The module the steps call: DDP across processes, compiled if configured."""
         trained: nn.Module = model
+        ddp = None
         if world.distributed:
-            trained = nn.parallel.DistributedDataParallel(
+            ddp = nn.parallel.DistributedDataParallel(
                 model, device_ids=[world.device.index] if world.device.type == "cuda" else None
             )
+            trained = ddp
         if self.cfg.model.compile:
             trained = torch.compile(trained)  # type: ignore[assignment]
-        return trained
+        return WrappedModel(trained, ddp)
 
     def _loader(self, training: TrainingSet, backbone: Any, start: int, total: int, world: World) -> DataLoader:  # type: ignore[type-arg]
         """This rank's augmented batches from step `start` to `total`."""
@@ -519,7 +537,7 @@ class Trainer:
 
     def _steps(
         self,
-        trained: nn.Module,
+        trained: WrappedModel,
         parts: TrainParts,
         loader: DataLoader,  # type: ignore[type-arg]
         labels: LabelTensors,
@@ -530,11 +548,7 @@ class Trainer:
     ) -> int:
         """Run the loader's micro-batches, stepping the optimisers every `accumulation`; returns the last step."""
         cfg = self.cfg
-        precision = (
-            torch.autocast(world.device.type, dtype=torch.bfloat16)
-            if cfg.runtime.precision == "bf16"
-            else contextlib.nullcontext()
-        )
+        precision = resolve_precision(torch, cfg.runtime.precision, str(world.device), "runtime.precision", TrainError)
         accumulation = cfg.optim.accumulation
         losses = StepLosses()
         step, seen, micro = start, 0, 0
@@ -545,14 +559,9 @@ class Trainer:
             if cfg.runtime.channels_last:
                 images = images.contiguous(memory_format=torch.channels_last)
             rows = rows.to(world.device)
-            sync = (
-                trained.no_sync()  # type: ignore[operator]
-                if world.distributed and not last_micro and hasattr(trained, "no_sync")
-                else contextlib.nullcontext()
-            )
-            with sync:
-                with precision:
-                    outputs = trained(images)
+            with trained.accumulating(last_micro):
+                with precision_context(torch, precision, str(world.device)):
+                    outputs = trained.module(images)
                     loss = self._loss(outputs, rows, labels, parts.pfc, losses, accumulation)
                 (loss / accumulation).backward()
             seen += len(rows) * world.size

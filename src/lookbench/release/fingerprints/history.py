@@ -18,6 +18,7 @@ from lookbench.images import BadImageError
 from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID
 from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
+from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.release.records import write_table
 from lookbench.snapshot import NOISE, open_snapshot
 from lookbench.snapshot.manifest import MANIFEST_NAME
@@ -171,28 +172,64 @@ def fixed_width_bytes(column: pa.ChunkedArray, width: int) -> np.ndarray:
     return np.frombuffer(array.buffers()[2], np.uint8)[offsets[0] : offsets[0] + width * len(array)]
 
 
-def table_codes(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(pHash words, window hashes, which rows have windows) of a checked fingerprint cache table, converted in
-    numpy (no Python object per row)."""
+def hex_words(column: pa.ChunkedArray, nbytes: int) -> np.ndarray:
+    """A column of `2 * nbytes`-digit lowercase hex strings as (n, nbytes / 8) big-endian uint64 words, converted
+    in numpy (no Python object per row)."""
     nibbles = np.zeros(256, dtype=np.uint8)
     nibbles[np.frombuffer(b"0123456789abcdef", np.uint8)] = np.arange(16, dtype=np.uint8)
-    hexes = nibbles[fixed_width_bytes(table["phash"], 2 * PHASH_BYTES)].reshape(-1, 2 * PHASH_BYTES)
-    phashes = np.ascontiguousarray((hexes[:, 0::2] << 4) | hexes[:, 1::2]).view(">u8").astype(np.uint64)
+    hexes = nibbles[fixed_width_bytes(column, 2 * nbytes)].reshape(-1, 2 * nbytes)
+    words = np.ascontiguousarray((hexes[:, 0::2] << 4) | hexes[:, 1::2]).view(">u8").astype(np.uint64)
+    return words.reshape(-1, nbytes // 8)
+
+
+def table_codes(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(pHash words, window hashes, which rows have windows) of a checked fingerprint cache table."""
     windows = table["windows"]
     filled = pc.fill_null(windows, pa.scalar(bytes(WINDOW_BYTES), pa.binary()))
     raw = fixed_width_bytes(filled, WINDOW_BYTES).view(">u8").astype(np.uint64).reshape(-1, len(WINDOWS))
-    return phashes.reshape(-1, PHASH_BYTES // 8), raw, windows.is_valid().to_numpy(zero_copy_only=False)
+    return hex_words(table["phash"], PHASH_BYTES), raw, windows.is_valid().to_numpy(zero_copy_only=False)
+
+
+def stored_codes(table: pa.Table) -> StoredCodes:
+    """A checked fingerprint cache table as arrays."""
+    phashes, windows, present = table_codes(table)
+    return StoredCodes(table["key"], hex_words(table["sha256"], 32), phashes, windows, present[:, None])
+
+
+def history_store(
+    output: Path, version: str, cache: Path, on_problem: Callable[[Path, str], None] | None = None
+) -> tuple[Path | None, list[str]]:
+    """The folder of the memory-mapped store (`store.py`) of all earlier versions' fingerprints (verified against
+    their manifests), under `cache` and named by those versions, and their names: built from the per-version caches
+    when it is missing, rebuilt (and `on_problem` told why) when it is damaged. None when they hold no image."""
+    folders = earlier_versions(output, version)
+    names = [folder.name for folder in folders]
+    folder = cache / f"history-{versions_fingerprint(output, version)[:16]}-{CACHE_FORMAT}"
+    if folder.is_dir():
+        try:
+            open_store(folder)
+            return folder, names
+        except ReleaseError as exc:
+            if on_problem is not None:
+                on_problem(folder, f"{exc}; rebuilt")
+    rows = sum(len(cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem)) for f in folders)
+    if rows == 0:
+        return None, names
+    parts = (stored_codes(cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem)) for f in folders)
+    write_store(folder, parts, rows, len(WINDOWS))
+    return folder, names
 
 
 def history_index(
     output: Path, version: str, cache: Path, on_problem: Callable[[Path, str], None] | None = None
 ) -> tuple[FingerprintIndex, list[str]]:
-    """An index over all earlier versions (verified against their manifests) and their names."""
-    index = FingerprintIndex(PublishedImages(output))
-    names = []
-    for folder in earlier_versions(output, version):
-        table = cached_snapshot_fingerprints(open_snapshot(folder), cache, on_problem)
-        phashes, windows, present = table_codes(table)
-        index.add_many(table["key"].to_pylist(), table["sha256"].to_pylist(), phashes, windows, present)
-        names.append(folder.name)
-    return index, names
+    """An index over all earlier versions (verified against their manifests), searched in their memory-mapped
+    store, and their names."""
+    folder, names = history_store(output, version, cache, on_problem)
+    return store_index(output, folder), names
+
+
+def store_index(output: Path, folder: Path | None) -> FingerprintIndex:
+    """An index over a history store (none: empty) whose images are the published rows in `output`."""
+    images = PublishedImages(output)
+    return FingerprintIndex(images) if folder is None else FingerprintIndex.of_store(images, open_store(folder))

@@ -13,8 +13,11 @@ from lookbench.images import decode_image
 from lookbench.release.fingerprints.colour import SIDE, colour_difference, lab_thumbnail
 from lookbench.release.fingerprints.crops import WINDOWS, Box, CropView, Placement, align, region
 from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, phash_hex, to_words
+from lookbench.release.fingerprints.keys import Keys, MappedKeys, MemoryKeys
+from lookbench.release.fingerprints.store import StoredCodes
 from lookbench.release.fingerprints.tables import (
     Backend,
+    Codes,
     PhashTable,
     WindowTable,
     default_backend,
@@ -112,8 +115,7 @@ class FingerprintIndex:
 
     image_of: Callable[[str], bytes]
     backend: Backend = field(default_factory=default_backend)
-    keys: list[str] = field(default_factory=list)
-    by_sha: dict[str, int] = field(default_factory=dict)
+    keys: Keys = field(default_factory=MemoryKeys)
     _phashes: PhashTable = field(init=False)
     _windows: WindowTable = field(init=False)
     _labs: dict[str, np.ndarray] = field(default_factory=dict)
@@ -122,6 +124,14 @@ class FingerprintIndex:
     def __post_init__(self) -> None:
         self._phashes = phash_table(self.backend)
         self._windows = window_table(self.backend)
+
+    @classmethod
+    def of_store(cls, image_of: Callable[[str], bytes], stored: StoredCodes) -> FingerprintIndex:
+        """An index over stored fingerprints, searched in place (memory-mapped codes stay on disk)."""
+        index = cls(image_of, keys=MappedKeys(stored.keys, stored.sha))
+        index._phashes = phash_table(index.backend, Codes.of(stored.phash))
+        index._windows = window_table(index.backend, Codes.of(stored.windows), Codes.of(stored.present))
+        return index
 
     @classmethod
     def of_images(cls, images: Mapping[str, bytes]) -> FingerprintIndex:
@@ -147,9 +157,7 @@ class FingerprintIndex:
         self, keys: list[str], shas: list[str], phashes: np.ndarray, windows: np.ndarray, present: np.ndarray
     ) -> None:
         """Index n images at once: their (n, 4) pHash words, (n, W) window hashes and which have windows."""
-        for offset, sha in enumerate(shas):
-            self.by_sha.setdefault(sha, len(self.keys) + offset)
-        self.keys.extend(keys)
+        self.keys.extend(keys, shas)
         self._phashes.add(phashes)
         self._windows.add(windows, present)
 
@@ -186,10 +194,11 @@ class FingerprintIndex:
         Perceptual candidates are those within `threshold` bits; a crop candidate's colour is measured only when
         its aligned overlap is within `threshold` bits (else it is infinite).
         """
-        if query.sha256 in self.by_sha:
-            yield Candidate(self.keys[self.by_sha[query.sha256]], "exact", 0, 0.0)
+        row = self.keys.row_of(query.sha256)
+        if row is not None:
+            yield Candidate(self.keys[row], "exact", 0, 0.0)
             return
-        if not self.keys:
+        if not len(self.keys):
             return
         yield from self._perceptual(query, threshold)
         if crops and not query.view.flat:

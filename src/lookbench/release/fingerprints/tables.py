@@ -2,11 +2,10 @@
 
 Each table keeps its codes in a growable uint64 matrix (amortised O(1) `add`, nothing rebuilt on the next look-up).
 The `scan` tables search it in blocks (exact; transient memory bounded by `SCAN_BLOCK`, time linear in the
-entries). The `faiss` tables (faiss-cpu, part of the `release` extra) answer the same questions through faiss
-indexes and are exact too: the pHash tier through faiss's exhaustive range search (`IndexBinaryFlat`: faster
-than faiss's multi-index hashing at every size measured, 10k-1M, and 40x faster when many entries are near the
-query; docs/benchmarks.md), the window tier through faiss's exhaustive k-nearest search over every window code,
-whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
+entries). The pHash tier is otherwise searched by multi-index hashing over sorted numpy arrays (`multihash.py`,
+exact by pigeonhole; faster than faiss's exhaustive and multi-index searches, docs/benchmarks.md), and with
+faiss-cpu (part of the `release` extra) the window tier by faiss's exhaustive k-nearest search over every window
+code, whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
 """
 
 from __future__ import annotations
@@ -19,19 +18,22 @@ import numpy as np
 
 from lookbench.release.fingerprints.crops import WINDOWS
 from lookbench.release.fingerprints.hashes import HASH_SIZE, hamming, popcount
+from lookbench.release.fingerprints.multihash import SCAN_SHARE, MultiHash, within_radius
 
-Backend = Literal["faiss", "scan"]
+Backend = Literal["faiss", "numpy", "scan"]
+"""`faiss`: the pHash tier by multi-index hashing, the window tier by faiss; `numpy` (no faiss installed): the
+window tier by the scan; `scan`: both tiers by the scan (the reference the others are tested against)."""
 PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
 SCAN_BLOCK = 1024
 """Entries compared per step of a scan: bounds its transient memory (~1.3 KB per entry of a block, ~1.4 MB)."""
 
 
 def default_backend() -> Backend:
-    """`faiss` when faiss-cpu is installed, else the exact numpy scan."""
+    """`faiss` when faiss-cpu is installed, else `numpy`."""
     try:
         import faiss  # noqa: F401
     except ImportError:
-        return "scan"
+        return "numpy"
     return "faiss"
 
 
@@ -55,12 +57,19 @@ class Codes:
         self._data = np.zeros((capacity, words), dtype=np.uint64)
         self._size = 0
 
+    @classmethod
+    def of(cls, matrix: np.ndarray) -> Codes:
+        """Codes starting as `matrix` itself (a memory-mapped one stays on disk; the first add copies it)."""
+        codes = cls(matrix.shape[1], capacity=0)
+        codes._data, codes._size = matrix, len(matrix)
+        return codes
+
     def add(self, rows: np.ndarray) -> None:
         """Append (n, words) rows."""
         rows = np.asarray(rows, dtype=np.uint64).reshape(-1, self._data.shape[1])
         end = self._size + len(rows)
-        if end > len(self._data):
-            grown = np.zeros((max(end, 2 * len(self._data)), self._data.shape[1]), dtype=np.uint64)
+        if end > len(self._data) or not self._data.flags.writeable:
+            grown = np.zeros((max(end, 2 * len(self._data), 1024), self._data.shape[1]), dtype=np.uint64)
             grown[: self._size] = self._data[: self._size]
             self._data = grown
         self._data[self._size : end] = rows
@@ -76,7 +85,8 @@ class Codes:
 
 
 def as_bytes(words: np.ndarray) -> np.ndarray:
-    """uint64 code words as faiss's uint8 codes (the same bits, so the same Hamming distances)."""
+    """uint64 code words as faiss's uint8 codes (the same bits, so the same Hamming distances; a contiguous
+    matrix is viewed, not copied)."""
     words = np.ascontiguousarray(words, dtype=np.uint64)
     return words.view(np.uint8).reshape(len(words), 8 * words.shape[1])
 
@@ -124,8 +134,8 @@ def ranked(rows: np.ndarray, nearest: np.ndarray, radius: int, limit: int) -> np
 class ScanPhashes:
     """The pHash table searched by a blocked scan."""
 
-    def __init__(self) -> None:
-        self.codes = Codes(PHASH_WORDS)
+    def __init__(self, codes: Codes | None = None) -> None:
+        self.codes = Codes(PHASH_WORDS) if codes is None else codes
 
     def add(self, words: np.ndarray) -> None:
         """Append entries' pHashes."""
@@ -144,9 +154,9 @@ class ScanPhashes:
 class ScanWindows:
     """The window table searched by a blocked scan."""
 
-    def __init__(self) -> None:
-        self.codes = Codes(len(WINDOWS))
-        self.present = Codes(1)
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
+        self.codes = Codes(len(WINDOWS)) if codes is None else codes
+        self.present = Codes(1) if present is None else present
 
     def add(self, windows: np.ndarray, present: np.ndarray) -> None:
         """Append entries' window hashes (absent ones stored as zeros, marked absent)."""
@@ -169,68 +179,65 @@ class ScanWindows:
         return chosen, window_distances(query, matrix[chosen])
 
 
-class FaissPhashes(ScanPhashes):
-    """The pHash table searched by faiss's exhaustive range search (exact at any radius)."""
+class HashedPhashes(ScanPhashes):
+    """The pHash table searched by multi-index hashing (`multihash.py`, numpy only): exact at any radius; the scan
+    decides when the radius is too wide to probe or the candidates are over half the entries."""
 
-    def __init__(self) -> None:
-        import faiss
-
-        super().__init__()
-        self._index = faiss.IndexBinaryFlat(64 * PHASH_WORDS)
+    def __init__(self, codes: Codes | None = None) -> None:
+        super().__init__(codes)
+        self._hash = MultiHash()
+        self._hash.catch_up(self.codes.matrix)
+        self.scanned = 0
+        """Look-ups the scan decided."""
 
     def add(self, words: np.ndarray) -> None:
-        """Append entries' pHashes."""
+        """Append entries' pHashes (indexed once `TAIL` are waiting)."""
         super().add(words)
-        with one_thread():
-            self._index.add(as_bytes(np.asarray(words, dtype=np.uint64).reshape(-1, PHASH_WORDS)))
+        self._hash.catch_up(self.codes.matrix)
 
     def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
         """Entry numbers within `radius` bits of any query."""
+        matrix = self.codes.matrix
         if radius < 0:
             return np.zeros(0, dtype=np.int64)
-        with one_thread():
-            _, _, ids = self._index.range_search(as_bytes(queries), radius + 1)  # faiss keeps distances < radius
-        return np.unique(ids)
+        found = self._hash.candidates(queries, radius, len(matrix) // SCAN_SHARE)
+        if found is None:
+            self.scanned += 1
+            return super().within(queries, radius)
+        tail = np.arange(self._hash.indexed, len(matrix))
+        return within_radius(matrix, np.concatenate([found, tail]), queries, radius)
 
 
 class FaissWindows(ScanWindows):
-    """The window table searched by faiss's exhaustive k-nearest search over every window code.
+    """The window table searched by faiss's exhaustive k-nearest search over every window code, read in place
+    from the codes matrix (`faiss.knn_hamming`: no copy, so a memory-mapped matrix stays on disk).
 
     Per query window the `limit * W` nearest codes cover at least `limit` entries. Every entry whose nearest pair
     is below the smallest k-th distance T was therefore seen; when the `limit`-th ranked entry (or, with fewer,
-    the radius) is below T, the answer is exact. Otherwise (many entries tied near the query) the scan decides.
+    the radius) is below T, the answer is exact. Otherwise (many entries tied near the query, or absent entries'
+    zero codes among the nearest) the scan decides.
     """
 
-    def __init__(self) -> None:
-        import faiss
-
-        super().__init__()
-        self._index = faiss.IndexBinaryFlat(64)
-        self._owners = Codes(1)
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
+        super().__init__(codes, present)
         self.scanned = 0
         """Look-ups the scan settled (the k-nearest answer could not be proven complete)."""
 
-    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
-        """Append entries' window hashes; each present code is indexed with its entry's number."""
-        first = len(self.codes)
-        super().add(windows, present)
-        entries = first + np.flatnonzero(present)
-        if len(entries):
-            with one_thread():
-                self._index.add(as_bytes(self.codes.matrix[entries].reshape(-1, 1)))
-            self._owners.add(np.repeat(entries.astype(np.uint64), len(WINDOWS)))
-
     def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
         """The nearest entries by their nearest window pair."""
-        total = len(self._owners)
+        import faiss
+
+        matrix = self.codes.matrix
+        total = matrix.size
         if total == 0 or limit <= 0:
             return super().nearest(query, radius, limit)
         k = min(limit * len(WINDOWS), total)
         with one_thread():
-            distances, ids = self._index.search(as_bytes(query.reshape(-1, 1)), k)
-        found = ids >= 0
-        owners = self._owners.matrix[ids[found], 0].astype(np.int64)
-        reached = distances[found].astype(np.int64)
+            distances, ids = faiss.knn_hamming(as_bytes(query.reshape(-1, 1)), as_bytes(matrix.reshape(-1, 1)), k)
+        owners = ids[ids >= 0] // len(WINDOWS)
+        reached = distances[ids >= 0].astype(np.int64)
+        present = self.present.matrix[owners, 0].astype(bool)
+        owners, reached = owners[present], reached[present]
         order = np.lexsort((reached, owners))
         rows, first = np.unique(owners[order], return_index=True)
         # An entry's nearest pair below the bound was returned, so its value here is exact.
@@ -240,14 +247,14 @@ class FaissWindows(ScanWindows):
         if last >= bound:
             self.scanned += 1
             return super().nearest(query, radius, limit)
-        return chosen, window_distances(query, self.codes.matrix[chosen])
+        return chosen, window_distances(query, matrix[chosen])
 
 
-def phash_table(backend: Backend) -> PhashTable:
-    """An empty pHash table searched by `backend`."""
-    return FaissPhashes() if backend == "faiss" else ScanPhashes()
+def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
+    """A pHash table searched by `backend` (multi-index hashing unless `scan`), empty or holding `codes`."""
+    return ScanPhashes(codes) if backend == "scan" else HashedPhashes(codes)
 
 
-def window_table(backend: Backend) -> WindowTable:
-    """An empty window table searched by `backend`."""
-    return FaissWindows() if backend == "faiss" else ScanWindows()
+def window_table(backend: Backend, codes: Codes | None = None, present: Codes | None = None) -> WindowTable:
+    """A window table searched by `backend`, empty or holding `codes` (and which rows have them, `present`)."""
+    return FaissWindows(codes, present) if backend == "faiss" else ScanWindows(codes, present)

@@ -13,10 +13,20 @@ from lookbench.release.config import DedupConfig
 from lookbench.release.embedding import ImageEmbedder, image_embedder
 from lookbench.release.fingerprints.embedding import embedding_duplicates
 from lookbench.release.fingerprints.hashes import Fingerprint
-from lookbench.release.fingerprints.history import history_index, versions_fingerprint
-from lookbench.release.fingerprints.index import FingerprintIndex, Match
+from lookbench.release.fingerprints.history import history_store, versions_fingerprint
+from lookbench.release.fingerprints.index import FingerprintIndex, Lookup, Match
+from lookbench.release.fingerprints.store import open_store
 from lookbench.release.records import Sample, write_table
-from lookbench.release.sharding import CPU_SHARD_ITEMS, HASH_SCHEMA, HASHING, ImageHashes, fingerprints_of
+from lookbench.release.sharding import (
+    CPU_SHARD_ITEMS,
+    HASH_SCHEMA,
+    HASHING,
+    LOOKUP_SCHEMA,
+    HistoryLookups,
+    ImageHashes,
+    fingerprints_of,
+    lookups_of,
+)
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
 from lookbench.shards.executor import Needs
 from lookbench.shards.table import TableJob
@@ -123,29 +133,55 @@ class DedupStage:
         """The dedup settings and the earlier versions looked up."""
         return json_sha256([self.settings.fingerprint(), versions_fingerprint(ctx.output, ctx.version)])
 
+    def earlier_lookups(self, ctx: StageContext, store: Path | None, queries: list[Fingerprint | str]) -> list[Lookup]:
+        """Each decodable sample's look-up in the earlier versions, as shards on the executor (CPU work: each worker
+        maps the history store; the answers do not depend on the batch, so they are the same on any executor)."""
+        settings = self.settings
+        mapper = HistoryLookups(
+            ctx.output,
+            store,
+            settings.phash_threshold,
+            settings.colour_threshold,
+            settings.crops,
+            settings.crop_phash_threshold,
+        )
+        job = TableJob("history", Needs("cpu"), LOOKUP_SCHEMA, mapper)
+        found = [query for query in queries if not isinstance(query, str)]
+        if store is None:
+            return [Lookup(None) for _ in found]
+        what = json_sha256([settings.fingerprint(), HASHING, store.name])
+        result = run_items(ctx, self.name, job, found, [query.sha256 for query in found], what, CPU_SHARD_ITEMS)
+        return lookups_of(result.rows)
+
     def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
         """Fingerprint the batch, look each sample up in the earlier versions and in the samples kept so far."""
         settings = self.settings
         samples = sorted(samples_of(previous), key=lambda s: (s.first_seen_at, s.sample_id))
-        history, versions = history_index(
+        store, versions = history_store(
             ctx.output, ctx.version, ctx.state / "fingerprints", lambda path, why: ctx.report(self.name, str(path), why)
         )
+        queries = hash_as_shards(ctx, self.name, samples)
+        earlier = iter(self.earlier_lookups(ctx, store, queries))
         kept: list[Sample] = []
         by_id: dict[str, Sample] = {}
         batch = FingerprintIndex(lambda key: by_id[key].image)
         dropped: list[Dropped] = []
         rejected = 0
-        for sample, query in zip(samples, hash_as_shards(ctx, self.name, samples), strict=True):
+        for sample, query in zip(samples, queries, strict=True):
             if isinstance(query, str):
                 ctx.report(sample.source, sample.source_url or sample.sample_id, f"dedup: left out, {query}")
                 continue
-            for against, index in (("earlier", history), ("batch", batch)):
-                found = index.lookup(
-                    query,
-                    settings.phash_threshold,
-                    settings.colour_threshold,
-                    settings.crops,
-                    settings.crop_phash_threshold,
+            for against in ("earlier", "batch"):
+                found = (
+                    next(earlier)
+                    if against == "earlier"
+                    else batch.lookup(
+                        query,
+                        settings.phash_threshold,
+                        settings.colour_threshold,
+                        settings.crops,
+                        settings.crop_phash_threshold,
+                    )
                 )
                 rejected += found.colour_rejected
                 if found.match is not None:
@@ -184,7 +220,7 @@ class DedupStage:
             merged_within_batch=dict(counts["batch"]),
             kept_apart_by_colour=rejected,
             earlier_versions=versions,
-            earlier_images=len(history),
+            earlier_images=0 if store is None else len(open_store(store)),
             phash_threshold=settings.phash_threshold,
             colour_threshold=settings.colour_threshold,
             crops=settings.crops,

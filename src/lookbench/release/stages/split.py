@@ -3,13 +3,12 @@ subset one query and one gallery positive per product with 2+ images; single ima
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from lookbench.hashing import parts_sha256
+from lookbench.hashing import parts_sha256, sha1_hex
 from lookbench.release.config import SplitConfig
 from lookbench.release.records import Sample
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
@@ -35,7 +34,7 @@ class SplitStats(StageStats):
 
 def item_id(source: str, product_id: str) -> str:
     """A stable item_ID for a product of a source."""
-    return hashlib.sha1(f"{source}\0{product_id}".encode()).hexdigest()[:16]
+    return sha1_hex(f"{source}\0{product_id}")[:16]
 
 
 def _order(seed: int, text: str) -> str:

@@ -8,7 +8,7 @@ from datetime import datetime
 from email.utils import parsedate_to_datetime
 from urllib.parse import urljoin
 
-from lookbench.dates import optional_datetime
+from lookbench.dates import optional_datetime, parse_datetime
 from lookbench.http import Response
 from lookbench.images import BadImageError, image_size
 from lookbench.release.config import ShopSource
@@ -130,7 +130,7 @@ class ShopCollector:
         previous = state.previous(url) if self.config.incremental else None
         headers = {}
         if previous is not None and entry.lastmod is None:
-            stamp = datetime.fromisoformat(previous.fetched_at)
+            stamp = parse_datetime(previous.fetched_at)
             headers["If-Modified-Since"] = stamp.strftime("%a, %d %b %Y %H:%M:%S GMT")
         try:
             fetched = fetcher.get(

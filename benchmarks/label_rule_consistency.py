@@ -1,14 +1,15 @@
-"""The perfect-attribute ceiling of a snapshot: a label oracle ranks by labels alone, ties by image similarity.
+"""Label-rule consistency check: rank by labels alone (ties by image similarity) and score with the metric code.
 
-For each query the oracle scores every corpus row (gallery, then noise) by its labels only: rows of another category
-score 0, rows of the query's category 1 + the Jaccard overlap of the attribute sets A = {main} U other. Rows with equal
-scores are ordered by a plain image similarity (cosine of 8 x 8 colour thumbnails), the only thing a model that read
-every drawn attribute perfectly would have left. The ranking is scored with lookbench's own metric code. It is the
-best any model can do if it recognises every labelled attribute and nothing else, so it is the ceiling that says
-what a Synth size measures: at a size whose distractors carried the query products' full label sets it would drop.
+Formerly `benchmarks/label_oracle.py` (the "label oracle"), renamed for what it is (issue 23). For each query every
+corpus row (gallery, then noise) is scored by its labels only: rows of another category score 0, rows of the query's
+category 1 + the Jaccard overlap of the attribute sets A = {main} U other. Rows with equal scores are ordered by a
+plain image similarity (cosine of 8 x 8 colour thumbnails). The ranking is scored with lookbench's own metric code.
+It checks the label rule: the query's own product can be found by labels, and no distractor carries a query's full
+label set. A Synth noise pool is redrawn until none does, so its near-100 Fine R@1 is true by construction and is no
+evidence that a size is hard or easy for models. `lookbench audit` reports the same check as `label_consistency`.
 
-    python benchmarks/label_oracle.py --size small --size real          # Synth releases (generated, cached)
-    python benchmarks/label_oracle.py --snapshot PATH                     # any snapshot
+    python benchmarks/label_rule_consistency.py --size small --size real          # Synth releases (generated, cached)
+    python benchmarks/label_rule_consistency.py --snapshot PATH                     # any snapshot
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from PIL import Image
 from lookbench.metrics.definitions import FineRule
 from lookbench.metrics.relevance import Relevance
 from lookbench.metrics.scoring import score_task
+from lookbench.models.features import THUMB, thumbnail
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
@@ -33,7 +35,6 @@ from lookbench.snapshot.schema import NOISE
 sys.path.insert(0, str(Path(__file__).parent))
 from synth_validity import snapshot_for  # noqa: E402
 
-THUMB = 8
 KS = (1, 5, 10)
 EPSILON = 1e-4
 """Weight of image similarity: below the smallest step between two label scores."""
@@ -52,10 +53,7 @@ def thumbnails(snap: Snapshot, subset: str, split: str) -> np.ndarray:
     out = np.zeros((snap.num_rows(subset, split), THUMB * THUMB * 3), dtype=np.float32)
     for start, images in snap.iter_images(subset, split):
         for offset, data in enumerate(images):
-            image = Image.open(io.BytesIO(data))
-            image.draft("RGB", (THUMB * 4, THUMB * 4))
-            small = np.asarray(image.convert("RGB").resize((THUMB, THUMB), Image.Resampling.BILINEAR), np.float32)
-            vector = small.ravel() - small.mean()
+            vector = thumbnail(Image.open(io.BytesIO(data)), THUMB)
             out[start + offset] = vector / (np.linalg.norm(vector) + 1e-6)
     return out
 
@@ -77,7 +75,7 @@ def _vocabularies(*splits: SplitLabels) -> tuple[dict[str, int], dict[str, int]]
     return {a: i for i, a in enumerate(attributes)}, {c: i for i, c in enumerate(categories)}
 
 
-def oracle_ranking(
+def label_ranking(
     queries: SplitLabels, corpus: SplitLabels, q_thumbs: np.ndarray, c_thumbs: np.ndarray, k: int, block: int = 64
 ) -> np.ndarray:
     """(Q, k) corpus rows ranked by label score (category, then Jaccard of A) and then by image similarity."""
@@ -114,8 +112,8 @@ def carriers(queries: SplitLabels, rows: SplitLabels, block: int = 32) -> int:
     return count
 
 
-def oracle(snap: Snapshot) -> dict[str, dict[str, float]]:
-    """Ceiling metrics (percent) per subset and overall (query-weighted), and noise rows carrying a query's labels."""
+def label_rule_consistency(snap: Snapshot) -> dict[str, dict[str, float]]:
+    """Label-only ranking metrics (percent) per subset and overall, and noise rows carrying a query's labels."""
     noise_thumbs = (
         thumbnails(snap, NOISE, "gallery") if snap.has_noise else np.zeros((0, THUMB * THUMB * 3), np.float32)
     )
@@ -127,7 +125,7 @@ def oracle(snap: Snapshot) -> dict[str, dict[str, float]]:
         corpus = snap.corpus_labels(subset)
         gallery_rows = snap.num_rows(subset, "gallery")
         c_thumbs = np.concatenate([thumbnails(snap, subset, "gallery"), noise_thumbs])
-        top = oracle_ranking(queries, corpus, thumbnails(snap, subset, "query"), c_thumbs, max(KS))
+        top = label_ranking(queries, corpus, thumbnails(snap, subset, "query"), c_thumbs, max(KS))
         relevance = Relevance.build(queries, corpus, gallery_rows)
         row = {}
         for metric, rule, label in COLUMNS:
@@ -157,7 +155,7 @@ def main() -> None:
     print(f"| snapshot | subset | {' | '.join(labels)} | {CARRIERS} |")
     print("| --- " * (len(labels) + 3) + "|")
     for name, path in targets:
-        for scope, row in oracle(open_snapshot(path)).items():
+        for scope, row in label_rule_consistency(open_snapshot(path)).items():
             cells = " | ".join(f"{row[label]:.2f}" for label in labels)
             print(f"| {name} | {scope} | {cells} | {int(row[CARRIERS])} |", flush=True)
 

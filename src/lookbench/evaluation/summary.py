@@ -1,0 +1,75 @@
+"""A run's metrics, per-category means and composed breakdowns, from its per-query table (a full run, a
+re-windowed one or a verified submission alike)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from lookbench.errors import EmbeddingError
+from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
+from lookbench.results.per_query import subset_values
+from lookbench.results.protocols import average_scope, protocol_columns, protocol_of
+from lookbench.results.schema import BootstrapConfig, CategoryValue, MetricValue
+from lookbench.snapshot.reader import Snapshot
+from lookbench.snapshot.schema import is_composed_subset
+
+Summary = tuple[
+    dict[str, dict[str, MetricValue]],
+    dict[str, dict[str, dict[str, CategoryValue]]],
+    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
+]
+"""A run's metrics, per-category means and composed breakdowns (the `ResultFile` fields of the same names)."""
+
+
+def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, MetricValue]]:
+    return {
+        scope: {name: MetricValue(value=e.value, ci_low=e.ci_low, ci_high=e.ci_high, n=e.n) for name, e in ms.items()}
+        for scope, ms in estimates.items()
+    }
+
+
+def summarise_run(
+    snapshot: Snapshot, per_query: pa.Table, ks: tuple[int, ...], boot: BootstrapConfig
+) -> tuple[pa.Table, Summary]:
+    """The per-query table with the snapshot protocol's columns added (a legacy benchmark's official recall@K),
+    and the run's metrics, per-category means and breakdowns from it (its protocol's average included)."""
+    ks = tuple(sorted(set(ks)))
+    protocol = protocol_of(snapshot)
+    if protocol is not None:
+        per_query = protocol_columns(protocol, snapshot, per_query, ks)
+    result = summarise_table(per_query, boot)
+    if protocol is not None and protocol.average_of:
+        average = average_scope(protocol, per_query, ks, boot.resamples, boot.seed, boot.confidence)
+        if average:
+            result[0][AVERAGE] = average
+    return per_query, result
+
+
+def summarise_table(per_query: pa.Table, boot: BootstrapConfig) -> Summary:
+    """Subset and overall estimates, per-category means and composed breakdowns, from a per-query table.
+
+    Overall covers the image subsets; composed subsets have their own metrics and, when there are several,
+    their own `composed_overall`.
+    """
+    from lookbench.metrics.composed_breakdown import composed_breakdowns
+
+    values = subset_values(per_query)
+    if not values:
+        raise EmbeddingError("the per-query table is empty")
+    draws = (boot.resamples, boot.seed, boot.confidence)
+    image = [v for v in values if not is_composed_subset(v.name)]
+    composed = [v for v in values if is_composed_subset(v.name)]
+    estimates = summarise(image, *draws)
+    estimates.update(summarise(composed, *draws, overall=COMPOSED_OVERALL if len(composed) > 1 else None))
+    categories = {
+        v.name: {
+            cat: {name: CategoryValue(value=mean, n=n) for name, (mean, n) in metrics.items()}
+            for cat, metrics in per_category(v).items()
+        }
+        for v in values
+    }
+    breakdowns = {
+        subset: {name: _metric_values(keys) for name, keys in by.items()}
+        for subset, by in composed_breakdowns(per_query, composed, *draws).items()
+    }
+    return _metric_values(estimates), categories, breakdowns

@@ -1,0 +1,114 @@
+"""The history's fingerprints on disk, memory-mapped: one folder per set of earlier versions, written atomically and
+checked against its manifest (row count, every file's sha256) before it is mapped.
+
+Codes are `.npy` matrices opened with `mmap_mode="r"` and keys an uncompressed Arrow IPC file read zero-copy from
+a memory map, so a history of a million images holds no Python object per image: its pages are the operating
+system's file cache, read when a look-up touches them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+from pydantic import ValidationError
+
+from lookbench.atomic import atomic_folder
+from lookbench.configfile import StrictConfig
+from lookbench.errors import ReleaseError
+from lookbench.hashing import file_sha256
+
+MANIFEST = "manifest.json"
+KEYS_FILE = "keys.arrow"
+MATRICES = {"sha": 4, "phash": 4, "windows": 0, "present": 1}
+"""Each code file and its words per row (0: the window count, given by the writer)."""
+
+
+class StoreManifest(StrictConfig):
+    """What a store folder holds: its row count and the sha256 of every file."""
+
+    rows: int
+    files: dict[str, str]
+
+
+@dataclass(frozen=True)
+class StoredCodes:
+    """One version's (or a whole history's) fingerprints as arrays: keys, and uint64 codes per row (`present` is
+    (n, 1): 1 for a row with window hashes, 0 for an image too flat)."""
+
+    keys: pa.ChunkedArray | pa.Array
+    sha: np.ndarray
+    phash: np.ndarray
+    windows: np.ndarray
+    present: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+def write_store(folder: Path, parts: Iterable[StoredCodes], rows: int, windows: int) -> None:
+    """Write `parts` (`rows` in all) into `folder` atomically: a crash leaves the previous folder or none."""
+    with atomic_folder(folder) as tmp:
+        shapes = {name: (rows, words or windows) for name, words in MATRICES.items()}
+        matrices = {
+            name: np.lib.format.open_memmap(tmp / f"{name}.npy", mode="w+", dtype=np.uint64, shape=shape)
+            for name, shape in shapes.items()
+        }
+        schema = pa.schema([("key", pa.string())])
+        start = 0
+        with pa.OSFile(str(tmp / KEYS_FILE), "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+            for part in parts:
+                end = start + len(part)
+                for name, matrix in matrices.items():
+                    matrix[start:end] = np.asarray(getattr(part, name), dtype=np.uint64).reshape(len(part), -1)
+                writer.write_table(pa.table({"key": part.keys}, schema=schema))
+                start = end
+        if start != rows:
+            raise ValueError(f"store parts hold {start} rows, not {rows}")
+        for matrix in matrices.values():
+            matrix.flush()
+        del matrices
+        names = [f"{name}.npy" for name in MATRICES] + [KEYS_FILE]
+        manifest = StoreManifest(rows=rows, files={name: file_sha256(tmp / name) for name in names})
+        (tmp / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
+
+
+def open_store(folder: Path) -> StoredCodes:
+    """The store in `folder`, memory-mapped (ReleaseError naming the file if anything is missing or differs)."""
+    path = folder / MANIFEST
+    try:
+        manifest = StoreManifest.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise ReleaseError(f"{path}: not a readable fingerprint store manifest ({exc})") from exc
+    for name, digest in manifest.files.items():
+        file = folder / name
+        if not file.is_file() or file_sha256(file) != digest:
+            raise ReleaseError(f"{file}: missing or changed since it was written (sha256 differs from {path})")
+    matrices = {}
+    for name, words in MATRICES.items():
+        file = folder / f"{name}.npy"
+        if f"{name}.npy" not in manifest.files:
+            raise ReleaseError(f"{path}: lists no {name}.npy")
+        try:
+            matrix = np.load(file, mmap_mode="r")
+        except (OSError, ValueError) as exc:
+            raise ReleaseError(f"{file}: not a .npy matrix ({exc})") from exc
+        if matrix.dtype != np.uint64 or matrix.ndim != 2 or len(matrix) != manifest.rows or words > matrix.shape[1]:
+            raise ReleaseError(f"{file}: {matrix.dtype} {matrix.shape}, expected uint64 with {manifest.rows} rows")
+        matrices[name] = matrix
+    try:
+        keys = pa.ipc.open_file(pa.memory_map(str(folder / KEYS_FILE))).read_all()
+    except (OSError, pa.ArrowException) as exc:
+        raise ReleaseError(f"{folder / KEYS_FILE}: unreadable keys ({exc})") from exc
+    if keys.schema.names != ["key"] or keys.num_rows != manifest.rows:
+        raise ReleaseError(f"{folder / KEYS_FILE}: {keys.num_rows} keys, expected {manifest.rows}")
+    return StoredCodes(
+        keys=keys["key"],
+        sha=matrices["sha"],
+        phash=matrices["phash"],
+        windows=matrices["windows"],
+        present=matrices["present"],
+    )

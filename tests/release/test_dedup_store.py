@@ -1,0 +1,121 @@
+"""The history's memory-mapped fingerprint store: it holds exactly what was written, finds sha256 digests like the
+in-memory keys, refuses every damaged file by name (and the dedup stage rebuilds it rather than reading wrong
+codes), and a write that dies half-way leaves the previous store intact."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from releasekit import earlier_release, encode, photo
+
+from lookbench.errors import ReleaseError
+from lookbench.release.config import DedupConfig
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.history import history_index
+from lookbench.release.fingerprints.keys import MappedKeys, MemoryKeys
+from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
+
+W = 3
+SETTINGS = DedupConfig.model_validate({})
+ORIGINALS = [photo(seed, 224) for seed in range(4)]
+
+
+def _part(rng: np.random.Generator, start: int, n: int) -> StoredCodes:
+    """n rows of random codes keyed `k{row}`; every fifth row repeats the sha256 of row `start`."""
+    sha = rng.integers(0, 2**64, (n, 4), dtype=np.uint64, endpoint=False)
+    sha[::5] = sha[0]
+    return StoredCodes(
+        pa.array([f"k{start + i}" for i in range(n)]),
+        sha,
+        rng.integers(0, 2**64, (n, 4), dtype=np.uint64, endpoint=False),
+        rng.integers(0, 2**64, (n, W), dtype=np.uint64, endpoint=False),
+        (rng.random((n, 1)) > 0.2).astype(np.uint64),
+    )
+
+
+def _hex(words: np.ndarray) -> str:
+    return words.astype(">u8").tobytes().hex()
+
+
+def test_a_store_maps_back_exactly_what_was_written(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    parts = [_part(rng, 0, 40), _part(rng, 40, 25)]
+    write_store(tmp_path / "s", iter(parts), 65, W)
+    stored = open_store(tmp_path / "s")
+    for name in ("sha", "phash", "windows", "present"):
+        matrix = getattr(stored, name)
+        assert isinstance(matrix, np.memmap) and not matrix.flags.writeable
+        assert np.array_equal(matrix, np.concatenate([getattr(p, name) for p in parts]))
+    assert stored.keys.to_pylist() == [f"k{i}" for i in range(65)]
+
+
+def test_mapped_keys_find_the_first_row_of_a_digest_like_the_in_memory_keys(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    parts = [_part(rng, 0, 40), _part(rng, 40, 25)]
+    write_store(tmp_path / "s", iter(parts), 65, W)
+    stored = open_store(tmp_path / "s")
+    mapped, memory = MappedKeys(stored.keys, stored.sha), MemoryKeys()
+    shas = [_hex(row) for row in np.concatenate([p.sha for p in parts])]
+    memory.extend([f"k{i}" for i in range(65)], shas)
+    extra = [_hex(rng.integers(0, 2**64, 4, dtype=np.uint64, endpoint=False)), shas[3]]
+    mapped.extend(["x0", "x1"], extra)
+    memory.extend(["x0", "x1"], extra)
+    for sha in [*shas, *extra, "0" * 64]:
+        assert mapped.row_of(sha) == memory.row_of(sha)
+    assert mapped.row_of(shas[45]) == 40 and mapped.row_of(extra[0]) == 65 and mapped.row_of("0" * 64) is None
+    assert [mapped[i] for i in range(len(mapped))] == [memory[i] for i in range(len(memory))]
+
+
+def test_a_write_that_dies_half_way_leaves_the_previous_store(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    good = _part(rng, 0, 30)
+    write_store(tmp_path / "s", iter([good]), 30, W)
+
+    def dying() -> object:
+        yield _part(rng, 0, 10)
+        raise KeyboardInterrupt  # a crawl stopped while the store was written
+
+    with pytest.raises(KeyboardInterrupt):
+        write_store(tmp_path / "s", dying(), 20, W)  # type: ignore[arg-type]
+    assert np.array_equal(open_store(tmp_path / "s").phash, good.phash)
+    assert [p.name for p in tmp_path.iterdir()] == ["s"]
+
+
+@pytest.mark.parametrize("damage", ["truncated npy", "flipped byte", "no keys", "garbage manifest", "other rows"])
+def test_a_damaged_store_is_refused_by_name_and_rebuilt_by_the_history(tmp_path: Path, damage: str) -> None:
+    out = earlier_release(tmp_path, ORIGINALS[:4])
+    cache = tmp_path / "cache"
+    history_index(out, "v20260601", cache)
+    [store] = cache.glob("history-*")
+    target = {
+        "truncated npy": store / "windows.npy",
+        "flipped byte": store / "phash.npy",
+        "no keys": store / "keys.arrow",
+        "garbage manifest": store / "manifest.json",
+        "other rows": store / "manifest.json",
+    }[damage]
+    data = bytearray(target.read_bytes())
+    if damage == "truncated npy":
+        target.write_bytes(data[: len(data) // 2])
+    elif damage == "flipped byte":
+        data[-3] ^= 0xFF  # a pHash bit flipped on disk would move a distance: never read silently
+        target.write_bytes(bytes(data))
+    elif damage == "no keys":
+        target.unlink()
+    elif damage == "garbage manifest":
+        target.write_text("{not json")
+    else:
+        target.write_text(data.decode().replace('"rows": 5', '"rows": 4'))
+    with pytest.raises(ReleaseError, match=target.name if damage != "other rows" else "rows"):
+        open_store(store)
+    problems: list[tuple[Path, str]] = []
+    history, _ = history_index(out, "v20260601", cache, lambda path, why: problems.append((path, why)))
+    assert [path for path, _ in problems] == [store] and "rebuilt" in problems[0][1]
+    open_store(store)
+    found = history.lookup(fingerprint(encode(ORIGINALS[2])), SETTINGS.phash_threshold, SETTINGS.colour_threshold)
+    assert found.match is not None and found.match.key.endswith("gallery#2") and found.match.tier == "exact"
+    other = history.lookup(fingerprint(encode(photo(77, 224))), SETTINGS.phash_threshold, SETTINGS.colour_threshold)
+    assert other.match is None
