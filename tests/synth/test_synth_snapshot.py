@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from datetime import date, datetime, timezone
 from pathlib import Path
 
+import numpy as np
+import PIL
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -304,3 +307,75 @@ def test_cli_taxonomy_prints_categories_and_schemas() -> None:
     assert schema.exit_code == 0 and json.loads(schema.output)["properties"]["category"] == {"const": "jeans"}
     unknown = runner.invoke(app, ["taxonomy", "spacesuit"])
     assert unknown.exit_code == 2 and "unknown category" in unknown.output
+
+
+PINNED_VERSIONS = {"numpy": "2.4.6", "Pillow": "13.0.0", "pyarrow": "26.0.1"}
+"""The libraries the pins below were taken with: numpy draws the random streams, Pillow (libjpeg-turbo) encodes the
+JPEGs and pyarrow writes the parquet files, so another version may change bytes the renderer did not."""
+TINY_SEED7_DIGESTS = {
+    "aigen_streetlook/gallery.parquet": (
+        "ecaed743dec41f552d2e8a2257280335f7e0d30dbb605af8a39b5a509e60fae5",
+        "c26d6c15a253ac8b1761017f9748309a93578ab00ebfe1751d4b4fc395c6e86f",
+    ),
+    "aigen_streetlook/query.parquet": (
+        "1496e3db8a11536f769ad4a88c69ed40174f6b3c592ae74381580ebf856bffd3",
+        "78323e6b076356b67a3d8a98eeebc34714b901e4b8f45e0e6794217899ac415f",
+    ),
+    "aigen_studio/gallery.parquet": (
+        "52c80e38aba354482c0bb01a79c10d85ab05ff5b08f6128bd85ca8f16b1443e0",
+        "8ef60cbf2b569331f30733f57ee33b3e59e21b1646798b8d33cc60da6ffd4bd9",
+    ),
+    "aigen_studio/query.parquet": (
+        "ee37f1fe8dd6c04c58b736de3babd17d3d2ce4a3ca7035388521161a2e3f8176",
+        "55b1349fcb856791687a1d02c7cb6881b0d35ca564cba249306d3580c904b020",
+    ),
+    "noise/gallery-00000-of-00001.parquet": (
+        "17dd59ea27d55748fc4193d63d2e78915fc39ccedc471299871a2526b6004837",
+        "35d9bf6f8138c823c58175c068937a7a7b69566f62acaa46a5ae917f104062ae",
+    ),
+    "real_streetlook/gallery.parquet": (
+        "496fad3ba58bb9123b8082d88445dc9d5aebec546dc97a5c32333921c921a1c9",
+        "f02fc8811d7f48b4cea48d8af46094630451e038654ec84011c5b6446a163f2b",
+    ),
+    "real_streetlook/query.parquet": (
+        "1f641c78808af66b8c06c4cfed2cc12bed86aaae9b5f9cef159d995883035013",
+        "e6060a5dd673b79edaaee392b24b06ea3809e9655ce50d98b3a92816d88f4cfa",
+    ),
+    "real_studio_flat/gallery.parquet": (
+        "2b39631e9728c7625af79da257d6f4749cf06a158743fc69c517a3391b046a92",
+        "cd3b9efc1dca4c8b7f4e7247be989c68b1e3cdc9ca64a9f96dedcda6c6fa14a6",
+    ),
+    "real_studio_flat/query.parquet": (
+        "d5739671b56e8504bdb53519f4f04fb9bf8330c5e511ee5eb4a953f965396792",
+        "448be026b7d99a572a0423a1476ebf64c1624f18e000c71514a80fc1d9093c4f",
+    ),
+    "synth_manifest.json": (
+        "db581d7539b1a6dc05c0be1f87ed99eaa58733f7a8aade8a2c4b9e495d9836af",
+        "db581d7539b1a6dc05c0be1f87ed99eaa58733f7a8aade8a2c4b9e495d9836af",
+    ),
+}
+"""Per file of `tiny` seed 7: sha256 of its rows (column names and each value's repr, images' JPEG bytes included)
+and of the file itself, taken from the renderer at commit 87b3758 (synth-3, before its speed-ups)."""
+
+
+def _content_digest(path: Path) -> str:
+    table = pq.read_table(path)
+    digest = hashlib.sha256()
+    for name in table.column_names:
+        digest.update(name.encode())
+        for value in table.column(name).to_pylist():
+            digest.update(repr(value).encode())
+    return digest.hexdigest()
+
+
+def test_the_renderer_still_writes_the_pinned_bytes(tiny: Path) -> None:
+    versions = {"numpy": np.__version__, "Pillow": PIL.__version__, "pyarrow": pa.__version__}
+    if versions != PINNED_VERSIONS:
+        pytest.skip(f"pins taken with {PINNED_VERSIONS}, running {versions}: re-pin from a known-good renderer")
+    files = sorted(str(p.relative_to(tiny)) for p in tiny.rglob("*") if p.is_file())
+    assert files == sorted(TINY_SEED7_DIGESTS)
+    for rel, (content, whole) in TINY_SEED7_DIGESTS.items():
+        path = tiny / rel
+        if path.suffix == ".parquet":
+            assert _content_digest(path) == content, f"{rel}: rows differ"
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == whole, f"{rel}: bytes differ"

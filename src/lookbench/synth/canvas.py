@@ -89,9 +89,11 @@ class Canvas:
     def render(self, texture: np.ndarray, outline: RGB) -> Image.Image:
         """The RGBA garment: texture inside the silhouette, an inner outline, then the parts."""
         alpha = np.asarray(self.mask)
-        rgb = texture.copy()
-        rgb[inner_edge(alpha > 0)] = outline
-        image = Image.fromarray(np.dstack([rgb, alpha]), "RGBA")
+        rgba = np.empty((*alpha.shape, 4), dtype=np.uint8)
+        rgba[..., :3] = texture
+        rgba[..., 3] = alpha
+        rgba[inner_edge(alpha > 0), :3] = outline
+        image = Image.fromarray(rgba, "RGBA")
         draw = ImageDraw.Draw(image)
         for part in self._parts:
             part(draw)

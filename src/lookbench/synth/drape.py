@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from PIL import Image, ImageFilter
+
+from lookbench.synth.pixels import scale_channels
 
 FIELD = 32
 """Resolution of the fold height field (upsampled to the garment)."""
@@ -33,9 +36,20 @@ def _resize_field(field: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return np.asarray(Image.fromarray(field.astype(np.float32), mode="F").resize(size, Image.Resampling.BICUBIC))
 
 
+@lru_cache(maxsize=64)
+def _grid(width: int, height: int, divide: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only float32 (y, x) pixel coordinates of a `width` x `height` field, as unit coordinates if `divide`
+    (by `width` for both, as the fold field is square)."""
+    yy, xx = np.mgrid[0:height, 0:width].astype(np.float32)
+    if divide:
+        yy, xx = yy / width, xx / width
+    yy.flags.writeable = xx.flags.writeable = False
+    return yy, xx
+
+
 def _heights(rng: np.random.Generator, hanging: bool) -> np.ndarray:
     """A fold height field: vertical drape folds for hanging garments, crumples and creases otherwise."""
-    yy, xx = np.mgrid[0:FIELD, 0:FIELD].astype(np.float32) / FIELD
+    yy, xx = _grid(FIELD, FIELD, True)
     blobs = rng.standard_normal((5, 5)).astype(np.float32)
     field = _resize_field(blobs, (FIELD, FIELD)) * 0.5
     count = int(rng.integers(3, 7))
@@ -59,12 +73,16 @@ def warp(image: Image.Image, rng: np.random.Generator, amount: float) -> Image.I
     w, h = image.size
     cells = rng.normal(0.0, amount, size=(2, 5, 5)).astype(np.float32)
     cells[:, 0, :] = cells[:, -1, :] = cells[:, :, 0] = cells[:, :, -1] = 0.0
-    dx = _resize_field(cells[0], (w, h))
-    dy = _resize_field(cells[1], (w, h))
-    yy, xx = np.mgrid[0:h, 0:w]
-    sx = np.clip(xx + dx.astype(np.int32), 0, w - 1)
-    sy = np.clip(yy + dy.astype(np.int32), 0, h - 1)
-    return Image.fromarray(np.asarray(image)[sy, sx])
+    dx = _resize_field(cells[0], (w, h)).astype(np.int32)
+    dy = _resize_field(cells[1], (w, h)).astype(np.int32)
+    dx += np.arange(w, dtype=np.int32)
+    dy += np.arange(h, dtype=np.int32)[:, None]
+    np.clip(dx, 0, w - 1, out=dx)
+    np.clip(dy, 0, h - 1, out=dy)
+    dy *= w
+    dy += dx
+    pixels = np.asarray(image)
+    return Image.fromarray(pixels.reshape(h * w, -1).take(dy.ravel(), axis=0).reshape(pixels.shape))
 
 
 LIGHT_FIELD = 48
@@ -84,14 +102,17 @@ def drape(garment: Image.Image, rng: np.random.Generator, light: Light, gloss: f
     alpha = garment.getchannel("A")
     shrunk = alpha.resize(small, Image.Resampling.BILINEAR)
     body = np.asarray(shrunk.filter(ImageFilter.BoxBlur(max(1, LIGHT_FIELD // 10))), dtype=np.float32) / 255.0
-    yy, xx = np.mgrid[0 : small[1], 0 : small[0]].astype(np.float32)
+    yy, xx = _grid(small[0], small[1], False)
     falloff = 1.0 - 0.12 * ((xx / small[0] - 0.5) * light.dx + (yy / small[1] - 0.5) * light.dy)
     lit = (1.0 + facing * 0.35) * (1.0 - light.volume + light.volume * body) * falloff
     if gloss > 0:
         spec = np.clip(facing * 0.35 + (body - 0.7) * 0.6, 0.0, None) ** 2 * gloss * 900.0
         lit = lit + np.minimum(spec, 120.0) / 160.0
     field = np.asarray(Image.fromarray(lit.astype(np.float32), mode="F").resize((w, h), Image.Resampling.BILINEAR))
-    rgb = np.asarray(garment.convert("RGB"), dtype=np.float32) * field[..., None]
-    out = Image.fromarray(np.clip(rgb, 0, 255).astype(np.uint8)).convert("RGBA")
-    out.putalpha(alpha)
-    return out
+    pixels = np.asarray(garment)
+    rgb = scale_channels(pixels[..., :3].astype(np.float32), field)
+    np.clip(rgb, 0, 255, out=rgb)
+    out = np.empty_like(pixels)
+    out[..., :3] = rgb
+    out[..., 3] = pixels[..., 3]
+    return Image.fromarray(out, "RGBA")

@@ -10,6 +10,8 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image
 
+from lookbench.synth.pixels import scale_channels
+
 TILE = 256
 
 GLOSS: dict[str, float] = {"leather": 0.4, "satin": 0.75, "mesh": 0.08, "denim": 0.02}
@@ -106,8 +108,8 @@ def apply_surface(texture: np.ndarray, material: str, offset: int) -> np.ndarray
     if strength > 0:
         centre = 0.3 + (offset % 40) / 100.0
         lift = lift + strength * 75.0 * np.exp(-(((_diagonal(size) - centre) / 0.06) ** 2))
-    out = texture.astype(np.float32) * field[..., None] + lift[..., None]
-    return np.clip(out, 0, 255).astype(np.uint8)
+    out = scale_channels(texture.astype(np.float32), field, lift)
+    return np.clip(out, 0, 255, out=out).astype(np.uint8)
 
 
 def gloss(material: str) -> float:

@@ -17,6 +17,7 @@ from PIL import Image, ImageDraw, ImageFilter, ImageOps
 from lookbench.synth.catalogue import SPECS
 from lookbench.synth.drape import Light, sample_light
 from lookbench.synth.palette import SKIN_TONES, shade
+from lookbench.synth.pixels import apply_gain
 from lookbench.synth.products import Product
 from lookbench.synth.render import render_product
 from lookbench.synth.shape import Pose
@@ -201,8 +202,7 @@ def _compose(
 def _camera(image: Image.Image, rng: np.random.Generator) -> Image.Image:
     """Exposure and white balance, sensor noise and sometimes sharpening, drawn alike for every shop photo."""
     gain = rng.uniform(0.94, 1.06) * (1.0 + rng.uniform(-0.03, 0.03, size=3))
-    array = np.clip(np.asarray(image, dtype=np.float32) * gain.astype(np.float32), 0, 255).astype(np.uint8)
-    out = Image.fromarray(add_sensor_noise(array, rng, float(rng.uniform(*SENSOR_SIGMA))))
+    out = Image.fromarray(add_sensor_noise(apply_gain(image, gain), rng, float(rng.uniform(*SENSOR_SIGMA))))
     if rng.random() < SHARPENED:
         out = out.filter(ImageFilter.UnsharpMask(radius=1.5, percent=60, threshold=2))
     return out

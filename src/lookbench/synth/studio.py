@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps
@@ -59,13 +60,19 @@ def prepared(rendered: Rendered, category: str, style: Style, light: Light, rng:
     return smooth_garment(item, style)
 
 
+@lru_cache(maxsize=16)
+def _shadow_lut(strength: float) -> tuple[int, ...]:
+    """The lookup table that darkens a shadow mask to `strength` of its value."""
+    return tuple(int(v * strength) for v in range(256))
+
+
 def place(canvas: Image.Image, item: Image.Image, x: int, y: int, light: Light, shadow: float = 0.35) -> Image.Image:
     """Paste an RGBA item with a soft drop shadow cast away from the light; return the subject mask."""
     alpha = item.getchannel("A")
     blur = max(2, item.width // 40)
     small = alpha.resize((max(2, item.width // 4), max(2, item.height // 4)), Image.Resampling.BILINEAR)
     soft = small.filter(ImageFilter.BoxBlur(max(1, blur // 4))).resize(item.size, Image.Resampling.BILINEAR)
-    shade = soft.point(lambda v: int(v * shadow))
+    shade = soft.point(_shadow_lut(shadow))
     dx, dy = int(-light.dx * blur * 1.5), int(-light.dy * blur * 1.5) + blur
     canvas.paste((70, 70, 72), (x + dx, y + dy), shade)
     canvas.paste(item, (x, y), item)

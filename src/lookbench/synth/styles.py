@@ -159,8 +159,10 @@ def add_sensor_noise(array: np.ndarray, rng: np.random.Generator, sigma: float) 
     h, w = array.shape[:2]
     tile = _sensor_tile()
     oy, ox = int(rng.integers(0, SENSOR_TILE - h + 1)), int(rng.integers(0, SENSOR_TILE - w + 1))
-    noise = (tile[oy : oy + h, ox : ox + w] * int(round(sigma * 16))) >> 8
-    return np.clip(array.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+    noise = tile[oy : oy + h, ox : ox + w] * int(round(sigma * 16))
+    noise >>= 8
+    noise += array
+    return np.clip(noise, 0, 255, out=noise).astype(np.uint8)
 
 
 def finish(
