@@ -10,13 +10,16 @@ counterpart and stays as trained. Shares 1 and 0 of `outputs` are the two models
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from lookbench.errors import TrainError
-from lookbench.models.backbones import Backbone, EmbeddingHead, EmbeddingModel
-from lookbench.models.trained_model import RecordedMix
+from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
+
+if TYPE_CHECKING:
+    from lookbench.models.trained_model import PretrainedFactory, RecordedMix
 
 
 class OutputMix(nn.Module):
@@ -45,21 +48,14 @@ def interpolate_weights(fine_tuned: nn.Module, pretrained: nn.Module, share: flo
                 value.copy_(share * value + (1 - share) * base[name].to(value.dtype))
 
 
-def pretrained_backbone(mix: RecordedMix) -> Backbone:
-    """The backbone `mix.backbone` with its pretrained weights, as training started from them."""
-    from lookbench.models.registry import create_backbone
-
-    return create_backbone(mix.backbone)
-
-
-def mixed_model(model: EmbeddingModel, mix: RecordedMix) -> nn.Module:
-    """The network `trained:DIR` embeds with under `mix`."""
+def mixed_model(model: EmbeddingModel, mix: RecordedMix, pretrained: PretrainedFactory) -> nn.Module:
+    """The network `trained:DIR` embeds with under `mix`; `pretrained` builds `mix.backbone` as training started."""
     share = mix.trained_share
     if mix.space == "weights":
-        interpolate_weights(model.backbone, pretrained_backbone(mix), share)
+        interpolate_weights(model.backbone, pretrained(mix.backbone), share)
         return model
     if share == 1:
         return model
-    network = pretrained_backbone(mix)
+    network = pretrained(mix.backbone)
     frozen = EmbeddingModel(network, EmbeddingHead(network.feature_dim, None))
     return frozen if share == 0 else OutputMix(model, frozen, share)

@@ -64,6 +64,10 @@ def encoder_provider(load: EncoderLoader) -> ProviderLoader:
     return provider
 
 
+def _trained(spec: ModelSpec, options: EmbedOptions) -> Encoder:
+    return trained_model.load(spec, options, pretrained=create_backbone)
+
+
 def _vectors(spec: ModelSpec, options: EmbedOptions) -> EmbeddingProvider:
     return PrecomputedEmbeddings(spec.argument)
 
@@ -81,7 +85,7 @@ KINDS: dict[str, ModelKind] = {
         ModelKind("hf", encoder_provider(hf_model.load), hf_model.backbone),
         ModelKind("gr", encoder_provider(gr_model.load)),
         ModelKind("features", encoder_provider(features.load)),
-        ModelKind("trained", encoder_provider(trained_model.load)),
+        ModelKind("trained", encoder_provider(_trained)),
         ModelKind("mteb", encoder_provider(mteb_model.load)),
     )
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -28,7 +29,10 @@ from lookbench.models.options import split_options
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:
-    from lookbench.models.backbones import EmbeddingModel
+    from lookbench.models.backbones import Backbone, EmbeddingModel
+
+PretrainedFactory = Callable[[str], "Backbone"]
+"""Builds a backbone spec with its pretrained weights (the registry's `create_backbone`, passed in to avoid a cycle)."""
 
 MODEL_JSON = "model.json"
 WEIGHTS = "model.safetensors"
@@ -95,8 +99,8 @@ def read_model_info(folder: Path) -> TrainedModelInfo:
         raise EmbeddingError(f"{path}: field {first_problem(exc)}") from exc
 
 
-def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:
-    """The encoder of an exported model folder, carrying the folder's model card."""
+def load(spec: ModelSpec, options: EmbedOptions, pretrained: PretrainedFactory) -> Encoder:
+    """The encoder of an exported model folder with its model card; `pretrained` builds a mix's backbone."""
     argument = spec.argument
     folder_text, opts = split_options(argument, OPTIONS)
     folder = Path(folder_text).expanduser()
@@ -136,7 +140,7 @@ def load(spec: ModelSpec, options: EmbedOptions) -> Encoder:
     if mix is not None:
         from lookbench.models.pretrained_mix import mixed_model
 
-        network = mixed_model(model, mix)
+        network = mixed_model(model, mix, pretrained)
     else:
         network = model
     # the revision keys the embedding cache: a mix changes every vector of the same weights file
