@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lookbench.arrow import from_numpy, strings, timestamps, to_datetimes, to_numpy
+from lookbench.arrow import from_numpy, rows_of, strings, timestamps, to_datetimes, to_numpy
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float32, np.float64, np.uint8])
@@ -72,3 +72,9 @@ def test_building_and_reading_does_not_import_pandas() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_rows_of_equals_a_filter_for_runs_and_scattered_rows() -> None:
+    table = pa.table({"x": pa.array(np.arange(10))})
+    for mask in (np.arange(10) < 0, (np.arange(10) >= 3) & (np.arange(10) < 7), np.arange(10) % 3 == 0):
+        assert rows_of(table, mask).equals(table.filter(pa.array(mask))), mask

@@ -52,6 +52,15 @@ def strings(values: Sequence[str | None]) -> pa.Array:
     return pa.Array.from_buffers(pa.string(), len(encoded), buffers, null_count=int(nulls.sum()))
 
 
+def rows_of(table: pa.Table, mask: np.ndarray) -> pa.Table:
+    """The rows `mask` marks, in order; a contiguous run is sliced, sparing the import of pyarrow.compute that
+    `Table.filter` costs (a run's per-query table holds each subset's rows together)."""
+    rows = np.flatnonzero(mask)
+    if len(rows) and rows[-1] - rows[0] + 1 == len(rows):
+        return table.slice(int(rows[0]), len(rows))
+    return table.filter(from_numpy(mask))
+
+
 def _flags(buffer: pa.Buffer | None, start: int, n: int) -> np.ndarray:
     bits = np.zeros(0, np.uint8) if buffer is None else np.frombuffer(buffer, dtype=np.uint8)
     return np.unpackbits(bits, count=start + n, bitorder="little")[start:].astype(bool)

@@ -8,7 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lookbench.arrow import from_numpy, strings, timestamps, to_numpy
+from lookbench.arrow import from_numpy, rows_of, strings, timestamps, to_numpy
 from lookbench.atomic import atomic_path
 from lookbench.errors import ResultError
 from lookbench.hashing import file_sha256, sha256_hex
@@ -78,7 +78,7 @@ def subset_values(table: pa.Table) -> list[SubsetValues]:
     others = [s for s in present if s not in SUBSETS and not is_composed_subset(s)]  # legacy ones, in table order
     ordered = [s for s in SUBSETS if s in present] + others + sorted(s for s in present if is_composed_subset(s))
     for subset in ordered:
-        part = table.filter(from_numpy(subsets == subset))
+        part = rows_of(table, subsets == subset)
         values = {name: to_numpy(part[name]) for name in names if part[name].null_count == 0}
         _, clusters = np.unique(to_numpy(part["cluster"]), return_inverse=True)
         outfit = None
