@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 from lookbench.errors import ReleaseError
 from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.images import BadImageError
-from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID
+from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID, CropPairs
 from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
@@ -229,7 +229,9 @@ def history_index(
     return store_index(output, folder), names
 
 
-def store_index(output: Path, folder: Path | None) -> FingerprintIndex:
+def store_index(output: Path, folder: Path | None, crop_pairs: CropPairs = "all") -> FingerprintIndex:
     """An index over a history store (none: empty) whose images are the published rows in `output`."""
     images = PublishedImages(output)
-    return FingerprintIndex(images) if folder is None else FingerprintIndex.of_store(images, open_store(folder))
+    if folder is None:
+        return FingerprintIndex(images, crop_pairs=crop_pairs)
+    return FingerprintIndex.of_store(images, open_store(folder), crop_pairs)

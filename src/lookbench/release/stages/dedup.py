@@ -60,6 +60,7 @@ class DedupStats(StageStats):
     colour_threshold: float
     crops: bool = False
     crop_phash_threshold: int | None = None
+    crop_pairs: str | None = None
     embedding_model: str | None
 
 
@@ -144,6 +145,7 @@ class DedupStage:
             settings.colour_threshold,
             settings.crops,
             settings.crop_phash_threshold,
+            settings.crop_pairs,
         )
         job = TableJob("history", Needs("cpu"), LOOKUP_SCHEMA, mapper)
         found = [query for query in queries if not isinstance(query, str)]
@@ -164,7 +166,7 @@ class DedupStage:
         earlier = iter(self.earlier_lookups(ctx, store, queries))
         kept: list[Sample] = []
         by_id: dict[str, Sample] = {}
-        batch = FingerprintIndex(lambda key: by_id[key].image)
+        batch = FingerprintIndex(lambda key: by_id[key].image, crop_pairs=settings.crop_pairs)
         dropped: list[Dropped] = []
         rejected = 0
         for sample, query in zip(samples, queries, strict=True):
@@ -225,6 +227,7 @@ class DedupStage:
             colour_threshold=settings.colour_threshold,
             crops=settings.crops,
             crop_phash_threshold=settings.crop_phash_threshold if settings.crops else None,
+            crop_pairs=settings.crop_pairs if settings.crops else None,
             embedding_model=settings.embedding_model,
         )
         return StageResult(save_samples(ctx, self.name, kept), stats)
