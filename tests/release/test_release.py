@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -28,6 +29,7 @@ from lookbench.embeddings.encoder import EncoderBase
 from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.models.registry import KINDS, ModelKind
 from lookbench.release.config import ReleaseConfig, load_config
+from lookbench.release.fingerprints.store import StoredCodes, write_store
 from lookbench.release.pipeline import run_stages
 from lookbench.release.push import push_release
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
@@ -200,8 +202,14 @@ def test_embedding_tier_catches_what_exact_matching_misses(tmp_path, synth, monk
     run_stages(first, basic_stages(first))
     again = make_snapshot_copy(tmp_path, synth)
     second = load_config(synth_release_config(tmp_path, again, release="2026-12-01", dedup=exact_only))
+    old_store = second.state_dir / "fingerprints" / "history-0123456789abcdef-rgb-on-white-p256"  # an earlier build's
+    one = np.ones((1, 4), np.uint64)
+    codes = StoredCodes(pa.array(["k"]), one, one, np.ones((1, 12), np.uint64), one[:, :1])
+    write_store(old_store, iter([codes]), 1, 12)
     stats = run_stages(second, basic_stages(second)[:2]).stats(DedupStats)
     assert stats is not None
+    assert stats.pruned_history_stores == [old_store.name] and not old_store.exists()
+    assert len(list(old_store.parent.glob("history-*"))) == 1
     excluded = stats.excluded_as_duplicates_of_earlier_versions
     assert excluded["exact"] == 3 and excluded.get("perceptual", 0) + excluded["embedding"] == 6
     assert excluded["embedding"] >= 1 and stats.kept == 0

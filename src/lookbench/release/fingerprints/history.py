@@ -18,7 +18,7 @@ from lookbench.images import BadImageError
 from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID, CropPairs
 from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
-from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
+from lookbench.release.fingerprints.store import StoredCodes, open_store, remove_store, write_store
 from lookbench.release.records import write_table
 from lookbench.snapshot import NOISE, open_snapshot
 from lookbench.snapshot.manifest import MANIFEST_NAME
@@ -32,6 +32,8 @@ FINGERPRINT_SCHEMA = pa.schema(
 CACHE_FORMAT = f"rgb-on-white-p{HASH_SIZE * HASH_SIZE}-{WINDOWS_ID}"
 """Part of the cache file name: hashes are of images decoded by lookbench.images (alpha composited on white), the
 pHash size, and the crop tier's window settings (`windows` is null for an image too flat to take part)."""
+HISTORY_NAME = re.compile(r"history-[0-9a-f]{16}-rgb-on-white-[A-Za-z0-9.-]+")
+"""How `history_store` names a store folder (of this or an earlier cache format)."""
 PHASH_BYTES = HASH_SIZE * HASH_SIZE // 8
 HEX_RE = r"^[0-9a-f]*$"
 WINDOW_BYTES = 8 * len(WINDOWS)
@@ -218,6 +220,17 @@ def history_store(
     parts = (stored_codes(cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem)) for f in folders)
     write_store(folder, parts, rows, len(WINDOWS))
     return folder, names
+
+
+def prune_history_stores(cache: Path, keep: Path) -> list[str]:
+    """Remove the history stores in `cache` other than `keep` (superseded: their earlier versions are not the
+    latest build's), and return their names: only folders named like `history_store` names them and holding
+    exactly a store's files (`store.remove_store`); anything else is left alone."""
+    removed = []
+    for folder in sorted(cache.glob("history-*")):
+        if folder != keep and HISTORY_NAME.fullmatch(folder.name) and remove_store(folder):
+            removed.append(folder.name)
+    return removed
 
 
 def history_index(
