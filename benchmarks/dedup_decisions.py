@@ -18,7 +18,7 @@ from typing import get_args
 
 from dedup_errors import synth_images
 
-from lookbench.release.fingerprints.crops import CropPairs
+from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.hashes import fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.snapshot import open_snapshot

@@ -28,7 +28,7 @@ from typing import get_args
 import numpy as np
 from PIL import Image, ImageEnhance, ImageOps
 
-from lookbench.release.fingerprints.crops import CropPairs
+from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
 from lookbench.release.fingerprints.index import Candidate, FingerprintIndex, decide
 from lookbench.snapshot import open_snapshot

@@ -46,7 +46,8 @@ import faiss
 import numpy as np
 import pyarrow as pa
 
-from lookbench.release.fingerprints.crops import WINDOWS, CropPairs
+from lookbench.release.config import CropPairs
+from lookbench.release.fingerprints.crops import WINDOWS
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.release.fingerprints.tables import (

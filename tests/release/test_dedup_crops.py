@@ -18,8 +18,8 @@ from releasekit import earlier_release, encode, photo
 
 from lookbench.errors import ReleaseError
 from lookbench.images import BadImageError, decode_image
-from lookbench.release.config import DedupConfig
-from lookbench.release.fingerprints.crops import WINDOWS, CropPairs, CropView, region
+from lookbench.release.config import CropPairs, DedupConfig
+from lookbench.release.fingerprints.crops import WINDOWS, CropView, region
 from lookbench.release.fingerprints.hashes import fingerprint
 from lookbench.release.fingerprints.history import (
     FINGERPRINT_SCHEMA,

@@ -7,7 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lookbench.release.fingerprints.crops import FULL, WINDOWS, CropPairs
+from lookbench.release.config import CropPairs
+from lookbench.release.fingerprints.crops import FULL, WINDOWS
 from lookbench.release.fingerprints.hashes import to_words
 from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, table_codes
 from lookbench.release.fingerprints.tables import (

@@ -16,8 +16,7 @@ import pyarrow as pa
 
 from lookbench.hashing import json_sha256
 from lookbench.images import BadImageError
-from lookbench.release.config import ApiConfig
-from lookbench.release.fingerprints.crops import CropPairs
+from lookbench.release.config import ApiConfig, CropPairs
 from lookbench.release.fingerprints.hashes import HASH_SIZE, Fingerprint, fingerprint
 from lookbench.release.fingerprints.history import store_index
 from lookbench.release.fingerprints.index import FingerprintIndex, Lookup, Match

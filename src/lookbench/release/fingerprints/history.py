@@ -15,7 +15,8 @@ import pyarrow.parquet as pq
 from lookbench.errors import ReleaseError
 from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.images import BadImageError
-from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID, CropPairs
+from lookbench.release.config import CropPairs
+from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID
 from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.fingerprints.store import StoredCodes, open_store, remove_store, write_store

@@ -10,8 +10,9 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from lookbench.images import decode_image
+from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.colour import SIDE, colour_difference, lab_thumbnail
-from lookbench.release.fingerprints.crops import WINDOWS, Box, CropPairs, CropView, Placement, align, region
+from lookbench.release.fingerprints.crops import WINDOWS, Box, CropView, Placement, align, region
 from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, phash_hex, to_words
 from lookbench.release.fingerprints.keys import Keys, MappedKeys, MemoryKeys
 from lookbench.release.fingerprints.store import StoredCodes

@@ -16,7 +16,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from lookbench.release.fingerprints.crops import FULL, WINDOWS, CropPairs
+from lookbench.release.config import CropPairs
+from lookbench.release.fingerprints.crops import FULL, WINDOWS
 from lookbench.release.fingerprints.hashes import HASH_SIZE, hamming, popcount
 from lookbench.release.fingerprints.multihash import SCAN_SHARE, MultiHash, within_radius
 
