@@ -3,14 +3,15 @@
     python benchmarks/training_ablations.py --data data --out runs/ablations
 
 Trains the example config (`examples/train-synth-effnet.yaml`, training data from `--data`) and its ablations, one
-change each: plain softmax instead of ArcFace, no attribute heads, PartialFC sampling at rate 0.3, four more frozen
-layers (`freeze-16`); scores each fine-tuned model alone (`trained:DIR?trained_share=1`) on `--snapshot` (default: the
-embedded validation release, never the snapshot the recipe is reported on) with and without its noise pool, next to
-the frozen pretrained model, and, when the config exports an output-space mix, under that mix too (composed from the
-cached vectors of both models); compares them pairwise (`lookbench compare`'s paired bootstrap); then runs a scaling
-study over `--fractions` of the training items. `--reuse NAME=DIR` takes a finished run of the same recipe as variant
-NAME instead of training it. Writes `OUT/ablations.md` (the tables, the commands, wall and CPU time and the machine
-load per run) and `OUT/ablations.json`. Re-running skips what is done; `--variants` trains only those named.
+change each, in this order: plain softmax instead of ArcFace, four more frozen layers (`freeze-16`), no attribute
+heads, PartialFC sampling at rate 0.3; scores each fine-tuned model alone (`trained:DIR?trained_share=1`) on
+`--snapshot` (default: the embedded validation release, never the snapshot the recipe is reported on) with and
+without its noise pool, next to the frozen pretrained model, and, when the config exports an output-space mix, under
+that mix too (composed from the cached vectors of both models); compares them pairwise (`lookbench compare`'s paired
+bootstrap); then runs a scaling study over `--fractions` of the training items. `--reuse NAME=DIR` takes a finished
+run of the same recipe as variant NAME instead of training it. Writes `OUT/ablations.md` (the tables, the commands,
+wall and CPU time and the machine load per run) and `OUT/ablations.json`. Re-running skips what is done;
+`--variants` trains only those named.
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ from lookbench.train.scaling_report import to_markdown, write_report
 VARIANTS = {
     "fine-tuned": [],
     "softmax": ["loss.identity.kind=softmax"],
+    "freeze-16": ["model.freeze_layers=16"],
     "no-attributes": ["loss.attributes.weight=0"],
     "partialfc-0.3": ["loss.identity.sample_rate=0.3"],
-    "freeze-16": ["model.freeze_layers=16"],
 }
 COMPARISONS = [
     ("fine-tuned", "frozen", "fine-tuned vs frozen"),
