@@ -33,6 +33,7 @@ from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.metrics.definitions import DISTRACTOR_METRIC
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.results.compare import compare_results
 from lookbench.results.io import load_result, save_run
@@ -57,7 +58,7 @@ COMPARISONS = [
     ("partialfc-0.3", "fine-tuned", "PartialFC sampling (rate 0.3) vs every centre"),
     ("fine-tuned", "freeze-16", "freeze 12 vs freeze 16"),
 ]
-METRICS = ("fine_recall@1", "coarse_recall@1", "ndcg@5", "distractor_share@1")
+METRICS = ("fine_recall@1", "coarse_recall@1", "ndcg@5", DISTRACTOR_METRIC)
 MIX = "__mix"
 """Suffix of a variant scored under the config's output-space mix with the frozen model."""
 TRAINING_SECTIONS = ("seed", "model", "loss", "optim", "schedule", "batch", "augment")
@@ -214,10 +215,13 @@ def main() -> None:
             # the frozen model mixed with itself is the frozen model
             return results / f"{name}{suffix.replace(MIX, '') if name == 'frozen' else suffix}.json"
 
+        # without the noise pool no distractor can be retrieved: its share is 0 by construction
+        metrics = [m for m in METRICS if not (NO_NOISE in suffix and m == DISTRACTOR_METRIC)]
+
         rows += [
             f"\n### {args.snapshot}, {label}\n",
-            "| model | " + " | ".join(f"{m} % [95% CI]" for m in METRICS) + " | train wall / CPU s, load |",
-            "| --- |" + " --- |" * (len(METRICS) + 1),
+            "| model | " + " | ".join(f"{m} % [95% CI]" for m in metrics) + " | train wall / CPU s, load |",
+            "| --- |" + " --- |" * (len(metrics) + 1),
         ]
         for name in done:
             if not result(name).is_file():
@@ -228,7 +232,7 @@ def main() -> None:
                 if cost
                 else ("reused run" if name in reused else "-")
             )
-            rows.append(f"| {name} | " + " | ".join(percent(result(name), m) for m in METRICS) + f" | {spent} |")
+            rows.append(f"| {name} | " + " | ".join(percent(result(name), m) for m in metrics) + f" | {spent} |")
         tests += [
             f"\n### {args.snapshot}, {label}\n",
             "| comparison | metric | A % | B % | A-B pts [95% CI] | p |",
@@ -237,7 +241,7 @@ def main() -> None:
         for a, b, title in COMPARISONS:
             if not (result(a).is_file() and result(b).is_file()):
                 continue
-            _, _, paired = compare_results(result(a), result(b), list(METRICS), args.resamples)
+            _, _, paired = compare_results(result(a), result(b), metrics, args.resamples)
             for t in paired:
                 tests.append(
                     f"| {title} | {t.metric} | {100 * t.mean_a:.2f} | {100 * t.mean_b:.2f} | "
