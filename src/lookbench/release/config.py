@@ -10,6 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from lookbench.configfile import StrictConfig, load_config_file
 from lookbench.errors import ReleaseError
+from lookbench.release.fingerprints.crops import CropPairs
 from lookbench.snapshot.schema import NOISE, SUBSETS
 
 # --- sources -----------------------------------------------------------------------------------------------------
@@ -113,6 +114,11 @@ class DedupConfig(StrictConfig):
         ge=0,
         le=256,
         description="max Hamming distance of the 256-bit pHashes of a crop's overlap (docs/release.md)",
+    )
+    crop_pairs: CropPairs = Field(
+        "all",
+        description="window pairs that make a crop candidate: `all` (two crops of one photo too) or `full-frame` "
+        "(a crop of an earlier image or the other way round; ~6x less search, docs/release.md)",
     )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)

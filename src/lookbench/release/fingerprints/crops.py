@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 import numpy as np
 import scipy.fftpack
@@ -44,6 +45,10 @@ WINDOWS: tuple[Box, ...] = (
     _cut(left=0.08, bottom=0.08),
 )
 """Where the 64-bit window hashes are taken; changing it changes every stored window hash (`WINDOWS_ID`)."""
+CropPairs = Literal["all", "full-frame"]
+"""Which (query window, indexed window) pairs the candidate search compares (`dedup.crop_pairs`, docs/release.md):
+`all` W x W pairs (two different crops of one photo included), or `full-frame` only those with a full frame on
+either side (a crop of an indexed image, or an indexed crop of the query): 2W - 1 pairs."""
 MIN_OVERLAP = 0.7
 """The overlap of a match keeps at least this share of each image's width and of its height."""
 MIN_CONTRAST = 2.0
