@@ -14,9 +14,11 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import get_args
 
 from dedup_errors import synth_images
 
+from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.hashes import fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.snapshot import open_snapshot
@@ -27,10 +29,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("snapshot", type=Path)
     parser.add_argument("--count", type=int, default=700)
+    parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all", help="dedup.crop_pairs")
     args = parser.parse_args()
     rows = synth_images(open_snapshot(args.snapshot))[: args.count]
     by_key = {str(i): row.data for i, row in enumerate(rows)}
-    index = FingerprintIndex(by_key.__getitem__)
+    index = FingerprintIndex(by_key.__getitem__, crop_pairs=args.crop_pairs)
     decisions: list[list[object] | None] = []
     started = time.process_time()
     for i, row in enumerate(rows):

@@ -23,10 +23,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import get_args
 
 import numpy as np
 from PIL import Image, ImageEnhance, ImageOps
 
+from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
 from lookbench.release.fingerprints.index import Candidate, FingerprintIndex, decide
 from lookbench.snapshot import open_snapshot
@@ -122,6 +124,25 @@ EDITS: dict[str, Callable[[Image.Image, int], bytes]] = {
     "random crop, 0-12% off each side": lambda im, i: encoded(random_crop(im, i)),
 }
 """Edits a duplicate detector must see through; originals are 224x224 upscales of the 28x28 photos."""
+CROP_PAIRS: dict[str, tuple[Callable[[Image.Image, int], bytes], Callable[[Image.Image, int], bytes]]] = {
+    "two crops of one photo: 10% off the left, 10% off the right": (
+        lambda im, _: encoded(cropped(im, 0.10, 0, 0, 0)),
+        lambda im, _: encoded(cropped(im, 0, 0, 0.10, 0)),
+    ),
+    "two crops of one photo: 8% off the top and left, 8% off the bottom and right": (
+        lambda im, _: encoded(cropped(im, 0.08, 0.08, 0, 0)),
+        lambda im, _: encoded(cropped(im, 0, 0, 0.08, 0.08)),
+    ),
+    "two crops of one photo: 5% per side, 10% off the top + JPEG q80": (
+        lambda im, _: encoded(cropped(im, 0.05)),
+        lambda im, _: encoded(cropped(im, 0, 0.10, 0, 0), "JPEG", 80),
+    ),
+    "two random crops of one photo, 0-12% off each side each": (
+        lambda im, i: encoded(random_crop(im, 1_000_000 + i)),
+        lambda im, i: encoded(random_crop(im, 2_000_000 + i)),
+    ),
+}
+"""Two different crops of one photo (neither a crop of the other): the first is indexed, the second looked up."""
 
 
 def fashion_mnist(folder: Path, count: int) -> list[Image.Image]:
@@ -151,25 +172,41 @@ def looked_up(index: FingerprintIndex, query: Fingerprint, settings: tuple[Setti
     return [setting.decide(found) for setting in settings]
 
 
-def missed_copies(originals: list[Image.Image], settings: tuple[Setting, ...]) -> dict[str, list[float]]:
+def miss_rates(name: str, index: FingerprintIndex, copies: list[bytes], settings: tuple[Setting, ...]) -> list[float]:
+    """Per setting, the share of the copies (copy i of the entry keyed `fm{i}`) not matched to their own entry."""
+    started = time.monotonic()
+    keys = [looked_up(index, fingerprint(copy), settings) for copy in copies]
+    rates = [float(np.mean([k[s] != f"fm{i}" for i, k in enumerate(keys)])) for s in range(len(settings))]
+    print(f"  {name}: miss rates {[round(r, 4) for r in rates]} ({time.monotonic() - started:.0f} s)", flush=True)
+    return rates
+
+
+def missed_copies(
+    originals: list[Image.Image], settings: tuple[Setting, ...], pairs: CropPairs
+) -> dict[str, list[float]]:
     """Per edit and setting, the share of copies not matched to their own original."""
-    index = FingerprintIndex.of_images({f"fm{i}": encoded(im) for i, im in enumerate(originals)})
+    index = FingerprintIndex.of_images({f"fm{i}": encoded(im) for i, im in enumerate(originals)}, pairs)
+    return {
+        name: miss_rates(name, index, [edit(im, i) for i, im in enumerate(originals)], settings)
+        for name, edit in EDITS.items()
+    }
+
+
+def missed_between_crops(
+    originals: list[Image.Image], settings: tuple[Setting, ...], pairs: CropPairs
+) -> dict[str, list[float]]:
+    """Per pair of crops and setting, the share of second crops not matched to the first crop of their photo."""
     misses: dict[str, list[float]] = {}
-    for name, edit in EDITS.items():
-        started = time.monotonic()
-        keys = [looked_up(index, fingerprint(edit(im, i)), settings) for i, im in enumerate(originals)]
-        misses[name] = [float(np.mean([k[s] != f"fm{i}" for i, k in enumerate(keys)])) for s in range(len(settings))]
-        print(
-            f"  {name}: miss rates {[round(r, 4) for r in misses[name]]} ({time.monotonic() - started:.0f} s)",
-            flush=True,
-        )
+    for name, (first, second) in CROP_PAIRS.items():
+        index = FingerprintIndex.of_images({f"fm{i}": first(im, i) for i, im in enumerate(originals)}, pairs)
+        misses[name] = miss_rates(name, index, [second(im, i) for i, im in enumerate(originals)], settings)
     return misses
 
 
-def false_matches(originals: list[Image.Image], settings: tuple[Setting, ...]) -> list[int]:
+def false_matches(originals: list[Image.Image], settings: tuple[Setting, ...], pairs: CropPairs) -> list[int]:
     """Per setting, how many originals match one of the (distinct) originals before them."""
     images = {f"fm{i}": encoded(im) for i, im in enumerate(originals)}
-    index = FingerprintIndex(images.__getitem__)
+    index = FingerprintIndex(images.__getitem__, crop_pairs=pairs)
     counts = [0] * len(settings)
     for key, data in images.items():
         query = fingerprint(data)
@@ -234,14 +271,14 @@ class Merges:
     false_by_crop_tier: int
 
 
-def false_merges(rows: list[SynthImage], settings: tuple[Setting, ...]) -> list[Merges]:
+def false_merges(rows: list[SynthImage], settings: tuple[Setting, ...], pairs: CropPairs) -> list[Merges]:
     """Per setting, the merges of a first-seen-wins de-duplication and how many are false."""
     prints = [fingerprint(row.data) for row in rows]
     by_key = {str(i): row.data for i, row in enumerate(rows)}
     results = []
     for setting in settings:
         started = time.monotonic()
-        index = FingerprintIndex(by_key.__getitem__)
+        index = FingerprintIndex(by_key.__getitem__, crop_pairs=pairs)
         merged = different = distinct = by_crop = 0
         for i, query in enumerate(prints):
             crops = setting.crop_threshold is not None
@@ -270,6 +307,7 @@ def main() -> None:
     parser.add_argument("--setting", type=Setting.parse, action="append", help="BITS:COLOUR:CROPBITS|off (repeatable)")
     parser.add_argument("--embedding-model", help="also measure the embedding tier with this model spec (FMNIST)")
     parser.add_argument("--embedding-threshold", type=float, default=0.97)
+    parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all", help="dedup.crop_pairs")
     args = parser.parse_args()
     settings = tuple(args.setting or SETTINGS)
     started = time.monotonic()
@@ -281,9 +319,11 @@ def main() -> None:
             for name, rate in embedding_tier(originals, args.embedding_model, args.embedding_threshold).items():
                 print(f"| embedding tier, {name} | {100 * rate:.2f}% |")
         print(f"Fashion-MNIST: {args.count} test images", flush=True)
-        for name, rates in missed_copies(originals, settings).items():
+        missed = missed_copies(originals, settings, args.crop_pairs)
+        missed |= missed_between_crops(originals, settings, args.crop_pairs)
+        for name, rates in missed.items():
             lines.append(f"| missed copies, {name} | " + " | ".join(f"{100 * r:.2f}%" for r in rates) + " |")
-        wrong = false_matches(originals, settings)
+        wrong = false_matches(originals, settings, args.crop_pairs)
         lines.append(f"| false matches among {args.count} distinct images | " + " | ".join(map(str, wrong)) + " |")
     if args.synth:
         with tempfile.TemporaryDirectory() as tmp:
@@ -295,7 +335,7 @@ def main() -> None:
                 snap = open_snapshot(generate_snapshot(Path(tmp), date(2026, 5, 1), args.synth, seed=0))
             rows = synth_images(snap)
             print(f"Synth {args.synth}: {len(rows)} images", flush=True)
-            merges = false_merges(rows, settings)
+            merges = false_merges(rows, settings, args.crop_pairs)
         total = len(rows)
         for title, field in (
             ("merges", "merged"),

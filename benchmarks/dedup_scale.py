@@ -10,7 +10,10 @@ and then its floor on the same queries, alternately, so load drifts hit both:
   faiss's exhaustive `IndexBinaryFlat` range search (the floor) and faiss's multi-index hashing
   (`IndexBinaryMultiHash`, 16 tables of 16 bits, exact at 24 bits with one flip per table);
 * crop candidates: `FaissWindows.nearest(12 windows, 16 bits, 16 entries)` against the bare faiss
-  `IndexBinaryFlat` k-nearest search it calls;
+  `IndexBinaryFlat` k-nearest search it calls; with `dedup.crop_pairs: full-frame` (the 23 pairs with a full
+  frame on either side) against its two bare searches (the query's full frame among every window code, its 12
+  windows among the full frames' codes), its answers checked against the blocked scan over the same pairs up to
+  `--scan-up-to`;
 * the exact numpy scans (the path without faiss, and the search before the tables) up to `--scan-up-to`.
 
 Times are wall and CPU (this thread's) milliseconds per look-up; on shared cores the CPU time is the cost that
@@ -23,6 +26,7 @@ be proven complete and the blocked scan decides).
 
     python benchmarks/dedup_scale.py --sizes 10000 100000 1000000
     python benchmarks/dedup_scale.py --sizes 10000 100000 --near-identical --queries 20
+    python benchmarks/dedup_scale.py --whole --sizes 10000 --crop-pairs full-frame
 """
 
 from __future__ import annotations
@@ -36,16 +40,18 @@ import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import faiss
 import numpy as np
 import pyarrow as pa
 
+from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.crops import WINDOWS
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.release.fingerprints.tables import (
+    FRAME,
     FaissWindows,
     HashedPhashes,
     ScanPhashes,
@@ -137,6 +143,8 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
     multi.nflip = PHASH_RADIUS // 16
     window_codes = faiss.IndexBinaryFlat(64)
     window_codes.add(as_bytes(windows.reshape(-1, 1)))
+    frame_codes = faiss.IndexBinaryFlat(64)
+    frame_codes.add(as_bytes(windows[:, FRAME : FRAME + 1]))
 
     copies = max(1, queries // 10)
     picks = rng.integers(0, n, copies)
@@ -149,7 +157,9 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         q_windows = [flipped(rng, windows[0], 4) for _ in range(queries)]
     q_phash_bytes = [as_bytes(q) for q in q_phash]
     q_window_bytes = [as_bytes(q.reshape(-1, 1)) for q in q_windows]
+    q_frame_bytes = [as_bytes(q[FRAME : FRAME + 1].reshape(-1, 1)) for q in q_windows]
     k = CROP_LIMIT * W
+    window_table.nearest(q_windows[0], WINDOW_RADIUS, CROP_LIMIT, "full-frame")  # the full frames' copy, once
 
     paths: dict[str, Callable[[], object]] = {
         "phash: HashedPhashes.within": lambda: [phash_table.within(q, PHASH_RADIUS) for q in q_phash],
@@ -163,6 +173,13 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
             window_table.nearest(q, WINDOW_RADIUS, CROP_LIMIT) for q in q_windows
         ],
         "crop floor: faiss IndexBinaryFlat knn": lambda: [window_codes.search(q, k) for q in q_window_bytes],
+        "crop candidates, full-frame pairs: FaissWindows.nearest": lambda: [
+            window_table.nearest(q, WINDOW_RADIUS, CROP_LIMIT, "full-frame") for q in q_windows
+        ],
+        "crop floor, full-frame pairs: faiss IndexBinaryFlat knn x2": lambda: [
+            (window_codes.search(frame, k), frame_codes.search(q, CROP_LIMIT))
+            for frame, q in zip(q_frame_bytes, q_window_bytes, strict=True)
+        ],
     }
     if scan:
         scan_phash, scan_windows = ScanPhashes(), ScanWindows()
@@ -174,6 +191,14 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         paths["crop candidates scan (numpy, no faiss)"] = lambda: [
             scan_windows.nearest(q, WINDOW_RADIUS, CROP_LIMIT) for q in q_windows[:few]
         ]
+        paths["crop candidates scan, full-frame pairs (numpy, no faiss)"] = lambda: [
+            scan_windows.nearest(q, WINDOW_RADIUS, CROP_LIMIT, "full-frame") for q in q_windows[:few]
+        ]
+        for q in q_windows[:few]:
+            # The faiss answer over the full-frame pairs is the scan's: exactness checked where the scan runs.
+            faiss_rows, _ = window_table.nearest(q, WINDOW_RADIUS, CROP_LIMIT, "full-frame")
+            if not np.array_equal(faiss_rows, scan_windows.nearest(q, WINDOW_RADIUS, CROP_LIMIT, "full-frame")[0]):
+                raise AssertionError("FaissWindows.nearest over full-frame pairs differs from the scan")
     for q, raw in zip(q_phash, q_phash_bytes, strict=True):
         # The hashed answer is faiss's exhaustive one: exactness checked at every size measured.
         exhaustive = np.unique(flat.range_search(raw, PHASH_RADIUS + 1)[2])
@@ -192,6 +217,10 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         ("phash: HashedPhashes.within", lambda: phash_table.within(q_phash[-1], PHASH_RADIUS)),
         ("crop candidates: FaissWindows.nearest", lambda: window_table.nearest(q_windows[-1], WINDOW_RADIUS, 16)),
         ("crop floor: faiss IndexBinaryFlat knn", lambda: window_codes.search(q_window_bytes[-1], k)),
+        (
+            "crop candidates, full-frame pairs: FaissWindows.nearest",
+            lambda: window_table.nearest(q_windows[-1], WINDOW_RADIUS, 16, "full-frame"),
+        ),
     ):
         memory[name] = round(transient_bytes(fn) / n, 3)
     result: dict[str, Any] = {
@@ -211,6 +240,12 @@ def measure_size(n: int, queries: int, repeats: int, scan: bool, seed: int, wors
         floor = ms["crop floor: faiss IndexBinaryFlat knn"]["median"]
         measured = ms["crop candidates: FaissWindows.nearest"]["median"]
         result[f"crop_over_floor_median_{kind}"] = round(measured / floor, 2)
+        floor = ms["crop floor, full-frame pairs: faiss IndexBinaryFlat knn x2"]["median"]
+        measured = ms["crop candidates, full-frame pairs: FaissWindows.nearest"]["median"]
+        result[f"full_frame_crop_over_floor_median_{kind}"] = round(measured / floor, 2)
+        result[f"full_frame_crop_over_all_pairs_median_{kind}"] = round(
+            measured / ms["crop candidates: FaissWindows.nearest"]["median"], 3
+        )
         floor = ms["phash floor: faiss IndexBinaryFlat range_search"]["median"]
         result[f"phash_over_floor_median_{kind}"] = round(ms["phash: HashedPhashes.within"]["median"] / floor, 2)
     print(json.dumps(result), flush=True)
@@ -282,14 +317,14 @@ def measure_history(n: int, seed: int, folder: Path) -> dict[str, Any]:
     return result
 
 
-def measure_whole(n: int, seed: int, folder: Path) -> dict[str, Any]:
+def measure_whole(n: int, seed: int, folder: Path, pairs: CropPairs) -> dict[str, Any]:
     """The search part of a whole release, measured: a batch of `n` new entries against a history of `n` (opened
     from its mapped store), in the dedup stage's order: each sample is looked up in the history (pHash tier, crop
     candidates straight and mirrored), then in the batch kept so far, then added to the batch. Synthetic codes, no
     image decoding, alignment or colour check (those run only on candidates)."""
     rng = np.random.default_rng(seed)
     write_store(folder, synthetic_parts(rng, n), n, W)
-    history = FingerprintIndex.of_store(lambda key: b"", open_store(folder))
+    history = FingerprintIndex.of_store(lambda key: b"", open_store(folder), pairs)
     batch_phash, batch_windows = HashedPhashes(), FaissWindows()
     phashes, windows = random_words(rng, (n, 2, 4)), random_words(rng, (n, 2, W))
     started, cpu = time.perf_counter(), time.thread_time()
@@ -297,12 +332,13 @@ def measure_whole(n: int, seed: int, folder: Path) -> dict[str, Any]:
         for phash_table, window_table in ((history._phashes, history._windows), (batch_phash, batch_windows)):
             phash_table.within(phashes[i], PHASH_RADIUS)
             for side in windows[i]:
-                window_table.nearest(side, WINDOW_RADIUS, CROP_LIMIT)
+                window_table.nearest(side, WINDOW_RADIUS, CROP_LIMIT, pairs)
         batch_phash.add(phashes[i, 0])
         batch_windows.add(windows[i, :1], np.ones(1, bool))
     result = {
         "history": n,
         "batch": n,
+        "crop_pairs": pairs,
         "wall_s": round(time.perf_counter() - started, 1),
         "cpu_s": round(time.thread_time() - cpu, 1),
         "load_average_1min": round(os.getloadavg()[0], 2),
@@ -326,12 +362,16 @@ def main() -> None:
     parser.add_argument("--near-identical", action="store_true", help="the worst case: one image, n near copies")
     parser.add_argument("--history-memory", action="store_true", help="only resident memory of a mapped history")
     parser.add_argument("--whole", action="store_true", help="only a whole release's search: n new against n")
+    parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all", help="--whole's crop pairs")
     args = parser.parse_args()
     print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}))
     if args.history_memory or args.whole:
         for n in args.sizes:
             with tempfile.TemporaryDirectory() as tmp:
-                (measure_history if args.history_memory else measure_whole)(n, args.seed, Path(tmp) / "store")
+                if args.history_memory:
+                    measure_history(n, args.seed, Path(tmp) / "store")
+                else:
+                    measure_whole(n, args.seed, Path(tmp) / "store", args.crop_pairs)
         print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}))
         return
     results = [

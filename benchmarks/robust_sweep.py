@@ -73,7 +73,7 @@ class Mixed(ProviderBase):
 
     @property
     def spec(self) -> str:  # type: ignore[override]
-        return f"{self.trained.spec}?trained_share={self.share:g}"
+        return f"{self.trained.spec.partition('?')[0]}?trained_share={self.share:g}"
 
     def embed_split(self, snapshot: Snapshot, subset: str, split: str) -> np.ndarray:
         """`[sqrt(a) * trained, sqrt(1 - a) * frozen]`."""

@@ -12,7 +12,9 @@ Sizes are those of the released snapshot v20251201 (queries 1011/193/981/160, ga
   the result), and reports its wall and CPU time (user + sys, every thread) against the floor of any exact
   scorer: one fp32 matrix product per subset (all queries x gallery + noise), measured in the same run; the two
   alternate `--repeats` times (3) so that changing load hits both, and min and median ratios are reported, with
-  the peak RSS and the load; `--before-src DIR` times another checkout's `src/` in the same alternation;
+  the peak RSS and the load; `--before-src DIR` times another checkout's `src/` in the same alternation and
+  checks that both wrote the same results (`identical_to_before`); the processes use bytecode caches, as an
+  installed package does;
   `--eval-only` skips the in-process scoring figures;
 - `--baseline-queries N`: also times the authors' evaluator loop (a full argsort per query, K and metric) on N
   queries, scaled to all of them.
@@ -184,6 +186,18 @@ def run_eval(snap: Path, vectors: Path, out: Path, search: str, source: Path | N
     return timed_process(lookbench(*args, "--search", search), env)
 
 
+def same_results(a: Path, b: Path) -> bool:
+    """Both runs wrote the same results: `result.json` but its creation time and timings, the per-query file byte
+    for byte."""
+
+    def kept(folder: Path) -> dict[str, Any]:
+        result = json.loads((folder / "result.json").read_text(encoding="utf-8"))
+        return {key: value for key, value in result.items() if key not in ("created_at", "timings")}
+
+    parquet = "result.per_query.parquet"
+    return kept(a) == kept(b) and (a / parquet).read_bytes() == (b / parquet).read_bytes()
+
+
 def _spread(values: list[float]) -> dict[str, Any]:
     return {
         "runs": [round(v, 3) for v in values],
@@ -209,7 +223,9 @@ def eval_against_floor(
                 floors.append(matmul_floor(data))
                 runs[code].append(run_eval(snap, vectors, Path(tmp) / code, args.search, source))
                 loads.append(os.getloadavg()[0])
+        identical = same_results(Path(tmp) / "eval", Path(tmp) / "before") if args.before_src else None
     report: dict[str, Any] = {
+        "identical_to_before": identical,
         "floor_wall_s": _spread([w for w, _ in floors]),
         "floor_cpu_s": _spread([c for _, c in floors]),
         "load_average_1min": _spread(loads),

@@ -14,7 +14,11 @@ LAYERS: dict[str, int] = {
     # one place for each shared concern (the single-file modules), imported by everything above
     "errors": 0,
     **dict.fromkeys(
-        ("atomic", "cache", "cores", "dates", "hashing", "http", "images", "optional", "precision", "yamlfile"), 1
+        (
+            *("arrow", "atomic", "cache", "cores", "dates", "hashing", "http", "images"),
+            *("optional", "precision", "yamlfile"),
+        ),
+        1,
     ),
     "__init__": 1,
     "configfile": 2,

@@ -17,8 +17,9 @@ from lookbench.taxonomy.loader import load_taxonomy_file
 
 def _commands(command: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [path]
-    for name, sub in (getattr(command, "commands", None) or {}).items():  # typer may vendor its own click
-        found.extend(_commands(sub, (*path, name)))
+    if hasattr(command, "list_commands"):  # a group (typer may vendor its own click); `lookbench` loads lazily
+        for name in command.list_commands(None):
+            found.extend(_commands(command.get_command(None, name), (*path, name)))
     return found
 
 

@@ -18,10 +18,16 @@ from releasekit import earlier_release, encode, photo
 
 from lookbench.errors import ReleaseError
 from lookbench.images import BadImageError, decode_image
-from lookbench.release.config import DedupConfig
+from lookbench.release.config import CropPairs, DedupConfig
 from lookbench.release.fingerprints.crops import WINDOWS, CropView, region
 from lookbench.release.fingerprints.hashes import fingerprint
-from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, history_index, read_cached
+from lookbench.release.fingerprints.history import (
+    FINGERPRINT_SCHEMA,
+    history_index,
+    history_store,
+    read_cached,
+    store_index,
+)
 from lookbench.release.fingerprints.index import FingerprintIndex, Lookup
 
 SETTINGS = DedupConfig.model_validate({})
@@ -57,10 +63,29 @@ def test_crops_of_an_earlier_release_are_found_by_the_crop_tier_only(tmp_path: P
         assert _lookup(history, data, crops=False).match is None, row
 
 
-def test_a_crop_of_an_indexed_image_also_finds_the_full_image_the_other_way_round() -> None:
-    index = FingerprintIndex.of_images({"crop": encode(cropped(ORIGINALS[1], 0.06, 0.06, 0.06, 0.06))})
+@pytest.mark.parametrize("pairs", ["all", "full-frame"])
+def test_a_crop_of_an_indexed_image_also_finds_the_full_image_the_other_way_round(pairs: CropPairs) -> None:
+    index = FingerprintIndex.of_images({"crop": encode(cropped(ORIGINALS[1], 0.06, 0.06, 0.06, 0.06))}, pairs)
     match = _lookup(index, encode(ORIGINALS[1])).match
     assert match is not None and (match.key, match.tier) == ("crop", "crop")
+
+
+def test_full_frame_pairs_find_crops_of_an_earlier_release_and_still_merge_no_other_image(tmp_path: Path) -> None:
+    out = earlier_release(tmp_path, ORIGINALS)
+    store, _ = history_store(out, "v20260601", tmp_path / "cache")
+    history = store_index(out, store, "full-frame")
+    for row, copy in ((2, cropped(ORIGINALS[2], 0.05, 0.05, 0.05, 0.05)), (6, cropped(ORIGINALS[6], 0, 0, 0.1, 0))):
+        match = _lookup(history, encode(copy, "JPEG", 85)).match
+        assert match is not None and (match.key, match.tier) == (f"{VERSION}/real_studio_flat/gallery#{row}", "crop")
+    for seed in range(100, 106):
+        assert _lookup(history, encode(cropped(photo(seed, 224), 0.05, 0.05, 0.05, 0.05))).match is None, seed
+
+
+def test_the_crop_pair_set_is_a_checked_dedup_setting() -> None:
+    assert DedupConfig.model_validate({}).crop_pairs == "all"
+    assert DedupConfig.model_validate({"crop_pairs": "full-frame"}).crop_pairs == "full-frame"
+    with pytest.raises(ValueError, match="crop_pairs"):
+        DedupConfig.model_validate({"crop_pairs": "nearest"})
 
 
 def test_crops_of_other_images_and_colour_variants_are_not_merged() -> None:
@@ -177,3 +202,23 @@ def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, 
     assert pq.read_table(cached).equals(good) and pq.read_table(cached).schema.equals(FINGERPRINT_SCHEMA)
     match = _lookup(history, encode(cropped(ORIGINALS[1], 0.05, 0.05, 0.05, 0.05))).match
     assert match is not None and match.key.endswith("#1")
+
+
+@pytest.mark.parametrize("pairs", ["all", "full-frame"])
+def test_the_card_says_when_two_crops_of_one_photo_are_not_looked_for(pairs: str) -> None:
+    from lookbench.release.card import version_card
+
+    window = dict.fromkeys(("published_from", "published_to", "first_seen_from", "first_seen_to"), "2026-01-01")
+    dedup = {
+        "earlier_versions": [],
+        "excluded_as_duplicates_of_earlier_versions": {},
+        "merged_within_batch": {},
+        "phash_threshold": 24,
+        "crops": True,
+        "crop_phash_threshold": 16,
+        "crop_pairs": pairs,
+    }
+    release = {"title": "T", "version": "v1", "release_date": "2026-01-01", "subsets": {}, "sources": []}
+    card = version_card({**release, "window": window, "dedup": dedup}, [])
+    assert ("two different crops of one photo are not looked for" in card) == (pairs == "full-frame")
+    assert "cropped copies (keeping" in card

@@ -7,7 +7,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.config import CropPairs
+from lookbench.release.fingerprints.crops import FULL, WINDOWS
 from lookbench.release.fingerprints.hashes import to_words
 from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, table_codes
 from lookbench.release.fingerprints.tables import (
@@ -65,12 +66,18 @@ def test_phash_search_finds_exactly_the_entries_within_the_radius(backend: Backe
 
 
 def _brute_force_nearest(
-    query: np.ndarray, codes: np.ndarray, present: np.ndarray, radius: int, limit: int
+    query: np.ndarray, codes: np.ndarray, present: np.ndarray, radius: int, limit: int, allowed: CropPairs = "all"
 ) -> tuple[list[int], np.ndarray]:
-    """The rows and pair distances the crop tier compared before the tables (every pair of every entry)."""
+    """The rows and pair distances the crop tier compared before the tables (every pair of every entry), ranked
+    by the `allowed` pairs only: with `full-frame`, those whose query or indexed window is the full frame."""
     qbits, cbits = _bits(query[:, None]), _bits(codes[:, :, None])
-    pairs = (cbits[:, :, None, :] != qbits[None, None, :, :]).sum(axis=-1).reshape(len(codes), -1)
-    nearest = np.where(present, pairs.min(axis=1), radius + 1)
+    pairs = (cbits[:, :, None, :] != qbits[None, None, :, :]).sum(axis=-1)  # (entry, its window, query window)
+    frame = WINDOWS.index(FULL)
+    indexed_window, query_window = np.indices((W, W))
+    counted = (indexed_window == frame) | (query_window == frame) if allowed == "full-frame" else True
+    ranked_by = np.where(counted, pairs, 65).reshape(len(codes), -1)
+    pairs = pairs.reshape(len(codes), -1)
+    nearest = np.where(present, ranked_by.min(axis=1), radius + 1)
     rows = [r for r in sorted(range(len(codes)), key=lambda r: (nearest[r], r)) if nearest[r] <= radius][:limit]
     return rows, pairs[rows]
 
@@ -99,18 +106,68 @@ def test_window_search_ranks_entries_like_comparing_every_pair(backend: Backend,
             assert np.array_equal(pairs, expected_pairs)
 
 
-def test_faiss_window_search_falls_back_to_the_scan_only_when_its_answer_is_not_provably_complete() -> None:
+def _crossed_windows(rng: np.random.Generator, query: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Random window codes of `n` entries, most with one window a near copy of one of the query's windows (the
+    full frame on either side, on both, or on neither: a crop of the entry, of the query, a copy, or two crops of
+    one photo); a tenth absent."""
+    codes, present = _windows(rng, n, tied=False)
+    for row in codes[: n * 3 // 4]:
+        mine, theirs = rng.integers(0, W, 2)
+        row[mine] = _near_copies(rng, query[theirs : theirs + 1], 1, 20)[0, 0]
+    return codes, present
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("allowed", ["all", "full-frame"])
+@pytest.mark.parametrize("seed", range(4))
+def test_window_search_over_a_pair_set_ranks_entries_like_comparing_those_pairs(
+    backend: Backend, allowed: CropPairs, seed: int
+) -> None:
+    rng = np.random.default_rng(100 + seed)
+    query = rng.integers(0, 2**63, size=W, dtype=np.uint64)
+    codes, present = _crossed_windows(rng, query, 700)
+    table = window_table(backend)
+    table.add(codes[:350], present[:350])
+    for row, has in zip(codes[350:], present[350:], strict=True):
+        table.add(row[None], np.array([has]))
+    for radius, limit in ((16, 16), (12, 16), (20, 3), (40, 64), (0, 16), (64, 700)):
+        rows, pairs = table.nearest(query, radius, limit, allowed)
+        expected_rows, expected_pairs = _brute_force_nearest(query, codes, present, radius, limit, allowed)
+        assert rows.tolist() == expected_rows, (radius, limit)
+        assert np.array_equal(pairs, expected_pairs)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_full_frame_pairs_find_crops_either_way_but_not_two_crops_of_one_photo(backend: Backend) -> None:
+    rng = np.random.default_rng(5)
+    query = rng.integers(0, 2**63, size=W, dtype=np.uint64)
+    codes = rng.integers(0, 2**63, size=(4, W), dtype=np.uint64)
+    frame = WINDOWS.index(FULL)
+    other = (frame + 3) % W
+    codes[1, other] = query[frame]  # the query is a crop of entry 1
+    codes[2, frame] = query[other]  # entry 2 is a crop of the query
+    codes[3, other] = query[(other + 1) % W]  # entry 3 and the query are two crops of one photo
+    table = window_table(backend)
+    table.add(codes, np.ones(4, bool))
+    assert table.nearest(query, 16, 16, "all")[0].tolist() == [1, 2, 3]
+    assert table.nearest(query, 16, 16, "full-frame")[0].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("allowed", ["all", "full-frame"])
+def test_faiss_window_search_falls_back_to_the_scan_only_when_its_answer_is_not_provably_complete(
+    allowed: CropPairs,
+) -> None:
     rng = np.random.default_rng(7)
     table = FaissWindows()
     spread, _ = _windows(rng, 3000, tied=False)
     table.add(spread, np.ones(len(spread), bool))
-    table.nearest(spread[10], 16, 16)
+    table.nearest(spread[10], 16, 16, allowed)
     assert table.scanned == 0
     tied = FaissWindows()
     same = np.full(W, spread[0, 0])
     for _ in range(40):
         tied.add(same[None], np.array([True]))
-    rows, _ = tied.nearest(same, 16, 16)
+    rows, _ = tied.nearest(same, 16, 16, allowed)
     assert rows.tolist() == list(range(16)) and tied.scanned == 1
 
 

@@ -14,9 +14,9 @@ from releasekit import earlier_release, encode, photo
 from lookbench.errors import ReleaseError
 from lookbench.release.config import DedupConfig
 from lookbench.release.fingerprints.hashes import fingerprint
-from lookbench.release.fingerprints.history import history_index
+from lookbench.release.fingerprints.history import HISTORY_NAME, history_index, history_store, prune_history_stores
 from lookbench.release.fingerprints.keys import MappedKeys, MemoryKeys
-from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
+from lookbench.release.fingerprints.store import MANIFEST, StoredCodes, open_store, write_store
 
 W = 3
 SETTINGS = DedupConfig.model_validate({})
@@ -119,3 +119,36 @@ def test_a_damaged_store_is_refused_by_name_and_rebuilt_by_the_history(tmp_path:
     assert found.match is not None and found.match.key.endswith("gallery#2") and found.match.tier == "exact"
     other = history.lookup(fingerprint(encode(photo(77, 224))), SETTINGS.phash_threshold, SETTINGS.colour_threshold)
     assert other.match is None
+
+
+def test_superseded_history_stores_are_pruned_and_nothing_else(tmp_path: Path) -> None:
+    out = earlier_release(tmp_path, ORIGINALS[:2])
+    cache = tmp_path / "cache"
+    keep, _ = history_store(out, "v20260601", cache)
+    assert keep is not None and HISTORY_NAME.fullmatch(keep.name)
+    rng = np.random.default_rng(4)
+
+    def store(name: str) -> Path:
+        write_store(cache / name, iter([_part(rng, 0, 6)]), 6, W)
+        return cache / name
+
+    same_format = "history-0123456789abcdef-" + keep.name.split("-", 2)[2]
+    superseded = [store(same_format), store("history-fedcba9876543210-rgb-on-white-p256")]
+    (store("history-1111111111111111-rgb-on-white-a") / "notes.txt").write_text("mine")
+    (store("history-2222222222222222-rgb-on-white-b") / MANIFEST).write_text("{not json")
+    listed = store("history-3333333333333333-rgb-on-white-c")
+    (tmp_path / "victim.txt").write_text("keep me")
+    manifest = (listed / MANIFEST).read_text()
+    (listed / MANIFEST).write_text(manifest.replace('"keys.arrow"', '"../../victim.txt"'))
+    elsewhere = tmp_path / "elsewhere"
+    write_store(elsewhere, iter([_part(rng, 0, 6)]), 6, W)
+    (cache / "history-4444444444444444-rgb-on-white-d").symlink_to(elsewhere)
+    store("my-history-5555555555555555-rgb-on-white-e")
+    (cache / "history-6666666666666666-rgb-on-white-f").write_text("a file")
+    before = sorted(p.name for p in cache.iterdir())
+    assert prune_history_stores(cache, keep) == sorted(p.name for p in superseded)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(set(before) - {p.name for p in superseded})
+    assert len(open_store(keep)) == 3 and len(open_store(elsewhere)) == 6
+    assert (tmp_path / "victim.txt").read_text() == "keep me"
+    assert (cache / "history-1111111111111111-rgb-on-white-a" / "notes.txt").read_text() == "mine"
+    assert prune_history_stores(cache, keep) == []

@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -28,6 +29,7 @@ from lookbench.embeddings.encoder import EncoderBase
 from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.models.registry import KINDS, ModelKind
 from lookbench.release.config import ReleaseConfig, load_config
+from lookbench.release.fingerprints.store import StoredCodes, write_store
 from lookbench.release.pipeline import run_stages
 from lookbench.release.push import push_release
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
@@ -200,8 +202,14 @@ def test_embedding_tier_catches_what_exact_matching_misses(tmp_path, synth, monk
     run_stages(first, basic_stages(first))
     again = make_snapshot_copy(tmp_path, synth)
     second = load_config(synth_release_config(tmp_path, again, release="2026-12-01", dedup=exact_only))
+    old_store = second.state_dir / "fingerprints" / "history-0123456789abcdef-rgb-on-white-p256"  # an earlier build's
+    one = np.ones((1, 4), np.uint64)
+    codes = StoredCodes(pa.array(["k"]), one, one, np.ones((1, 12), np.uint64), one[:, :1])
+    write_store(old_store, iter([codes]), 1, 12)
     stats = run_stages(second, basic_stages(second)[:2]).stats(DedupStats)
     assert stats is not None
+    assert stats.pruned_history_stores == [old_store.name] and not old_store.exists()
+    assert len(list(old_store.parent.glob("history-*"))) == 1
     excluded = stats.excluded_as_duplicates_of_earlier_versions
     assert excluded["exact"] == 3 and excluded.get("perceptual", 0) + excluded["embedding"] == 6
     assert excluded["embedding"] >= 1 and stats.kept == 0
@@ -209,8 +217,9 @@ def test_embedding_tier_catches_what_exact_matching_misses(tmp_path, synth, monk
     assert all(d["duplicate_of"].startswith("v20260601/") for d in dropped if d["tier"] == "embedding")
 
 
-def make_snapshot_copy(tmp_path: Path, synth: Path) -> Path:
-    """The Synth snapshot again, every image resized and re-encoded as JPEG (no byte-identical copy)."""
+def make_snapshot_copy(tmp_path: Path, synth: Path, crop: float = 0.0) -> Path:
+    """The Synth snapshot again, every image (less `crop` of its width and height on each side) resized and
+    re-encoded as JPEG (no byte-identical copy)."""
     from conftest import write_snapshot
 
     spec = {}
@@ -218,9 +227,23 @@ def make_snapshot_copy(tmp_path: Path, synth: Path) -> Path:
         table = pq.read_table(synth / "aigen_studio" / f"{split}.parquet").to_pylist()
         for row in table:
             with Image.open(io.BytesIO(row["image"]["bytes"])) as im:
-                row["image"] = image_value(encode(im.resize((100, 100)), "JPEG", 80), "x.jpg")
+                w, h = im.size
+                cut = im.crop((round(crop * w), round(crop * h), w - round(crop * w), h - round(crop * h)))
+                row["image"] = image_value(encode(cut.resize((100, 100)), "JPEG", 80), "x.jpg")
         spec.setdefault("aigen_studio", {})[split] = table
     return write_snapshot(tmp_path / "synth2", spec, version="v20261115")
+
+
+def test_full_frame_crop_pairs_still_find_crops_of_an_earlier_version(tmp_path, synth):
+    settings = {"crop_pairs": "full-frame"}
+    first = load_config(synth_release_config(tmp_path, synth, dedup=settings))
+    run_stages(first, basic_stages(first))
+    cropped = make_snapshot_copy(tmp_path, synth, crop=0.05)
+    second = load_config(synth_release_config(tmp_path, cropped, release="2026-12-01", dedup=settings))
+    stats = run_stages(second, basic_stages(second)[:2]).stats(DedupStats)
+    assert stats is not None and stats.crop_pairs == "full-frame"
+    # the 6 aigen_studio images come back cropped 5% per side; the 3 left as they were are exact copies
+    assert stats.excluded_as_duplicates_of_earlier_versions == {"crop": 6, "exact": 3} and stats.kept == 0
 
 
 def test_collect_resumes_finished_sources_and_cli_reports_errors(tmp_path, synth):

@@ -18,7 +18,6 @@ from lookbench.cli.common import (
     err_console,
     reports_errors,
 )
-from lookbench.contamination.assess import cutoff_since
 from lookbench.dates import parse_date
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
@@ -249,6 +248,8 @@ def eval_command(
         err_console.print(f"[dim]{escape(snap.name)} has no noise pool: --noise none scores as --noise all would[/dim]")
     provider = resolve_model(spec, options)
     if since == "cutoff":
+        from lookbench.contamination.assess import cutoff_since
+
         settings.since = cutoff_since(provider.describe())
     plan = plan_run(snap, provider, settings)
     tags = (window_tag(settings.since, settings.until), noise_tag(noise))

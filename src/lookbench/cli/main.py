@@ -1,38 +1,76 @@
-"""The `lookbench` typer application; each command lives in its own module."""
+"""The `lookbench` typer application; each command lives in its own module, imported only when it runs."""
 
 from __future__ import annotations
 
-import typer
+import importlib
+from typing import Any
 
-from lookbench.cli import (
-    annotate_cmd,
-    audit_cmd,
-    card_cmd,
-    composed_cmd,
-    contamination_cmd,
-    eval_cmd,
-    leaderboard_cmd,
-    legacy_cmd,
-    models_cmd,
-    release_cmd,
-    report_cmd,
-    scaling_cmd,
-    snapshot_cmd,
-    submit_cmd,
-    synth_cmd,
-    tables_cmd,
-    taxonomy_cmd,
-    train_cmd,
-)
+import typer
+import typer.core
+import typer.main
+
 from lookbench.cli.common import set_debug
+
+COMMANDS: dict[str, str] = {
+    "eval": "eval_cmd",
+    "tables": "tables_cmd",
+    "compare": "tables_cmd",
+    "models": "models_cmd",
+    "synth": "synth_cmd",
+    "taxonomy": "taxonomy_cmd",
+    "release": "release_cmd",
+    "build": "release_cmd",
+    "contamination": "contamination_cmd",
+    "leaderboard": "leaderboard_cmd",
+    "report": "report_cmd",
+    "train": "train_cmd",
+    "scaling": "scaling_cmd",
+    "audit": "audit_cmd",
+    "submit": "submit_cmd",
+    "verify": "submit_cmd",
+    "card": "card_cmd",
+    "snapshot": "snapshot_cmd",
+    "annotate": "annotate_cmd",
+    "composed": "composed_cmd",
+    "legacy": "legacy_cmd",
+}
+"""Each command's module in `lookbench.cli`, in the order `--help` lists them (commands, then groups)."""
+
+SETTINGS: dict[str, Any] = {
+    "no_args_is_help": True,
+    "add_completion": False,
+    "pretty_exceptions_enable": False,
+    "rich_markup_mode": None,  # help texts are plain: `[@rev][/vYYYYMMDD]` is syntax, not rich markup
+}
+
+
+def module_commands(module: str) -> typer.core.TyperGroup:
+    """The commands one `lookbench.cli` module registers, as a click group."""
+    sub = typer.Typer(**SETTINGS)
+    importlib.import_module(f"lookbench.cli.{module}").register(sub)
+    return typer.main.get_group(sub)
+
+
+class LazyCommands(typer.core.TyperGroup):
+    """Imports a command's module when the command is looked up, so `lookbench eval` pays for eval's imports only."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        module = COMMANDS.get(cmd_name)
+        if module is None:
+            return None
+        if cmd_name not in self.commands:
+            self.commands.update(module_commands(module).commands)
+        return self.commands[cmd_name]
+
 
 app = typer.Typer(
     name="lookbench",
     help="LookBench: a live, holistic benchmark for fashion image retrieval.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,  # help texts are plain: `[@rev][/vYYYYMMDD]` is syntax, not rich markup
+    cls=LazyCommands,
+    **SETTINGS,
 )
 
 
@@ -45,25 +83,6 @@ def main(
     """LookBench: a live, holistic benchmark for fashion image retrieval."""
     set_debug(debug)
 
-
-eval_cmd.register(app)
-tables_cmd.register(app)
-snapshot_cmd.register(app)
-models_cmd.register(app)
-synth_cmd.register(app)
-taxonomy_cmd.register(app)
-release_cmd.register(app)
-annotate_cmd.register(app)
-contamination_cmd.register(app)
-leaderboard_cmd.register(app)
-report_cmd.register(app)
-composed_cmd.register(app)
-legacy_cmd.register(app)
-train_cmd.register(app)
-scaling_cmd.register(app)
-audit_cmd.register(app)
-submit_cmd.register(app)
-card_cmd.register(app)
 
 if __name__ == "__main__":
     app()

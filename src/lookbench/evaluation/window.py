@@ -10,6 +10,7 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import pyarrow as pa
 
+from lookbench.arrow import from_numpy, to_datetimes
 from lookbench.dates import lenient_date, snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.summary import summarise_table
@@ -85,8 +86,7 @@ def query_dates(per_query: pa.Table, snapshot_id: str) -> np.ndarray:
     Queries of one outfit (same subset and cluster) share one date, so every window keeps or drops whole
     outfits, exactly as `lookbench eval --since/--until` does; NaT where no date is known.
     """
-    column = per_query["first_seen_at"].cast(pa.timestamp("us"))
-    dates = np.array(column.to_numpy(zero_copy_only=False), dtype="datetime64[us]")
+    dates = to_datetimes(per_query["first_seen_at"])
     fallback = snapshot_date(snapshot_id)
     if fallback is not None:
         dates = np.where(np.isnat(dates), fallback, dates)
@@ -99,7 +99,7 @@ def filter_window(
 ) -> pa.Table:
     """The queries dated in [since, until] (inclusive days), as `lookbench eval --since/--until` keeps them."""
     dates = query_dates(per_query, snapshot_id)
-    return per_query.filter(pa.array(window_mask(dates, len(dates), since, until, None)))
+    return per_query.filter(from_numpy(window_mask(dates, len(dates), since, until, None)))
 
 
 def window_start(per_query: pa.Table, snapshot_id: str, since: np.datetime64 | None) -> dt.date | None:

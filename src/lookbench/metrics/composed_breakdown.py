@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
+from lookbench.arrow import rows_of
 from lookbench.metrics.aggregate import Estimate, SubsetValues
 from lookbench.metrics.breakdown import breakdown
 
@@ -14,10 +16,10 @@ def composed_breakdowns(
     per_query: pa.Table, subsets: list[SubsetValues], resamples: int, seed: int, confidence: float
 ) -> dict[str, dict[str, dict[str, dict[str, Estimate]]]]:
     """`{subset: {breakdown: {key: {metric: estimate}}}}` for each composed subset's values."""
-    names = per_query["subset"].to_numpy(zero_copy_only=False)
+    names = np.array(per_query["subset"].to_pylist(), dtype=object)
     out: dict[str, dict[str, dict[str, dict[str, Estimate]]]] = {}
     for values in subsets:
-        part = per_query.filter(pa.array(names == values.name))  # the row order subset_values used
+        part = rows_of(per_query, names == values.name)  # the row order subset_values used
         keys = {
             "change_group": [groups or [] for groups in part["change_groups"].to_pylist()],
             "num_changes": [[str(n)] for n in part["num_changes"].to_pylist()],

@@ -188,6 +188,8 @@ def version_card(release: dict[str, Any], log: list[dict[str, Any]], audit: Audi
             f"and aligned; the overlaps' pHashes differ by at most {dedup.get('crop_phash_threshold')} bits and "
             "pass the colour check"
         )
+        if dedup.get("crop_pairs") == "full-frame":
+            lines[-1] += " (`dedup.crop_pairs: full-frame`: two different crops of one photo are not looked for)"
     elif "crops" in dedup:
         lines.append("- cropped copies: not looked for (`dedup.crops: false`)")
     lines += labelling_lines(release.get("labelling", {}))

@@ -12,6 +12,12 @@ from lookbench.configfile import StrictConfig, load_config_file
 from lookbench.errors import ReleaseError
 from lookbench.snapshot.schema import NOISE, SUBSETS
 
+CropPairs = Literal["all", "full-frame"]
+"""Which (query window, indexed window) pairs the crop tier's candidate search compares (`dedup.crop_pairs`,
+docs/release.md): `all` 12 x 12 (`fingerprints.crops.WINDOWS`; two different crops of one photo included), or
+`full-frame` only those with a full frame on either side (a crop of an indexed image, or an indexed crop of the
+query): 2 x 12 - 1 pairs."""
+
 # --- sources -----------------------------------------------------------------------------------------------------
 
 
@@ -113,6 +119,11 @@ class DedupConfig(StrictConfig):
         ge=0,
         le=256,
         description="max Hamming distance of the 256-bit pHashes of a crop's overlap (docs/release.md)",
+    )
+    crop_pairs: CropPairs = Field(
+        "all",
+        description="window pairs that make a crop candidate: `all` (two crops of one photo too) or `full-frame` "
+        "(a crop of an earlier image or the other way round; ~6x less search, docs/release.md)",
     )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)

@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from lookbench.hashing import json_sha256
 from lookbench.images import BadImageError
-from lookbench.release.config import ApiConfig
+from lookbench.release.config import ApiConfig, CropPairs
 from lookbench.release.fingerprints.hashes import HASH_SIZE, Fingerprint, fingerprint
 from lookbench.release.fingerprints.history import store_index
 from lookbench.release.fingerprints.index import FingerprintIndex, Lookup, Match
@@ -137,10 +137,11 @@ class HistoryLookups:
     colour_threshold: float
     crops: bool
     crop_threshold: int
+    crop_pairs: CropPairs = "all"
 
     def open(self, slots: int) -> HistoryLookupRows:
         """Map the store."""
-        return HistoryLookupRows(self, store_index(self.output, self.store))
+        return HistoryLookupRows(self, store_index(self.output, self.store, self.crop_pairs))
 
 
 @dataclass

@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lookbench.arrow import from_numpy, rows_of, strings, timestamps, to_numpy
 from lookbench.atomic import atomic_path
 from lookbench.errors import ResultError
 from lookbench.hashing import file_sha256, sha256_hex
@@ -36,28 +37,27 @@ def task_table(
     ids = np.asarray(corpus_item_ids + [""], dtype=object)[np.where(topk >= 0, topk, len(corpus_item_ids))]
     dates = queries.first_seen_at if queries.first_seen_at is not None else np.full(n, np.datetime64("NaT"), "M8[us]")
 
-    def lists(values: np.ndarray, value_type: pa.DataType) -> pa.Array:
-        offsets = pa.array(np.arange(0, n * k + 1, k, dtype=np.int32))
-        return pa.ListArray.from_arrays(offsets, pa.array(values.reshape(-1), type=value_type))
+    def lists(values: pa.Array) -> pa.Array:
+        return pa.ListArray.from_arrays(from_numpy(np.arange(0, n * k + 1, k, dtype=np.int32)), values)
 
     columns: dict[str, pa.Array] = {
-        "subset": pa.array([subset] * n, pa.string()),
-        "query_row": pa.array(query_rows.astype(np.int64)),
-        "query_item_id": pa.array(queries.item_id, pa.string()),
-        "category": pa.array(queries.category, pa.string()),
-        "cluster": pa.array(clusters.astype(np.int64)),
-        "outfit_key": pa.array(queries.outfit_key, pa.string()),
-        "first_seen_at": pa.array(dates.astype("datetime64[us]"), pa.timestamp("us", tz="UTC")),
-        "topk_rows": lists(topk.astype(np.int64), pa.int64()),
-        "topk_item_ids": lists(ids.astype(str), pa.string()),
-        "topk_scores": lists(scores.astype(np.float32), pa.float32()),
-        "fine": lists(task.fine, pa.bool_()),
-        "coarse": lists(task.coarse, pa.bool_()),
-        "item": lists(task.item, pa.bool_()),
-        "gain": lists(task.gains.astype(np.float32), pa.float32()),
+        "subset": strings([subset] * n),
+        "query_row": from_numpy(query_rows.astype(np.int64)),
+        "query_item_id": strings(queries.item_id),
+        "category": strings(queries.category),
+        "cluster": from_numpy(clusters.astype(np.int64)),
+        "outfit_key": strings(queries.outfit_key),
+        "first_seen_at": timestamps(dates, "UTC"),
+        "topk_rows": lists(from_numpy(topk.astype(np.int64).reshape(-1))),
+        "topk_item_ids": lists(strings(ids.reshape(-1).tolist())),
+        "topk_scores": lists(from_numpy(scores.astype(np.float32).reshape(-1))),
+        "fine": lists(from_numpy(task.fine.reshape(-1))),
+        "coarse": lists(from_numpy(task.coarse.reshape(-1))),
+        "item": lists(from_numpy(task.item.reshape(-1))),
+        "gain": lists(from_numpy(task.gains.astype(np.float32).reshape(-1))),
     }
     for name, values in task.values.items():
-        columns[name] = pa.array(values.astype(np.float64))
+        columns[name] = from_numpy(values.astype(np.float64))
     return pa.table(columns)
 
 
@@ -73,14 +73,14 @@ def subset_values(table: pa.Table) -> list[SubsetValues]:
     """
     names = metric_columns(table)
     out = []
-    subsets = table["subset"].to_numpy(zero_copy_only=False)
+    subsets = np.array(table["subset"].to_pylist(), dtype=object)
     present = list(dict.fromkeys(subsets.tolist()))
     others = [s for s in present if s not in SUBSETS and not is_composed_subset(s)]  # legacy ones, in table order
     ordered = [s for s in SUBSETS if s in present] + others + sorted(s for s in present if is_composed_subset(s))
     for subset in ordered:
-        part = table.filter(pa.array(subsets == subset))
-        values = {name: part[name].to_numpy() for name in names if part[name].null_count == 0}
-        _, clusters = np.unique(part["cluster"].to_numpy(), return_inverse=True)
+        part = rows_of(table, subsets == subset)
+        values = {name: to_numpy(part[name]) for name in names if part[name].null_count == 0}
+        _, clusters = np.unique(to_numpy(part["cluster"]), return_inverse=True)
         outfit = None
         if subset in STREETLOOK_SUBSETS:
             fine_at_1 = np.array([flags[0] if flags else False for flags in part["fine"].to_pylist()], dtype=float)

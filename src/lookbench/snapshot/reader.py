@@ -9,10 +9,10 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lookbench.arrow import to_datetimes
 from lookbench.errors import SnapshotError
 from lookbench.hashing import sha256_hex
 from lookbench.snapshot.card import DatasetCard, read_card
@@ -346,7 +346,7 @@ class Snapshot:
                     col = col.cast(pa.timestamp("us", tz="UTC"))
                 except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
                     raise SnapshotError(f"{path}: first_seen_at is not a timestamp ({exc})") from exc
-            dates = np.array(col.cast(pa.timestamp("us")).to_numpy(zero_copy_only=False), dtype="datetime64[us]")
+            dates = to_datetimes(col)
         return SplitLabels(categories, mains, others, item_ids, outfit, dates)
 
     def _decoded(self, path: Path, table: pa.Table, column: str, feature: Any) -> list[Any]:

@@ -92,7 +92,9 @@ class Canvas:
         rgba = np.empty((*alpha.shape, 4), dtype=np.uint8)
         rgba[..., :3] = texture
         rgba[..., 3] = alpha
-        rgba[inner_edge(alpha > 0), :3] = outline
+        edge = inner_edge(alpha > 0)
+        for c in range(3):
+            np.copyto(rgba[..., c], outline[c], where=edge)
         image = Image.fromarray(rgba, "RGBA")
         draw = ImageDraw.Draw(image)
         for part in self._parts:

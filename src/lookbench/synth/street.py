@@ -263,14 +263,21 @@ def compose(
 def _items(products: list[Product], labels: np.ndarray, area: dict[int, int], size: tuple[int, int]) -> list[SceneItem]:
     items = []
     for index, product in enumerate(products):
-        ys, xs = np.nonzero(labels == index + 1)
-        if len(xs) == 0:
+        mask = labels == index + 1
+        count = int(np.count_nonzero(mask))
+        if count == 0:
             items.append(SceneItem(product, (0, 0, 0, 0), 0.0))
             continue
-        mx, my = max(4, int(0.06 * (xs.max() - xs.min()))), max(4, int(0.06 * (ys.max() - ys.min())))
-        box = (int(xs.min()) - mx, int(ys.min()) - my, int(xs.max()) + mx + 1, int(ys.max()) + my + 1)
-        items.append(SceneItem(product, widen(box, size, MIN_CROP), min(1.0, len(xs) / max(1, area[index]))))
+        (x0, x1), (y0, y1) = _extent(mask.any(axis=0)), _extent(mask.any(axis=1))
+        mx, my = max(4, int(0.06 * (x1 - x0))), max(4, int(0.06 * (y1 - y0)))
+        box = (x0 - mx, y0 - my, x1 + mx + 1, y1 + my + 1)
+        items.append(SceneItem(product, widen(box, size, MIN_CROP), min(1.0, count / max(1, area[index]))))
     return items
+
+
+def _extent(occupied: np.ndarray) -> tuple[int, int]:
+    """First and last index where a non-empty boolean line is true."""
+    return int(occupied.argmax()), len(occupied) - 1 - int(occupied[::-1].argmax())
 
 
 def widen(box: tuple[int, int, int, int], size: tuple[int, int], minimum: int) -> tuple[int, int, int, int]:

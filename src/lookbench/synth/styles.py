@@ -7,7 +7,9 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageEnhance, ImageFilter
+from PIL import Image, ImageChops, ImageDraw, ImageEnhance, ImageFilter
+
+from lookbench.synth.pixels import scale_channels
 
 Style = Literal["real", "aigen"]
 STYLES: tuple[Style, ...] = ("real", "aigen")
@@ -67,8 +69,7 @@ def bokeh(image: Image.Image, rng: np.random.Generator, count: int, radius: tupl
         r = int(rng.integers(radius[0], max(radius[0] + 1, radius[1])))
         draw.ellipse([x - r, y - r, x + r, y + r], fill=rand_rgb(rng, 20, 70))
     layer = layer.filter(ImageFilter.GaussianBlur(max(1, radius[0] // 2)))
-    merged = np.asarray(image, dtype=np.int16) + np.asarray(layer, dtype=np.int16)
-    image.paste(Image.fromarray(np.clip(merged, 0, 255).astype(np.uint8)))
+    image.paste(ImageChops.add(image, layer))
 
 
 def street_background(style: Style, size: tuple[int, int], rng: np.random.Generator) -> Image.Image:
@@ -117,8 +118,8 @@ def smooth_garment(garment: Image.Image, style: Style) -> Image.Image:
         return garment
     alpha = garment.getchannel("A")
     radius = max(1.0, garment.width / 150)
-    smooth = garment.convert("RGB").filter(ImageFilter.GaussianBlur(radius))
-    out = Image.blend(garment.convert("RGB"), smooth, 0.65).convert("RGBA")
+    rgb = garment.convert("RGB")
+    out = Image.blend(rgb, rgb.filter(ImageFilter.GaussianBlur(radius)), 0.65).convert("RGBA")
     out.putalpha(alpha)
     return out
 
@@ -132,7 +133,11 @@ def halo(image: Image.Image, subject: Image.Image, rng: np.random.Generator, str
     rim = np.clip(np.asarray(spread, dtype=np.float32) / 255.0 * 1.8, 0.0, 1.0) * outside
     glow = np.asarray(rand_rgb(rng, 200, 256), dtype=np.float32)
     array = np.asarray(image, dtype=np.float32)
-    array = array * (1 - rim[..., None] * strength) + glow * rim[..., None] * strength
+    keep = 1 - rim * strength
+    for c in range(3):
+        channel = array[..., c]
+        channel *= keep
+        channel += glow[c] * rim * strength
     return Image.fromarray(np.clip(array, 0, 255).astype(np.uint8))
 
 
@@ -172,14 +177,15 @@ def finish(
     matches no light in the scene, colour cast, boosted saturation, glow and vignette, no sensor noise."""
     if style == "real":
         return Image.fromarray(add_sensor_noise(np.asarray(image), rng, float(rng.uniform(2.5, 5.0))))
-    array = np.asarray(image, dtype=np.float32)
-    h, w = array.shape[:2]
+    w, h = image.size
     if subject is not None:
         image = halo(image, subject, rng, float(rng.uniform(0.45, 0.8)))
-        array = np.asarray(image, dtype=np.float32)
-    array = array * light_map((w, h), rng)[..., None]
-    cast = np.asarray(rand_rgb(rng, 0, 256), dtype=np.float32)
-    array = array * 0.92 + cast * 0.08
+    array = scale_channels(np.asarray(image, dtype=np.float32), light_map((w, h), rng))
+    tint = np.asarray(rand_rgb(rng, 0, 256), dtype=np.float32) * 0.08
+    for c in range(3):
+        channel = array[..., c]
+        channel *= np.float32(0.92)
+        channel += tint[c]
     out = Image.fromarray(np.clip(array, 0, 255).astype(np.uint8))
     out = ImageEnhance.Color(out).enhance(float(rng.uniform(1.1, 1.3)))
     small = out.resize((max(4, w // 4), max(4, h // 4)), Image.Resampling.BILINEAR)

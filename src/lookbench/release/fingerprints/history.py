@@ -15,10 +15,11 @@ import pyarrow.parquet as pq
 from lookbench.errors import ReleaseError
 from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.images import BadImageError
+from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID
 from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
-from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
+from lookbench.release.fingerprints.store import StoredCodes, open_store, remove_store, write_store
 from lookbench.release.records import write_table
 from lookbench.snapshot import NOISE, open_snapshot
 from lookbench.snapshot.manifest import MANIFEST_NAME
@@ -32,6 +33,8 @@ FINGERPRINT_SCHEMA = pa.schema(
 CACHE_FORMAT = f"rgb-on-white-p{HASH_SIZE * HASH_SIZE}-{WINDOWS_ID}"
 """Part of the cache file name: hashes are of images decoded by lookbench.images (alpha composited on white), the
 pHash size, and the crop tier's window settings (`windows` is null for an image too flat to take part)."""
+HISTORY_NAME = re.compile(r"history-[0-9a-f]{16}-rgb-on-white-[A-Za-z0-9.-]+")
+"""How `history_store` names a store folder (of this or an earlier cache format)."""
 PHASH_BYTES = HASH_SIZE * HASH_SIZE // 8
 HEX_RE = r"^[0-9a-f]*$"
 WINDOW_BYTES = 8 * len(WINDOWS)
@@ -220,6 +223,17 @@ def history_store(
     return folder, names
 
 
+def prune_history_stores(cache: Path, keep: Path) -> list[str]:
+    """Remove the history stores in `cache` other than `keep` (superseded: their earlier versions are not the
+    latest build's), and return their names: only folders named like `history_store` names them and holding
+    exactly a store's files (`store.remove_store`); anything else is left alone."""
+    removed = []
+    for folder in sorted(cache.glob("history-*")):
+        if folder != keep and HISTORY_NAME.fullmatch(folder.name) and remove_store(folder):
+            removed.append(folder.name)
+    return removed
+
+
 def history_index(
     output: Path, version: str, cache: Path, on_problem: Callable[[Path, str], None] | None = None
 ) -> tuple[FingerprintIndex, list[str]]:
@@ -229,7 +243,9 @@ def history_index(
     return store_index(output, folder), names
 
 
-def store_index(output: Path, folder: Path | None) -> FingerprintIndex:
+def store_index(output: Path, folder: Path | None, crop_pairs: CropPairs = "all") -> FingerprintIndex:
     """An index over a history store (none: empty) whose images are the published rows in `output`."""
     images = PublishedImages(output)
-    return FingerprintIndex(images) if folder is None else FingerprintIndex.of_store(images, open_store(folder))
+    if folder is None:
+        return FingerprintIndex(images, crop_pairs=crop_pairs)
+    return FingerprintIndex.of_store(images, open_store(folder), crop_pairs)

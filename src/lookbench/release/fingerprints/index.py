@@ -10,6 +10,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from lookbench.images import decode_image
+from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.colour import SIDE, colour_difference, lab_thumbnail
 from lookbench.release.fingerprints.crops import WINDOWS, Box, CropView, Placement, align, region
 from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, phash_hex, to_words
@@ -110,11 +111,13 @@ class FingerprintIndex:
     when faiss-cpu is installed, an exact numpy scan otherwise; both give the same candidates.
 
     `image_of(key)` returns an entry's encoded bytes; it is called only for candidates, to compare colours or to
-    align a crop. Entries added without window hashes take no part in the crop tier.
+    align a crop. Entries added without window hashes take no part in the crop tier. `crop_pairs` says which
+    window pairs make a crop-tier candidate (`CropPairs`).
     """
 
     image_of: Callable[[str], bytes]
     backend: Backend = field(default_factory=default_backend)
+    crop_pairs: CropPairs = "all"
     keys: Keys = field(default_factory=MemoryKeys)
     _phashes: PhashTable = field(init=False)
     _windows: WindowTable = field(init=False)
@@ -126,17 +129,19 @@ class FingerprintIndex:
         self._windows = window_table(self.backend)
 
     @classmethod
-    def of_store(cls, image_of: Callable[[str], bytes], stored: StoredCodes) -> FingerprintIndex:
+    def of_store(
+        cls, image_of: Callable[[str], bytes], stored: StoredCodes, crop_pairs: CropPairs = "all"
+    ) -> FingerprintIndex:
         """An index over stored fingerprints, searched in place (memory-mapped codes stay on disk)."""
-        index = cls(image_of, keys=MappedKeys(stored.keys, stored.sha))
+        index = cls(image_of, keys=MappedKeys(stored.keys, stored.sha), crop_pairs=crop_pairs)
         index._phashes = phash_table(index.backend, Codes.of(stored.phash))
         index._windows = window_table(index.backend, Codes.of(stored.windows), Codes.of(stored.present))
         return index
 
     @classmethod
-    def of_images(cls, images: Mapping[str, bytes]) -> FingerprintIndex:
+    def of_images(cls, images: Mapping[str, bytes], crop_pairs: CropPairs = "all") -> FingerprintIndex:
         """An index over encoded images by key, crop tier included (BadImageError if one does not decode)."""
-        index = cls(images.__getitem__)
+        index = cls(images.__getitem__, crop_pairs=crop_pairs)
         for key, data in images.items():
             found = fingerprint(data)
             index.add(key, found.sha256, found.phash, found.windows)
@@ -219,7 +224,9 @@ class FingerprintIndex:
     def _cropped(self, query: Fingerprint, threshold: int) -> Iterator[Candidate]:
         for mirrored, view in ((False, query.view), (True, query.mirror_view)):
             image: Image.Image | None = None
-            rows, distances = self._windows.nearest(view.windows, CROP_CANDIDATE_BITS, MAX_CROP_CANDIDATES)
+            rows, distances = self._windows.nearest(
+                view.windows, CROP_CANDIDATE_BITS, MAX_CROP_CANDIDATES, self.crop_pairs
+            )
             for row, pairs in zip(rows.tolist(), distances, strict=True):
                 key = self.keys[row]
                 indexed = self._view(key)

@@ -76,6 +76,35 @@ def write_store(folder: Path, parts: Iterable[StoredCodes], rows: int, windows: 
         (tmp / MANIFEST).write_text(manifest.model_dump_json(indent=1) + "\n", encoding="utf-8")
 
 
+def store_files(folder: Path) -> list[Path] | None:
+    """The files of a store folder this module wrote, or None when it is anything else: a link, a manifest that
+    does not parse or lists files a store never holds, any entry beyond the manifest and the files it lists, or a
+    listed file that is not a regular file (its contents are not checked: damaged stores are ours to remove too)."""
+    if folder.is_symlink() or not folder.is_dir():
+        return None
+    try:
+        manifest = StoreManifest.model_validate_json((folder / MANIFEST).read_bytes())
+    except (OSError, ValidationError):
+        return None
+    own = {f"{name}.npy" for name in MATRICES} | {KEYS_FILE}
+    names = set(manifest.files) | {MANIFEST}
+    if not set(manifest.files) <= own or {entry.name for entry in folder.iterdir()} != names:
+        return None
+    files = [folder / name for name in sorted(names)]
+    return files if all(f.is_file() and not f.is_symlink() for f in files) else None
+
+
+def remove_store(folder: Path) -> bool:
+    """Delete a store folder this module wrote (`store_files`), file by file; anything else is left alone."""
+    files = store_files(folder)
+    if files is None:
+        return False
+    for file in files:
+        file.unlink()
+    folder.rmdir()
+    return True
+
+
 def open_store(folder: Path) -> StoredCodes:
     """The store in `folder`, memory-mapped (ReleaseError naming the file if anything is missing or differs)."""
     path = folder / MANIFEST

@@ -16,7 +16,8 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.config import CropPairs
+from lookbench.release.fingerprints.crops import FULL, WINDOWS
 from lookbench.release.fingerprints.hashes import HASH_SIZE, hamming, popcount
 from lookbench.release.fingerprints.multihash import SCAN_SHARE, MultiHash, within_radius
 
@@ -112,9 +113,16 @@ class WindowTable(Protocol):
     def add(self, windows: np.ndarray, present: np.ndarray) -> None:
         """Append n entries' (n, W) window hashes; `present[i]` is False for an image too flat to have any."""
 
-    def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
-        """(entry numbers, their window-pair distances) of the `limit` entries with the nearest window pair within
-        `radius` bits of the query's windows, nearest first (ties by entry number)."""
+    def nearest(
+        self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(entry numbers, their distances of all W x W window pairs) of the `limit` entries with the nearest
+        window pair among `pairs` within `radius` bits of the query's windows, nearest first (ties by entry
+        number)."""
+
+
+FRAME = WINDOWS.index(FULL)
+"""The column of the full frame's window hash."""
 
 
 def window_distances(query: np.ndarray, indexed: np.ndarray) -> np.ndarray:
@@ -122,6 +130,17 @@ def window_distances(query: np.ndarray, indexed: np.ndarray) -> np.ndarray:
     against indexed window p // W."""
     pairs = popcount(indexed[:, :, None] ^ query[None, None, :], np.uint8)
     return pairs.reshape(len(indexed), len(query) * indexed.shape[1])
+
+
+def nearest_pairs(query: np.ndarray, indexed: np.ndarray, pairs: CropPairs) -> np.ndarray:
+    """(n,) distance of each indexed entry's nearest window pair among `pairs`: every pair, or only those with the
+    full frame on either side (the query's against every indexed window, every query window against the indexed
+    full frame)."""
+    if pairs == "all":
+        return window_distances(query, indexed).min(axis=1)
+    crop_of_indexed = popcount(indexed ^ query[FRAME], np.uint8).min(axis=1)
+    crop_of_query = popcount(indexed[:, FRAME, None] ^ query[None, :], np.uint8).min(axis=1)
+    return np.minimum(crop_of_indexed, crop_of_query)
 
 
 def ranked(rows: np.ndarray, nearest: np.ndarray, radius: int, limit: int) -> np.ndarray:
@@ -164,12 +183,14 @@ class ScanWindows:
         self.codes.add(rows)
         self.present.add(present.astype(np.uint64))
 
-    def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
-        """The nearest entries by their nearest window pair, found by comparing every pair of every entry."""
+    def nearest(
+        self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest entries by their nearest window pair, found by comparing the pairs of every entry."""
         matrix, present = self.codes.matrix, self.present.matrix[:, 0].astype(bool)
         rows, nearest = [], []
         for start in range(0, len(matrix), SCAN_BLOCK):
-            block = window_distances(query, matrix[start : start + SCAN_BLOCK]).min(axis=1)
+            block = nearest_pairs(query, matrix[start : start + SCAN_BLOCK], pairs)
             near = np.flatnonzero(present[start : start + SCAN_BLOCK] & (block <= radius))
             rows.append(start + near)
             nearest.append(block[near])
@@ -208,45 +229,70 @@ class HashedPhashes(ScanPhashes):
         return within_radius(matrix, np.concatenate([found, tail]), queries, radius)
 
 
-class FaissWindows(ScanWindows):
-    """The window table searched by faiss's exhaustive k-nearest search over every window code, read in place
-    from the codes matrix (`faiss.knn_hamming`: no copy, so a memory-mapped matrix stays on disk).
+def knn(queries: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(code numbers, distances) of the `k` nearest 64-bit codes to each query, all queries together, and the
+    smallest k-th distance (infinite when k covers every code): every code nearer than it was returned."""
+    import faiss
 
-    Per query window the `limit * W` nearest codes cover at least `limit` entries. Every entry whose nearest pair
-    is below the smallest k-th distance T was therefore seen; when the `limit`-th ranked entry (or, with fewer,
+    with one_thread():
+        distances, ids = faiss.knn_hamming(as_bytes(queries.reshape(-1, 1)), as_bytes(codes.reshape(-1, 1)), k)
+    bound = np.inf if k == codes.size else float(distances[:, -1].min())
+    return ids[ids >= 0], distances[ids >= 0].astype(np.int64), bound
+
+
+class FaissWindows(ScanWindows):
+    """The window table searched by faiss's exhaustive k-nearest search over window codes, read in place from the
+    codes matrix (`faiss.knn_hamming`: no copy, so a memory-mapped matrix stays on disk).
+
+    With `all` pairs, each query window's `limit * W` nearest codes cover at least `limit` entries. With
+    `full-frame` pairs, the query's full frame's `limit * W` nearest among every window code, and each query
+    window's `limit` nearest among the full frames' codes (a contiguous copy of that column, 8 B per entry, kept
+    up to date on the next look-up). Either way every entry whose nearest allowed pair is below the smallest k-th
+    distance T of these searches was returned with that pair; when the `limit`-th ranked entry (or, with fewer,
     the radius) is below T, the answer is exact. Otherwise (many entries tied near the query, or absent entries'
     zero codes among the nearest) the scan decides.
     """
 
     def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
         super().__init__(codes, present)
+        self._frames = Codes(1)
         self.scanned = 0
         """Look-ups the scan settled (the k-nearest answer could not be proven complete)."""
 
-    def nearest(self, query: np.ndarray, radius: int, limit: int) -> tuple[np.ndarray, np.ndarray]:
-        """The nearest entries by their nearest window pair."""
-        import faiss
+    def frames(self) -> np.ndarray:
+        """(N, 1) the full frames' codes, contiguous (appended since the last call, so O(1) amortised per add)."""
+        matrix = self.codes.matrix
+        self._frames.add(matrix[len(self._frames) :, FRAME])
+        return self._frames.matrix
 
+    def nearest(
+        self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest entries by their nearest window pair."""
         matrix = self.codes.matrix
         total = matrix.size
         if total == 0 or limit <= 0:
-            return super().nearest(query, radius, limit)
+            return super().nearest(query, radius, limit, pairs)
         k = min(limit * len(WINDOWS), total)
-        with one_thread():
-            distances, ids = faiss.knn_hamming(as_bytes(query.reshape(-1, 1)), as_bytes(matrix.reshape(-1, 1)), k)
-        owners = ids[ids >= 0] // len(WINDOWS)
-        reached = distances[ids >= 0].astype(np.int64)
+        if pairs == "all":
+            ids, reached, bound = knn(query, matrix, k)
+            owners = ids // len(WINDOWS)
+        else:
+            ids, reached, bound = knn(query[FRAME], matrix, k)
+            frames = self.frames()
+            ids_of_frames, reached_frames, bound_frames = knn(query, frames, min(limit, len(frames)))
+            owners = np.concatenate([ids // len(WINDOWS), ids_of_frames])
+            reached, bound = np.concatenate([reached, reached_frames]), min(bound, bound_frames)
         present = self.present.matrix[owners, 0].astype(bool)
         owners, reached = owners[present], reached[present]
         order = np.lexsort((reached, owners))
         rows, first = np.unique(owners[order], return_index=True)
         # An entry's nearest pair below the bound was returned, so its value here is exact.
         chosen = ranked(rows, reached[order][first], radius, limit)
-        bound = np.inf if k == total else float(distances[:, -1].min())
         last = reached[order][first][np.searchsorted(rows, chosen[-1])] if len(chosen) == limit else radius
         if last >= bound:
             self.scanned += 1
-            return super().nearest(query, radius, limit)
+            return super().nearest(query, radius, limit, pairs)
         return chosen, window_distances(query, matrix[chosen])
 
 

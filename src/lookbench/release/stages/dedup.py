@@ -13,7 +13,7 @@ from lookbench.release.config import DedupConfig
 from lookbench.release.embedding import ImageEmbedder, image_embedder
 from lookbench.release.fingerprints.embedding import embedding_duplicates
 from lookbench.release.fingerprints.hashes import Fingerprint
-from lookbench.release.fingerprints.history import history_store, versions_fingerprint
+from lookbench.release.fingerprints.history import history_store, prune_history_stores, versions_fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex, Lookup, Match
 from lookbench.release.fingerprints.store import open_store
 from lookbench.release.records import Sample, write_table
@@ -60,7 +60,9 @@ class DedupStats(StageStats):
     colour_threshold: float
     crops: bool = False
     crop_phash_threshold: int | None = None
+    crop_pairs: str | None = None
     embedding_model: str | None
+    pruned_history_stores: list[str] = []
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ class DedupStage:
             settings.colour_threshold,
             settings.crops,
             settings.crop_phash_threshold,
+            settings.crop_pairs,
         )
         job = TableJob("history", Needs("cpu"), LOOKUP_SCHEMA, mapper)
         found = [query for query in queries if not isinstance(query, str)]
@@ -164,7 +167,7 @@ class DedupStage:
         earlier = iter(self.earlier_lookups(ctx, store, queries))
         kept: list[Sample] = []
         by_id: dict[str, Sample] = {}
-        batch = FingerprintIndex(lambda key: by_id[key].image)
+        batch = FingerprintIndex(lambda key: by_id[key].image, crop_pairs=settings.crop_pairs)
         dropped: list[Dropped] = []
         rejected = 0
         for sample, query in zip(samples, queries, strict=True):
@@ -208,6 +211,7 @@ class DedupStage:
             dropped.extend(Dropped(kept[i], against, match) for i, (against, match) in found_embedded.items())
             kept = [sample for i, sample in enumerate(kept) if i not in found_embedded]
         photo_dates(kept)
+        pruned = [] if store is None else prune_history_stores(store.parent, store)
         table = pa.Table.from_pylist([d.row() for d in dropped], schema=DROPPED_SCHEMA)
         write_table(table, ctx.folder(self.name) / "dropped.parquet")
         counts: dict[str, Counter[str]] = {"earlier": Counter(), "batch": Counter()}
@@ -225,6 +229,8 @@ class DedupStage:
             colour_threshold=settings.colour_threshold,
             crops=settings.crops,
             crop_phash_threshold=settings.crop_phash_threshold if settings.crops else None,
+            crop_pairs=settings.crop_pairs if settings.crops else None,
             embedding_model=settings.embedding_model,
+            pruned_history_stores=pruned,
         )
         return StageResult(save_samples(ctx, self.name, kept), stats)
