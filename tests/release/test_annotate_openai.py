@@ -35,7 +35,7 @@ def _api(server: ChatServer, **extra: object) -> ApiConfig:
 
 
 def test_answers_are_validated_retried_flagged_and_valid_ones_cached(tmp_path):
-    server = ChatServer(slow_s=0.6)
+    server = ChatServer(slow_s=3.0)
     items = _items(7)
     keys = [server.learn(item.image, TRUTH) for item in items]
     server.scripts = {
@@ -47,7 +47,7 @@ def test_answers_are_validated_retried_flagged_and_valid_ones_cached(tmp_path):
     }
     items.append(Item("odd", items[0].image, items[0].image_sha256, "cape"))
     with serve(server):
-        annotator = OpenAIAnnotator(_api(server, timeout_s=0.3), load_taxonomy(), AnswerCache(tmp_path / "c"))
+        annotator = OpenAIAnnotator(_api(server, timeout_s=1.5), load_taxonomy(), AnswerCache(tmp_path / "c"))
         outcomes = annotator.annotate(items)
         assert [o.main_attribute for o in outcomes] == ["red", "red", "red", None, None, "red", "red", None]
         assert outcomes[0].other_attributes == ["striped", "v-neck", "long sleeve", "midi", "a-line"]

@@ -85,12 +85,12 @@ def test_paraphrase_keeps_the_template_on_hostile_replies(tmp_path: Path) -> Non
         "500-once": ["500"],
         "not-a-completion": ["body-null", "body-list"],
     }
-    server = ChatServer(slow_s=0.6)
+    server = ChatServer(slow_s=3.0)
     jobs = [(f"like this, but blue ({name})", colour) for name in behaviours]
     for (text, _), script in zip(jobs, behaviours.values(), strict=True):
         server.scripts["paraphrase:" + text] = list(script)
     with serve(server):
-        paraphraser = Paraphraser(_api(server, timeout_s=0.3, retries=1), AnswerCache(tmp_path / "c"))
+        paraphraser = Paraphraser(_api(server, timeout_s=1.5, retries=1), AnswerCache(tmp_path / "c"))
         worded = dict(zip(behaviours, paraphraser.reword(jobs), strict=True))
         asked = sum(server.requests.values())
         again = Paraphraser(_api(server), AnswerCache(tmp_path / "c")).reword(jobs)
@@ -114,7 +114,7 @@ def test_paraphrase_keeps_the_template_on_hostile_replies(tmp_path: Path) -> Non
 def test_the_composed_judge_under_hostile_replies(tmp_path: Path) -> None:
     from lookbench.release.compose.audit import ComposedJudge
 
-    server = ChatServer(slow_s=0.6)
+    server = ChatServer(slow_s=3.0)
     rng = np.random.default_rng(0)
     images = [encode(Image.fromarray(rng.integers(0, 255, (24, 24, 3), dtype=np.uint8))) for _ in range(7)]
     target = images[-1]
@@ -128,7 +128,7 @@ def test_the_composed_judge_under_hostile_replies(tmp_path: Path) -> None:
         )
     jobs = [replace(j, reference_sha256=str(i)) for i, j in enumerate(jobs)]  # distinct cache keys
     with serve(server):
-        judge = ComposedJudge(_api(server, timeout_s=0.3, retries=1), AnswerCache(tmp_path / "j"))
+        judge = ComposedJudge(_api(server, timeout_s=1.5, retries=1), AnswerCache(tmp_path / "j"))
         verdicts = judge.judge(jobs)
     yes = ComposedVerdict("yes", "yes")
     invalid = ComposedVerdict("invalid", "invalid")

@@ -13,7 +13,7 @@ from lookbench.audit.run import AuditSettings, audit_snapshot
 from lookbench.audit.schema import AuditReport
 from lookbench.cli.common import console, err_console, reports_errors
 from lookbench.embeddings.options import EmbedOptions
-from lookbench.snapshot import open_snapshot
+from lookbench.synth.embedded import open_location
 
 
 def _auc_cell(value: float | None, ci: tuple[float, float] | None) -> str:
@@ -75,7 +75,7 @@ def print_report(report: AuditReport) -> None:
 
 @reports_errors
 def audit_command(
-    snapshot: str = typer.Argument(..., help="Snapshot folder or hub location."),
+    snapshot: str = typer.Argument(..., help="Snapshot folder, hub location, `default` or `validation`."),
     model: str | None = typer.Option(
         None, "--model", "-m", help="Also probe this model's embeddings and measure the noise effect on its scores."
     ),
@@ -89,7 +89,7 @@ def audit_command(
     """Separability of distractors from galleries, queries on the noise side, the noise effect, label consistency."""
     from lookbench.models.registry import resolve_model
 
-    snap = open_snapshot(snapshot)
+    snap = open_location(snapshot)
     provider = resolve_model(model, EmbedOptions(cache_dir=cache_dir)) if model else None
     settings = AuditSettings(seed=seed, per_side=per_side, queries_per_subset=queries, resamples=resamples)
     report = audit_snapshot(

@@ -22,7 +22,7 @@ DEFAULT_COLOUR_THRESHOLD = 0.01
 
 @reports_errors
 def contamination(
-    snapshot: str = typer.Option(..., "--snapshot", help="Snapshot folder or hf:// location."),
+    snapshot: str = typer.Option(..., "--snapshot", help="Snapshot folder, hf:// location, `default` or `validation`."),
     against: Path = typer.Option(..., "--against", help="Image folder to check against (searched recursively)."),
     threshold: int = typer.Option(
         DEFAULT_THRESHOLD, "--threshold", help="Max pHash Hamming distance of 256 bits (docs/release.md)."
@@ -37,11 +37,11 @@ def contamination(
 ) -> None:
     """Report which snapshot rows match an image in FOLDER exactly or perceptually (mirror-robust)."""
     from lookbench.release.contamination import find_contamination
-    from lookbench.snapshot import open_snapshot
+    from lookbench.synth.embedded import open_location
 
     if not against.is_dir():
         raise LookBenchError(f"--against {against}: not a folder")
-    snap = open_snapshot(snapshot)
+    snap = open_location(snapshot)
     report = find_contamination(snap, against, threshold, colour_threshold)
     table = Table(title=escape(f"{snap.snapshot_id} against {against}"))
     for col in ("subset", "split", "exact", "perceptual"):

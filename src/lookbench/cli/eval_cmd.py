@@ -39,6 +39,7 @@ from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
 from lookbench.snapshot.source import HUB_FORMS
+from lookbench.synth.embedded import open_location
 
 SHOWN_METRICS = (*DEFAULT_TABLE_METRICS, "outfit_recall@1")
 COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
@@ -164,7 +165,10 @@ def _run(
 @reports_errors
 def eval_command(
     snapshot: str | None = typer.Option(
-        None, "--snapshot", "-s", help=f"Snapshot folder or {HUB_FORMS}; default: embedded Synth."
+        None,
+        "--snapshot",
+        "-s",
+        help=f"Snapshot folder, {HUB_FORMS}, `default` or `validation` (embedded releases); default: `default`.",
     ),
     model: str | None = typer.Option(
         None, "--model", "-m", help="Model spec (e.g. embeddings:DIR, onnx:FILE) or name; default: offline default."
@@ -229,7 +233,7 @@ def eval_command(
 
     options = _embed_options(cache_dir, batch_size, workers, on_bad_image, fp16, precision, decode)
     check_options(executor, processes, ray_address, shards)
-    snap = open_snapshot(snapshot) if snapshot else _default_snapshot()
+    snap = open_location(snapshot) if snapshot else _default_snapshot()
     spec = model or _default_model()
     backend = make_backend(search)
     settings = EvalSettings(

@@ -33,10 +33,10 @@ def leaderboard_command(
     A results repository's bundles are verified first and marked verified, re-scored or unverified; a bundle that
     fails its check is left out with a warning."""
     from lookbench.reports.site import build_site
-    from lookbench.snapshot import open_snapshot
     from lookbench.submissions.repository import scan_repository
+    from lookbench.synth.embedded import open_location
 
-    snapshots = [open_snapshot(s) for s in snapshot]
+    snapshots = [open_location(s) for s in snapshot]
     paths: list[Path] = []
     verification: dict[Path, tuple[str, str]] = {}
     for path in results:

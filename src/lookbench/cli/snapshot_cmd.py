@@ -9,9 +9,10 @@ from rich.table import Table
 
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import SnapshotError
-from lookbench.snapshot import NOISE, open_snapshot
+from lookbench.snapshot import NOISE
 from lookbench.snapshot.manifest import MANIFEST_NAME, manifest_problems, read_manifest
 from lookbench.snapshot.source import HUB_FORMS, resolve_snapshot_dir
+from lookbench.synth.embedded import open_location
 
 snapshot_app = typer.Typer(help="Inspect LookBench snapshots.", no_args_is_help=True, rich_markup_mode=None)
 
@@ -19,11 +20,11 @@ snapshot_app = typer.Typer(help="Inspect LookBench snapshots.", no_args_is_help=
 @snapshot_app.command("validate")
 @reports_errors
 def validate(
-    path: str = typer.Argument(..., help=f"Snapshot folder or {HUB_FORMS}."),
+    path: str = typer.Argument(..., help=f"Snapshot folder, {HUB_FORMS}, `default` or `validation`."),
     images: bool = typer.Option(False, "--images", help="Also decode every image fully, as eval does."),
 ) -> None:
     """Check columns, labels, ids and (with --images) that every image decodes."""
-    snap = open_snapshot(path)
+    snap = open_location(path)
     for line in snap.validate(check_images=images):
         console.print(escape(line), highlight=False)
     for warning in snap.warnings:
@@ -33,9 +34,9 @@ def validate(
 
 @snapshot_app.command("info")
 @reports_errors
-def info(path: str = typer.Argument(..., help=f"Snapshot folder or {HUB_FORMS}.")) -> None:
+def info(path: str = typer.Argument(..., help=f"Snapshot folder, {HUB_FORMS}, `default` or `validation`.")) -> None:
     """Summarise a snapshot: subsets, row counts, categories and date range."""
-    snap = open_snapshot(path)
+    snap = open_location(path)
     table = Table(title=escape(f"snapshot {snap.snapshot_id} ({snap.root})"))
     for col in ("subset", "queries", "gallery", "corpus", "categories", "first seen"):
         table.add_column(col)

@@ -47,10 +47,10 @@ def verify_command(
     snapshot: str = typer.Option(..., "--snapshot", "-s", help="The snapshot the bundle declares."),
 ) -> None:
     """Check the bundle's files, re-score it on the snapshot and compare every number; show contamination flags."""
-    from lookbench.snapshot import open_snapshot
     from lookbench.submissions.verify import verify_bundle
+    from lookbench.synth.embedded import open_location
 
-    outcome = verify_bundle(bundle, open_snapshot(snapshot))
+    outcome = verify_bundle(bundle, open_location(snapshot))
     console.print(escape(f"{bundle}: {outcome.status.value}, {outcome.numbers} numbers match"), highlight=False)
     for flag in outcome.flags:
         console.print(escape(f"  flag {flag.mark} {flag.reason}"), highlight=False)

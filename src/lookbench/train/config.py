@@ -12,12 +12,7 @@ from lookbench.configfile import StrictConfig, load_config_file, validate_config
 from lookbench.errors import TrainError
 from lookbench.models.trained_model import PretrainedMix
 from lookbench.precision import Precision
-
-DEFAULT_SNAPSHOT = "default"
-"""Names the embedded default snapshot (LookBench-Synth `small`) wherever a snapshot location is expected."""
-VALIDATION_SNAPSHOT = "validation"
-"""Names the embedded validation snapshot: a Synth release of the default's size with another seed and date
-(`lookbench synth --purpose validation`), generated on first use; what a run validates on unless told otherwise."""
+from lookbench.synth.embedded import DEFAULT_SNAPSHOT, VALIDATION_SNAPSHOT
 
 
 class TrainData(StrictConfig):

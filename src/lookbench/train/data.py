@@ -18,13 +18,12 @@ from lookbench.dates import snapshot_date
 from lookbench.errors import SnapshotError, TrainError
 from lookbench.hashing import order_key, parts_sha256, sha256_digest, sha256_stream
 from lookbench.snapshot.labels import SplitLabels
-from lookbench.snapshot.reader import Snapshot, open_snapshot
+from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS, TRAIN
+from lookbench.synth.embedded import open_location
 from lookbench.taxonomy.designs import Labels
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.train.config import (
-    DEFAULT_SNAPSHOT,
-    VALIDATION_SNAPSHOT,
     TrainData,
     Validation,
     reported_validation_message,
@@ -32,20 +31,6 @@ from lookbench.train.config import (
 from lookbench.train.labels import LabelSpace, Targets, encode_targets
 
 PACK_FORMAT = 1
-
-
-def open_location(location: str) -> Snapshot:
-    """A snapshot from a folder, a folder of versions, an hf:// location, `default` (the embedded Synth) or
-    `validation` (the embedded validation release)."""
-    if location == DEFAULT_SNAPSHOT:
-        from lookbench.synth.default import default_snapshot
-
-        return open_snapshot(default_snapshot())
-    if location == VALIDATION_SNAPSHOT:
-        from lookbench.synth.default import validation_snapshot
-
-        return open_snapshot(validation_snapshot())
-    return open_snapshot(location)
 
 
 def refuse_reported_validation(validation: Validation | None, reported: list[str], where: str) -> None:

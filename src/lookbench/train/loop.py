@@ -23,6 +23,7 @@ from lookbench.errors import TrainError
 from lookbench.images import BadImageError, decode_image
 from lookbench.models.registry import create_backbone
 from lookbench.precision import precision_context, resolve_precision
+from lookbench.synth.embedded import open_location
 from lookbench.train import checkpoint as ckpt
 from lookbench.train.augment import Transform, evaluation_preprocess, resolved_backend, train_transform
 from lookbench.train.config import TrainConfig
@@ -30,7 +31,6 @@ from lookbench.train.data import (
     ImageRows,
     TrainingSet,
     load_training_set,
-    open_location,
     refuse_reported_validation,
 )
 from lookbench.train.distributed import World, init_world

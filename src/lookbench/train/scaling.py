@@ -21,7 +21,8 @@ from lookbench.atomic import write_text_atomic
 from lookbench.configfile import StrictConfig, load_config_file, validation_message
 from lookbench.errors import TrainError
 from lookbench.hashing import parts_sha256
-from lookbench.train.config import DEFAULT_SNAPSHOT, TrainConfig, load_config, parse_config
+from lookbench.synth.embedded import DEFAULT_SNAPSHOT
+from lookbench.train.config import TrainConfig, load_config, parse_config
 
 
 class Grid(StrictConfig):
@@ -156,7 +157,8 @@ def run_study(
     from lookbench.embeddings.options import EmbedOptions
     from lookbench.evaluation.runner import EvalSettings
     from lookbench.models.registry import resolve_model
-    from lookbench.train.data import open_location, refuse_reported_validation
+    from lookbench.synth.embedded import open_location
+    from lookbench.train.data import refuse_reported_validation
     from lookbench.train.headline import score_headline
 
     refuse_reported_validation(base.data.validation, [study.evaluate.snapshot], "the study's evaluate.snapshot")
