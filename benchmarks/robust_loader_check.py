@@ -15,7 +15,7 @@ import numpy as np
 
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
-from lookbench.train.data import open_location
+from lookbench.synth.embedded import open_location
 
 
 def unit(vectors: np.ndarray) -> np.ndarray:

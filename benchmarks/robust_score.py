@@ -24,7 +24,7 @@ from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.results.io import save_run
-from lookbench.train.data import open_location
+from lookbench.synth.embedded import open_location
 
 
 def main() -> None:

@@ -38,7 +38,7 @@ from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.results.compare import compare_results
 from lookbench.results.io import save_run
 from lookbench.snapshot.reader import Snapshot
-from lookbench.train.data import open_location
+from lookbench.synth.embedded import open_location
 
 SHARES = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 METRICS = ["fine_recall@1", "ndcg@5"]

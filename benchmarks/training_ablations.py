@@ -37,8 +37,8 @@ from lookbench.metrics.definitions import DISTRACTOR_METRIC
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.results.compare import compare_results
 from lookbench.results.io import load_result, save_run
+from lookbench.synth.embedded import open_location
 from lookbench.train.config import load_config
-from lookbench.train.data import open_location
 from lookbench.train.headline import NO_NOISE
 from lookbench.train.loop import Trainer
 from lookbench.train.scaling import Evaluation, Grid, ScalingConfig, run_study
