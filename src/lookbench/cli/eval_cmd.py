@@ -165,10 +165,7 @@ def _run(
 @reports_errors
 def eval_command(
     snapshot: str | None = typer.Option(
-        None,
-        "--snapshot",
-        "-s",
-        help=f"Snapshot folder, {HUB_FORMS}, `default` or `validation` (embedded releases); default: `default`.",
+        None, "--snapshot", "-s", help=f"Snapshot folder, {HUB_FORMS}, `default` or `validation`; default: default."
     ),
     model: str | None = typer.Option(
         None, "--model", "-m", help="Model spec (e.g. embeddings:DIR, onnx:FILE) or name; default: offline default."
