@@ -1,4 +1,5 @@
-"""The embedded snapshots by name, accepted wherever a snapshot location is: `default` and `validation`."""
+"""The embedded snapshots by name, accepted wherever a snapshot location is: `default` and `validation` (a folder
+with one of these names is reached as `./default` or `./validation`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,6 @@ DEFAULT_SNAPSHOT = "default"
 VALIDATION_SNAPSHOT = "validation"
 """Names the embedded validation snapshot: a Synth release of the default's size with another seed and date
 (`lookbench synth --purpose validation`), generated on first use; what a run validates on unless told otherwise."""
-EMBEDDED_NAMES = (DEFAULT_SNAPSHOT, VALIDATION_SNAPSHOT)
-"""A folder with one of these names is reached as `./default` or `./validation`."""
 
 
 def embedded_folder(name: str) -> Path | None:
