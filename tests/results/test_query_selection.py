@@ -17,7 +17,7 @@ from lookbench.cli.main import app
 from lookbench.errors import ResultError
 from lookbench.results.compare import compare_results
 from lookbench.results.io import load_with_per_query, save_run
-from lookbench.results.query_sets import OverlapQueries, QueryRef, QuerySelection, SnapshotQueries
+from lookbench.results.query_sets import OverlapQueries, QueryRef, QuerySelection, SnapshotQueries, read_query_set
 
 FINE = "fine_recall@1"
 KEYS = [("real_studio_flat", 0), ("real_studio_flat", 1), ("real_streetlook", 0), ("real_streetlook", 1)]
@@ -159,3 +159,26 @@ def test_hostile_query_files(runs: tuple[Path, Path, str], tmp_path: Path) -> No
         invoke(*args, "--exclude-queries", everything, "--overlap-class", "identical"), "needs an overlap_queries"
     )
     one_line_error(invoke(*args, "--overlap-class", "identical"), "needs --only-queries or --exclude-queries")
+
+
+def test_a_release_without_labels_offers_only_its_pixel_class(tmp_path: Path) -> None:
+    """Label classes of a snapshot whose labels could not be compared are refused, not read as 'no overlap'."""
+    near = [QueryRef(subset="real_studio_flat", row=0, item_id="a")]
+    entry = SnapshotQueries(
+        snapshot="v1",
+        content_hash="c" * 64,
+        queries=0,
+        labels_compared=False,
+        classes={
+            "identical": [],
+            "same_design_other_colour": [],
+            "strict_fine_match": [],
+            "near_duplicate_pixels": near,
+        },
+    )
+    path = tmp_path / "o.json"
+    OverlapQueries(training=["t"], snapshots=[entry]).save(path)
+    assert read_query_set(path, ["near_duplicate_pixels"], "c" * 64) == {("real_studio_flat", 0)}
+    for classes in ([], ["identical"]):
+        with pytest.raises(ResultError, match="no labels to compare"):
+            read_query_set(path, classes, "c" * 64)

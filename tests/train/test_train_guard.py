@@ -160,3 +160,8 @@ def test_guard_only_writes_both_reports_without_training_and_keeps_them(tmp_path
     assert (out / OVERLAP_QUERIES_FILE).read_bytes() == kept
     forced = CliRunner().invoke(app, [*args, "--overwrite"], env={"LOOKBENCH_CACHE": str(tmp_path / "cache")})
     assert forced.exit_code == 0 and (out / OVERLAP_QUERIES_FILE).read_bytes() == kept
+    (tmp_path / "a-file").write_text("mine", encoding="utf-8")
+    args[3] = str(tmp_path / "a-file")
+    refused = CliRunner().invoke(app, args, env={"LOOKBENCH_CACHE": str(tmp_path / "cache")})
+    assert refused.exit_code == 2 and "not a folder" in refused.output
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine"
