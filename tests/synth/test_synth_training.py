@@ -25,7 +25,7 @@ from lookbench.synth.products import Product
 from lookbench.synth.release import release_window
 from lookbench.synth.training import TRAIN_ID_PREFIX, plan_training
 from lookbench.taxonomy import load_taxonomy
-from lookbench.taxonomy.designs import label_overlap
+from lookbench.taxonomy.designs import label_overlap, overlap_classes
 from lookbench.train.config import Guard
 from lookbench.train.data import resolve_parts
 from lookbench.train.fingerprints import EvaluationIndex, training_fingerprint
@@ -115,6 +115,12 @@ def test_label_overlap_counts_each_kind_against_hand_made_queries() -> None:
     # blue: another colour (red) and a strict match (pocket ⊇ blue); jeans: identical, hence also strict
     assert (found.queries, found.identical, found.same_design_other_colour, found.strict_fine_match) == (3, 1, 1, 2)
     assert label_overlap(queries, [blue]).same_design_other_colour == 0  # the same colour is not "another"
+    per_query = overlap_classes(queries, [red, pocket, other])
+    assert per_query == [
+        {"same_design_other_colour", "strict_fine_match"},
+        {"identical", "strict_fine_match"},
+        set(),
+    ]
 
 
 def test_no_training_image_is_a_near_duplicate_of_the_evaluation_release(tmp_path: Path) -> None:
