@@ -127,3 +127,21 @@ def test_a_reader_that_stops_early_stops_the_run_and_leaves_only_finished_shards
     done = sorted(tmp_path.glob("*.done.json"))
     assert 1 <= len(done) < 6
     assert len(list(tmp_path.glob("*.parquet"))) == len(done)
+
+
+def test_an_output_changed_after_its_marker_was_read_is_refused_not_read(tmp_path: Path) -> None:
+    with stream(tmp_path, LocalExecutor()) as first:
+        assert list(first) == EXPECTED
+    rows = []
+    with (
+        pytest.raises(ShardError, match="changed since its marker was written"),
+        stream(tmp_path, LocalExecutor()) as again,
+    ):
+        for row in again:
+            if not rows:  # once every shard is found done, the last one's output changes before it is read
+                while again.run is None:
+                    time.sleep(0.01)
+                path = max(again.tasks, key=lambda task: task.shard.start).shard.output_path()
+                path.write_bytes(path.read_bytes()[:-9] + b"corrupted")
+            rows.append(row)
+    assert rows == EXPECTED[:20]
