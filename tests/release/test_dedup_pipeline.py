@@ -14,6 +14,7 @@ import pytest
 from PIL import Image, ImageEnhance, ImageOps
 from releasekit import earlier_release, encode, near_copy, photo
 
+from conftest import RayCluster
 from lookbench.release.config import CropPairs, DedupConfig
 from lookbench.release.fingerprints.hashes import fingerprint
 from lookbench.release.fingerprints.history import history_store, store_index
@@ -152,3 +153,20 @@ def test_a_failing_history_shard_stops_the_stage_before_it_writes_and_a_rerun_re
     decisions, _, said = run_stage(tmp_path / "faulty", out, samples, settings, LocalExecutor(), 4)
     assert decisions == clean
     assert "dedup: history 3 of 4 shards run, 1 already done" in said
+
+
+@pytest.mark.ray
+@pytest.mark.timeout(300)
+def test_on_ray_the_stage_decides_like_looking_each_sample_up_in_order(ray_cluster: RayCluster, tmp_path: Path) -> None:
+    from lookbench.shards.ray_executor import RayExecutor
+
+    rng = np.random.default_rng(4)
+    history = [photo(400 + n, 128) for n in range(8)]
+    out = earlier_release(tmp_path, history)
+    samples = batch(rng, history, 24)
+    settings = DedupConfig(crop_pairs="full-frame")
+    expected = sequential(out, tmp_path / "reference-cache", samples, settings)
+    assert {d[1] for d in expected} == {"earlier", "batch"}
+    decisions, _, said = run_stage(tmp_path / "ray", out, samples, settings, RayExecutor(), 5)
+    assert decisions == expected
+    assert "dedup: history 5 of 5 shards run, 0 already done" in said
