@@ -25,6 +25,7 @@ COMPARISONS = [
     ("fine-tuned", "softmax", "ArcFace vs plain softmax", ("", "__mix")),
     ("fine-tuned", "freeze-16", "freeze 12 vs freeze 16", ("", "__mix")),
     ("fine-tuned", "no-attributes", "with vs without attribute heads", ("", "__mix")),
+    ("fine-tuned", "partialfc-0.3", "every centre vs PartialFC sampling (rate 0.3)", ("", "__mix")),
 ]
 """(A, B, title, scorings): `__mix` is each model under the recipe's output-space mix (share 0.8)."""
 METRICS = ["fine_recall@1", "coarse_recall@1", "ndcg@5"]
