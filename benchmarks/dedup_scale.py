@@ -34,11 +34,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
@@ -59,6 +61,9 @@ from lookbench.release.fingerprints.tables import (
     as_bytes,
     one_thread,
 )
+from lookbench.shards.executor import Needs, Progress
+from lookbench.shards.local import LocalExecutor
+from lookbench.shards.table import Mapped, RowStream, TableItems, TableJob, map_items
 
 W = len(WINDOWS)
 PHASH_RADIUS = 24
@@ -347,6 +352,185 @@ def measure_whole(n: int, seed: int, folder: Path, pairs: CropPairs) -> dict[str
     return result
 
 
+HISTORY_SCHEMA = pa.schema([("candidates", pa.int64())])
+
+
+@dataclass(frozen=True)
+class SyntheticHistory:
+    """The `history` shard job's searches on synthetic codes: per query, the pHash tier and the crop candidates
+    (straight and mirrored) in the mapped history store; each worker maps the store once (as `HistoryLookups`)."""
+
+    folder: str
+    pairs: CropPairs
+
+    def open(self, slots: int) -> SyntheticHistoryRows:
+        """Map the store."""
+        return SyntheticHistoryRows(self, FingerprintIndex.of_store(lambda key: b"", open_store(Path(self.folder))))
+
+
+@dataclass
+class SyntheticHistoryRows:
+    """An opened synthetic history job."""
+
+    job: SyntheticHistory
+    index: FingerprintIndex
+
+    def __call__(self, items: list[tuple[np.ndarray, np.ndarray]], progress: Progress, /) -> Mapped:
+        """One row per query: how many pHash candidates it had."""
+        rows = []
+        for phash, windows in items:
+            found = self.index._phashes.within(phash, PHASH_RADIUS)
+            for side in windows:
+                self.index._windows.nearest(side, WINDOW_RADIUS, CROP_LIMIT, self.job.pairs)
+            rows.append({"candidates": len(found)})
+        progress(len(items))
+        return Mapped(rows)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def batch_pass(rows: Iterator[dict[str, Any]], phashes: np.ndarray, windows: np.ndarray, pairs: CropPairs):
+    """The in-order pass of the dedup stage on synthetic codes: each sample once its history row is in, looked up
+    in the batch so far, then added; (this thread's CPU s, wall s spent waiting for history rows)."""
+    batch_phash, batch_windows = HashedPhashes(), FaissWindows()
+    cpu, waited = time.thread_time(), 0.0
+    for i in range(len(phashes)):
+        started = time.perf_counter()
+        next(rows)
+        waited += time.perf_counter() - started
+        batch_phash.within(phashes[i], PHASH_RADIUS)
+        for side in windows[i]:
+            batch_windows.nearest(side, WINDOW_RADIUS, CROP_LIMIT, pairs)
+        batch_phash.add(phashes[i, 0])
+        batch_windows.add(windows[i, :1], np.ones(1, bool))
+    if next(rows, None) is not None:
+        raise AssertionError("more history rows than samples")
+    return time.thread_time() - cpu, waited
+
+
+def process_cpu_s() -> float:
+    """CPU seconds of this process (every thread) and of its reaped children (the worker processes)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure_schedules(n: int, seed: int, folder: Path, pairs: CropPairs, processes: int, repeats: int):
+    """A whole release's search (n new against an n history, as `measure_whole`) through the shard machinery on
+    `processes` worker processes, in two schedules alternated: `sequential` (every history shard, then the batch
+    pass: the stage before) and `pipelined` (the batch pass reads each shard's rows as it finishes: `RowStream`,
+    the stage now). Wall and CPU (this process and its workers), the batch pass's CPU and its waits."""
+    rng = np.random.default_rng(seed)
+    write_store(folder / "store", synthetic_parts(rng, n), n, W)
+    phashes, windows = random_words(rng, (n, 2, 4)), random_words(rng, (n, 2, W))
+    items = list(zip(phashes, windows, strict=True))
+    job = TableJob("history", Needs("cpu"), HISTORY_SCHEMA, SyntheticHistory(str(folder / "store"), pairs))
+    runs: dict[str, list[dict[str, float]]] = {"sequential": [], "pipelined": []}
+    for repeat in range(repeats):
+        for schedule in runs:
+            work = TableItems(job, folder / f"{schedule}-{repeat}", items, [str(i) for i in range(n)], "v1", None, 1024)
+            load, started, cpu = os.getloadavg()[0], time.perf_counter(), process_cpu_s()
+            if schedule == "sequential":
+                rows = map_items(LocalExecutor(processes), work).rows
+                batch_cpu, waited = batch_pass(iter(rows), phashes, windows, pairs)
+            else:
+                with RowStream(LocalExecutor(processes), work) as stream:
+                    batch_cpu, waited = batch_pass(iter(stream), phashes, windows, pairs)
+            run = {
+                "wall_s": round(time.perf_counter() - started, 1),
+                "cpu_s": round(process_cpu_s() - cpu, 1),
+                "batch_pass_cpu_s": round(batch_cpu, 1),
+                "batch_pass_waited_s": round(waited, 1),
+                "load_average_1min": round(load, 2),
+                "load_average_1min_end": round(os.getloadavg()[0], 2),
+            }
+            runs[schedule].append(run)
+            print(json.dumps({"schedule": schedule, "entries": n, "crop_pairs": pairs, **run}), flush=True)
+    result = {
+        name: {key: summary([run[key] for run in values]) for key in ("wall_s", "cpu_s", "batch_pass_cpu_s")}
+        for name, values in runs.items()
+    }
+    ratio = [p["wall_s"] / s["wall_s"] for s, p in zip(runs["sequential"], runs["pipelined"], strict=True)]
+    print(json.dumps({"schedules": result, "pipelined_over_sequential_wall": summary(ratio)}), flush=True)
+    return result
+
+
+MEASURED_CPU_MS = {
+    "all": {"phash": (0.61, 0.61, 0.63), "crop": (5.03, 32.1, 263.0)},
+    "full-frame": {"phash": (0.61, 0.61, 0.63), "crop": (1.28, 6.26, 50.3)},
+}
+"""Median CPU ms per look-up at 10k, 100k and 1M entries, docs/benchmarks.md "Crop candidates over full-frame
+pairs" (run on 8e6ac46, load ~9): the pHash tier and one crop-candidate search."""
+MEASURED_AT = (10_000, 100_000, 1_000_000)
+
+
+def lookup_ms(pairs: CropPairs, entries: np.ndarray) -> np.ndarray:
+    """CPU ms of one look-up (a pHash search and two crop-candidate searches) at these index sizes, interpolated
+    log-log between the measured sizes (extended along the nearest segment outside them)."""
+    logs = np.log(MEASURED_AT)
+    size = np.log(np.maximum(entries, 1))
+    total = np.zeros(len(size))
+    for part, times in MEASURED_CPU_MS[pairs].items():
+        slopes = np.diff(np.log(times)) / np.diff(logs)
+        segment = np.clip(np.searchsorted(logs, size) - 1, 0, len(slopes) - 1)
+        ms = np.exp(np.log(np.array(times))[segment] + slopes[segment] * (size - logs[segment]))
+        total += ms * (2 if part == "crop" else 1)
+    return total
+
+
+def schedule_hours(new: int, history: int, pairs: CropPairs, workers: int, pipelined: bool, cores: int = 2):
+    """Hours of a whole dedup's search on `cores` cores: the history look-ups as shards of 1,024 on `workers`
+    worker processes (taken in order), the batch pass in the driver (sample i against the i kept before it, none
+    dropped), every runnable process an equal share of the cores (at most one each). `pipelined`: the batch pass
+    takes each shard's samples once that shard is finished; else once every shard is."""
+    shard = 1024
+    starts = list(range(0, new, shard))
+    per_lookup = float(lookup_ms(pairs, np.array([history]))[0]) if history else 0.0  # no history: no shard job
+    history_s = [min(shard, new - start) * per_lookup / 1000 for start in starts]
+    batch_ms = lookup_ms(pairs, np.arange(new))
+    batch_s = [float(batch_ms[start : start + shard].sum()) / 1000 for start in starts]
+    done = [False] * len(starts)
+    running: dict[int, float] = {}  # worker -> remaining CPU s of its shard
+    taken: dict[int, int] = {}  # worker -> its shard
+    next_shard, block, left, clock = 0, 0, batch_s[0], 0.0
+    for worker in range(workers):
+        if next_shard < len(starts):
+            running[worker], taken[worker], next_shard = history_s[next_shard], next_shard, next_shard + 1
+    while block < len(starts):
+        ready = done[block] if pipelined else all(done)
+        share = min(1.0, cores / (len(running) + ready))
+        step = min([left] * ready + list(running.values())) / share
+        clock += step
+        if ready:
+            left -= step * share
+            if left <= 1e-12:
+                block += 1
+                left = batch_s[block] if block < len(starts) else 0.0
+        for worker in list(running):
+            running[worker] -= step * share
+            if running[worker] <= 1e-12:
+                done[taken[worker]] = True
+                del running[worker]
+                if next_shard < len(starts):
+                    running[worker], taken[worker], next_shard = history_s[next_shard], next_shard, next_shard + 1
+    return clock / 3600
+
+
+def extrapolate() -> None:
+    """The modelled hours of each schedule at the real release's size and at a 1M crawl, per crop-pair setting."""
+    for pairs in ("full-frame", "all"):
+        for new, history in ((69_000, 69_000), (1_000_000, 0), (1_000_000, 1_000_000)):
+            hours = {
+                "one core": schedule_hours(new, history, pairs, 1, False, cores=1),
+                "history on 2 workers, then the batch pass": schedule_hours(new, history, pairs, 2, False),
+                "pipelined, history on 2 workers": schedule_hours(new, history, pairs, 2, True),
+                "pipelined, history on 1 worker": schedule_hours(new, history, pairs, 1, True),
+                "floor: all CPU over 2 cores": schedule_hours(new, history, pairs, 1, False, cores=1) / 2,
+            }
+            rounded = {name: round(h, 2) for name, h in hours.items()}
+            print(json.dumps({"crop_pairs": pairs, "new": new, "history": history, "hours": rounded}), flush=True)
+
+
 def _hex(words: np.ndarray) -> str:
     return np.asarray(words, dtype=np.uint64).astype(">u8").tobytes().hex()
 
@@ -363,13 +547,24 @@ def main() -> None:
     parser.add_argument("--history-memory", action="store_true", help="only resident memory of a mapped history")
     parser.add_argument("--whole", action="store_true", help="only a whole release's search: n new against n")
     parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all", help="--whole's crop pairs")
+    parser.add_argument("--extrapolate", action="store_true", help="only the modelled hours of each schedule")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        help="--whole through the history shard job on this many worker processes, sequential and pipelined",
+    )
     args = parser.parse_args()
+    if args.extrapolate:
+        extrapolate()
+        return
     print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()], "cpus": os.cpu_count()}))
     if args.history_memory or args.whole:
         for n in args.sizes:
             with tempfile.TemporaryDirectory() as tmp:
                 if args.history_memory:
                     measure_history(n, args.seed, Path(tmp) / "store")
+                elif args.processes:
+                    measure_schedules(n, args.seed, Path(tmp), args.crop_pairs, args.processes, args.repeats)
                 else:
                     measure_whole(n, args.seed, Path(tmp) / "store", args.crop_pairs)
         print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}))

@@ -24,7 +24,7 @@ from lookbench.shards.local import LocalExecutor
 from lookbench.shards.make import make_executor
 from lookbench.shards.marker import read_marker, write_marker
 from lookbench.shards.plan import Shard, shard_ranges
-from lookbench.shards.table import Mapped, TableJob, map_items
+from lookbench.shards.table import Mapped, TableItems, TableJob, map_items
 
 SCHEMA = pa.schema([("item", pa.string()), ("length", pa.int64())])
 
@@ -68,7 +68,7 @@ ITEMS = [f"item-{i:02d}" + "x" * i for i in range(10)]
 
 
 def run(folder: Path, items: list[str] = ITEMS, executor: Any = None, fail_on: str | None = None, sha: str = "v1"):
-    return map_items(executor or LocalExecutor(), job(fail_on), folder, items, items, sha, None, 3)
+    return map_items(executor or LocalExecutor(), TableItems(job(fail_on), folder, items, items, sha, None, 3))
 
 
 def test_ranges_align_to_batches_and_cover_every_row() -> None:
@@ -136,7 +136,7 @@ def test_a_failing_shard_keeps_the_finished_ones(tmp_path: Path) -> None:
 
 def test_bad_rows_and_counters_are_kept_in_markers(tmp_path: Path) -> None:
     items = ["a", "", "ccc", ""]
-    result = map_items(LocalExecutor(), job(), tmp_path, items, items, "v1", 2, 1)
+    result = map_items(LocalExecutor(), TableItems(job(), tmp_path, items, items, "v1", 2, 1))
     markers = result.run.in_order()
     assert [m.bad for m in markers] == [{1: "empty"}, {1: "empty"}]
     assert result.stats == {"chars": 2.0}
@@ -229,7 +229,7 @@ def test_a_gpu_job_gets_one_worker_process_per_gpu_each_pinned_to_its_own(tmp_pa
     gpu_job = TableJob("where", Needs("gpu", stateful=True), GPU_SCHEMA, WhereMapper())
     assert executor.workers(gpu_job) == 2 and executor.workers(job()) == 1
     items = [f"image-{i}" for i in range(8)]
-    result = map_items(executor, gpu_job, tmp_path, items, items, "v1", 8, 1)
+    result = map_items(executor, TableItems(gpu_job, tmp_path, items, items, "v1", 8, 1))
     by_pid: dict[int, set[str]] = {}
     for row in result.rows:
         by_pid.setdefault(row["pid"], set()).add(row["device"])

@@ -172,12 +172,10 @@ class HistoryLookupRows:
         """Nothing to release (the maps close with the index)."""
 
 
-def lookups_of(rows: list[dict[str, Any]]) -> list[Lookup]:
-    """Each query's Lookup from a history look-up job's rows."""
-    return [
-        Lookup(None if row["key"] is None else Match(row["key"], row["tier"], row["distance"]), row["colour_rejected"])
-        for row in rows
-    ]
+def lookup_of(row: dict[str, Any]) -> Lookup:
+    """A query's Lookup from its row of a history look-up job."""
+    match = None if row["key"] is None else Match(row["key"], row["tier"], row["distance"])
+    return Lookup(match, row["colour_rejected"])
 
 
 def fingerprints_of(rows: list[dict[str, Any]], images: list[bytes]) -> list[Fingerprint | str]:

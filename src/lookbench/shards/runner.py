@@ -16,6 +16,8 @@ Holds = Callable[[ShardTask, ShardMarker], bool]
 """Whether a shard's output still holds what its marker says (files there and whole, vectors in the store)."""
 Track = Callable[[int], AbstractContextManager[Progress]]
 """Opens a progress display for this many units of work (images, items) and yields its `advance(n)`."""
+Arrived = Callable[[ShardTask, ShardMarker], None]
+"""Told of each shard as soon as it is known finished (found done, or reported by its worker), before the others."""
 
 
 @contextlib.contextmanager
@@ -62,9 +64,11 @@ def run_shards(
     holds: Holds,
     track: Track = untracked,
     refresh: Callable[[], None] = lambda: None,
+    arrived: Arrived = lambda _task, _marker: None,
 ) -> ShardRun:
     """Run every task whose shard is not finished, with one progress display over all workers; then check each one
-    run (`refresh` first: e.g. re-read a store).
+    run (`refresh` first: e.g. re-read a store). `arrived` hears of each finished shard as it finishes (it may raise
+    to stop the run).
 
     A marker that no longer matches, or whose output is gone or corrupt, is removed and its shard run again.
     """
@@ -76,17 +80,19 @@ def run_shards(
         if marker is not None:
             run.skipped.append(task.shard)
             run.markers[task.shard] = marker
+            arrived(task, marker)
         else:
             task.shard.marker_path.unlink(missing_ok=True)
             todo.append(task)
-    by_key = {_key(task.shard): task.shard for task in todo}
+    by_key = {_key(task.shard): task for task in todo}
     reported: dict[Shard, ShardMarker] = {}
 
     def done(marker: ShardMarker) -> None:
-        shard = by_key.get((marker.job, marker.start, marker.stop, marker.input_sha256))
-        if shard is None or not marker.matches(shard):
+        task = by_key.get((marker.job, marker.start, marker.stop, marker.input_sha256))
+        if task is None or not marker.matches(task.shard):
             raise ShardError(f"{job.name}: a worker returned the marker of another shard ({marker.job})")
-        reported[shard] = marker
+        reported[task.shard] = marker
+        arrived(task, marker)
 
     with track(sum(task.units for task in todo)) as progress:
         executor.run(job, todo, done, progress)

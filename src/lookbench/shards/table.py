@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -115,33 +116,124 @@ class MapResult:
     run: ShardRun
 
 
-def map_items(
-    executor: Executor,
-    job: TableJob,
-    folder: Path,
-    items: Sequence[Any],
-    keys: Sequence[str],
-    job_sha256: str,
-    shards: int | None,
-    rows_per_shard: int,
-    track: Track = untracked,
-) -> MapResult:
-    """Map `items` (identified by `keys`, what their content is) shard by shard; resumed shards are read back."""
-    if len(items) != len(keys):
-        raise ValueError(f"{len(items)} items but {len(keys)} keys")
-    tasks = []
-    for start, stop in shard_ranges(len(items), shards, rows_per_shard):
-        shard = Shard(job.name, start, stop, text_fingerprint(keys[start:stop]), job_sha256, folder)
-        tasks.append(ShardTask(shard, list(items[start:stop]), units=stop - start))
-    run = run_shards(executor, job, tasks, table_holds, track)
-    rows: list[dict[str, Any]] = []
-    for task in tasks:
-        table = pq.read_table(task.shard.output_path(), schema=job.schema)
-        if table.num_rows != task.shard.rows:
-            raise ShardError(f"{task.shard.output_path()}: {table.num_rows} rows, expected {task.shard.rows}")
-        rows.extend(table.to_pylist())
+@dataclass(frozen=True)
+class TableItems:
+    """A table job's items (identified by `keys`, what their content is) and where and how its shards are cut."""
+
+    job: TableJob
+    folder: Path
+    items: Sequence[Any]
+    keys: Sequence[str]
+    job_sha256: str
+    shards: int | None
+    rows_per_shard: int
+
+    def tasks(self) -> list[ShardTask]:
+        """The items cut into shards in item order."""
+        if len(self.items) != len(self.keys):
+            raise ValueError(f"{len(self.items)} items but {len(self.keys)} keys")
+        tasks = []
+        for start, stop in shard_ranges(len(self.items), self.shards, self.rows_per_shard):
+            shard = Shard(
+                self.job.name, start, stop, text_fingerprint(self.keys[start:stop]), self.job_sha256, self.folder
+            )
+            tasks.append(ShardTask(shard, list(self.items[start:stop]), units=stop - start))
+        return tasks
+
+
+def shard_rows(task: ShardTask, schema: pa.Schema) -> list[dict[str, Any]]:
+    """A finished shard's output rows, one per item (ShardError naming the file if it holds another count)."""
+    table = pq.read_table(task.shard.output_path(), schema=schema)
+    if table.num_rows != task.shard.rows:
+        raise ShardError(f"{task.shard.output_path()}: {table.num_rows} rows, expected {task.shard.rows}")
+    return table.to_pylist()  # type: ignore[no-any-return]
+
+
+def map_items(executor: Executor, work: TableItems, track: Track = untracked) -> MapResult:
+    """Map the items shard by shard; resumed shards are read back."""
+    tasks = work.tasks()
+    run = run_shards(executor, work.job, tasks, table_holds, track)
+    rows = [row for task in tasks for row in shard_rows(task, work.job.schema)]
     markers = run.in_order()
     return MapResult(rows, summed(m.stats for m in markers), [p for m in markers for p in m.problems], run)
+
+
+class RowStream:
+    """Every item's output row in item order, each shard's rows handed out as soon as that shard is finished, while
+    the executor runs the later shards in a background thread of this process.
+
+    The rows are the ones `map_items` returns, in the same order: a shard's rows are read only once its marker is
+    in, from its output file checked against the marker. A failed run (a shard's error, a worker that died) is
+    raised to the reader when it reaches a row it cannot have; `close` (or leaving the `with` block) stops the run
+    after the shards already running, which keep their markers.
+    """
+
+    def __init__(self, executor: Executor, work: TableItems, track: Track = untracked) -> None:
+        self.job = work.job
+        self.tasks = work.tasks()
+        self.run: ShardRun | None = None
+        """The finished run (None until every shard is in)."""
+        self._markers: dict[int, ShardMarker] = {}
+        self._changed = threading.Condition()
+        self._error: BaseException | None = None
+        self._started = self._over = self._closing = False
+        self._thread = threading.Thread(
+            target=self._work, args=(executor, track), name=f"shards-{work.job.name}", daemon=True
+        )
+
+    def __enter__(self) -> RowStream:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def _arrived(self, task: ShardTask, marker: ShardMarker) -> None:
+        if self._closing:
+            raise ShardError(f"{self.job.name}: stopped, its rows are no longer read")
+        with self._changed:
+            self._markers[task.shard.start] = marker
+            self._changed.notify_all()
+
+    def _work(self, executor: Executor, track: Track) -> None:
+        try:
+            self.run = run_shards(executor, self.job, self.tasks, table_holds, track, arrived=self._arrived)
+        except BaseException as exc:  # handed to the reader, in its thread
+            self._error = exc
+        finally:
+            with self._changed:
+                self._over = True
+                self._changed.notify_all()
+
+    def _marker(self, task: ShardTask) -> ShardMarker:
+        with self._changed:
+            while task.shard.start not in self._markers and self._error is None and not self._over:
+                self._changed.wait()
+            marker = self._markers.get(task.shard.start)
+        if marker is not None:
+            return marker
+        if self._error is not None:
+            raise self._error
+        raise ShardError(f"{task.shard.label}: the run ended without this shard")
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """The rows, item by item; blocks until the shard of the next one is finished."""
+        if not self._started:
+            self._started = True
+            self._thread.start()
+        for task in self.tasks:
+            marker = self._marker(task)
+            if not table_holds(task, marker):
+                raise ShardError(f"{task.shard.output_path()}: changed since its marker was written; run again")
+            yield from shard_rows(task, self.job.schema)
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        """Stop the run (after the shards already running) and wait for its thread."""
+        self._closing = True
+        if self._thread.is_alive():
+            self._thread.join()
 
 
 def summed(parts: Iterable[dict[str, float]]) -> dict[str, float]:

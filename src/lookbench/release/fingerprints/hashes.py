@@ -33,6 +33,10 @@ class Fingerprint:
     _image: Image.Image | None = None
     _lab: np.ndarray | None = None
 
+    def undecoded(self) -> Fingerprint:
+        """The same fingerprint with nothing decoded yet: a copy another thread decodes on its own."""
+        return Fingerprint(self.sha256, self.phash, self.phash_mirror, self.data)
+
     @property
     def image(self) -> Image.Image:
         """The decoded image."""

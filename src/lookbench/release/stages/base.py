@@ -16,7 +16,8 @@ from lookbench.errors import ReleaseError
 from lookbench.release.records import Problem, Sample, read_samples, write_samples
 from lookbench.shards.executor import Executor, Progress
 from lookbench.shards.local import LocalExecutor
-from lookbench.shards.table import MapResult, TableJob, map_items
+from lookbench.shards.runner import Track
+from lookbench.shards.table import MapResult, TableItems, TableJob, map_items
 
 SAMPLES = "samples.parquet"
 
@@ -129,6 +130,16 @@ class Stage(Protocol):
         ...
 
 
+def stage_shards(ctx: StageContext, stage: str, job: TableJob) -> tuple[Path, Track]:
+    """Where a stage's job keeps its shards, and its progress display."""
+
+    def track(total: int) -> AbstractContextManager[Progress]:
+        label = f"{stage}: {job.name} on {ctx.executor.name}"
+        return image_progress(label, total, ctx.progress, unit="item")
+
+    return ctx.folder(stage) / "shards" / job.name, track
+
+
 def run_items(
     ctx: StageContext,
     stage: str,
@@ -139,13 +150,9 @@ def run_items(
     rows_per_shard: int,
 ) -> MapResult:
     """Map a stage's items as shards on the build's executor; says how many shards ran and were already done."""
-    folder = ctx.folder(stage) / "shards" / job.name
-
-    def track(total: int) -> AbstractContextManager[Progress]:
-        label = f"{stage}: {job.name} on {ctx.executor.name}"
-        return image_progress(label, total, ctx.progress, unit="item")
-
-    result = map_items(ctx.executor, job, folder, items, keys, job_sha256, ctx.shards, rows_per_shard, track)
+    folder, track = stage_shards(ctx, stage, job)
+    work = TableItems(job, folder, items, keys, job_sha256, ctx.shards, rows_per_shard)
+    result = map_items(ctx.executor, work, track)
     ctx.say(f"{stage}: {job.name} {result.run.summary()}")
     return result
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,11 +26,19 @@ from lookbench.release.sharding import (
     HistoryLookups,
     ImageHashes,
     fingerprints_of,
-    lookups_of,
+    lookup_of,
 )
-from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
-from lookbench.shards.executor import Needs
-from lookbench.shards.table import TableJob
+from lookbench.release.stages.base import (
+    StageContext,
+    StageResult,
+    StageStats,
+    run_items,
+    samples_of,
+    save_samples,
+    stage_shards,
+)
+from lookbench.shards.executor import Needs, ShardError
+from lookbench.shards.table import RowStream, TableItems, TableJob
 
 DROPPED_SCHEMA = pa.schema(
     [
@@ -135,9 +144,10 @@ class DedupStage:
         """The dedup settings and the earlier versions looked up."""
         return json_sha256([self.settings.fingerprint(), versions_fingerprint(ctx.output, ctx.version)])
 
-    def earlier_lookups(self, ctx: StageContext, store: Path | None, queries: list[Fingerprint | str]) -> list[Lookup]:
-        """Each decodable sample's look-up in the earlier versions, as shards on the executor (CPU work: each worker
-        maps the history store; the answers do not depend on the batch, so they are the same on any executor)."""
+    def earlier_lookups(self, ctx: StageContext, store: Path, found: list[Fingerprint]) -> RowStream:
+        """Each decodable sample's look-up row in the earlier versions, as shards on the executor (CPU work: each
+        worker maps the history store; the answers do not depend on the batch, so they are the same on any
+        executor), streamed: the first shards' answers are read while the later shards run."""
         settings = self.settings
         mapper = HistoryLookups(
             ctx.output,
@@ -149,22 +159,41 @@ class DedupStage:
             settings.crop_pairs,
         )
         job = TableJob("history", Needs("cpu"), LOOKUP_SCHEMA, mapper)
-        found = [query for query in queries if not isinstance(query, str)]
-        if store is None:
-            return [Lookup(None) for _ in found]
         what = json_sha256([settings.fingerprint(), HASHING, store.name])
-        result = run_items(ctx, self.name, job, found, [query.sha256 for query in found], what, CPU_SHARD_ITEMS)
-        return lookups_of(result.rows)
+        # Copies: a shard run in this process decodes its queries in the shards' thread, the batch pass in this one.
+        items = [query.undecoded() for query in found]
+        folder, track = stage_shards(ctx, self.name, job)
+        work = TableItems(job, folder, items, [query.sha256 for query in found], what, ctx.shards, CPU_SHARD_ITEMS)
+        return RowStream(ctx.executor, work, track)
 
     def run(self, ctx: StageContext, previous: Path | None) -> StageResult:
-        """Fingerprint the batch, look each sample up in the earlier versions and in the samples kept so far."""
-        settings = self.settings
+        """Fingerprint the batch, look each sample up in the earlier versions and in the samples kept so far: the
+        look-ups in the earlier versions run as shards while the batch is scanned in order, each sample as soon as
+        its look-up there is in."""
         samples = sorted(samples_of(previous), key=lambda s: (s.first_seen_at, s.sample_id))
         store, versions = history_store(
             ctx.output, ctx.version, ctx.state / "fingerprints", lambda path, why: ctx.report(self.name, str(path), why)
         )
         queries = hash_as_shards(ctx, self.name, samples)
-        earlier = iter(self.earlier_lookups(ctx, store, queries))
+        found = [query for query in queries if not isinstance(query, str)]
+        if store is None:
+            kept, dropped, rejected = self.scan_batch(ctx, samples, queries, iter([Lookup(None)] * len(found)))
+        else:
+            with self.earlier_lookups(ctx, store, found) as stream:
+                rows = iter(stream)
+                kept, dropped, rejected = self.scan_batch(ctx, samples, queries, map(lookup_of, rows))
+                if next(rows, None) is not None:
+                    raise ShardError(f"{self.name}: the history look-ups hold more rows than the batch has images")
+            assert stream.run is not None
+            ctx.say(f"{self.name}: history {stream.run.summary()}")
+        return self.finish(ctx, samples, kept, dropped, rejected, store, versions)
+
+    def scan_batch(
+        self, ctx: StageContext, samples: list[Sample], queries: list[Fingerprint | str], earlier: Iterator[Lookup]
+    ) -> tuple[list[Sample], list[Dropped], int]:
+        """The in-order pass: each decodable sample's look-up in the earlier versions (next of `earlier`), then, if
+        none matched, in the samples kept so far; (kept, dropped, candidates kept apart by colour)."""
+        settings = self.settings
         kept: list[Sample] = []
         by_id: dict[str, Sample] = {}
         batch = FingerprintIndex(lambda key: by_id[key].image, crop_pairs=settings.crop_pairs)
@@ -197,6 +226,20 @@ class DedupStage:
                 batch.add(sample.sample_id, query.sha256, query.phash, query.windows if settings.crops else None)
                 by_id[sample.sample_id] = sample
                 kept.append(sample)
+        return kept, dropped, rejected
+
+    def finish(
+        self,
+        ctx: StageContext,
+        samples: list[Sample],
+        kept: list[Sample],
+        dropped: list[Dropped],
+        rejected: int,
+        store: Path | None,
+        versions: list[str],
+    ) -> StageResult:
+        """The embedding tier, the photos' dates, the dropped table and the stats."""
+        settings = self.settings
         if settings.embedding_model:
             self.check()
             assert self._embedder is not None
