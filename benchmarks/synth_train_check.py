@@ -2,7 +2,8 @@
 
     python benchmarks/synth_train_check.py data/v20260301 [--seed 0 --release 2026-03-01 --size small]
 
-A fresh plan's manifest (products, rows per file, excluded designs) must equal the folder's `synth_manifest.json`,
+A fresh plan (under the exclusions and exhausted-category policy the manifest records) must give a manifest (products,
+rows per file, excluded designs, dropped categories) equal to the folder's `synth_manifest.json`,
 every file must hold the planned rows, and the first and last render task of each file, rendered again now, must
 give rows identical to the stored ones (images, ids, labels). Exits 1 naming the first difference.
 """
@@ -31,11 +32,12 @@ def main() -> int:
     parser.add_argument("--release", default="2026-03-01")
     parser.add_argument("--size", default="small")
     args = parser.parse_args()
-    excluded = list(DEFAULT_EXCLUSION)
-    plan = plan_training(args.seed, parse_day(args.release), args.size, excluded_designs(excluded))
-    jobs = training_file_jobs(plan)
     stored = json.loads((args.root / MANIFEST).read_text(encoding="utf-8"))
-    if manifest(plan, jobs, "train", excluded) != stored:
+    excluded = list(stored.get("excluded_designs", DEFAULT_EXCLUSION))
+    exhausted = str(stored.get("exhausted_categories", "fail"))
+    plan = plan_training(args.seed, parse_day(args.release), args.size, excluded_designs(excluded), exhausted)
+    jobs = training_file_jobs(plan)
+    if manifest(plan, jobs, "train", excluded, exhausted) != stored:
         print(f"{args.root / MANIFEST}: differs from a fresh plan's manifest")
         return 1
     checked = 0

@@ -3,29 +3,33 @@ space disjoint from the evaluation releases it is told about (ids, designs, stri
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from collections import Counter
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from conftest import make_row, write_snapshot
 from lookbench.cli.main import app
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import SUBSETS, TRAIN
+from lookbench.synth.catalogue import GALLERY_CATEGORIES, SPECS
 from lookbench.synth.disjoint import excluded_designs
 from lookbench.synth.generate import MANIFEST, generate_snapshot
 from lookbench.synth.plan import plan_release
-from lookbench.synth.products import Product
+from lookbench.synth.products import Product, label_space, sample_product, strict_labels
 from lookbench.synth.release import release_window
-from lookbench.synth.training import TRAIN_ID_PREFIX, plan_training
+from lookbench.synth.training import TRAIN_ID_PREFIX, TrainingPlan, plan_training
 from lookbench.taxonomy import load_taxonomy
-from lookbench.taxonomy.designs import label_overlap
+from lookbench.taxonomy.designs import QueryDesigns, label_overlap, overlap_classes
 from lookbench.train.config import Guard
 from lookbench.train.data import resolve_parts
 from lookbench.train.fingerprints import EvaluationIndex, training_fingerprint
@@ -115,6 +119,12 @@ def test_label_overlap_counts_each_kind_against_hand_made_queries() -> None:
     # blue: another colour (red) and a strict match (pocket ⊇ blue); jeans: identical, hence also strict
     assert (found.queries, found.identical, found.same_design_other_colour, found.strict_fine_match) == (3, 1, 1, 2)
     assert label_overlap(queries, [blue]).same_design_other_colour == 0  # the same colour is not "another"
+    per_query = overlap_classes(queries, [red, pocket, other])
+    assert per_query == [
+        {"same_design_other_colour", "strict_fine_match"},
+        {"identical", "strict_fine_match"},
+        set(),
+    ]
 
 
 def test_no_training_image_is_a_near_duplicate_of_the_evaluation_release(tmp_path: Path) -> None:
@@ -196,3 +206,111 @@ def test_validation_releases_and_exclusion_names(tmp_path: Path) -> None:
     runner = CliRunner()
     bad = runner.invoke(app, ["synth", "--out", str(tmp_path), "--purpose", "train", "--exclude-designs", "synth:1"])
     assert bad.exit_code == 2 and "expected synth:SEED:YYYY-MM-DD:SIZE" in bad.output
+
+
+DEFAULT_TINY_PLAN_SHA256 = "1dc4499e81f9f96dcc2b9e13923509ba074312f36505cbe83368ec09c127694b"
+"""`_plan_digest` of `plan_training(0, 2026-03-01, "tiny", default exclusion)` on main before `--exhausted-categories`
+existed (5fb9812): the option must leave a plan that exhausts nothing as it was."""
+VALIDATION = "synth:1:2026-05-01:small"
+
+
+def _plan_digest(plan: TrainingPlan) -> str:
+    """sha256 of every product's labels, look seed and date, and every scene's outfit, queries and seed."""
+    rows = [
+        [p.product_id, p.category, sorted(p.all_attributes()), p.main_attribute, list(p.rgb), p.variation]
+        + [p.first_seen_at.isoformat()]
+        for p in plan.products
+    ]
+    scenes = {
+        style: [[s.outfit_id, [p.product_id for p in s.products], list(s.queried), list(s.seed)] for s in found]
+        for style, found in plan.scenes.items()
+    }
+    return hashlib.sha256(json.dumps([rows, scenes, plan.redrawn], sort_keys=True, default=str).encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def default_and_validation() -> tuple[QueryDesigns, list[Product]]:
+    """The exclusion of the default snapshot and the validation release, and their query products (from the plans)."""
+    queries = [
+        p
+        for seed, day in ((0, date(2026, 6, 1)), (1, date(2026, 5, 1)))
+        for sub in plan_release(seed, day, "small").subsets
+        for p in sub.query_products()
+    ]
+    exclusion = excluded_designs(["default", VALIDATION])
+    assert exclusion is not None
+    return exclusion, queries
+
+
+def test_default_exclusion_plans_exactly_as_before_the_option() -> None:
+    plan = plan_training(0, RELEASE, "tiny", excluded_designs(["default"]))
+    assert plan.dropped == () and _plan_digest(plan) == DEFAULT_TINY_PLAN_SHA256
+    assert _plan_digest(plan_training(0, RELEASE, "tiny", excluded_designs(["default"]), "drop")) == (
+        DEFAULT_TINY_PLAN_SHA256
+    )
+
+
+def test_label_space_holds_every_label_set_the_sampler_draws() -> None:
+    rng = np.random.default_rng(7)
+    for category in SPECS:
+        space = set(label_space(category))
+        drawn = {strict_labels(sample_product(rng, category, "", datetime(2026, 1, 1)))[1] for _ in range(300)}
+        assert drawn <= space, category
+    assert len(set(label_space("bag"))) == 10 * 2 * 5 * 3  # colours x pattern x bag style x material
+
+
+def test_excluding_default_and_validation_exhausts_bags_fails_by_default_and_drops_them_on_request(
+    default_and_validation: tuple[QueryDesigns, list[Product]],
+) -> None:
+    exclusion, queries = default_and_validation
+    bag_designs = {_design(q) for q in queries if q.category == "bag"}
+    assert len(bag_designs) == 2 * 5 * 3  # every pattern x bag style x material: no bag design is left
+    with pytest.raises(SnapshotError, match=r"every design of bag .*--exhausted-categories drop"):
+        plan_training(0, RELEASE, "tiny", exclusion)
+    for size in ("tiny", "mini"):
+        plan = plan_training(0, RELEASE, size, exclusion, "drop")
+        assert plan.dropped == ("bag",) and len(plan.products) > 0
+        assert not any(p.category == "bag" for p in plan.products)
+        assert not any(p.category == "bag" for s in plan.scenes["real"] + plan.scenes["aigen"] for p in s.products)
+        assert _shared(plan.products, queries) == (0, 0)
+        assert {p.category for p in plan.products} & {"dress", "jumpsuit"}  # the rest is still drawn
+
+
+def _exhausting(root: Path, categories: tuple[str, ...]) -> Path:
+    """A snapshot whose query rows carry no attribute: every product of those categories strictly matches one."""
+    rows = [make_row(f"q{n}", category, "", seed=n) for n, category in enumerate(categories)]
+    return write_snapshot(root, {"real_studio_flat": {"query": rows, "gallery": rows}})
+
+
+def test_cli_drops_an_exhausted_category_and_records_it(tmp_path: Path) -> None:
+    folder = _exhausting(tmp_path / "eval", ("bag",))
+    out = tmp_path / "train"
+    args = ["synth", "--out", str(out), "--release", "2026-03-01", "--size", "tiny", "--purpose", "train"]
+    args += ["--workers", "1", "--exclude-designs", str(folder)]
+    refused = CliRunner().invoke(app, args)
+    assert refused.exit_code == 2 and "--exhausted-categories drop" in refused.output and "bag" in refused.output
+    assert not out.exists() or not any(out.iterdir())
+    made = CliRunner().invoke(app, [*args, "--exhausted-categories", "drop"])
+    assert made.exit_code == 0, made.output
+    assert "left out, every design excluded: bag" in made.output
+    manifest = json.loads((out / "v20260301" / MANIFEST).read_text())
+    assert manifest["exhausted_categories"] == "drop" and manifest["dropped_categories"] == ["bag"]
+    assert "bag" not in manifest["gallery_categories"] and "dress" in manifest["gallery_categories"]
+    rows = _rows(out / "v20260301")
+    assert rows and not any(r["category"] == "bag" for r in rows)
+
+
+def test_cli_refuses_an_unknown_policy_and_an_exclusion_of_everything(tmp_path: Path) -> None:
+    out = tmp_path / "train"
+    base = ["synth", "--out", str(out), "--release", "2026-03-01", "--size", "tiny", "--purpose", "train"]
+    bad = CliRunner().invoke(app, [*base, "--exhausted-categories", "skip"])
+    assert bad.exit_code == 2 and "--exhausted-categories must be one of fail, drop, got 'skip'" in bad.output
+    assert "Traceback" not in bad.output and not out.exists()
+    everything = _exhausting(tmp_path / "eval", GALLERY_CATEGORIES)
+    for policy in ("fail", "drop"):
+        run = CliRunner().invoke(app, [*base, "--exclude-designs", str(everything), "--exhausted-categories", policy])
+        assert run.exit_code == 2 and "nothing is left to train on" in run.output
+        assert not out.exists() or not any(out.iterdir())
+    garments = _exhausting(tmp_path / "eval2", ("dress", "jumpsuit"))
+    run = CliRunner().invoke(app, [*base, "--exclude-designs", str(garments), "--exhausted-categories", "drop"])
+    assert run.exit_code == 2 and "every one-piece category (dress, jumpsuit)" in run.output

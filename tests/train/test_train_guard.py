@@ -9,13 +9,16 @@ from pathlib import Path
 
 import pytest
 from PIL import Image, ImageEnhance, ImageOps
-from trainkit import eval_snapshot, item_image, row, training_snapshot
+from trainkit import eval_snapshot, item_image, row, tiny_config, training_snapshot, write_config
+from typer.testing import CliRunner
 
+from lookbench.cli.main import app
 from lookbench.errors import TrainError
+from lookbench.results.query_sets import OVERLAP_QUERIES_FILE
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.train.config import Guard, TrainData, Validation
 from lookbench.train.data import load_training_set, refuse_reported_validation
-from lookbench.train.guard import apply_guard
+from lookbench.train.guard import GUARD_REPORT, apply_guard
 
 
 def mirrored_copy(data: bytes) -> bytes:
@@ -106,3 +109,59 @@ def test_validating_on_a_reported_snapshot_is_refused_by_content(tmp_path: Path)
     refuse_reported_validation(Validation(snapshot=str(other)), [str(evaluation)], "data.guard.against")
     allowed = Validation(snapshot=str(copy), allow_evaluation_snapshot=True)
     refuse_reported_validation(allowed, [str(evaluation)], "data.guard.against")
+
+
+def test_overlap_queries_name_each_query_of_each_class(tmp_path: Path) -> None:
+    """Training: a red t-shirt (the labels of eval items 102 and 105, query rows 2 and 5) and a red dress (the design
+    of the blue dress queries, rows 0 and 3, in another colour; not a strict match: red is not blue)."""
+    red_dress = [{**row("red-dress", 1, v), "main_attribute": "red"} for v in range(2)]
+    train = training_snapshot(tmp_path / "train", items=1, views=2, extra=red_dress)
+    evaluation = eval_snapshot(tmp_path / "eval")
+    training = load_training_set([TrainData(snapshot=str(train))], 0, tmp_path / "cache")
+    apply_guard(training, [open_snapshot(evaluation)], Guard(), tmp_path / "cache", False, tmp_path / "guard.json")
+    saved = json.loads((tmp_path / OVERLAP_QUERIES_FILE).read_text())
+    (entry,) = saved["snapshots"]
+    assert entry["snapshot"] == "v20260601" and entry["content_hash"] == open_snapshot(evaluation).content_hash
+    assert entry["queries"] == 6 and entry["labels_compared"] and saved["training"] == [str(train)]
+
+    def named(kind: str) -> list[tuple[str, int, str]]:
+        return [(q["subset"], q["row"], q["item_id"]) for q in entry["classes"][kind]]
+
+    studio = "real_studio_flat"
+    assert named("identical") == [(studio, 2, "eval-2"), (studio, 5, "eval-5")]
+    assert named("strict_fine_match") == [(studio, 2, "eval-2"), (studio, 5, "eval-5")]
+    assert named("same_design_other_colour") == [(studio, 0, "eval-0"), (studio, 3, "eval-3")]
+    assert named("near_duplicate_pixels") == []
+    (counts,) = json.loads((tmp_path / "guard.json").read_text())["evaluation_overlap"]
+    assert counts["labels"] == {"queries": 6, "identical": 2, "same_design_other_colour": 2, "strict_fine_match": 2}
+
+
+def test_planted_query_duplicate_is_named_as_near_duplicate_pixels(tmp_path: Path) -> None:
+    train, evaluation = planted(tmp_path)
+    training = load_training_set([TrainData(snapshot=str(train))], 0, tmp_path / "cache")
+    apply_guard(training, [open_snapshot(evaluation)], Guard(), tmp_path / "cache", False, tmp_path / "guard.json")
+    (entry,) = json.loads((tmp_path / OVERLAP_QUERIES_FILE).read_text())["snapshots"]
+    # the exact copy of query 0 is named; the mirrored copy matched gallery row 3, not a query
+    assert entry["classes"]["near_duplicate_pixels"] == [{"subset": "real_studio_flat", "row": 0, "item_id": "eval-0"}]
+
+
+def test_guard_only_writes_both_reports_without_training_and_keeps_them(tmp_path: Path) -> None:
+    train, evaluation = planted(tmp_path)
+    config = write_config(tmp_path / "c.yaml", tiny_config(train, evaluation, data={"validation": None}))
+    out = tmp_path / "out"
+    args = ["train", str(config), "--out", str(out), "--guard-only", "--no-progress"]
+    first = CliRunner().invoke(app, args, env={"LOOKBENCH_CACHE": str(tmp_path / "cache")})
+    assert first.exit_code == 0, first.output
+    assert sorted(p.name for p in out.iterdir()) == [GUARD_REPORT, OVERLAP_QUERIES_FILE]  # no checkpoint, no model
+    assert "of 6 queries, a training product with identical labels 6" in " ".join(first.output.split())
+    kept = (out / OVERLAP_QUERIES_FILE).read_bytes()
+    again = CliRunner().invoke(app, args, env={"LOOKBENCH_CACHE": str(tmp_path / "cache")})
+    assert again.exit_code == 2 and "exists; use --overwrite" in " ".join(again.output.split())
+    assert (out / OVERLAP_QUERIES_FILE).read_bytes() == kept
+    forced = CliRunner().invoke(app, [*args, "--overwrite"], env={"LOOKBENCH_CACHE": str(tmp_path / "cache")})
+    assert forced.exit_code == 0 and (out / OVERLAP_QUERIES_FILE).read_bytes() == kept
+    (tmp_path / "a-file").write_text("mine", encoding="utf-8")
+    args[3] = str(tmp_path / "a-file")
+    refused = CliRunner().invoke(app, args, env={"LOOKBENCH_CACHE": str(tmp_path / "cache")})
+    assert refused.exit_code == 2 and "not a folder" in refused.output
+    assert (tmp_path / "a-file").read_text(encoding="utf-8") == "mine"

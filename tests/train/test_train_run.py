@@ -73,6 +73,17 @@ def test_train_exports_a_model_that_eval_runs_with_its_card(snapshots: tuple[Pat
     assert "- Validated on: v20260601 (an evaluation snapshot, explicitly allowed)" in (out / "README.md").read_text()
     (overlap,) = info["training"]["guard"]["evaluation_overlap"]
     assert overlap["labels"]["queries"] == 6 and overlap["near_duplicates"] == 0
+    # the queries behind the counts: the kit gives every item one of 3 label sets by item number, so each of the 6
+    # queries' sets is held by a training item (identical, hence strict); colours never vary within a design
+    (named,) = json.loads((out / "overlap_queries.json").read_text())["snapshots"]
+    every = [["real_studio_flat", row, f"eval-{row}"] for row in range(6)]
+    found = {name: [[q["subset"], q["row"], q["item_id"]] for q in refs] for name, refs in named["classes"].items()}
+    assert found == {
+        "identical": every,
+        "same_design_other_colour": [],
+        "strict_fine_match": every,
+        "near_duplicate_pixels": [],
+    }
     assert [json.loads(line)["step"] for line in (out / "train.jsonl").read_text().splitlines()][:3] == [1, 2, 3]
     assert (out / "validation" / "step-000000006.json").is_file()
     # validation reports the gain with and without the noise pool, and how often the top-1 is a distractor

@@ -18,7 +18,7 @@ from lookbench.synth.parallel import available_cpus
 from lookbench.synth.preview import write_previews
 from lookbench.synth.release import version_name
 from lookbench.synth.sizes import SIZES, size_preset
-from lookbench.synth.training import TRAINING_SIZES, plan_training
+from lookbench.synth.training import EXHAUSTED_POLICIES, TRAINING_SIZES, plan_training
 
 
 @reports_errors
@@ -54,6 +54,12 @@ def synth(
         "and strict fine matches the training products avoid: default, synth:SEED:YYYY-MM-DD:SIZE or a snapshot "
         "folder; repeatable; none: no exclusion.",
     ),
+    exhausted_categories: str = typer.Option(
+        "fail",
+        "--exhausted-categories",
+        help="--purpose train: what to do with a category every design of which --exclude-designs holds: fail "
+        "(refuse, the default) or drop (leave it out of the training release; recorded in its manifest).",
+    ),
 ) -> None:
     """Generate a procedurally rendered snapshot with exact labels (four subsets plus noise)."""
     if default:
@@ -67,6 +73,10 @@ def synth(
         raise LookBenchError(f"--release: {exc}") from exc
     if purpose not in PURPOSES:
         raise LookBenchError(f"--purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}")
+    if exhausted_categories not in EXHAUSTED_POLICIES:
+        raise LookBenchError(
+            f"--exhausted-categories must be one of {', '.join(EXHAUSTED_POLICIES)}, got {exhausted_categories!r}"
+        )
     images = plan_training(seed, when, size).total_images() if purpose == "train" else size_preset(size).total_images()
     target = out / version_name(when)
     if preview and target.exists() and not overwrite:
@@ -84,6 +94,7 @@ def synth(
             workers=count,
             purpose=purpose,
             exclude_designs=exclude_designs,
+            exhausted=exhausted_categories,
             progress=lambda msg: console.print(f"[dim]{time.perf_counter() - started:6.0f}s {escape(msg)}[/dim]"),
         )
         console.print(f"[green]wrote[/green] {escape(str(target))} ({time.perf_counter() - started:.0f}s)")

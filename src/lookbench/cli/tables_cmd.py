@@ -16,6 +16,7 @@ from lookbench.errors import ResultError
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
 from lookbench.reports.paper import FORMATS, build_paper_table, paper_file, render
 from lookbench.results.compare import compare_results
+from lookbench.results.query_sets import QuerySelection
 from lookbench.results.tables import (
     DEFAULT_TABLE_METRICS,
     build_tables,
@@ -95,10 +96,25 @@ def compare_command(
     metrics: str = typer.Option("fine_recall@1,coarse_recall@1,ndcg@5", "--metrics"),
     resamples: int = typer.Option(1000, "--resamples", min=1),
     seed: int = typer.Option(0, "--seed", min=0),
+    only_queries: Path | None = typer.Option(
+        None, "--only-queries", help="Test only these queries: an overlap_queries.json or a list of SUBSET/ROW ids."
+    ),
+    exclude_queries: Path | None = typer.Option(
+        None, "--exclude-queries", help="Leave these queries out: an overlap_queries.json or a list of SUBSET/ROW ids."
+    ),
+    overlap_class: list[str] = typer.Option(
+        [], "--overlap-class", help="The overlap_queries.json classes to read (repeatable; default: every class)."
+    ),
 ) -> None:
     """Paired bootstrap test of A - B over the queries both runs scored (clusters kept whole)."""
     wanted = [m.strip() for m in metrics.split(",") if m.strip()]
-    a, b, tests = compare_results(result_a, result_b, wanted, resamples, seed)
+    selection = None
+    if only_queries is not None or exclude_queries is not None:
+        selection = QuerySelection(only=only_queries, exclude=exclude_queries, classes=tuple(overlap_class))
+        console.print(escape(f"queries: {selection.describe()}"), highlight=False)
+    elif overlap_class:
+        raise ResultError("--overlap-class needs --only-queries or --exclude-queries")
+    a, b, tests = compare_results(result_a, result_b, wanted, resamples, seed, selection)
     table = Table(title=escape(f"{a.model_name} - {b.model_name} (paired bootstrap, {resamples} resamples)"))
     for col in ("metric", "A %", "B %", "A-B pts", "95% CI", "p", "n"):
         table.add_column(col, justify="right")

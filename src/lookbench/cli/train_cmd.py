@@ -26,11 +26,23 @@ def train(
     strict: bool = typer.Option(False, "--strict", help="Refuse to train if any training image overlaps evaluation."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Start again in a folder that holds a run."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
+    guard_only: bool = typer.Option(
+        False, "--guard-only", help="Only measure the overlap: OUT/guard.json and OUT/overlap_queries.json (no torch)."
+    ),
 ) -> None:
     """Train from snapshot data; resume automatically from the newest checkpoint in OUT. Multi-GPU: torchrun."""
     from lookbench.train.config import load_config
 
     cfg = load_config(config, set_)
+    if guard_only:
+        from lookbench.embeddings.store import default_cache_dir
+        from lookbench.train.guard import guard_only as measure
+
+        report = measure(cfg.data, cfg.seed, out, default_cache_dir(), overwrite, console.print)
+        console.print(report.summary())
+        for found in report.evaluation_overlap:
+            console.print(f"overlap with {found['summary']}", highlight=False)
+        return
     require_torch()
     from lookbench.train.loop import Trainer
 

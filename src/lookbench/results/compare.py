@@ -11,6 +11,7 @@ from lookbench.errors import ResultError
 from lookbench.metrics.bootstrap import PairedTest, paired_bootstrap
 from lookbench.results.io import load_with_per_query
 from lookbench.results.per_query import metric_columns
+from lookbench.results.query_sets import QuerySelection
 from lookbench.results.schema import ResultFile
 
 
@@ -38,15 +39,34 @@ def _run_with_per_query(path: Path) -> tuple[ResultFile, pa.Table]:
     return result, per_query
 
 
+def selected_pairs(
+    ta: pa.Table, pairs: tuple[np.ndarray, np.ndarray, np.ndarray], selection: QuerySelection, content_hash: str
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs whose query the selection keeps; each kept query keeps its cluster (an outfit's remaining queries
+    are still resampled together)."""
+    ia, ib, clusters = pairs
+    keys = list(zip(ta["subset"].to_pylist(), ta["query_row"].to_pylist(), strict=True))
+    kept = np.asarray(selection.keep([keys[i] for i in ia], content_hash), dtype=bool)
+    return ia[kept], ib[kept], clusters[kept]
+
+
 def compare_results(
-    path_a: Path, path_b: Path, metrics: list[str], resamples: int = 1000, seed: int = 0
+    path_a: Path,
+    path_b: Path,
+    metrics: list[str],
+    resamples: int = 1000,
+    seed: int = 0,
+    selection: QuerySelection | None = None,
 ) -> tuple[ResultFile, ResultFile, list[PairedTest]]:
-    """Paired bootstrap tests of A - B on the queries both result files scored (same snapshot required)."""
+    """Paired bootstrap tests of A - B on the queries both result files scored (same snapshot required), or on
+    those of them `selection` keeps."""
     a, ta = _run_with_per_query(path_a)
     b, tb = _run_with_per_query(path_b)
     if a.snapshot.content_hash != b.snapshot.content_hash:
         raise ResultError(f"{path_a} and {path_b} were computed on different snapshots; a paired test needs one")
     ia, ib, clusters = pair_queries(ta, tb)
+    if selection is not None:
+        ia, ib, clusters = selected_pairs(ta, (ia, ib, clusters), selection, a.snapshot.content_hash)
     available = set(metric_columns(ta)) & set(metric_columns(tb))
     tests = []
     for metric in metrics:

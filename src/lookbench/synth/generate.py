@@ -136,14 +136,22 @@ def training_file_jobs(plan: TrainingPlan) -> list[FileJob]:
 
 
 def manifest(
-    plan: ReleasePlan | TrainingPlan, jobs: list[FileJob], purpose: str = "eval", excluded: list[str] | None = None
+    plan: ReleasePlan | TrainingPlan,
+    jobs: list[FileJob],
+    purpose: str = "eval",
+    excluded: list[str] | None = None,
+    exhausted: str = "fail",
 ) -> dict[str, Any]:
-    """What produced the snapshot, its name, purpose, files and row counts (and a training release's exclusions)."""
+    """What produced the snapshot, its name, purpose, files and row counts (and a training release's exclusions and,
+    unless exhausted categories fail, the categories it left out)."""
     start, end = release_window(plan.release)
     training = isinstance(plan, TrainingPlan)
+    dropped = plan.dropped if isinstance(plan, TrainingPlan) else ()
     extra: dict[str, Any] = {}
     if isinstance(plan, TrainingPlan):
         extra = {"excluded_designs": excluded or [], "redrawn_products": plan.redrawn}
+        if exhausted != "fail":
+            extra |= {"exhausted_categories": exhausted, "dropped_categories": list(plan.dropped)}
     return {
         **extra,
         "generator": GENERATOR_VERSION,
@@ -156,7 +164,7 @@ def manifest(
         "image_size": STUDIO_SIZE,
         "shop_frames": [list(frame) for frame in FRAMES],
         "scene_size": list(SCENE_SIZE),
-        "gallery_categories": list(GALLERY_CATEGORIES),
+        "gallery_categories": [c for c in GALLERY_CATEGORIES if c not in dropped],
         "noise_only_categories": [] if training else list(NOISE_ONLY),
         "rows": plan.counts(),
         "files": [job.path for job in jobs],
@@ -211,12 +219,14 @@ def generate_snapshot(
     progress: Progress | None = None,
     purpose: str = "eval",
     exclude_designs: list[str] | None = None,
+    exhausted: str = "fail",
 ) -> Path:
     """Generate `out/vYYYYMMDD` with `workers` processes (default: one per CPU, inline for tiny releases),
     resuming an interrupted run; return it. Any number of workers gives the same bytes. `purpose` is `eval` (a
     benchmark release), `validation` (the same, never the default snapshot's seed and date) or `train` (several
     views per product, clear of the designs of the evaluation releases `exclude_designs` names; default: the
-    default snapshot's, see `synth.disjoint`)."""
+    default snapshot's, see `synth.disjoint`); a category whose every design they hold is refused, or left out with
+    `exhausted="drop"`."""
     if purpose not in PURPOSES:
         raise SnapshotError(f"unknown synth purpose {purpose!r}; known: {', '.join(PURPOSES)}")
     if purpose == "validation" and (seed, release) == (DEFAULT_SEED, DEFAULT_RELEASE):
@@ -230,20 +240,22 @@ def generate_snapshot(
     excluded = list(DEFAULT_EXCLUSION if exclude_designs is None else exclude_designs)
     plan: ReleasePlan | TrainingPlan
     if purpose == "train":
-        plan = plan_training(seed, release, size, excluded_designs(excluded))
+        plan = plan_training(seed, release, size, excluded_designs(excluded), exhausted)
+        if plan.dropped and progress is not None:
+            progress(f"left out, every design excluded: {', '.join(plan.dropped)}")
     else:
         plan = plan_release(seed, release, size)
     images = plan.total_images() if isinstance(plan, TrainingPlan) else plan.preset.total_images()
     tag = f"{GENERATOR_VERSION}-{size}-seed{seed}" + (f"-train-{exclusion_key(excluded)}" if purpose == "train" else "")
+    tag += f"-{exhausted}" if purpose == "train" and exhausted != "fail" else ""
     work = target.with_name(f".{target.name}.{tag}.partial")
     if workers is None:
         workers = 1 if images < INLINE_BELOW else available_cpus()
     try:
         work.mkdir(parents=True, exist_ok=True)
         jobs = render_files(plan, work, workers, progress)
-        write_text_atomic(
-            work / MANIFEST, json.dumps(manifest(plan, jobs, purpose, excluded), indent=2, sort_keys=True) + "\n"
-        )
+        record = manifest(plan, jobs, purpose, excluded, exhausted)
+        write_text_atomic(work / MANIFEST, json.dumps(record, indent=2, sort_keys=True) + "\n")
         _make_readable(work)
         if target.exists() and overwrite:
             old = target.with_name(f".{target.name}.old-{os.getpid()}")

@@ -194,6 +194,10 @@ class _Planner:
         category = categories[int(rng.integers(len(categories)))]
         return sample_product(rng, category, self.new_id(), when or sample_time(rng, self.window))
 
+    def drawable(self, categories: tuple[str, ...]) -> bool:
+        """Whether an outfit's accessory of these categories is drawn (a training release may leave some out)."""
+        return True
+
     def negatives(self, product: Product, rng: np.random.Generator) -> list[Product]:
         """The first changes the group of the main attribute (coarse match, not fine); the rest change others."""
         groups = changeable_groups(product)
@@ -226,7 +230,7 @@ class _Planner:
         else:
             outfit = [self.product(rng, TOPS, when), self.product(rng, BOTTOMS, when)]
             extras = [c for c in (SHOES, ("bag",)) if rng.random() < 0.5]
-        return outfit + [self.product(rng, cats, when) for cats in extras]
+        return outfit + [self.product(rng, cats, when) for cats in extras if self.drawable(cats)]
 
     def street(self, subset: str, style: Style, stream: int) -> SubsetPlan:
         rng = self.rng(stream)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
+from itertools import chain, combinations
+from itertools import product as cartesian
 
 import numpy as np
 
@@ -114,6 +117,21 @@ def sample_attributes(rng: np.random.Generator, category: str) -> dict[str, str]
         if consistent(category, attributes):
             return _with_derived(attributes)
     raise RuntimeError(f"no consistent attributes for {category}")  # unreachable with the catalogue's rules
+
+
+def label_space(category: str) -> Iterator[frozenset[str]]:
+    """Every attribute set A (details included) that `sample_product` can give a product of `category`."""
+    spec = SPECS[category]
+    choices = [(*values, *((None,) if group in spec.optional_groups else ())) for group, values in spec.vary.items()]
+    optional = spec.optional_details
+    detail_sets = list(chain.from_iterable(combinations(optional, n) for n in range(len(optional) + 1)))
+    for picked in cartesian(*choices):
+        attributes = {g: v for g, v in zip(spec.vary, picked, strict=True) if v is not None}
+        attributes.update(spec.fixed)
+        if consistent(category, attributes):
+            values = frozenset(_with_derived(attributes).values())
+            for details in detail_sets:
+                yield values | frozenset(spec.always_details) | frozenset(details)
 
 
 def sample_product(

@@ -4,7 +4,8 @@ street crop per style), from a product space disjoint from every evaluation rele
 Disjoint ids and random streams do not keep designs apart: the same sampler draws the same garments. Given the query
 labels of the evaluation releases it must stay clear of (`QueryDesigns`), the planner redraws every product that
 shares a query's design (category and every non-colour attribute, in any colour) or would be a strict fine match
-of a query."""
+of a query. A category whose every label set is excluded (exhausted) is refused, or with `drop` left out of the
+release and recorded."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ import numpy as np
 
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.schema import SUBSETS, TRAIN
-from lookbench.synth.catalogue import GALLERY_CATEGORIES
+from lookbench.synth.catalogue import BOTTOMS, GALLERY_CATEGORIES, ONE_PIECES, TOPS
 from lookbench.synth.plan import CatalogueItem, ScenePlan, StudioQuery, _Planner, scene_rng
-from lookbench.synth.products import Product, sample_product, strict_labels
+from lookbench.synth.products import Product, label_space, sample_product, strict_labels
 from lookbench.synth.release import sample_time
 from lookbench.synth.street import MIN_VISIBLE, scene_params, visible_items
 from lookbench.synth.styles import Style
@@ -31,6 +32,11 @@ STUDIO_STREAMS: tuple[tuple[int, Style], ...] = ((4, "real"), (5, "aigen"))
 """Offsets from TRAIN_STREAM of each style's street photos and studio shots (3: the catalogue shots)."""
 MAX_REDRAWS = 2000
 """Draws per product before a design-disjoint planner gives up (a category whose every design is excluded)."""
+EXHAUSTED_POLICIES = ("fail", "drop")
+"""What a training release does with a category whose every design is excluded: refuse (the default) or leave it
+out, recorded in the manifest."""
+OUTFIT_GARMENTS: dict[str, tuple[str, ...]] = {"one-piece": ONE_PIECES, "top": TOPS, "bottom": BOTTOMS}
+"""The garments a street outfit is built of: `drop` cannot leave out all of one kind."""
 TRAIN_ID_PREFIX = "syntrain"
 """Training product ids are `syntrain<seed>-<YYYYMMDD>-<n>`; evaluation ones `syn<seed>-...`."""
 
@@ -73,6 +79,8 @@ class TrainingPlan:
     products: list[Product]
     redrawn: int = 0
     """Products redrawn because they shared an excluded design or matched an excluded query strictly."""
+    dropped: tuple[str, ...] = ()
+    """Categories left out because the exclusion holds every design of theirs (`--exhausted-categories drop`)."""
 
     def counts(self) -> dict[str, int]:
         """Rows per split, as the snapshot will hold them."""
@@ -89,37 +97,73 @@ class TrainingPlan:
         return sum(self.counts().values())
 
 
+def exhausted_categories(exclude: QueryDesigns) -> tuple[str, ...]:
+    """The categories a training release draws from of which `exclude` holds every label set the sampler can give."""
+    return tuple(c for c in GALLERY_CATEGORIES if all(exclude.excludes((c, a)) for a in label_space(c)))
+
+
+def categories_to_drop(exclude: QueryDesigns | None, policy: str) -> tuple[str, ...]:
+    """The exhausted categories `policy` leaves out; a clear error when it is `fail` and one is exhausted, or when
+    dropping would leave a street outfit without one kind of garment."""
+    if policy not in EXHAUSTED_POLICIES:
+        raise SnapshotError(f"--exhausted-categories must be one of {', '.join(EXHAUSTED_POLICIES)}, got {policy!r}")
+    exhausted = exhausted_categories(exclude) if exclude is not None else ()
+    if set(exhausted) == set(GALLERY_CATEGORIES):
+        raise SnapshotError("--exclude-designs excludes every design of every category: nothing is left to train on")
+    if exhausted and policy == "fail":
+        raise SnapshotError(
+            f"every design of {', '.join(exhausted)} is excluded by --exclude-designs (the queries' designs and "
+            f"strict fine matches); pass --exhausted-categories drop to leave {', '.join(exhausted)} out of the "
+            "training release, or exclude fewer releases"
+        )
+    for kind, categories in OUTFIT_GARMENTS.items():
+        if set(categories) <= set(exhausted):
+            raise SnapshotError(
+                f"--exhausted-categories drop: every {kind} category ({', '.join(categories)}) is exhausted by "
+                "--exclude-designs and a street outfit needs one; exclude fewer releases"
+            )
+    return exhausted
+
+
 class _TrainingPlanner(_Planner):
-    def __init__(self, seed: int, release: date, exclude: QueryDesigns | None) -> None:
+    def __init__(self, seed: int, release: date, exclude: QueryDesigns | None, dropped: tuple[str, ...]) -> None:
         super().__init__(seed, release, "tiny")  # the evaluation preset it reads is not used here
         self.exclude = exclude
+        self.dropped = dropped
         self.redrawn = 0
 
     def new_id(self) -> str:
         self.counter += 1
         return f"{TRAIN_ID_PREFIX}{self.seed}-{self.release:%Y%m%d}-{self.counter:06d}"
 
+    def drawable(self, categories: tuple[str, ...]) -> bool:
+        return not set(categories) <= set(self.dropped)
+
     def product(self, rng: np.random.Generator, categories: tuple[str, ...], when: datetime | None = None) -> Product:
         if self.exclude is None:
             return super().product(rng, categories, when)
         day = when or sample_time(rng, self.window)
+        kept = tuple(c for c in categories if c not in self.dropped)
         for _ in range(MAX_REDRAWS):
-            category = categories[int(rng.integers(len(categories)))]
+            category = kept[int(rng.integers(len(kept)))]
             drawn = sample_product(rng, category, "", day)
             if not self.exclude.excludes(strict_labels(drawn)):
                 return replace(drawn, product_id=self.new_id())
             self.redrawn += 1
         raise SnapshotError(
-            f"no design of {', '.join(categories)} is left after excluding the evaluation queries' designs "
+            f"no design of {', '.join(kept)} was drawn after excluding the evaluation queries' designs "
             f"({MAX_REDRAWS} draws); exclude fewer releases"
         )
 
 
-def plan_training(seed: int, release: date, size: str, exclude: QueryDesigns | None = None) -> TrainingPlan:
+def plan_training(
+    seed: int, release: date, size: str, exclude: QueryDesigns | None = None, exhausted: str = "fail"
+) -> TrainingPlan:
     """Plan a training release deterministically from (seed, release date, size), redrawing every product whose
-    design or strict labels `exclude` holds."""
+    design or strict labels `exclude` holds; a category it wholly excludes is refused or, with `drop`, left out."""
     preset = training_preset(size)
-    planner = _TrainingPlanner(seed, release, exclude)
+    dropped = categories_to_drop(exclude, exhausted)
+    planner = _TrainingPlanner(seed, release, exclude, dropped)
     rng = planner.rng(TRAIN_STREAM)
     products: list[Product] = []
     scenes: dict[Style, list[ScenePlan]] = {"real": [], "aigen": []}
@@ -138,4 +182,4 @@ def plan_training(seed: int, release: date, size: str, exclude: QueryDesigns | N
         style: [StudioQuery(p, planner.key(TRAIN_STREAM + stream, i)) for i, p in enumerate(products)]
         for stream, style in STUDIO_STREAMS
     }
-    return TrainingPlan(seed, release, size, catalogue, studio, scenes, products, planner.redrawn)
+    return TrainingPlan(seed, release, size, catalogue, studio, scenes, products, planner.redrawn, dropped)

@@ -18,9 +18,24 @@ if TYPE_CHECKING:
     from lookbench.snapshot.reader import Snapshot
 
 COLOUR_GROUP = "colour"
+IDENTICAL = "identical"
+SAME_DESIGN_OTHER_COLOUR = "same_design_other_colour"
+STRICT_FINE_MATCH = "strict_fine_match"
+LABEL_CLASSES = (IDENTICAL, SAME_DESIGN_OTHER_COLOUR, STRICT_FINE_MATCH)
+"""The kinds of label overlap a query can have with a training set, in report order."""
 
 Labels = tuple[str, frozenset[str]]
 """(category, attribute set A)."""
+
+
+@dataclass(frozen=True)
+class LabelledQuery:
+    """One labelled query row of a snapshot: where it is and its labels."""
+
+    subset: str
+    row: int
+    item_id: str
+    labels: Labels
 
 
 @lru_cache(maxsize=1)
@@ -29,14 +44,23 @@ def colour_values() -> frozenset[str]:
     return frozenset(load_taxonomy().groups[COLOUR_GROUP].attributes)
 
 
-def query_labels(snapshot: Snapshot) -> list[Labels]:
-    """(category, attribute set) of every labelled query row of a snapshot's image subsets."""
-    found: list[Labels] = []
+def labelled_queries(snapshot: Snapshot) -> list[LabelledQuery]:
+    """Every query row with a category of a snapshot's image subsets, with its labels."""
+    found: list[LabelledQuery] = []
     for subset in snapshot.subsets:
         if not subset.startswith("composed") and snapshot.has_split(subset, "query"):
             labels = snapshot.labels(subset, "query")
-            found.extend((labels.category[r], labels.attribute_set(r)) for r in range(len(labels)))
-    return [labels for labels in found if labels[0]]
+            found.extend(
+                LabelledQuery(subset, r, labels.item_id[r], (labels.category[r], labels.attribute_set(r)))
+                for r in range(len(labels))
+                if labels.category[r]
+            )
+    return found
+
+
+def query_labels(snapshot: Snapshot) -> list[Labels]:
+    """(category, attribute set) of every labelled query row of a snapshot's image subsets."""
+    return [query.labels for query in labelled_queries(snapshot)]
 
 
 def design_of(labels: Labels) -> Labels:
@@ -95,8 +119,8 @@ class LabelOverlap:
         return f"of {self.queries} queries, a training product with {said}"
 
 
-def label_overlap(queries: Iterable[Labels], training: Iterable[Labels]) -> LabelOverlap:
-    """Count the queries that a training set reaches by identical labels, design (another colour) or strict match."""
+def overlap_classes(queries: Iterable[Labels], training: Iterable[Labels]) -> list[frozenset[str]]:
+    """Per query, the `LABEL_CLASSES` by which the training set reaches it (empty: no shared labels)."""
     labelled = [labels for labels in training if labels[0]]
     exact = set(labelled)
     colours_by_design: dict[Labels, set[frozenset[str]]] = {}
@@ -104,11 +128,20 @@ def label_overlap(queries: Iterable[Labels], training: Iterable[Labels]) -> Labe
     for labels in exact:
         colours_by_design.setdefault(design_of(labels), set()).add(labels[1] & colour_values())
         by_category.setdefault(labels[0], set()).add(labels[1])
-    counted = identical = design = strict = 0
+    found = []
     for query in queries:
-        counted += 1
-        identical += query in exact
         colours = colours_by_design.get(design_of(query), set())
-        design += any(c != query[1] & colour_values() for c in colours)
-        strict += any(query[1] <= found for found in by_category.get(query[0], ()))
-    return LabelOverlap(counted, identical, design, strict)
+        reached = {
+            IDENTICAL: query in exact,
+            SAME_DESIGN_OTHER_COLOUR: any(c != query[1] & colour_values() for c in colours),
+            STRICT_FINE_MATCH: any(query[1] <= held for held in by_category.get(query[0], ())),
+        }
+        found.append(frozenset(name for name, hit in reached.items() if hit))
+    return found
+
+
+def label_overlap(queries: Iterable[Labels], training: Iterable[Labels]) -> LabelOverlap:
+    """Count the queries that a training set reaches by identical labels, design (another colour) or strict match."""
+    classes = overlap_classes(queries, training)
+    identical, design, strict = (sum(name in found for found in classes) for name in LABEL_CLASSES)
+    return LabelOverlap(len(classes), identical, design, strict)

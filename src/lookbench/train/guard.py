@@ -20,11 +20,15 @@ from lookbench.atomic import write_text_atomic
 from lookbench.embeddings.progress import image_progress
 from lookbench.errors import TrainError
 from lookbench.images import BadImageError
+from lookbench.results.query_sets import OVERLAP_QUERIES_FILE, OverlapQueries
 from lookbench.snapshot.reader import Snapshot
-from lookbench.train.config import Guard
-from lookbench.train.data import TrainingSet
+from lookbench.synth.embedded import open_location
+from lookbench.train.config import Data, Guard
+from lookbench.train.data import TrainingSet, load_training_set
 from lookbench.train.fingerprints import EvaluationIndex, Fingerprint, training_fingerprint
 from lookbench.train.overlap import snapshot_overlap
+
+GUARD_REPORT = "guard.json"
 
 
 @dataclass
@@ -147,9 +151,12 @@ def apply_guard(
     keep, report = check_overlaps(training, snapshots, guard, cache_dir, say)
     kept_labels = [training.labels[int(r)] for r in keep]
     matched = [overlap.evaluation for overlap in report.overlaps]
-    report.evaluation_overlap = [snapshot_overlap(s, kept_labels, matched).record() for s in snapshots]
+    measured = [snapshot_overlap(s, kept_labels, matched) for s in snapshots]
+    report.evaluation_overlap = [counts.record() for counts, _ in measured]
     if report_path is not None:
         report.save(report_path)
+        queries = OverlapQueries(training=[s.location for s in training.sources], snapshots=[q for _, q in measured])
+        queries.save(report_path.with_name(OVERLAP_QUERIES_FILE))
     if report.overlaps and strict:
         first = report.overlaps[0]
         raise TrainError(
@@ -159,3 +166,27 @@ def apply_guard(
     if not len(keep):
         raise TrainError(f"every training image overlaps the evaluation snapshots; see {report_path}")
     return (training if len(keep) == len(training) else training.select(keep)), report
+
+
+def guarded_snapshots(data: Data) -> list[Snapshot]:
+    """The snapshots the guard checks a run's training data against: `guard.against` and the validation snapshot,
+    each content once."""
+    names = list(dict.fromkeys(data.guard.against + ([data.validation.snapshot] if data.validation else [])))
+    return list({s.content_hash: s for s in (open_location(n) for n in names)}.values())
+
+
+def guard_only(
+    data: Data, seed: int, out: Path, cache_dir: Path, overwrite: bool, say: Callable[[str], None]
+) -> GuardReport:
+    """Run the guard on a config's training data without training: `OUT/guard.json` and `OUT/overlap_queries.json`
+    (a folder that already holds them is refused without `overwrite`)."""
+    report_path = out / GUARD_REPORT
+    held = [p for p in (report_path, out / OVERLAP_QUERIES_FILE) if p.exists()]
+    if held and not overwrite:
+        raise TrainError(f"{held[0]} exists; use --overwrite to measure again")
+    if out.exists() and not out.is_dir():
+        raise TrainError(f"--out {out}: not a folder")
+    training = load_training_set(data.train, seed, cache_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    _, report = apply_guard(training, guarded_snapshots(data), data.guard, cache_dir, False, report_path, say)
+    return report

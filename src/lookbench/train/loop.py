@@ -23,6 +23,7 @@ from lookbench.errors import TrainError
 from lookbench.images import BadImageError, decode_image
 from lookbench.models.registry import create_backbone
 from lookbench.precision import precision_context, resolve_precision
+from lookbench.results.query_sets import OVERLAP_QUERIES_FILE
 from lookbench.synth.embedded import open_location
 from lookbench.train import checkpoint as ckpt
 from lookbench.train.augment import Transform, evaluation_preprocess, resolved_backend, train_transform
@@ -34,7 +35,7 @@ from lookbench.train.data import (
     refuse_reported_validation,
 )
 from lookbench.train.distributed import World, init_world
-from lookbench.train.guard import apply_guard
+from lookbench.train.guard import GUARD_REPORT, apply_guard, guarded_snapshots
 from lookbench.train.heads import TrainingModel
 from lookbench.train.losses import attribute_loss, category_loss
 from lookbench.train.optim import centre_optimizer, freeze_layers, lr_factor, make_optimizer, param_groups, set_lr
@@ -43,13 +44,12 @@ from lookbench.train.sampler import MPerClassSampler, StepBatches
 
 LOG = "train.jsonl"
 CONFIG_COPY = "config.json"
-GUARD_REPORT = "guard.json"
 CHECKPOINTS = "checkpoints"
 RUN_MARKER = ".lookbench-train"
 """Written first into a run folder: a folder without it that holds files is the user's, never written into."""
 RUN_FILES = frozenset(
-    {CHECKPOINTS, LOG, GUARD_REPORT, CONFIG_COPY, "validation", "model.json", "model.safetensors", "model.onnx"}
-    | {"README.md", "backbone", ".lock", RUN_MARKER}
+    {CHECKPOINTS, LOG, GUARD_REPORT, OVERLAP_QUERIES_FILE, CONFIG_COPY, "validation", "model.json"}
+    | {"model.safetensors", "model.onnx", "README.md", "backbone", ".lock", RUN_MARKER}
 )
 
 
@@ -308,7 +308,15 @@ class Trainer:
         if world.is_main:
             finished = (self.out / "model.json").is_file()
             if self.overwrite:
-                for name in (CHECKPOINTS, LOG, GUARD_REPORT, CONFIG_COPY, "validation", "model.json"):
+                for name in (
+                    CHECKPOINTS,
+                    LOG,
+                    GUARD_REPORT,
+                    OVERLAP_QUERIES_FILE,
+                    CONFIG_COPY,
+                    "validation",
+                    "model.json",
+                ):
                     path = self.out / name
                     shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
             elif finished:
@@ -325,15 +333,9 @@ class Trainer:
                 training = load_training_set(self.cfg.data.train, self.cfg.seed, self.cache_dir)
                 guard = self.cfg.data.guard
                 if guard.enabled:
-                    names = list(
-                        dict.fromkeys(
-                            guard.against + ([self.cfg.data.validation.snapshot] if self.cfg.data.validation else [])
-                        )
-                    )
-                    snapshots = {s.content_hash: s for s in (open_location(n) for n in names)}
                     training, report = apply_guard(
                         training,
-                        list(snapshots.values()),
+                        guarded_snapshots(self.cfg.data),
                         guard,
                         self.cache_dir,
                         self.strict,

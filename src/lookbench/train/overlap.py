@@ -1,12 +1,14 @@
 """How far a training set reaches into each evaluation snapshot: shared labels (where both sides have them) and the
-guard's near-duplicate pixels (always). Written into `guard.json`, the model card and its README."""
+guard's near-duplicate pixels (always). The counts go into `guard.json`, the model card and its README; the queries
+of each class into `overlap_queries.json` beside `guard.json`."""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from lookbench.results.query_sets import NEAR_DUPLICATE_PIXELS, QueryRef, SnapshotQueries
 from lookbench.snapshot.reader import Snapshot
-from lookbench.taxonomy.designs import LabelOverlap, Labels, label_overlap, query_labels
+from lookbench.taxonomy.designs import LABEL_CLASSES, LabelOverlap, Labels, labelled_queries, overlap_classes
 
 QUERY = "query"
 
@@ -37,12 +39,48 @@ class SnapshotOverlap:
         return {**asdict(self), "summary": self.summary()}
 
 
-def snapshot_overlap(snapshot: Snapshot, training: list[Labels], matched: list[str]) -> SnapshotOverlap:
-    """The overlap of one evaluation snapshot with the training labels and the guard's matched evaluation keys."""
-    queries = query_labels(snapshot)
-    labelled = [labels for labels in training if labels[0]]
-    labels = label_overlap(queries, labelled) if queries and labelled else None
+def matched_queries(snapshot: Snapshot, matched: list[str]) -> tuple[int, set[tuple[str, int]]]:
+    """(how many of the guard's matched evaluation keys are this snapshot's, the query rows among them)."""
     prefix = f"{snapshot.snapshot_id}/"
     mine = [key for key in matched if key.startswith(prefix)]
-    query_rows = {key for key in mine if key.split("#")[0].endswith(f"/{QUERY}")}
-    return SnapshotOverlap(snapshot.snapshot_id, labels, len(mine), len(query_rows))
+    rows = set()
+    for key in mine:
+        place, _, row = key.partition("#")
+        subset, _, split = place.removeprefix(prefix).rpartition("/")
+        if split == QUERY:
+            rows.add((subset, int(row)))
+    return len(mine), rows
+
+
+def snapshot_overlap(
+    snapshot: Snapshot, training: list[Labels], matched: list[str]
+) -> tuple[SnapshotOverlap, SnapshotQueries]:
+    """The overlap of one evaluation snapshot with the training labels and the guard's matched evaluation keys:
+    the counts, and the queries of each class."""
+    queries = labelled_queries(snapshot)
+    labelled = [labels for labels in training if labels[0]]
+    compared = bool(queries and labelled)
+    reached = overlap_classes([q.labels for q in queries], labelled) if compared else [frozenset()] * len(queries)
+    classes: dict[str, list[QueryRef]] = {
+        name: [
+            QueryRef(subset=q.subset, row=q.row, item_id=q.item_id)
+            for q, found in zip(queries, reached, strict=True)
+            if name in found
+        ]
+        for name in LABEL_CLASSES
+    }
+    near, query_rows = matched_queries(snapshot, matched)
+    item_ids = {(q.subset, q.row): q.item_id for q in queries}
+    classes[NEAR_DUPLICATE_PIXELS] = [
+        QueryRef(subset=subset, row=row, item_id=item_ids.get((subset, row), "")) for subset, row in sorted(query_rows)
+    ]
+    counts = [len(classes[name]) for name in LABEL_CLASSES]
+    labels = LabelOverlap(len(queries), *counts) if compared else None
+    found = SnapshotQueries(
+        snapshot=snapshot.snapshot_id,
+        content_hash=snapshot.content_hash,
+        queries=len(queries),
+        labels_compared=compared,
+        classes=classes,  # type: ignore[arg-type]
+    )
+    return SnapshotOverlap(snapshot.snapshot_id, labels, near, len(query_rows)), found
