@@ -85,6 +85,60 @@ def test_ids_compare_canonically_across_types(tmp_path: Path) -> None:
     assert result["metrics"]["real_streetlook"]["item_recall@1"]["value"] == 1.0
 
 
+def _set_column(path: Path, name: str, values: pa.Array) -> None:
+    table = pq.read_table(path)
+    rewrite_split(path, table.set_column(table.schema.get_field_index(name), name, values))
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (  # list<string> with null rows, null items and blanks: the short way
+            pa.array([[" V-Neck", None, "", "Brodé"], None, []], pa.list_(pa.string())),
+            [["v-neck", "brodé"], [], []],
+        ),
+        (  # JSON text, blank text and null: each row the checked way
+            pa.array(['["Lace", " "]', " ", None]),
+            [["lace"], [], []],
+        ),
+        (  # lists of numbers: compared as text
+            pa.array([[1, 2], [3], None], pa.list_(pa.int64())),
+            [["1", "2"], ["3"], []],
+        ),
+    ],
+)
+def test_other_attributes_read_as_normalised_lists(tmp_path: Path, values: pa.Array, expected: list) -> None:
+    snap = make_snapshot(tmp_path / "s")
+    _set_column(snap / "real_studio_flat" / "gallery.parquet", "other_attributes", values)
+    assert open_snapshot(snap).labels("real_studio_flat", "gallery").other_attributes == expected
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "problem"),
+    [
+        (
+            "other_attributes",
+            pa.array(['["a"]', "[not json", None]),
+            "row 1: other_attributes must be a list of strings, got text '[not json'",
+        ),
+        (
+            "other_attributes",
+            pa.array(['["a"]', None, '{"a": 1}']),
+            """row 2: other_attributes must be a list of strings, got text '{"a": 1}'""",
+        ),
+        ("item_ID", pa.array(["a", "x", " "]), "row 2: item_ID is empty"),
+        ("item_ID", pa.array(["a", None, "b"]), "row 1: item_ID is empty"),
+    ],
+)
+def test_unreadable_label_rows_are_named(tmp_path: Path, column: str, values: pa.Array, problem: str) -> None:
+    snap = make_snapshot(tmp_path / "s")
+    path = snap / "real_studio_flat" / "gallery.parquet"
+    _set_column(path, column, values)
+    with pytest.raises(SnapshotError) as caught:
+        open_snapshot(snap).labels("real_studio_flat", "gallery")
+    assert str(caught.value) == f"{path}: {problem}"
+
+
 def test_labels_compare_after_unicode_normalisation(tmp_path: Path) -> None:
     spec = snapshot_spec()
     nfc, nfd = "robe d’été", unicodedata.normalize("NFD", "Robe d’Été ")

@@ -106,6 +106,35 @@ def test_gains_of_noise_are_zero(relevance: Relevance) -> None:
     assert ideal[0].tolist() == pytest.approx([1, 2 / 3, 1 / 3, 0, 0])
 
 
+@pytest.mark.parametrize(("vocabulary", "k"), [(6, 4), (70, 20), (300, 30)])
+def test_ideal_gains_are_the_best_gains_of_the_gallery(vocabulary: int, k: int) -> None:
+    """Against gains worked out with Python sets: empty A_q, other categories, noise, more rows than K and fewer,
+    and vocabularies of one to five 64-bit words (intersections past 255)."""
+    rng = np.random.default_rng(vocabulary)
+    names = [f"a{i}" for i in range(vocabulary)]
+
+    def rows(n: int, prefix: str) -> list[tuple[str, str, list[str], str]]:
+        out = []
+        for i in range(n):
+            attrs = [str(a) for a in rng.choice(names, int(rng.integers(0, vocabulary + 1)), replace=False)]
+            main = attrs[0] if attrs and rng.random() < 0.7 else ""
+            out.append((str(rng.choice(["dress", "coat", "skirt"])), main, attrs[1:], f"{prefix}{i}"))
+        return out
+
+    queries, corpus, gallery = labels(rows(40, "q")), labels(rows(30, "g")), 25
+    relevance = Relevance.build(queries, corpus, gallery_rows=gallery)
+    for q in range(len(queries)):
+        wanted = queries.attribute_set(q)
+        gains = [
+            (len(wanted & corpus.attribute_set(i)) / len(wanted) if wanted else 1.0)
+            if corpus.category[i] == queries.category[q]
+            else 0.0
+            for i in range(gallery)
+        ]
+        best = sorted(gains, reverse=True)[:k]
+        assert relevance.ideal_gains(k)[q].tolist() == best + [0.0] * (k - len(best))
+
+
 def test_excluded_rows_are_never_relevant() -> None:
     excluded = np.array([False, False, False, True, False, False])
     rel = Relevance.build(QUERIES, CORPUS, gallery_rows=4, excluded=excluded)

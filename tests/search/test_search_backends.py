@@ -94,6 +94,17 @@ def test_exact_scores_do_not_depend_on_batching() -> None:
     assert np.allclose(together, np.einsum("ij,ij->i", q[q_rows], c[c_rows]), atol=1e-6)
 
 
+def test_exact_scores_are_float64_sums_of_the_float32_products() -> None:
+    """Over several reuses of the scoring buffers, each score is its pair's float64 products summed as one row."""
+    rng = np.random.default_rng(4)
+    q, c = rng.normal(size=(30, 1024)).astype(np.float32), rng.normal(size=(90, 1024)).astype(np.float32)
+    q_rows, c_rows = rng.integers(0, 30, 1300), rng.integers(0, 90, 1300)
+    got = exact_scores(q, q_rows, Corpus([c[:25], c[25:]]), c_rows)
+    wide_q, wide_c = q.astype(np.float64), c.astype(np.float64)
+    expected = [np.float32(np.sum(wide_q[i] * wide_c[j])) for i, j in zip(q_rows, c_rows, strict=True)]
+    np.testing.assert_array_equal(got, np.array(expected, dtype=np.float32))
+
+
 def test_pool_with_massive_ties_is_cut_to_the_exact_top() -> None:
     c = np.tile(np.array([[0.6, 0.8]], dtype=np.float32), (3000, 1))
     q = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)

@@ -142,20 +142,27 @@ class Relevance:
         return np.where(coarse, frac, 0.0)
 
     def ideal_gains(self, k: int, block: int = 256) -> np.ndarray:
-        """(Q, k) the k largest gains each query could get from the whole corpus, descending."""
+        """(Q, k) the k largest gains each query could get from the whole corpus, descending.
+
+        A query's gain is an increasing function of an integer key (|A_q ∩ A_i| for same-category items, 0 for
+        others; 1 and 0 when A_q is empty): the top keys are found in integers and only they become gains.
+        """
         rows = np.flatnonzero(self.c_relevant)
         out = np.zeros((self.num_queries, k), dtype=np.float64)
         if len(rows) == 0:
             return out
         cat = self.c_category[rows]
         attrs = self.c_attrs[rows]
+        take = min(k, len(rows))
+        dtype = np.min_scalar_type(WORD * attrs.shape[1])  # holds any intersection size; uint8 for 3 words or fewer
         for start in range(0, self.num_queries, block):
             stop = min(start + block, self.num_queries)
-            same = cat[None, :] == self.q_category[start:stop, None]
-            inter = popcount_and(self.q_attrs[start:stop, None, :], attrs[None, :, :]).astype(np.float64)
             counts = self.q_attr_count[start:stop, None]
-            gain = np.where(same, np.where(counts > 0, inter / np.maximum(counts, 1), 1.0), 0.0)
-            take = min(k, gain.shape[1])
-            top = -np.partition(-gain, take - 1, axis=1)[:, :take]
-            out[start:stop, :take] = -np.sort(-top, axis=1)
+            inter = np.zeros((stop - start, len(rows)), dtype=dtype)
+            for word in range(attrs.shape[1]):  # word by word: 2-d products, small integers
+                inter += np.bitwise_count(self.q_attrs[start:stop, word, None] & attrs[None, :, word])
+            same = cat[None, :] == self.q_category[start:stop, None]
+            keys = same * np.where(counts > 0, inter, 1).astype(dtype, copy=False)
+            top = -np.sort(-np.partition(keys, keys.shape[1] - take, axis=1)[:, -take:].astype(np.int64), axis=1)
+            out[start:stop, :take] = np.where(counts > 0, top / np.maximum(counts, 1), top)
         return out

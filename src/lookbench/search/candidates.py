@@ -33,13 +33,16 @@ def score_margin(dim: int, query_norm: float, corpus_norm: float) -> float:
 def exact_scores(queries: np.ndarray, q_rows: np.ndarray, corpus: Corpus, c_rows: np.ndarray) -> np.ndarray:
     """Exact scores of the pairs (queries[q_rows[i]], corpus row c_rows[i]), as float32."""
     out = np.empty(len(q_rows), dtype=np.float32)
-    chunk = max(1, (1 << 20) // max(corpus.dim, 1))  # an 8 MB float64 buffer, reused: it stays in cache
-    products = np.empty((min(chunk, len(q_rows)), corpus.dim), dtype=np.float64)
+    chunk = max(1, (1 << 19) // max(corpus.dim, 1))  # two 4 MB float64 buffers, reused: they stay in cache
+    left = np.empty((min(chunk, len(q_rows)), corpus.dim), dtype=np.float64)
+    right = np.empty_like(left)
     for start in range(0, len(q_rows), chunk):
         stop = min(start + chunk, len(q_rows))
-        step = products[: stop - start]
-        np.multiply(queries[q_rows[start:stop]], corpus.take(c_rows[start:stop]), out=step, dtype=np.float64)
-        out[start:stop] = step.sum(axis=1)  # pairwise, in an order fixed by the dimension alone
+        a, b = left[: stop - start], right[: stop - start]
+        a[...] = queries[q_rows[start:stop]]  # widening first: a float64 product of float32 inputs casts slowly
+        b[...] = corpus.take(c_rows[start:stop])
+        np.multiply(a, b, out=a)
+        out[start:stop] = a.sum(axis=1)  # pairwise, in an order fixed by the dimension alone
     return out
 
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -318,16 +318,14 @@ class Snapshot:
                     f"{path}: {column} is stored as {schema.field(column).type}, not text; its values are compared "
                     "as text (1 and 1.0 read as '1')"
                 )
-        normalise = _memoised(normalise_label)  # a split repeats few distinct labels: normalise each once
-        categories = [normalise(v) for v in values["category"]]
-        mains = [normalise(v) for v in values["main_attribute"]]
-        others = [_attribute_list(path, row, v, normalise) for row, v in enumerate(values["other_attributes"])]
-        item_ids: list[str] = []
-        for row, value in enumerate(values["item_ID"]):
-            item = canonical_text(value)
-            if item is None and not noise:
-                raise SnapshotError(f"{path}: row {row}: item_ID is empty")
-            item_ids.append(item or "")
+        normalise = _Normalised()
+        categories = normalise.column(values["category"])
+        mains = normalise.column(values["main_attribute"])
+        others = normalise.attributes(path, values["other_attributes"])
+        items = list(map(canonical_text, values["item_ID"]))
+        if None in items and not noise:
+            raise SnapshotError(f"{path}: row {items.index(None)}: item_ID is empty")
+        item_ids = [item or "" for item in items] if None in items else cast(list[str], items)
         if not noise:
             for row, cat in enumerate(categories):
                 if not cat:
@@ -487,20 +485,37 @@ class Snapshot:
         return sha256_hex("".join(lines).encode())
 
 
-def _memoised(function: Callable[[Any], str]) -> Callable[[Any], str]:
-    """`function` remembering its result per argument (unhashable arguments are passed through)."""
-    seen: dict[Any, str] = {}
+class _Normalised(dict[Any, str]):
+    """`normalise_label` remembered per distinct value (a split repeats few labels): `[]` is a C-level look-up
+    whose misses normalise; calling it also takes unhashable values (passed through)."""
 
-    def call(value: Any) -> str:
+    def __missing__(self, value: Any) -> str:
+        self[value] = result = normalise_label(value)
+        return result
+
+    def __call__(self, value: Any) -> str:
         try:
-            return seen[value]
-        except KeyError:
-            seen[value] = result = function(value)
-            return result
+            return self[value]
         except TypeError:
-            return function(value)
+            return normalise_label(value)
 
-    return call
+    def column(self, values: list[Any]) -> list[str]:
+        """Every value of a column, normalised."""
+        try:
+            return list(map(self.__getitem__, values))
+        except TypeError:
+            return [self(v) for v in values]
+
+    def attributes(self, path: Path, values: list[Any]) -> list[list[str]]:
+        """`other_attributes` of every row (see `_attribute_list`); rows that are lists of labels take the short
+        way when all are, else each row the checked one (null, JSON text, a wrong type, unhashable items)."""
+        get = self.__getitem__
+        if set(map(type, values)) <= {list}:
+            try:
+                return [list(filter(None, map(get, value))) for value in values]
+            except TypeError:
+                pass
+        return [_attribute_list(path, row, value, self) for row, value in enumerate(values)]
 
 
 def open_snapshot(location: str | Path, verify: bool = True) -> Snapshot:
