@@ -39,9 +39,8 @@ def train(
         from lookbench.train.guard import guard_only as measure
 
         report = measure(cfg.data, cfg.seed, out, default_cache_dir(), overwrite, console.print)
-        console.print(report.summary())
-        for found in report.evaluation_overlap:
-            console.print(f"overlap with {found['summary']}", highlight=False)
+        for line in report.console_lines():
+            console.print(line, highlight=False)
         return
     require_torch()
     from lookbench.train.loop import Trainer

@@ -67,6 +67,10 @@ class GuardReport:
         names = ", ".join(str(a["snapshot"]) for a in self.against)
         return f"contamination guard: {self.checked} training images against {names}: overlaps {counts}"
 
+    def console_lines(self) -> list[str]:
+        """The summary, then one line per evaluation snapshot's overlap."""
+        return [self.summary(), *(f"overlap with {found['summary']}" for found in self.evaluation_overlap)]
+
 
 class HashCache:
     """pHash pairs of training images by sha256, in one JSON-lines file (appended, so a crash loses little)."""

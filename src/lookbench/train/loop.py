@@ -352,9 +352,8 @@ class Trainer:
                         "evaluation_overlap": report.evaluation_overlap,
                     }
                     if world.is_main:
-                        self.say(report.summary())
-                        for found in report.evaluation_overlap:
-                            self.say(f"overlap with {found['summary']}")
+                        for line in report.console_lines():
+                            self.say(line)
                 else:
                     self.guard_summary = None
             world.barrier()
