@@ -70,6 +70,28 @@ def test_corpus_in_parts_equals_concatenated_and_keeps_exclusions() -> None:
     assert not np.isin(whole.indices, np.flatnonzero(exclude)).any()
 
 
+@pytest.mark.parametrize(("workers", "corpus_block"), [(1, 16), (2, 16), (3, 50), (5, 7), (8, 1000)])
+def test_threaded_scan_equals_brute_force(workers: int, corpus_block: int) -> None:
+    """Each worker pools every n-th corpus block; their union ranked together is the brute-force top K."""
+    q, c = _tie_heavy(4)
+    exclude = np.zeros(len(c), dtype=bool)
+    exclude[[3, 452, 17]] = True
+    search = ExactSearch(query_block=9, corpus_block=corpus_block, workers=workers)
+    result = search.search(q, [c[:101], c[101:450], c[450:]], 25, exclude=exclude)
+    indices, scores = _reference(q, c, 25, exclude)
+    np.testing.assert_array_equal(result.indices, indices)
+    np.testing.assert_array_equal(result.scores, scores)
+
+
+def test_threaded_scan_leaves_blas_threads_as_they_were() -> None:
+    from threadpoolctl import threadpool_info
+
+    before = [pool["num_threads"] for pool in threadpool_info()]
+    q, c = _tie_heavy(5)
+    ExactSearch(corpus_block=32, workers=2).search(q, c, 5)
+    assert [pool["num_threads"] for pool in threadpool_info()] == before
+
+
 def test_unnormalised_vectors_stay_exact() -> None:
     q, c = _tie_heavy(2)
     c = c * np.float32(7.5)  # the rounding margin scales with the norms

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,9 +20,7 @@ from lookbench.cli.common import (
     reports_errors,
 )
 from lookbench.dates import parse_date
-from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
-from lookbench.embeddings.sharded import ShardedEmbeddings, wants_shards
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
 from lookbench.evaluation.runner import EvalOutput, EvalSettings, RunPlan, plan_run, run_plan
@@ -151,10 +150,14 @@ def _run(
     """
     runner = None
     provider = plan.provider
-    if wants_shards(provider, executor, processes, shards):
-        assert isinstance(provider, ModelEmbeddings)
-        runner = make_executor(executor, processes, ray_address)
-        plan = replace(plan, provider=ShardedEmbeddings(provider, runner, shards))
+    # only a model that embeds images loads `model_provider`; precomputed vectors never pay for its imports
+    model_provider = sys.modules.get("lookbench.embeddings.model_provider")
+    if model_provider is not None and isinstance(provider, model_provider.ModelEmbeddings):
+        from lookbench.embeddings.sharded import ShardedEmbeddings, wants_shards
+
+        if wants_shards(provider, executor, processes, shards):
+            runner = make_executor(executor, processes, ray_address)
+            plan = replace(plan, provider=ShardedEmbeddings(provider, runner, shards))
     try:
         return run_plan(plan, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
     finally:

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.record import ModelRecord
 from lookbench.snapshot.reader import Snapshot
+
+if TYPE_CHECKING:  # the encoder's module loads PIL: only models that embed images need it
+    from lookbench.embeddings.encoder import TextTower
 
 Skipped = Mapping[tuple[str, str], Mapping[int, str]]
 """`{(subset, split): {row: error message}}`: rows left out as undecodable (they hold zeros)."""

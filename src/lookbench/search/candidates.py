@@ -133,7 +133,7 @@ class CandidatePool:
             self._cut_to_exact_top(crowded)
 
     def _cut_to_exact_top(self, rows: np.ndarray) -> None:
-        q_rows, c_rows, vals = self._entries(rows)
+        q_rows, c_rows, vals = self.entries(rows)
         best = finish(self.queries, self.corpus, self.k, q_rows, c_rows).indices[rows]
         # the kept entries keep their approximate scores: look them up by (query, corpus row)
         width = len(self.corpus) + 1
@@ -148,7 +148,7 @@ class CandidatePool:
         self.vals[rows, : self.k] = np.where(best >= 0, found, -np.inf)
         self.count[rows] = (best >= 0).sum(axis=1)
 
-    def _entries(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def entries(self, rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(query row, corpus row, approximate score) of every live entry, optionally of some queries only."""
         live = self.vals >= self.threshold[:, None]
         if rows is not None:
@@ -160,5 +160,14 @@ class CandidatePool:
 
     def result(self) -> SearchResult:
         """The exact top K of every query."""
-        q_rows, c_rows, _ = self._entries()
-        return finish(self.queries, self.corpus, self.k, q_rows, c_rows)
+        return merged_result([self])
+
+
+def merged_result(pools: list[CandidatePool]) -> SearchResult:
+    """The exact top K of every query from pools of the same queries fed disjoint corpus blocks: each pool holds
+    every row of its blocks that can be in the exact top K, so their union holds every row of the whole."""
+    first = pools[0]
+    entries = [pool.entries() for pool in pools]
+    q_rows = np.concatenate([q for q, _, _ in entries])
+    c_rows = np.concatenate([c for _, c, _ in entries])
+    return finish(first.queries, first.corpus, first.k, q_rows, c_rows)
