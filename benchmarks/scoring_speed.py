@@ -12,9 +12,10 @@ Sizes are those of the released snapshot v20251201 (queries 1011/193/981/160, ga
   the result), and reports its wall and CPU time (user + sys, every thread) against the floor of any exact
   scorer: one fp32 matrix product per subset (all queries x gallery + noise), measured in the same run; the two
   alternate `--repeats` times (3) so that changing load hits both, and min and median ratios are reported, with
-  the peak RSS and the load; `--before-src DIR` times another checkout's `src/` in the same alternation and
-  checks that both wrote the same results (`identical_to_before`); the processes use bytecode caches, as an
-  installed package does;
+  the peak RSS and the load; the same floor on one BLAS thread is reported too (numpy's default threads spend
+  CPU waiting for each other on a busy machine; `ExactSearch` runs one BLAS thread per worker); `--before-src DIR`
+  times another checkout's `src/` in the same alternation and checks that both wrote the same results
+  (`identical_to_before`); the processes use bytecode caches, as an installed package does;
   `--eval-only` skips the in-process scoring figures;
 - `--baseline-queries N`: also times the authors' evaluator loop (a full argsort per query, K and metric) on N
   queries, scaled to all of them.
@@ -35,6 +36,7 @@ import numpy as np
 import pyarrow as pa
 from measure import Timed, lookbench, timed_process
 from PIL import Image
+from threadpoolctl import threadpool_limits
 
 from lookbench.metrics.aggregate import summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
@@ -213,6 +215,7 @@ def eval_against_floor(
     codes = {"eval": None, **({"before": args.before_src} if args.before_src else {})}
     runs: dict[str, list[Timed]] = {code: [] for code in codes}
     floors: list[tuple[float, float]] = []
+    single: list[tuple[float, float]] = []  # the same floor on one BLAS thread
     loads = []
     with tempfile.TemporaryDirectory() as tmp:
         snap, vectors = write_eval_inputs(Path(tmp), noise_labels, noise, data)
@@ -221,6 +224,8 @@ def eval_against_floor(
         for _ in range(args.repeats):  # alternate, so that changing load hits all alike
             for code, source in codes.items():
                 floors.append(matmul_floor(data))
+                with threadpool_limits(limits=1, user_api="blas"):
+                    single.append(matmul_floor(data))
                 runs[code].append(run_eval(snap, vectors, Path(tmp) / code, args.search, source))
                 loads.append(os.getloadavg()[0])
         identical = same_results(Path(tmp) / "eval", Path(tmp) / "before") if args.before_src else None
@@ -228,6 +233,7 @@ def eval_against_floor(
         "identical_to_before": identical,
         "floor_wall_s": _spread([w for w, _ in floors]),
         "floor_cpu_s": _spread([c for _, c in floors]),
+        "floor_one_blas_thread_cpu_s": _spread([c for _, c in single]),
         "load_average_1min": _spread(loads),
     }
     for n, (code, timed) in enumerate(runs.items()):
@@ -238,6 +244,9 @@ def eval_against_floor(
             "peak_rss_mb": round(max(t.peak_mb for t in timed), 1),
             "wall_over_floor": _spread([t.wall_s / f[0] for t, f in zip(timed, paired, strict=True)]),
             "cpu_over_floor": _spread([t.cpu_s / f[1] for t, f in zip(timed, paired, strict=True)]),
+            "cpu_over_one_thread_floor": _spread(
+                [t.cpu_s / f[1] for t, f in zip(timed, single[n :: len(codes)], strict=True)]
+            ),
         }
     return report
 
