@@ -83,6 +83,29 @@ def test_threaded_scan_equals_brute_force(workers: int, corpus_block: int) -> No
     np.testing.assert_array_equal(result.scores, scores)
 
 
+def test_absorbing_a_pool_keeps_exactly_the_union_entries_within_the_margin_of_its_kth_best() -> None:
+    rng = np.random.default_rng(6)
+    q, c = _unit(rng, 12, 8), _unit(rng, 300, 8)
+    corpus = Corpus(c)
+    k, margin = 5, 0.05
+    pools = [CandidatePool(q, corpus, k, margin) for _ in range(2)]
+    for n, start in enumerate(range(0, 300, 50)):
+        pools[n % 2].offer(q @ c[start : start + 50].T, start)
+    union = [pools[0].entries(), pools[1].entries()]
+    pools[0].absorb(pools[1])
+    kept = pools[0].entries()
+    for i in range(len(q)):
+        values = {
+            int(col): float(val)
+            for rows, cols, vals in union
+            for row, col, val in zip(rows, cols, vals, strict=True)
+            if row == i
+        }
+        kth = sorted(values.values(), reverse=True)[k - 1]
+        expected = {col for col, val in values.items() if val >= np.float32(kth) - np.float32(margin)}
+        assert {int(col) for row, col in zip(kept[0], kept[1], strict=True) if row == i} == expected
+
+
 def test_threaded_scan_leaves_blas_threads_as_they_were() -> None:
     from threadpoolctl import threadpool_info
 

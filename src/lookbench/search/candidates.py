@@ -98,6 +98,15 @@ class CandidatePool:
         if self.vals.shape[1] > 8 * self.k:
             self._compact()
 
+    def absorb(self, other: CandidatePool) -> None:
+        """Take the live candidates of a pool of the same queries fed other corpus blocks; only those within the
+        margin of the K-th best of both stay."""
+        rows, cols, vals = other.entries()
+        if len(rows):
+            self._append(rows, cols, vals)
+            self._raise_threshold(self.vals)
+            self._compact()
+
     def _raise_threshold(self, values: np.ndarray) -> None:
         width = values.shape[1]
         if width < self.k:
@@ -160,14 +169,14 @@ class CandidatePool:
 
     def result(self) -> SearchResult:
         """The exact top K of every query."""
-        return merged_result([self])
+        q_rows, c_rows, _ = self.entries()
+        return finish(self.queries, self.corpus, self.k, q_rows, c_rows)
 
 
 def merged_result(pools: list[CandidatePool]) -> SearchResult:
     """The exact top K of every query from pools of the same queries fed disjoint corpus blocks: each pool holds
     every row of its blocks that can be in the exact top K, so their union holds every row of the whole."""
     first = pools[0]
-    entries = [pool.entries() for pool in pools]
-    q_rows = np.concatenate([q for q, _, _ in entries])
-    c_rows = np.concatenate([c for _, c, _ in entries])
-    return finish(first.queries, first.corpus, first.k, q_rows, c_rows)
+    for other in pools[1:]:
+        first.absorb(other)
+    return first.result()
