@@ -97,6 +97,18 @@ def _set_column(path: Path, name: str, values: pa.Array) -> None:
             pa.array([[" V-Neck", None, "", "Brodé"], None, []], pa.list_(pa.string())),
             [["v-neck", "brodé"], [], []],
         ),
+        (  # list<string> without null rows (items cut at the offsets): null items, blanks, decomposed accents
+            pa.array([[" V-Neck", None, "", "Brode\u0301"], ["  "], ["A", "a"]], pa.list_(pa.string())),
+            [["v-neck", "brodé"], [], ["a", "a"]],
+        ),
+        (  # large lists of dictionary-encoded text, no blanks
+            pa.array([["Lace"], ["Silk ", "LACE"], []], pa.large_list(pa.dictionary(pa.int32(), pa.string()))),
+            [["lace"], ["silk", "lace"], []],
+        ),
+        (  # a sliced list array: offsets that do not start at 0
+            pa.array([["x"], ["Lace", "Bow"], ["Silk"], [], ["y"]], pa.list_(pa.string())).slice(1, 3),
+            [["lace", "bow"], ["silk"], []],
+        ),
         (  # JSON text, blank text and null: each row the checked way
             pa.array(['["Lace", " "]', " ", None]),
             [["lace"], [], []],

@@ -9,6 +9,7 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, cast
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -108,6 +109,24 @@ def _attribute_list(path: Path, row: int, value: Any, normalise: Callable[[Any],
     """`other_attributes` of one row, normalised: a list (null reads as empty; a JSON-list string is accepted)."""
     values = list_cell(path, row, "other_attributes", value, "a list of strings")
     return [s for s in (normalise(v) for v in values) if s]
+
+
+def _text_lists(column: pa.ChunkedArray, normalise: _Normalised) -> list[list[str]] | None:
+    """`other_attributes` of every row when the column is lists of text with no null row: all items normalised at
+    once, then cut at the lists' offsets; None for any other column (the checked reader takes it row by row)."""
+    kind = column.type
+    if not (pa.types.is_list(kind) or pa.types.is_large_list(kind)) or not _is_text(kind.value_type):
+        return None
+    if column.null_count:
+        return None
+    lists = column.combine_chunks()
+    if not len(lists):
+        return []
+    items = normalise.column(lists.flatten().to_pylist())
+    offsets = np.asarray(lists.offsets)
+    bounds = (offsets - offsets[0]).tolist()
+    rows = [items[start:stop] for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
+    return [list(filter(None, row)) for row in rows] if "" in items else rows
 
 
 class Snapshot:
@@ -311,17 +330,21 @@ class Snapshot:
         columns = [*LABEL_COLUMNS, *(c for c in ("outfit_id", "first_seen_at") if c in names)]
         with reading(path):
             table = pq.ParquetFile(path).read(columns=columns)  # not pq.read_table: that imports pandas (0.25 s)
-        values = {c: self._decoded(path, table, c, features.get(c)) for c in LABEL_COLUMNS}
+        normalise = _Normalised()
+        with reading(path):
+            others = _text_lists(table["other_attributes"], normalise)
+        decoded = [c for c in LABEL_COLUMNS if others is None or c != "other_attributes"]
+        values = {c: self._decoded(path, table, c, features.get(c)) for c in decoded}
         for column in () if noise else ("category", "main_attribute"):  # noise labels are never compared
             if class_names(features.get(column)) is None and not _is_text(schema.field(column).type):
                 self._warn(
                     f"{path}: {column} is stored as {schema.field(column).type}, not text; its values are compared "
                     "as text (1 and 1.0 read as '1')"
                 )
-        normalise = _Normalised()
         categories = normalise.column(values["category"])
         mains = normalise.column(values["main_attribute"])
-        others = normalise.attributes(path, values["other_attributes"])
+        if others is None:
+            others = normalise.attributes(path, values["other_attributes"])
         items = list(map(canonical_text, values["item_ID"]))
         if None in items and not noise:
             raise SnapshotError(f"{path}: row {items.index(None)}: item_ID is empty")
