@@ -37,7 +37,7 @@ class ExactSearch(CheckedSearch):
     name = "exact"
     exact = True
 
-    def __init__(self, query_block: int = 1024, corpus_block: int = 8192, workers: int | None = None) -> None:
+    def __init__(self, query_block: int = 1024, corpus_block: int = 4096, workers: int | None = None) -> None:
         self.query_block = query_block
         self.corpus_block = corpus_block
         self.workers = workers
