@@ -171,6 +171,25 @@ def manifest(
     }
 
 
+def recorded_dropped_categories(root: Path) -> tuple[str, ...]:
+    """The categories the Synth training release in `root` left out (`--exhausted-categories drop`); none for any
+    other snapshot."""
+    path = root / MANIFEST
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ()
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{path}: not a readable Synth manifest ({exc})") from exc
+    if not isinstance(recorded, dict):
+        raise SnapshotError(f"{path}: not a readable Synth manifest (a JSON object expected)")
+    dropped = recorded.get("dropped_categories", [])
+    known = isinstance(dropped, list) and all(isinstance(c, str) and c in GALLERY_CATEGORIES for c in dropped)
+    if not known or len(set(dropped)) != len(dropped):
+        raise SnapshotError(f"{path}: dropped_categories must be a list of distinct Synth categories, got {dropped!r}")
+    return tuple(dropped)
+
+
 def _make_readable(folder: Path) -> None:
     """Give the finished tree the usual umask permissions (temporary files are created private)."""
     umask = os.umask(0)
