@@ -252,7 +252,8 @@ def eval_command(
         return
     out = _run(plan, executor, processes, ray_address, shards)
     result, per_query = save_run(out.result, out.per_query, target)
-    parts = (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until), noise_text(noise))
+    window = window_text(settings.since, settings.until)
+    parts = (f"fine rule: {fine_rule.value}", f"window {window}" if window else "", noise_text(noise))
     _report(result, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
 
 
