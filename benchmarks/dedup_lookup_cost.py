@@ -5,7 +5,8 @@ image fetches.
 images of a published Synth snapshot (JPEG rows in parquet row groups, as a history version is stored):
 
 * how many indexed images a look-up finds within the crop tier's 16 of 64 bits (the share of distinct images with
-  a window pair that close, from their real window hashes), hence how many candidates it aligns at 1M entries;
+  a window pair that close, from their real window hashes), hence how many candidates it aligns at 1M entries, and
+  within how many bits its 16 nearest would lie at 1M (the radius an exact search of them would have to reach);
 * per kind of crop (of one image, or two crops of one photo), the share whose indexed image would still rank among
   the 16 candidates in an index of 10k, 100k and 1M images (its nearest window pair against how many of the other
   images come nearer; resolution: one image of the snapshot stands for 1M / its size);
@@ -184,10 +185,11 @@ def main() -> None:
     codes = np.stack([p.windows for p in prints if p.windows is not None])
     picks = np.random.default_rng(0).choice(len(codes), size=min(200, len(codes)), replace=False)
     for pairs in ("all", "full-frame"):
-        shares = [
-            float((nearest_pairs(codes[i], np.delete(codes, i, axis=0), pairs) <= CROP_CANDIDATE_BITS).mean())
-            for i in picks
-        ]
+        nearest = np.stack([nearest_pairs(codes[i], np.delete(codes, i, axis=0), pairs) for i in picks])
+        shares = (nearest <= CROP_CANDIDATE_BITS).mean(axis=1).tolist()
+        # Per look-up, the share of images within t bits for every t: the radius holding its 16 nearest at 1M.
+        within = np.stack([(nearest <= t).mean(axis=1) for t in range(65)], axis=1)
+        radius_at_1m = (within * 1e6 >= MAX_CROP_CANDIDATES).argmax(axis=1)
         print(
             json.dumps(
                 {
@@ -197,6 +199,12 @@ def main() -> None:
                         "median": round(statistics.median(shares), 4),
                     },
                     "expected_within_16_bits_at_1M": int(statistics.median(shares) * 1e6),
+                    "expected_within_t_bits_at_1M_mean": {t: int(within[:, t].mean() * 1e6) for t in (2, 4, 8, 12)},
+                    "bits_holding_16_nearest_at_1M": {
+                        "median": float(np.median(radius_at_1m)),
+                        "90th percentile": float(np.percentile(radius_at_1m, 90)),
+                        "max": int(radius_at_1m.max()),
+                    },
                 }
             ),
             flush=True,
