@@ -66,6 +66,12 @@ def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
     return DEFAULT_KS if protocol is None else protocol.ks
 
 
+def _open_snapshot(snapshot: str | None) -> Snapshot:
+    if not snapshot:
+        console.print("[dim]no --snapshot given: using the embedded LookBench-Synth default[/dim]")
+    return open_location(snapshot or DEFAULT_SNAPSHOT)
+
+
 def _default_model() -> str:
     from lookbench.models.registry import DEFAULT_MODEL
 
@@ -220,9 +226,7 @@ def eval_command(
 
     options = _embed_options(cache_dir, batch_size, workers, on_bad_image, fp16, precision, decode)
     check_options(executor, processes, ray_address, shards)
-    if not snapshot:
-        console.print("[dim]no --snapshot given: using the embedded LookBench-Synth default[/dim]")
-    snap = open_location(snapshot or DEFAULT_SNAPSHOT)
+    snap = _open_snapshot(snapshot)
     spec = model or _default_model()
     backend = make_backend(search)
     settings = EvalSettings(
