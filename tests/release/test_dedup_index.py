@@ -16,7 +16,6 @@ from lookbench.release.fingerprints.tables import (
     Backend,
     Codes,
     FaissWindows,
-    HashedWindows,
     phash_table,
     window_table,
 )
@@ -228,47 +227,3 @@ def test_cache_columns_convert_to_the_codes_each_row_holds() -> None:
     for got, raw in zip(codes, windows[1:], strict=True):
         expected = np.zeros(W, np.uint64) if raw is None else np.frombuffer(raw, ">u8").astype(np.uint64)
         assert np.array_equal(got, expected)
-
-
-def _clustered_windows(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Window codes of `n` entries in a few clusters (each window a near copy of its cluster's, 0-12 bits off),
-    some windows swapped between columns, a tenth absent: many entries within a few bits of a query."""
-    centres = rng.integers(0, 2**63, size=(5, W), dtype=np.uint64)
-    codes = np.concatenate([_near_copies(rng, centres[i % 5], 1, 12) for i in range(n)])
-    for row in codes[: n // 4]:
-        i, j = rng.integers(0, W, 2)
-        row[i], row[j] = row[j], row[i]
-    return codes, rng.random(n) > 0.1
-
-
-@pytest.mark.parametrize("allowed", ["all", "full-frame"])
-@pytest.mark.parametrize("seed", range(4))
-def test_hashed_window_search_ranks_entries_like_comparing_every_allowed_pair(allowed: CropPairs, seed: int) -> None:
-    rng = np.random.default_rng(200 + seed)
-    codes, present = _clustered_windows(rng, 900)
-    table = HashedWindows()
-    table.add(codes[:600], present[:600])
-    for row, has in zip(codes[600:], present[600:], strict=True):  # levels and a tail of unindexed codes
-        table.add(row[None], np.array([has]))
-    queries = [_near_copies(rng, codes[rng.integers(0, 900)], 1, 8)[0] for _ in range(3)]
-    queries.append(rng.integers(0, 2**63, size=W, dtype=np.uint64))
-    for query in queries:
-        for radius, limit in ((16, 16), (12, 16), (7, 4), (3, 16), (0, 16), (20, 3), (16, 300), (64, 900)):
-            rows, pairs = table.nearest(query, radius, limit, allowed)
-            expected_rows, expected_pairs = _brute_force_nearest(query, codes, present, radius, limit, allowed)
-            assert rows.tolist() == expected_rows, (radius, limit)
-            assert np.array_equal(pairs, expected_pairs)
-    assert table.hashed > 0
-
-
-def test_hashed_window_search_leaves_a_crowd_of_near_copies_to_the_exhaustive_search() -> None:
-    rng = np.random.default_rng(9)
-    same = rng.integers(0, 2**63, size=W, dtype=np.uint64)
-    codes = _near_copies(rng, same, 400, 2)
-    present = np.ones(400, bool)
-    table = HashedWindows()
-    table.add(codes, present)
-    rows, pairs = table.nearest(same, 16, 16)
-    expected_rows, expected_pairs = _brute_force_nearest(same, codes, present, 16, 16)
-    assert rows.tolist() == expected_rows and np.array_equal(pairs, expected_pairs)
-    assert table.hashed == 0

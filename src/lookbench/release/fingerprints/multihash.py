@@ -1,8 +1,7 @@
-"""Multi-index hashing of binary codes over numpy arrays: an exact Hamming range search whose time grows with the
-entries that share a substring with the query, not with all entries.
+"""Multi-index hashing of 256-bit pHashes over numpy arrays: an exact Hamming range search whose time grows with
+the entries that share a substring with the query, not with all entries.
 
-Each code is cut into substrings of 16 bits (16 for a 256-bit pHash; 4 for a 64-bit window hash, where the radius
-below reads r // 4 for r // 16). A code within r bits of the query differs from it in at most
+Each code is cut into 16 substrings of 16 bits. A code within r bits of the query differs from it in at most
 r // 16 bits in at least one substring (pigeonhole: otherwise every substring differs in more, r + 16 bits in all),
 so probing, in every substring's table, each key within r // 16 flips of the query's substring finds every such
 code. At most r // (r // 16 + 1) substrings can differ by more than the flips probed, so an entry is compared on
@@ -22,8 +21,8 @@ import numpy as np
 from lookbench.release.fingerprints.hashes import popcount
 
 SUBSTRINGS = 16
-"""Substrings of a 256-bit pHash."""
 SUBSTRING_BITS = 16
+KEYS = SUBSTRINGS << SUBSTRING_BITS
 TAIL = 2048
 """Entries compared directly before they are indexed (a fixed cost per look-up)."""
 MAX_FLIPS = 3
@@ -39,16 +38,10 @@ def flip_masks(flips: int) -> np.ndarray:
     return masks[popcount(masks) <= flips]
 
 
-def substrings_of(words: np.ndarray) -> np.ndarray:
-    """(n, 4 * words) 16-bit substrings of (n, words) uint64 codes."""
-    words = np.ascontiguousarray(words, dtype=np.uint64)
-    return words.view(np.uint16).reshape(len(words), 4 * words.shape[1])
-
-
 def substring_keys(words: np.ndarray) -> np.ndarray:
-    """(n, substrings) keys `substring number << 16 | substring` of (n, words) uint64 codes."""
-    parts = substrings_of(words)
-    return parts.astype(np.int64) | (np.arange(parts.shape[1], dtype=np.int64) << SUBSTRING_BITS)
+    """(n, 16) keys `substring number << 16 | substring` of (n, 4) uint64 codes."""
+    parts = np.ascontiguousarray(words, dtype=np.uint64).view(np.uint16).reshape(len(words), SUBSTRINGS)
+    return parts.astype(np.int64) | (np.arange(SUBSTRINGS, dtype=np.int64) << SUBSTRING_BITS)
 
 
 def expand(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -68,29 +61,23 @@ class Level:
     @classmethod
     def of(cls, words: np.ndarray, first: int) -> Level:
         """The level of codes numbered from `first`."""
-        parts = substrings_of(words)
-        substrings = parts.shape[1]
-        ids = np.empty(substrings * len(words), dtype=np.uint32)
-        counts = np.empty(substrings << SUBSTRING_BITS, dtype=np.int64)
-        for t in range(substrings):
+        parts = np.ascontiguousarray(words, dtype=np.uint64).view(np.uint16).reshape(len(words), SUBSTRINGS)
+        ids = np.empty(SUBSTRINGS * len(words), dtype=np.uint32)
+        counts = np.empty(KEYS, dtype=np.int64)
+        for t in range(SUBSTRINGS):
             # Per substring the keys are 16-bit, which numpy's stable argsort sorts by radix in linear time.
             ids[t * len(words) : (t + 1) * len(words)] = np.argsort(parts[:, t], kind="stable") + first
             counts[t << SUBSTRING_BITS : (t + 1) << SUBSTRING_BITS] = np.bincount(
                 parts[:, t], minlength=1 << SUBSTRING_BITS
             )
-        offsets = np.zeros(len(counts) + 1, dtype=np.uint32)
+        offsets = np.zeros(KEYS + 1, dtype=np.uint32)
         np.cumsum(counts, out=offsets[1:])
         return cls(offsets, ids)
-
-    @property
-    def substrings(self) -> int:
-        """Substrings per code."""
-        return (len(self.offsets) - 1) >> SUBSTRING_BITS
 
     def merged(self, later: Level) -> Level:
         """One level holding this one's entries and a later one's (linear in both: no sort)."""
         counts, later_counts = np.diff(self.offsets.astype(np.int64)), np.diff(later.offsets.astype(np.int64))
-        offsets = np.zeros(len(self.offsets), dtype=np.int64)
+        offsets = np.zeros(KEYS + 1, dtype=np.int64)
         np.cumsum(counts + later_counts, out=offsets[1:])
         ids = np.empty(len(self.ids) + len(later.ids), dtype=np.uint32)
         ids[expand(offsets[:-1], offsets[:-1] + counts)] = self.ids
@@ -98,7 +85,7 @@ class Level:
         return Level(offsets.astype(np.uint32), ids)
 
     def __len__(self) -> int:
-        return len(self.ids) // self.substrings
+        return len(self.ids) // SUBSTRINGS
 
 
 class MultiHash:
@@ -113,19 +100,25 @@ class MultiHash:
         """Index the codes beyond the levels once they are `TAIL` or more, merging levels of similar size."""
         if len(matrix) - self.indexed < TAIL:
             return
-        if len(matrix) * 4 * matrix.shape[1] >= 1 << 32:
-            raise OverflowError("multi-index hashing counts its keys in 32 bits (268M pHashes, 1G window codes)")
+        if len(matrix) * SUBSTRINGS >= 1 << 32:
+            raise OverflowError("multi-index hashing counts its keys in 32 bits (268M entries)")
         level = Level.of(matrix[self.indexed :], self.indexed)
         self.indexed = len(matrix)
         while self.levels and len(self.levels[-1]) <= 2 * len(level):
             level = self.levels.pop().merged(level)
         self.levels.append(level)
 
-    def probed(self, queries: np.ndarray, flips: int, limit: int) -> list[np.ndarray] | None:
-        """Per query, the indexed entries holding a key within `flips` flips of one of its substrings, once per such
-        substring (unsorted); None when they are more than `limit` in all."""
+    def candidates(self, queries: np.ndarray, radius: int, limit: int) -> np.ndarray | None:
+        """Indexed entries, ascending, that share with a query enough substrings within `radius // 16` flips to be
+        within `radius` bits of it; None when the keys probed hold more than `limit` entries or the radius is too
+        wide to probe."""
+        flips = radius // SUBSTRING_BITS
+        if flips > MAX_FLIPS:
+            return None
         if not self.levels:
-            return [np.zeros(0, dtype=np.uint32) for _ in queries]
+            return np.zeros(0, dtype=np.int64)
+        # Of the substrings of an entry within `radius`, at most radius // (flips + 1) differ by more than `flips`.
+        needed = SUBSTRINGS - radius // (flips + 1)
         probes = substring_keys(queries)[:, :, None] ^ flip_masks(flips)
         spans = [
             (level.ids, level.offsets[probes].astype(np.int64), level.offsets[probes + 1].astype(np.int64))
@@ -133,27 +126,9 @@ class MultiHash:
         ]
         if sum(int((ends - starts).sum()) for _, starts, ends in spans) > limit:
             return None
-        return [
-            np.concatenate([ids[expand(s[query].ravel(), e[query].ravel())] for ids, s, e in spans])
-            for query in range(len(queries))
-        ]
-
-    def candidates(self, queries: np.ndarray, radius: int, limit: int) -> np.ndarray | None:
-        """Indexed entries, ascending, that share with a query enough substrings within `radius // substrings`
-        flips to be within `radius` bits of it; None when the keys probed hold more than `limit` entries or the
-        radius is too wide to probe."""
-        substrings = 4 * queries.shape[1]
-        flips = radius // substrings
-        if flips > MAX_FLIPS:
-            return None
-        # Of the substrings of an entry within `radius`, at most radius // (flips + 1) differ by more than `flips`.
-        needed = substrings - radius // (flips + 1)
-        probed = self.probed(queries, flips, limit)
-        if probed is None:
-            return None
         found = [np.zeros(0, dtype=np.uint32)]
-        for hits in probed:
-            hits = np.sort(hits)
+        for query in range(len(queries)):
+            hits = np.sort(np.concatenate([ids[expand(s[query].ravel(), e[query].ravel())] for ids, s, e in spans]))
             if needed > 1 and len(hits):
                 firsts = np.flatnonzero(np.concatenate([[True], hits[1:] != hits[:-1]]))
                 hits = hits[firsts[np.diff(firsts, append=len(hits)) >= needed]]

@@ -19,7 +19,7 @@ import numpy as np
 from lookbench.release.config import CropPairs
 from lookbench.release.fingerprints.crops import FULL, WINDOWS
 from lookbench.release.fingerprints.hashes import HASH_SIZE, hamming, popcount
-from lookbench.release.fingerprints.multihash import MAX_FLIPS, SCAN_SHARE, MultiHash, within_radius
+from lookbench.release.fingerprints.multihash import SCAN_SHARE, MultiHash, within_radius
 
 Backend = Literal["faiss", "numpy", "scan"]
 """`faiss`: the pHash tier by multi-index hashing, the window tier by faiss; `numpy` (no faiss installed): the
@@ -296,78 +296,6 @@ class FaissWindows(ScanWindows):
         return chosen, window_distances(query, matrix[chosen])
 
 
-def allowed_pairs(pairs: CropPairs) -> np.ndarray:
-    """(query window, indexed window) -> whether `pairs` compares them."""
-    if pairs == "all":
-        return np.ones((len(WINDOWS), len(WINDOWS)), dtype=bool)
-    query_window, indexed_window = np.indices((len(WINDOWS), len(WINDOWS)))
-    return (query_window == FRAME) | (indexed_window == FRAME)
-
-
-WINDOW_SUBSTRINGS = 4
-"""16-bit substrings of a 64-bit window code."""
-
-
-class HashedWindows(FaissWindows):
-    """The window table searched by multi-index hashing of every window code (`multihash.py`, 4 substrings of 16
-    bits), widening the radius step by step; faiss's exhaustive search (`FaissWindows`) decides when it cannot.
-
-    Probing each key within f flips of a query window's substrings finds every code within 4f + 3 bits of it
-    (pigeonhole), so each entry's nearest allowed pair is known exactly when it is within that reach. Once at least
-    `limit` entries are (or the reach covers the radius), the `limit` nearest of them are the answer: every other
-    entry is farther. Otherwise f grows, up to `MAX_FLIPS` (697 keys per substring, reach 15 bits); beyond that, or
-    when the keys probed hold more than half the codes (a crowd of near copies, absent entries' zero codes), the
-    exhaustive search decides. The codes are indexed in place (the (N, W) matrix read as N * W codes).
-    """
-
-    def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
-        super().__init__(codes, present)
-        self._hash = MultiHash()
-        self._hash.catch_up(self._flat())
-        self.hashed = 0
-        """Look-ups the hashing answered."""
-
-    def _flat(self) -> np.ndarray:
-        return self.codes.matrix.reshape(-1, 1)
-
-    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
-        """Append entries' window hashes (indexed once `TAIL` codes are waiting)."""
-        super().add(windows, present)
-        self._hash.catch_up(self._flat())
-
-    def nearest(
-        self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The nearest entries by their nearest window pair."""
-        flat = self._flat()
-        if len(flat) == 0 or limit <= 0 or radius < 0:
-            return super().nearest(query, radius, limit, pairs)
-        allowed = allowed_pairs(pairs)
-        tail = np.arange(self._hash.indexed, len(flat), dtype=np.int64)
-        for flips in range(min(MAX_FLIPS, radius // WINDOW_SUBSTRINGS) + 1):
-            reach = min(radius, WINDOW_SUBSTRINGS * (flips + 1) - 1)
-            probed = self._hash.probed(query[:, None], flips, len(flat) // SCAN_SHARE)
-            if probed is None:
-                break
-            owners, distances = [], []
-            for window, hits in enumerate(probed):
-                ids = np.concatenate([hits.astype(np.int64), tail])
-                ids = ids[allowed[window, ids % len(WINDOWS)]]
-                owners.append(ids // len(WINDOWS))
-                distances.append(popcount(flat[ids, 0] ^ query[window], np.uint8))
-            owner, distance = np.concatenate(owners), np.concatenate(distances)
-            keep = distance <= reach
-            keep[keep] = self.present.matrix[owner[keep], 0] != 0
-            owner, distance = owner[keep], distance[keep]
-            order = np.lexsort((distance, owner))
-            rows, first = np.unique(owner[order], return_index=True)
-            if len(rows) >= limit or reach >= radius:
-                self.hashed += 1
-                chosen = ranked(rows, distance[order][first], reach, limit)
-                return chosen, window_distances(query, self.codes.matrix[chosen])
-        return super().nearest(query, radius, limit, pairs)
-
-
 def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
     """A pHash table searched by `backend` (multi-index hashing unless `scan`), empty or holding `codes`."""
     return ScanPhashes(codes) if backend == "scan" else HashedPhashes(codes)
@@ -375,4 +303,4 @@ def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
 
 def window_table(backend: Backend, codes: Codes | None = None, present: Codes | None = None) -> WindowTable:
     """A window table searched by `backend`, empty or holding `codes` (and which rows have them, `present`)."""
-    return HashedWindows(codes, present) if backend == "faiss" else ScanWindows(codes, present)
+    return FaissWindows(codes, present) if backend == "faiss" else ScanWindows(codes, present)
