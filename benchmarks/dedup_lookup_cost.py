@@ -6,7 +6,9 @@ images of a published Synth snapshot (JPEG rows in parquet row groups, as a hist
 
 * how many indexed images a look-up finds within the crop tier's 16 of 64 bits (the share of distinct images with
   a window pair that close, from their real window hashes), hence how many candidates it aligns at 1M entries, and
-  within how many bits its 16 nearest would lie at 1M (the radius an exact search of them would have to reach);
+  within how many bits its 16 nearest would lie at 1M (the radius an exact search of them would have to reach), and
+  how many codes multi-index hashing of the window codes would have to read to reach each radius (`--codes-only`:
+  these statistics alone);
 * per kind of crop (of one image, or two crops of one photo), the share whose indexed image would still rank among
   the 16 candidates in an index of 10k, 100k and 1M images (its nearest window pair against how many of the other
   images come nearer; resolution: one image of the snapshot stands for 1M / its size);
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import statistics
 import tempfile
@@ -149,6 +152,40 @@ def recall_at_scale(originals: list[bytes], others: np.ndarray) -> None:
         print(json.dumps({"crop": name, "share_among_candidates_at_size": pairs_found}), flush=True)
 
 
+def probe_volume(codes: np.ndarray, picks: np.ndarray) -> None:
+    """What multi-index hashing of the window codes (4 substrings of 16 bits each) would read at 1M entries: per
+    look-up (12 query windows), the other images' codes that share a substring within f flips with a query window,
+    summed over windows and substrings, times 1M / images. Probing f flips finds every code within 4f + 3 bits."""
+    parts = np.ascontiguousarray(codes).view(np.uint16).reshape(len(codes), -1)  # (entries, 12 windows x 4)
+    bits = np.unpackbits(np.arange(1 << 16, dtype=np.uint16).view(np.uint8).reshape(-1, 2), axis=1).sum(
+        axis=1, dtype=np.uint8
+    )
+    volume: dict[int, list[float]] = {f: [] for f in range(4)}
+    for i in picks:
+        mine = parts[i].reshape(-1, 4)
+        theirs = np.delete(parts, i, axis=0).reshape(-1, 4)
+        differ = np.stack([bits[theirs ^ window] for window in mine])  # (query window, code, substring)
+        for f in volume:
+            volume[f].append(float((differ <= f).sum()) * 1e6 / (len(codes) - 1))
+    print(
+        json.dumps(
+            {
+                "codes_probed_per_lookup_at_1M": {
+                    f"{f} flips (reach {4 * f + 3} bits)": {
+                        "median": int(statistics.median(v)),
+                        "90th percentile": int(np.percentile(v, 90)),
+                    }
+                    for f, v in volume.items()
+                },
+                "uniform_codes_for_comparison": {
+                    f: int(48 * 12e6 / 65536 * sum(math.comb(16, i) for i in range(f + 1))) for f in range(4)
+                },
+            }
+        ),
+        flush=True,
+    )
+
+
 def fresh(data: bytes) -> Fingerprint:
     """A query as the stage has it: hashed (its crop views computed), nothing of a look-up cached yet."""
     found = fingerprint(data)
@@ -161,6 +198,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("snapshot", type=Path, help="a published Synth version folder (vYYYYMMDD)")
     parser.add_argument("--queries", type=int, default=30)
+    parser.add_argument("--codes-only", action="store_true", help="only the statistics of the window codes")
     args = parser.parse_args()
     print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
     rows = published(args.snapshot)
@@ -210,6 +248,9 @@ def main() -> None:
             flush=True,
         )
 
+    probe_volume(codes, picks)
+    if args.codes_only:
+        return
     others = np.stack([p.windows for p in prints[args.queries :] if p.windows is not None])
     recall_at_scale([data for _, data in rows[: args.queries]], others)
 
