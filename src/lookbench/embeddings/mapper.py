@@ -92,12 +92,15 @@ class Preprocess(BaseModel):
         offset = (np.asarray(self.mean, dtype=np.float64) / std).astype(np.float32)[:, None, None]
         return scale, offset
 
+    def normalise_into(self, cropped: Image.Image, out: np.ndarray) -> None:
+        """Write the normalised CHW pixels of an already resized and cropped RGB image into `out`."""
+        scale, offset = self.affine()
+        np.multiply(np.asarray(cropped).transpose(2, 0, 1), scale, out=out, casting="unsafe")
+        out -= offset
+
     def into(self, image: Image.Image, out: np.ndarray) -> None:
         """Write one normalised CHW image into `out` (a (3, crop, crop) float32 view)."""
-        scale, offset = self.affine()
-        pixels = np.asarray(self.resize_crop(image)).transpose(2, 0, 1)
-        np.multiply(pixels, scale, out=out, casting="unsafe")
-        out -= offset
+        self.normalise_into(self.resize_crop(image), out)
 
     def __call__(self, image: Image.Image) -> np.ndarray:
         """One CHW float32 array, scaled to [0, 1] and normalised by mean/std."""
