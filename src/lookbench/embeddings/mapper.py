@@ -80,7 +80,8 @@ class Preprocess(BaseModel):
             canvas = Image.new("RGB", (self.crop, self.crop), (self.fill,) * 3)
             canvas.paste(image.resize((plan.width, plan.height), resample), (plan.left, plan.top))
             return canvas
-        # Resample only the source region that survives the centre crop (same pixels, a fraction of the work).
+        # Resample only the source region that survives the centre crop: resize-then-crop's pixels up to Pillow's
+        # rounding of its weights (docs/models.md), a fraction of the work.
         sx, sy = w / plan.width, h / plan.height
         box = (plan.left * sx, plan.top * sy, (plan.left + self.crop) * sx, (plan.top + self.crop) * sy)
         return image.resize((self.crop, self.crop), resample, box=box)
