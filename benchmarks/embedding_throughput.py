@@ -3,11 +3,14 @@
     python benchmarks/embedding_throughput.py --model efficientnet-lite0 --images 384 --batch-size 32
     python benchmarks/embedding_throughput.py --model 'timm:vit_large_patch16_224?pretrained=0' --precision bf16
     python benchmarks/embedding_throughput.py --images 256 --background-load 8 --decode-priority low
+    python benchmarks/embedding_throughput.py --images 64 --repeats 5 --background-load 8 --phases
 
 `--background-load N` starts N busy-loop processes for the measured repeats only (each ends by itself after
 `--background-seconds`, and all are killed when the repeats end), as a shared machine under load would.
 `--decode-priority` pins the decoding threads' niceness (`low`: nice 19 as before the adaptive choice, `caller`:
-the caller's), to measure each choice against the default `adaptive` one.
+the caller's), to measure each choice against the default `adaptive` one. `--phases` also times, in each repeat
+and on one thread, each step of decoding and preprocessing (header, pixel decode, resize and crop, normalisation,
+sha256 of the bytes) on the distinct pictures, so the CPU end to end spends beyond the model can be split.
 
 End to end covers everything `lookbench eval` does for a split that is not cached yet: reading parquet, hashing
 image bytes, decoding and preprocessing (CPU worker threads, or the model's device with `--decode device`),
@@ -20,6 +23,7 @@ torchvision, for the device decoder. The CPU and the CUDA numbers come from the 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import io
 import json
 import os
@@ -41,6 +45,7 @@ from lookbench.embeddings.machine import encoder_device
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.embeddings.reader import decode_image
+from lookbench.images import opened
 from lookbench.models.registry import resolve_model
 from lookbench.precision import PRECISIONS
 from lookbench.snapshot.digests import DigestIndex
@@ -164,6 +169,35 @@ def background_load(processes: int, seconds: float) -> Iterator[None]:
             spinner.wait()
 
 
+def phase_times(images: list[bytes], draft: int | None, provider: ModelEmbeddings) -> dict[str, float]:
+    """CPU ms per image of each decode and preprocess step on one thread, each step over all `images` in turn."""
+    preprocess = provider.encoder.preprocess
+    assert preprocess is not None
+    out = np.empty((3, preprocess.crop, preprocess.crop), np.float32)
+    decoded = [decode_image(d, draft) for d in images]
+    cropped = [preprocess.resize_crop(image) for image in decoded]
+
+    def header(data: bytes) -> None:
+        with opened(data) as image:
+            image.size  # noqa: B018 - parsing the markers is the step timed
+
+    steps: dict[str, tuple[Any, list[Any]]] = {
+        "sha256": (lambda d: hashlib.sha256(d).digest(), images),
+        "header": (header, images),
+        "decode_with_header": (lambda d: decode_image(d, draft), images),
+        "resize_crop": (preprocess.resize_crop, decoded),
+        "normalise": (lambda image: preprocess.normalise_into(image, out), cropped),
+        "all_steps": (lambda d: preprocess.into(decode_image(d, draft), out), images),
+    }
+    times = {}
+    for name, (step, inputs) in steps.items():
+        cpu = time.process_time()
+        for item in inputs:
+            step(item)
+        times[name] = (time.process_time() - cpu) / len(inputs) * 1e3
+    return times
+
+
 DECODE_PRIORITIES = {"low": pipeline.DECODE_NICE, "caller": 0}
 
 
@@ -182,6 +216,7 @@ def main() -> None:
     parser.add_argument("--background-load", type=int, default=0, help="busy-loop processes during the repeats")
     parser.add_argument("--background-seconds", type=float, default=900.0, help="upper bound on each one's life")
     parser.add_argument("--decode-priority", default="adaptive", choices=["adaptive", *DECODE_PRIORITIES])
+    parser.add_argument("--phases", action="store_true", help="also time each decode/preprocess step per repeat")
     parser.add_argument("--json", type=Path, help="also write the numbers to this file")
     args = parser.parse_args()
     if args.decode_priority != "adaptive":
@@ -219,6 +254,7 @@ def main() -> None:
         # Alternate the two measurements so that load from other processes affects both alike.
         inference, end_to_end, cpu_inference, cpu_end_to_end = [], [], [], []
         loads = []
+        phases: list[dict[str, float]] = []
         with background_load(args.background_load, args.background_seconds):
             for r in range(args.repeats):
                 rate, cpu_ms = model_only(provider, tensors, clock)
@@ -231,6 +267,8 @@ def main() -> None:
                 run.embed_split(fresh, "real_studio_flat", "gallery")
                 end_to_end.append(len(images) / (clock.now() - started))
                 cpu_end_to_end.append((time.process_time() - cpu) / len(images) * 1e3)
+                if args.phases:
+                    phases.append(phase_times(sample, draft, provider))
                 loads.append(os.getloadavg()[0])
 
     cores = usable_cores()
@@ -266,6 +304,15 @@ def main() -> None:
     result["ratio_median"] = round(float(np.median(ratios)), 3)
     result["background_load"] = args.background_load
     result["decode_priority"] = args.decode_priority
+    if phases:
+        result["cpu_ms_per_image_phases_min_median"] = {
+            name: [round(min(p[name] for p in phases), 3), round(float(np.median([p[name] for p in phases])), 3)]
+            for name in phases[0]
+        }
+        # What end to end spends beyond the model and the steps above: parquet reads, queues, cache writes.
+        steps = float(np.median([p["all_steps"] + p["sha256"] for p in phases]))
+        rest = result["cpu_ms_per_image_end_to_end"] - result["cpu_ms_per_image_inference"] - steps
+        result["cpu_ms_per_image_rest_of_pipeline"] = round(rest, 2)
     result["load_average_1min_per_repeat"] = [round(load, 2) for load in loads]
     print(json.dumps(result, indent=1))
     if args.json:

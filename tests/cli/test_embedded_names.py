@@ -66,3 +66,19 @@ def test_an_unknown_name_is_a_one_line_user_error(embedded: dict[str, Path], tmp
     result = runner.invoke(app, ["snapshot", "info", "validaton"])
     assert result.exit_code == 2
     assert "validaton" in result.output
+
+
+def test_eval_without_a_snapshot_scores_the_embedded_default(embedded: dict[str, Path], tmp_path: Path):
+    out = tmp_path / "r.json"
+    result = runner.invoke(app, ["eval", "-m", "features:thumbnail", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "no --snapshot given: using the embedded LookBench-Synth default" in result.output
+    recorded = json.loads(out.read_text())["snapshot"]
+    assert Path(recorded["location"]) == embedded["default"]
+    assert recorded["subsets"]["real_studio_flat"]["gallery"] == 3
+
+
+def test_composed_derive_without_a_snapshot_reads_the_embedded_default(embedded: dict[str, Path], tmp_path: Path):
+    result = runner.invoke(app, ["composed", "derive", "--out", str(tmp_path / "c"), "--no-render"])
+    assert result.exit_code == 2  # the stand-in is no Synth release: refused, naming the folder it was given
+    assert f"real_studio_flat/gallery of {embedded['default']} has no hard_negative_of column" in result.output

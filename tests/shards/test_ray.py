@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from test_row_stream import EXPECTED, SquareMapper, stream
 from test_work_units import LengthMapper
 from typer.testing import CliRunner
 
@@ -103,3 +104,25 @@ def test_a_real_ray_head_passes_the_address_check(ray_cluster: RayCluster) -> No
     from lookbench.shards.ray_executor import check_reachable
 
     check_reachable(ray_cluster.ray.get_runtime_context().gcs_address)  # the head's gRPC server answers the probe
+
+
+def test_a_ray_worker_that_dies_on_every_retry_is_a_shard_error_to_the_reader_and_a_rerun_redoes_only_the_rest(
+    ray_cluster: RayCluster, tmp_path: Path
+) -> None:
+    rows = []
+    dying = stream(tmp_path / "shards", RayExecutor(), SquareMapper(die_always="9"))
+    with (
+        pytest.raises(
+            ShardError, match=r"the Ray worker running squares rows 8\.\.11 died, and again on each of its 2 retries"
+        ),
+        dying as rows_of,
+    ):
+        rows.extend(rows_of)
+    assert rows == EXPECTED[:8]  # the two shards before the dead one, then the error
+    markers = [p.name for p in (tmp_path / "shards").glob("*.done.json")]
+    # the other slot runs on while Ray retries the dead shard: any shard but the dead one may have finished
+    assert not any(name.startswith("000000008-") for name in markers) and 2 <= len(markers) <= 5
+    done = len(markers)
+    with stream(tmp_path / "shards", RayExecutor()) as again:
+        assert list(again) == EXPECTED
+    assert again.run is not None and (len(again.run.skipped), len(again.run.ran)) == (done, 6 - done)

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
-from lookbench.shards.executor import Needs, Progress, ShardError
+from lookbench.shards.executor import Executor, Needs, Progress, ShardError
 from lookbench.shards.local import LocalExecutor
 from lookbench.shards.table import Mapped, RowStream, TableItems, TableJob, map_items
 
@@ -31,11 +31,13 @@ class Broken(ValueError):
 @dataclass
 class Squares:
     """Opened mapper: each item's square. On `wait_for`'s item, waits until that file exists (the reader made it);
-    on `fail_on` it raises; on `die_on` the worker process kills itself, once (the file `die_once` is its ticket)."""
+    on `fail_on` it raises; on `die_on` the worker process kills itself, once (the file `die_once` is its ticket);
+    on `die_always` it kills itself every time."""
 
     wait_for: tuple[str, str] | None
     fail_on: str | None
     die_on: tuple[str, str] | None
+    die_always: str | None = None
 
     def __call__(self, items: list[Any], progress: Progress, /) -> Mapped:
         if self.wait_for is not None and self.wait_for[0] in items:
@@ -53,6 +55,8 @@ class Squares:
                 pass
             else:
                 os.kill(os.getpid(), signal.SIGKILL)
+        if self.die_always in items:
+            os.kill(os.getpid(), signal.SIGKILL)
         progress(len(items))
         return Mapped([{"item": item, "square": int(item) ** 2} for item in items])
 
@@ -65,16 +69,17 @@ class SquareMapper:
     wait_for: tuple[str, str] | None = None
     fail_on: str | None = None
     die_on: tuple[str, str] | None = None
+    die_always: str | None = None
 
     def open(self, slots: int) -> Squares:
-        return Squares(self.wait_for, self.fail_on, self.die_on)
+        return Squares(self.wait_for, self.fail_on, self.die_on, self.die_always)
 
 
 def work(folder: Path, mapper: SquareMapper = SquareMapper()) -> TableItems:
     return TableItems(TableJob("squares", Needs("cpu"), SCHEMA, mapper), folder, ITEMS, ITEMS, "v1", None, 4)
 
 
-def stream(folder: Path, executor: LocalExecutor, mapper: SquareMapper = SquareMapper()) -> RowStream:
+def stream(folder: Path, executor: Executor, mapper: SquareMapper = SquareMapper()) -> RowStream:
     return RowStream(executor, work(folder, mapper))
 
 

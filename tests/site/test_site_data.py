@@ -20,7 +20,7 @@ from lookbench.cores import cpu_model, usable_cores
 from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.models.card import load_cards
 from lookbench.reports.encode import first_ranks
-from lookbench.reports.labels import metric_title, window_text
+from lookbench.reports.labels import metric_title
 from lookbench.reports.published import RELEASE_QUERIES, is_release, load_published, published_block
 from lookbench.reports.render import script_json
 from lookbench.reports.sitedata import build_site_data, load_runs, query_set_groups
@@ -28,7 +28,7 @@ from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester, two_sided_p
 from lookbench.results.compare import pair_queries
 from lookbench.results.io import load_result
-from lookbench.results.schema import DateWindow
+from lookbench.results.naming import window_text
 
 runner = CliRunner()
 
@@ -141,11 +141,12 @@ def test_is_release(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None
 
 
 def test_labels() -> None:
-    assert window_text(None) is None
-    assert window_text(DateWindow(since="2026-05-16", kept_queries=1, total_queries=2)) == "since 2026-05-16"
-    assert window_text(DateWindow(until="2026-05-31", kept_queries=1, total_queries=2)) == "until 2026-05-31"
-    both = DateWindow(since="2026-05-02", until="2026-05-31", kept_queries=1, total_queries=2)
-    assert window_text(both) == "2026-05-02 to 2026-05-31"
+    assert window_text(None, None) is None
+    assert window_text("2026-05-16", None) == "since 2026-05-16"
+    assert window_text(None, "2026-05-31") == "until 2026-05-31"
+    assert window_text("2026-05-02", "2026-05-31") == "2026-05-02 to 2026-05-31"
+    # eval's bounds are datetime64 (a day or a time): the same words
+    assert window_text(np.datetime64("2026-05-02T00:00:00"), np.datetime64("2026-05-31")) == "2026-05-02 to 2026-05-31"
     assert metric_title("fine_recall@5") == "Fine Recall@5" and metric_title("outfit_recall@1") == "Outfit Recall@1"
     assert metric_title("ndcg@10") == "graded nDCG@10"
 

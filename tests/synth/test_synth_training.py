@@ -21,6 +21,7 @@ from lookbench.cli.main import app
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import SUBSETS, TRAIN
+from lookbench.synth import generate as generate_module
 from lookbench.synth.catalogue import GALLERY_CATEGORIES, SPECS
 from lookbench.synth.disjoint import excluded_designs
 from lookbench.synth.generate import MANIFEST, generate_snapshot
@@ -298,6 +299,70 @@ def test_cli_drops_an_exhausted_category_and_records_it(tmp_path: Path) -> None:
     assert "bag" not in manifest["gallery_categories"] and "dress" in manifest["gallery_categories"]
     rows = _rows(out / "v20260301")
     assert rows and not any(r["category"] == "bag" for r in rows)
+
+
+def _interrupt_on_call(monkeypatch: pytest.MonkeyPatch, number: int) -> None:
+    """Rendering raises KeyboardInterrupt (Ctrl-C) at its `number`-th task."""
+    original, calls = generate_module.run_task, {"n": 0}
+
+    def interrupted(task):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == number:
+            raise KeyboardInterrupt
+        return original(task)
+
+    monkeypatch.setattr(generate_module, "run_task", interrupted)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_an_interrupted_drop_run_resumes_to_the_same_bytes_and_another_policy_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = _exhausting(tmp_path / "eval", ("bag",))
+    out = tmp_path / "train"
+    args = ["synth", "--out", str(out), "--release", "2026-03-01", "--size", "tiny", "--purpose", "train"]
+    args += ["--workers", "1", "--exclude-designs", str(folder)]
+    _interrupt_on_call(monkeypatch, 4)  # 5 tasks: 2 + 1 studio, then the street files
+    with pytest.raises(KeyboardInterrupt):
+        generate_snapshot(
+            out, RELEASE, "tiny", workers=1, purpose="train", exclude_designs=[str(folder)], exhausted="drop"
+        )
+    monkeypatch.undo()
+    (partial,) = out.iterdir()
+    left = _files(partial)
+    assert sorted(left) == ["aigen_studio/train.parquet", "real_studio_flat/train.parquet"]
+    other = CliRunner().invoke(app, [*args, "--exhausted-categories", "fail"])
+    (error,) = [line for line in other.output.splitlines() if line.startswith("error:")]
+    assert other.exit_code == 2 and "Traceback" not in other.output, other.output
+    assert error.endswith(
+        ".partial holds an interrupted run of this release with --exhausted-categories drop; rerun with drop to "
+        "resume it, or delete that folder to start over with fail"
+    )
+    assert list(out.iterdir()) == [partial] and _files(partial) == left  # nothing written, nothing lost
+    resumed = CliRunner().invoke(app, [*args, "--exhausted-categories", "drop"])
+    assert resumed.exit_code == 0 and "resuming: 2 of 4 files already written" in resumed.output, resumed.output
+    fresh = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "fresh"), "--exhausted-categories", "drop"])
+    assert fresh.exit_code == 0, fresh.output
+    assert list(out.iterdir()) == [out / "v20260301"]
+    whole, again = _files(tmp_path / "fresh" / "v20260301"), _files(out / "v20260301")
+    assert sorted(whole) == sorted(again) and all(whole[name] == again[name] for name in whole)
+    assert json.loads(again[MANIFEST])["dropped_categories"] == ["bag"]
+
+
+def test_an_interrupted_fail_run_refuses_a_drop_rerun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "train"
+    _interrupt_on_call(monkeypatch, 1)
+    with pytest.raises(KeyboardInterrupt):
+        generate_snapshot(out, RELEASE, "tiny", workers=1, purpose="train", exclude_designs=["none"])
+    monkeypatch.undo()
+    args = ["synth", "--out", str(out), "--release", "2026-03-01", "--size", "tiny", "--purpose", "train"]
+    run = CliRunner().invoke(app, [*args, "--exclude-designs", "none", "--exhausted-categories", "drop"])
+    assert run.exit_code == 2 and "with --exhausted-categories fail; rerun with fail to resume it" in run.output
+    (partial,) = out.iterdir()  # the interrupted run's folder, and nothing else
+    assert partial.name.endswith(".partial") and _files(partial) == {}
 
 
 def test_cli_refuses_an_unknown_policy_and_an_exclusion_of_everything(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from trainkit import row, training_snapshot
 
 from lookbench.errors import SnapshotError, TrainError
+from lookbench.synth.generate import MANIFEST
 from lookbench.train.config import TrainData
 from lookbench.train.data import load_training_set
 from lookbench.train.labels import MISSING
@@ -65,6 +67,24 @@ def test_missing_snapshot_and_parts_are_clear_errors(tmp_path: Path) -> None:
         load_training_set([TrainData(snapshot=str(snap), parts=["real_studio_flat/query"])], 0, tmp_path / "c")
     with pytest.raises(TrainError, match="no rows left"):
         load_training_set([TrainData(snapshot=str(snap), min_images=9)], 0, tmp_path / "c")
+
+
+def test_a_releases_dropped_categories_are_read_and_a_malformed_record_is_one_line(tmp_path: Path) -> None:
+    snap = training_snapshot(tmp_path, items=2, views=2)
+    assert load_training_set([TrainData(snapshot=str(snap))], 0, tmp_path / "c").sources[0].dropped_categories == []
+    (snap / MANIFEST).write_text(json.dumps({"exhausted_categories": "drop", "dropped_categories": ["bag", "heels"]}))
+    training = load_training_set([TrainData(snapshot=str(snap))], 0, tmp_path / "c")
+    assert training.sources[0].dropped_categories == ["bag", "heels"]
+    for bad in ("bag", ["bag", "bag"], ["unicorn"], [1], None):
+        (snap / MANIFEST).write_text(json.dumps({"dropped_categories": bad}))
+        with pytest.raises(SnapshotError) as error:
+            load_training_set([TrainData(snapshot=str(snap))], 0, tmp_path / "c")
+        assert str(error.value).startswith(f"{snap / MANIFEST}: dropped_categories must be a list of distinct Synth")
+        assert "\n" not in str(error.value)
+    for broken in ("{", "[]"):
+        (snap / MANIFEST).write_text(broken)
+        with pytest.raises(SnapshotError, match=f"{MANIFEST}: not a readable Synth manifest"):
+            load_training_set([TrainData(snapshot=str(snap))], 0, tmp_path / "c")
 
 
 def test_sampler_draws_m_per_class_deterministically() -> None:

@@ -70,7 +70,9 @@ def test_train_exports_a_model_that_eval_runs_with_its_card(snapshots: tuple[Pat
     assert info["training"]["guard"]["dropped"] == 0 and info["validation"][-1]["step"] == 6
     validated = {"location": str(eval_snap), "snapshot": "v20260601", "evaluation_snapshot_allowed": True}
     assert info["training"]["validated_on"] == validated
-    assert "- Validated on: v20260601 (an evaluation snapshot, explicitly allowed)" in (out / "README.md").read_text()
+    card = (out / "README.md").read_text()
+    assert "- Validated on: v20260601 (an evaluation snapshot, explicitly allowed)" in card
+    assert "Left out of" not in card and info["training"]["sources"][0]["dropped_categories"] == []
     (overlap,) = info["training"]["guard"]["evaluation_overlap"]
     assert overlap["labels"]["queries"] == 6 and overlap["near_duplicates"] == 0
     # the queries behind the counts: the kit gives every item one of 3 label sets by item number, so each of the 6
@@ -117,6 +119,24 @@ def test_train_exports_a_model_that_eval_runs_with_its_card(snapshots: tuple[Pat
         app, ["train", str(write_config(tmp_path / "c.yaml", tiny_config(train_snap, eval_snap))), "--out", str(out)]
     )
     assert again.exit_code == 2 and "already holds a trained model" in again.output
+
+
+def test_the_card_lists_the_categories_its_training_release_left_out(
+    snapshots: tuple[Path, Path], tmp_path: Path
+) -> None:
+    from lookbench.train.loop import Trainer
+
+    train_snap, _ = snapshots
+    recorded = {"exhausted_categories": "drop", "dropped_categories": ["bag", "heels"]}
+    (train_snap / "synth_manifest.json").write_text(json.dumps(recorded))
+    cfg = parse_config(unguarded_config(train_snap, workers=0, schedule={"steps": 1}), "test")
+    out = tmp_path / "runs" / "dropped"
+    Trainer(cfg, out, progress=False, say=lambda _m: None).run()
+    (source,) = json.loads((out / "model.json").read_text())["training"]["sources"]
+    assert source["dropped_categories"] == ["bag", "heels"]
+    lines = [line for line in (out / "README.md").read_text().splitlines() if "Left out" in line]
+    expected = "- Left out of v20260301 (every design excluded): bag, heels; the model never saw them in training"
+    assert lines == [expected]
 
 
 def test_resume_after_a_kill_equals_an_uninterrupted_run_bitwise(snapshots: tuple[Path, Path], tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from lookbench.composed.derive import derive_synth_composed
 from lookbench.composed.methods import METHODS
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.source import HUB_FORMS
+from lookbench.synth.embedded import DEFAULT_SNAPSHOT, open_location
 
 app = typer.Typer(
     help="Composed retrieval: like this, but with short sleeves.", no_args_is_help=True, rich_markup_mode=None
@@ -24,7 +25,7 @@ app = typer.Typer(
 def derive(
     out: Path = typer.Option(..., "--out", help="Folder to write vYYYYMMDD/ into (the source plus composed/)."),
     snapshot: str | None = typer.Option(
-        None, "--snapshot", "-s", help=f"A LookBench-Synth snapshot folder or {HUB_FORMS}; default: embedded Synth."
+        None, "--snapshot", "-s", help=f"A LookBench-Synth snapshot folder, {HUB_FORMS} or `default`; default: default."
     ),
     validation: float = typer.Option(0.2, "--validation", help="Fraction of products held out for tuning."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the query/validation split."),
@@ -35,11 +36,7 @@ def derive(
     workers: int = typer.Option(1, "--workers", min=1, help="Processes rendering the re-drawn designs."),
 ) -> None:
     """Add a composed subset of exact pairs (a product and its variants, re-rendered designs) to a Synth copy."""
-    if snapshot is None:
-        from lookbench.synth.default import default_snapshot
-
-        snapshot = str(default_snapshot())
-    source = open_snapshot(snapshot)
+    source = open_location(snapshot or DEFAULT_SNAPSHOT)
     target = derive_synth_composed(
         source, out, validation=validation, seed=seed, overwrite=overwrite, render=render, workers=workers
     )

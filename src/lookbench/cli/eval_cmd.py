@@ -34,11 +34,10 @@ from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, perc
 from lookbench.search.select import make_backend
 from lookbench.shards.executor import check_options
 from lookbench.shards.make import make_executor
-from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import is_composed_subset
 from lookbench.snapshot.source import HUB_FORMS
-from lookbench.synth.embedded import open_location
+from lookbench.synth.embedded import DEFAULT_SNAPSHOT, open_location
 
 SHOWN_METRICS = (*DEFAULT_TABLE_METRICS, "outfit_recall@1")
 COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
@@ -66,13 +65,10 @@ def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
     return DEFAULT_KS if protocol is None else protocol.ks
 
 
-def _default_snapshot() -> Snapshot:
-    try:
-        from lookbench.synth.default import default_snapshot
-    except ImportError as exc:
-        raise LookBenchError("no --snapshot given and the embedded default (LookBench-Synth) is unavailable") from exc
-    console.print("[dim]no --snapshot given: using the embedded LookBench-Synth default[/dim]")
-    return open_snapshot(default_snapshot())
+def _open_snapshot(snapshot: str | None) -> Snapshot:
+    if not snapshot:
+        console.print("[dim]no --snapshot given: using the embedded LookBench-Synth default[/dim]")
+    return open_location(snapshot or DEFAULT_SNAPSHOT)
 
 
 def _default_model() -> str:
@@ -233,7 +229,7 @@ def eval_command(
 
     options = _embed_options(cache_dir, batch_size, workers, on_bad_image, fp16, precision, decode)
     check_options(executor, processes, ray_address, shards)
-    snap = open_location(snapshot) if snapshot else _default_snapshot()
+    snap = _open_snapshot(snapshot)
     spec = model or _default_model()
     backend = make_backend(search)
     settings = EvalSettings(
@@ -263,7 +259,8 @@ def eval_command(
         return
     out = _run(plan, executor, processes, ray_address, shards)
     result, per_query = save_run(out.result, out.per_query, target)
-    parts = (f"fine rule: {fine_rule.value}", window_text(settings.since, settings.until), noise_text(noise))
+    window = window_text(settings.since, settings.until)
+    parts = (f"fine rule: {fine_rule.value}", f"window {window}" if window else "", noise_text(noise))
     _report(result, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
 
 

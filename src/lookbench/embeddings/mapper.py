@@ -80,7 +80,8 @@ class Preprocess(BaseModel):
             canvas = Image.new("RGB", (self.crop, self.crop), (self.fill,) * 3)
             canvas.paste(image.resize((plan.width, plan.height), resample), (plan.left, plan.top))
             return canvas
-        # Resample only the source region that survives the centre crop (same pixels, a fraction of the work).
+        # Resample only the source region that survives the centre crop: resize-then-crop's pixels up to Pillow's
+        # rounding of its weights (docs/models.md), a fraction of the work.
         sx, sy = w / plan.width, h / plan.height
         box = (plan.left * sx, plan.top * sy, (plan.left + self.crop) * sx, (plan.top + self.crop) * sy)
         return image.resize((self.crop, self.crop), resample, box=box)
@@ -92,12 +93,15 @@ class Preprocess(BaseModel):
         offset = (np.asarray(self.mean, dtype=np.float64) / std).astype(np.float32)[:, None, None]
         return scale, offset
 
+    def normalise_into(self, cropped: Image.Image, out: np.ndarray) -> None:
+        """Write the normalised CHW pixels of an already resized and cropped RGB image into `out`."""
+        scale, offset = self.affine()
+        np.multiply(np.asarray(cropped).transpose(2, 0, 1), scale, out=out, casting="unsafe")
+        out -= offset
+
     def into(self, image: Image.Image, out: np.ndarray) -> None:
         """Write one normalised CHW image into `out` (a (3, crop, crop) float32 view)."""
-        scale, offset = self.affine()
-        pixels = np.asarray(self.resize_crop(image)).transpose(2, 0, 1)
-        np.multiply(pixels, scale, out=out, casting="unsafe")
-        out -= offset
+        self.normalise_into(self.resize_crop(image), out)
 
     def __call__(self, image: Image.Image) -> np.ndarray:
         """One CHW float32 array, scaled to [0, 1] and normalised by mean/std."""

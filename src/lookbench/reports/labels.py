@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lookbench.results.schema import DateWindow, ResultFile
+from lookbench.results.naming import window_text
+from lookbench.results.schema import ResultFile
 from lookbench.results.tables import run_label
 
 
@@ -71,18 +72,13 @@ def metric_infos() -> dict[str, dict[str, Any]]:
     return {family: asdict(info) for family, info in METRICS.items()}
 
 
-def window_text(window: DateWindow | None) -> str | None:
-    """'since 2026-05-16', 'until 2026-05-31' or '2026-05-02 to 2026-05-31'; None for a run over every date."""
-    if window is None or (window.since is None and window.until is None):
-        return None
-    if window.until is None:
-        return f"since {window.since}"
-    if window.since is None:
-        return f"until {window.until}"
-    return f"{window.since} to {window.until}"
+def run_window(result: ResultFile) -> str | None:
+    """The dates a run kept queries from (`results.naming.window_text`); None for a run over every date."""
+    window = result.config.window
+    return window_text(window.since, window.until) if window else None
 
 
 def run_title(result: ResultFile) -> str:
     """The run's label everywhere on the pages: model (and fine rule), then its window, if any, in brackets."""
-    window = window_text(result.config.window)
+    window = run_window(result)
     return run_label(result) + (f" [{window}]" if window else "")

@@ -14,7 +14,7 @@ from lookbench.contamination.tables import load_with_per_query
 from lookbench.errors import ResultError, SnapshotError
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.reports.images import ImageTable
-from lookbench.reports.labels import metric_title, run_title, window_text
+from lookbench.reports.labels import metric_title, run_title, run_window
 from lookbench.reports.render import render
 from lookbench.reports.retrieval import (
     ACROSS,
@@ -133,7 +133,7 @@ def build_report(
     page = render(
         "report.html",
         label=run_title(result),
-        window=window_text(result.config.window),
+        window=run_window(result),
         across=ACROSS,
         result=result,
         flags=assess(result, per_query),

@@ -13,7 +13,7 @@ from lookbench.embeddings.facts import ModelFacts
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.reports.attributes import main_attributes
 from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
-from lookbench.reports.labels import METRICS, metric_infos, run_title, window_text
+from lookbench.reports.labels import METRICS, metric_infos, run_title, run_window
 from lookbench.reports.paper import page_spec
 from lookbench.reports.published import published_block
 from lookbench.reports.runs import LoadedRun, load_runs, query_set_groups
@@ -94,7 +94,7 @@ def _run_entry(
     return {
         "label": run_label(result),
         "title": run_title(result),
-        "windowText": window_text(window),
+        "windowText": run_window(result),
         "file": run.path.name,
         "snapshot": result.snapshot.id,
         "contentHash": result.snapshot.content_hash[:12],

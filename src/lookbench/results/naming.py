@@ -37,10 +37,17 @@ def window_tag(since: np.datetime64 | None, until: np.datetime64 | None) -> str:
     return "__" + "_".join(parts) if parts else ""
 
 
-def window_text(since: np.datetime64 | None, until: np.datetime64 | None) -> str:
-    """A window for titles, e.g. `window since 2026-01-01 until 2026-03-31`; empty without one."""
-    parts = [f"{word} {str(day)[:10]}" for word, day in (("since", since), ("until", until)) if day is not None]
-    return "window " + " ".join(parts) if parts else ""
+def window_text(since: np.datetime64 | str | None, until: np.datetime64 | str | None) -> str | None:
+    """A date window for readers: 'since 2026-05-16', 'until 2026-05-31' or '2026-05-02 to 2026-05-31' (a result's
+    ISO dates as recorded, a datetime64 as its day); None for a run over every date."""
+    first, last = (str(d.astype("datetime64[D]")) if isinstance(d, np.datetime64) else d for d in (since, until))
+    if first is None and last is None:
+        return None
+    if last is None:
+        return f"since {first}"
+    if first is None:
+        return f"until {last}"
+    return f"{first} to {last}"
 
 
 def result_target(template: str, model: str, snapshot: str, rule: str, window: str, noise: str = "") -> Path:

@@ -232,9 +232,11 @@ class RayExecutor:
                     done(ray.get(ref))
                 except ray.exceptions.RayTaskError as exc:
                     failure = failure or _cause(exc)
-                except ray.exceptions.RayActorError as exc:
+                except (ray.exceptions.RayActorError, ray.exceptions.WorkerCrashedError) as exc:
                     failure = failure or ShardError(
-                        f"the Ray worker running {task.shard.label} died and was restarted {RETRIES} times: {exc}"
+                        f"the Ray worker running {task.shard.label} died, and again on each of its {RETRIES} retries "
+                        f"(killed, or out of memory); finished shards are kept: run the command again to redo the "
+                        f"others ({first_line(exc)})"
                     )
                 except ray.exceptions.RayError as exc:
                     failure = failure or ShardError(f"{task.shard.label}: Ray could not run it: {exc}")
@@ -244,6 +246,11 @@ class RayExecutor:
         progress(ray.get(tally.take.remote()))
         if failure is not None:
             raise failure
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an exception's message (Ray's span several)."""
+    return next(iter(str(exc).splitlines()), type(exc).__name__)
 
 
 def _cause(exc: Any) -> BaseException:

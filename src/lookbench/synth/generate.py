@@ -1,7 +1,8 @@
 """Generate a LookBench-Synth snapshot: plan it, render it in parallel tasks, stream the rows to parquet.
 
 Files are written into `OUT/.vYYYYMMDD.<key>.partial/`, each moved into place only when complete; an interrupted
-run leaves the finished files there and the next run with the same seed, release and size resumes after them.
+run leaves the finished files there and the next run with the same seed, release and size (and, for a training
+release, exclusion) resumes after them; one under another `--exhausted-categories` is refused while they are there.
 When every file is done the folder is renamed to `OUT/vYYYYMMDD` (atomic: a reader sees all of it or nothing)."""
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from lookbench.synth.shots import FRAMES
 from lookbench.synth.street import SCENE_SIZE
 from lookbench.synth.studio import STUDIO_SIZE
 from lookbench.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, RenderTask, run_task, set_noise_basis
-from lookbench.synth.training import TrainingPlan, plan_training
+from lookbench.synth.training import EXHAUSTED_POLICIES, TrainingPlan, plan_training
 
 MANIFEST = "synth_manifest.json"
 STUDIO_CHUNK = 32
@@ -171,6 +172,25 @@ def manifest(
     }
 
 
+def recorded_dropped_categories(root: Path) -> tuple[str, ...]:
+    """The categories the Synth training release in `root` left out (`--exhausted-categories drop`); none for any
+    other snapshot."""
+    path = root / MANIFEST
+    try:
+        recorded = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ()
+    except (OSError, ValueError) as exc:
+        raise SnapshotError(f"{path}: not a readable Synth manifest ({exc})") from exc
+    if not isinstance(recorded, dict):
+        raise SnapshotError(f"{path}: not a readable Synth manifest (a JSON object expected)")
+    dropped = recorded.get("dropped_categories", [])
+    known = isinstance(dropped, list) and all(isinstance(c, str) and c in GALLERY_CATEGORIES for c in dropped)
+    if not known or len(set(dropped)) != len(dropped):
+        raise SnapshotError(f"{path}: dropped_categories must be a list of distinct Synth categories, got {dropped!r}")
+    return tuple(dropped)
+
+
 def _make_readable(folder: Path) -> None:
     """Give the finished tree the usual umask permissions (temporary files are created private)."""
     umask = os.umask(0)
@@ -209,6 +229,24 @@ def render_files(
     return jobs
 
 
+def _partial_folder(target: Path, size: str, seed: int, purpose: str, excluded: list[str], exhausted: str) -> Path:
+    """Where a run renders before the rename; its name keys every setting that changes the files."""
+    tag = f"{GENERATOR_VERSION}-{size}-seed{seed}" + (f"-train-{exclusion_key(excluded)}" if purpose == "train" else "")
+    tag += f"-{exhausted}" if purpose == "train" and exhausted != "fail" else ""
+    return target.with_name(f".{target.name}.{tag}.partial")
+
+
+def _refuse_another_policys_partial(target: Path, size: str, seed: int, excluded: list[str], exhausted: str) -> None:
+    """Refuse to start a training release beside an interrupted run of it under another `--exhausted-categories`."""
+    for policy in EXHAUSTED_POLICIES:
+        other = _partial_folder(target, size, seed, "train", excluded, policy)
+        if policy != exhausted and other.is_dir():
+            raise SnapshotError(
+                f"{other} holds an interrupted run of this release with --exhausted-categories {policy}; rerun with "
+                f"{policy} to resume it, or delete that folder to start over with {exhausted}"
+            )
+
+
 def generate_snapshot(
     out: Path,
     release: date,
@@ -238,6 +276,9 @@ def generate_snapshot(
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
     excluded = list(DEFAULT_EXCLUSION if exclude_designs is None else exclude_designs)
+    work = _partial_folder(target, size, seed, purpose, excluded, exhausted)
+    if purpose == "train":
+        _refuse_another_policys_partial(target, size, seed, excluded, exhausted)
     plan: ReleasePlan | TrainingPlan
     if purpose == "train":
         plan = plan_training(seed, release, size, excluded_designs(excluded), exhausted)
@@ -246,9 +287,6 @@ def generate_snapshot(
     else:
         plan = plan_release(seed, release, size)
     images = plan.total_images() if isinstance(plan, TrainingPlan) else plan.preset.total_images()
-    tag = f"{GENERATOR_VERSION}-{size}-seed{seed}" + (f"-train-{exclusion_key(excluded)}" if purpose == "train" else "")
-    tag += f"-{exhausted}" if purpose == "train" and exhausted != "fail" else ""
-    work = target.with_name(f".{target.name}.{tag}.partial")
     if workers is None:
         workers = 1 if images < INLINE_BELOW else available_cpus()
     try:

@@ -21,6 +21,7 @@ from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS, TRAIN
 from lookbench.synth.embedded import open_location
+from lookbench.synth.generate import recorded_dropped_categories
 from lookbench.taxonomy.designs import Labels
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.train.config import (
@@ -176,6 +177,8 @@ class SourceInfo:
     rows: int
     items: int
     sources: list[str]
+    dropped_categories: list[str]
+    """Categories the release left out because every design was excluded (a Synth `--exhausted-categories drop`)."""
 
 
 @dataclass
@@ -314,6 +317,7 @@ def load_training_set(sources: list[TrainData], seed: int, cache_dir: Path) -> T
                 rows=len(keep),
                 items=len(set(kept.item_id)),
                 sources=_source_values(snapshot, pairs),
+                dropped_categories=list(recorded_dropped_categories(snapshot.root)),
             )
         )
     class_names, classes = np.unique(np.asarray(item_ids, dtype=object), return_inverse=True)

@@ -128,6 +128,12 @@ def card_markdown(info: TrainedModelInfo) -> str:
         f"- Parameters: {card.params}; licence of the base weights: {card.license}",
         f"- Preprocessing: {info.preprocess.model_dump_json()}",
     ]
+    for source in training["sources"]:
+        if source.get("dropped_categories"):
+            lines.append(
+                f"- Left out of {source['snapshot']} (every design excluded): {', '.join(source['dropped_categories'])}"
+                "; the model never saw them in training"
+            )
     mix = info.pretrained_mix
     if mix:
         lines.append(
