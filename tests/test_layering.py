@@ -15,7 +15,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     **dict.fromkeys(
         (
-            *("arrow", "atomic", "cache", "cores", "dates", "hashing", "http", "images"),
+            *("arrow", "atomic", "cache", "cores", "dates", "gcpause", "hashing", "http", "images"),
             *("optional", "precision", "yamlfile"),
         ),
         1,

@@ -10,6 +10,7 @@ import typer.core
 import typer.main
 
 from lookbench.cli.common import set_debug
+from lookbench.gcpause import paused_gc
 
 COMMANDS: dict[str, str] = {
     "eval": "eval_cmd",
@@ -47,7 +48,9 @@ SETTINGS: dict[str, Any] = {
 def module_commands(module: str) -> typer.core.TyperGroup:
     """The commands one `lookbench.cli` module registers, as a click group."""
     sub = typer.Typer(**SETTINGS)
-    importlib.import_module(f"lookbench.cli.{module}").register(sub)
+    with paused_gc():  # a command's imports build thousands of objects; collecting them midway finds nothing
+        loaded = importlib.import_module(f"lookbench.cli.{module}")
+    loaded.register(sub)
     return typer.main.get_group(sub)
 
 

@@ -1,0 +1,21 @@
+"""Cyclic garbage collection paused around work that builds many objects but no reference cycles."""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+from collections.abc import Iterator
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic collection inside the block (imports, label lists): each one would walk every object built so far,
+    and there are no cycles to find. Reference counting still frees everything; the collector is restored as it
+    was."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
