@@ -9,11 +9,10 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, cast
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lookbench.arrow import to_datetimes
+from lookbench.arrow import to_datetimes, to_numpy
 from lookbench.errors import SnapshotError
 from lookbench.gcpause import paused_gc
 from lookbench.hashing import sha256_hex
@@ -124,7 +123,7 @@ def _text_lists(column: pa.ChunkedArray, normalise: _Normalised) -> list[list[st
     if not len(lists):
         return []
     items = normalise.column(lists.flatten().to_pylist())
-    offsets = np.asarray(lists.offsets)
+    offsets = to_numpy(lists.offsets)  # not np.asarray: that imports pandas where it is installed
     bounds = (offsets - offsets[0]).tolist()
     rows = [items[start:stop] for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
     return [list(filter(None, row)) for row in rows] if "" in items else rows
