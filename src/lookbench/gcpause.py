@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 @contextlib.contextmanager
 def paused_gc() -> Iterator[None]:
-    """No cyclic collection inside the block (imports, label lists): each one would walk every object built so far,
-    and there are no cycles to find. Reference counting still frees everything; the collector is restored as it
+    """No cyclic collection inside the block (a command's imports): each one would walk every object built so far,
+    to find hardly any cycle; those wait for the first collection after the block. The collector is restored as it
     was."""
     enabled = gc.isenabled()
     gc.disable()

@@ -14,7 +14,6 @@ import pyarrow.parquet as pq
 
 from lookbench.arrow import to_datetimes, to_numpy
 from lookbench.errors import SnapshotError
-from lookbench.gcpause import paused_gc
 from lookbench.hashing import sha256_hex
 from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.cells import list_cell, reading
@@ -286,8 +285,7 @@ class Snapshot:
         """Normalised labels of a split (cached)."""
         key = (subset, split)
         if key not in self._labels:
-            with paused_gc():  # tens of thousands of lists and strings, no cycles
-                parts = [self._read_labels(p, noise=subset == NOISE) for p in self.files(subset, split)]
+            parts = [self._read_labels(p, noise=subset == NOISE) for p in self.files(subset, split)]
             labels = SplitLabels.concat(parts)
             if not len(labels):
                 raise SnapshotError(f"empty split: {subset}/{split} of {self.root} has no rows")
