@@ -147,9 +147,10 @@ def manifest(
     unless exhausted categories fail, the categories it left out)."""
     start, end = release_window(plan.release)
     training = isinstance(plan, TrainingPlan)
-    dropped = plan.dropped if isinstance(plan, TrainingPlan) else ()
+    dropped: tuple[str, ...] = ()
     extra: dict[str, Any] = {}
     if isinstance(plan, TrainingPlan):
+        dropped = plan.dropped
         extra = {"excluded_designs": excluded or [], "redrawn_products": plan.redrawn}
         if exhausted != "fail":
             extra |= {"exhausted_categories": exhausted, "dropped_categories": list(plan.dropped)}
@@ -172,19 +173,25 @@ def manifest(
     }
 
 
-def recorded_dropped_categories(root: Path) -> tuple[str, ...]:
-    """The categories the Synth training release in `root` left out (`--exhausted-categories drop`); none for any
-    other snapshot."""
+def read_manifest(root: Path) -> dict[str, Any] | None:
+    """The `synth_manifest.json` of the snapshot in `root`; None where it has none."""
     path = root / MANIFEST
     try:
         recorded = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return ()
+        return None
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"{path}: not a readable Synth manifest ({exc})") from exc
     if not isinstance(recorded, dict):
         raise SnapshotError(f"{path}: not a readable Synth manifest (a JSON object expected)")
-    dropped = recorded.get("dropped_categories", [])
+    return recorded
+
+
+def recorded_dropped_categories(root: Path) -> tuple[str, ...]:
+    """The categories the Synth training release in `root` left out (`--exhausted-categories drop`); none for any
+    other snapshot."""
+    path = root / MANIFEST
+    dropped = (read_manifest(root) or {}).get("dropped_categories", [])
     known = isinstance(dropped, list) and all(isinstance(c, str) and c in GALLERY_CATEGORIES for c in dropped)
     if not known or len(set(dropped)) != len(dropped):
         raise SnapshotError(f"{path}: dropped_categories must be a list of distinct Synth categories, got {dropped!r}")

@@ -7,7 +7,6 @@ query set built on these pairs has exact targets in every photographic style of 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ import numpy as np
 
 from lookbench.dates import parse_day
 from lookbench.errors import SnapshotError
-from lookbench.synth.generate import MANIFEST
+from lookbench.synth.generate import MANIFEST, read_manifest
 from lookbench.synth.parallel import ordered_map
 from lookbench.synth.plan import NOISE_STREAM, CatalogueItem, ReleasePlan, plan_release
 from lookbench.synth.products import LINKED_GROUPS, Product, changeable_groups, variant
@@ -40,14 +39,14 @@ class PairTarget:
 def read_synth_plan(root: Path) -> ReleasePlan:
     """Re-plan the Synth release in `root` from its `synth_manifest.json` (seed, release, size)."""
     path = root / MANIFEST
+    manifest = read_manifest(root)
+    if manifest is None:
+        raise SnapshotError(f"{root} has no {MANIFEST}; re-rendered pairs need a LookBench-Synth release")
+    if manifest.get("generator") != GENERATOR_VERSION:
+        raise SnapshotError(f"{path}: generator {manifest.get('generator')!r} is not {GENERATOR_VERSION}")
     try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-        if manifest.get("generator") != GENERATOR_VERSION:
-            raise SnapshotError(f"{path}: generator {manifest.get('generator')!r} is not {GENERATOR_VERSION}")
         return plan_release(int(manifest["seed"]), parse_day(manifest["release"]), str(manifest["size"]))
-    except FileNotFoundError:
-        raise SnapshotError(f"{root} has no {MANIFEST}; re-rendered pairs need a LookBench-Synth release") from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise SnapshotError(f"{path}: not a readable Synth manifest ({exc})") from exc
 
 
