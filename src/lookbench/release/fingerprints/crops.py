@@ -26,6 +26,9 @@ Box = tuple[float, float, float, float]
 
 FULL: Box = (0.0, 0.0, 1.0, 1.0)
 
+Edges = tuple[float, float, float, float]
+"""A placement as plain floats, (left, top, right, bottom): the alignment's inner loop builds no objects."""
+
 
 def _cut(left: float = 0.0, top: float = 0.0, right: float = 0.0, bottom: float = 0.0) -> Box:
     return (left, top, 1.0 - right, 1.0 - bottom)
@@ -100,10 +103,7 @@ class CropView:
         key = (box, side)
         found = self._samples.get(key)
         if found is None:
-            level = self.levels[side]
-            size = level.size[0]
-            small = level.resize((side, side), Image.Resampling.BILINEAR, box=_pixels(box, size, size))
-            values = np.frombuffer(small.tobytes(), dtype=np.float32)
+            values = _resampled(self.levels[side], box, side)
             # `values.mean()` without its overhead: the same float32 sum, divided by a power of two (exact).
             centred = values - np.float32(values.sum() / values.size)
             found = centred / max(float(np.sqrt(centred @ centred)), 1e-6)
@@ -134,6 +134,20 @@ class CropView:
 
 def _pixels(box: Box, width: int, height: int) -> tuple[float, float, float, float]:
     return (box[0] * width, box[1] * height, box[2] * width, box[3] * height)
+
+
+def _resampled(level: Image.Image, box: Box, side: int) -> np.ndarray:
+    """`Image.resize(..., BILINEAR, box=...)` of a float thumbnail as float32 values, through Pillow's core: the
+    same resampling in C, without the wrapper's checks and the generic `tobytes` (most of an alignment step's cost;
+    `tests/release/test_crop_alignment.py` holds it equal to the public calls)."""
+    size = level.size[0]
+    small = level.im.resize((side, side), Image.Resampling.BILINEAR, _pixels(box, size, size))
+    encoder = Image.core.raw_encoder("F", "F")
+    encoder.setimage(small, (0, 0, side, side))
+    _, finished, data = encoder.encode(4 * side * side)
+    if finished != 1 or len(data) != 4 * side * side:
+        raise RuntimeError(f"Pillow's raw encoder returned {len(data)} bytes (code {finished}) for {side}x{side}")
+    return np.frombuffer(data, dtype=np.float32)
 
 
 def region(image: Image.Image, box: Box, side: int, resample: Image.Resampling) -> Image.Image:
@@ -167,42 +181,53 @@ class Placement:
         height = width * ratio
         return cls(cx - width / 2, cy - height / 2, cx + width / 2, cy + height / 2)
 
-    def moved(self, move: tuple[float, float, float, float], step: float) -> Placement:
-        """This placement with its edges (left, top, right, bottom) moved by `move` times `step`."""
-        return Placement(
-            self.left + move[0] * step,
-            self.top + move[1] * step,
-            self.right + move[2] * step,
-            self.bottom + move[3] * step,
-        )
+    @property
+    def edges(self) -> Edges:
+        """(left, top, right, bottom)."""
+        return (self.left, self.top, self.right, self.bottom)
 
     def overlap(self) -> tuple[Box, Box] | None:
         """(the overlap in query fractions, in indexed fractions), or None when it keeps too little of either."""
-        width, height = self.right - self.left, self.bottom - self.top
-        if width <= 0 or height <= 0:
-            return None
-        query = (
-            max(0.0, -self.left / width),
-            max(0.0, -self.top / height),
-            min(1.0, (1.0 - self.left) / width),
-            min(1.0, (1.0 - self.top) / height),
-        )
-        indexed = (
-            self.left + width * query[0],
-            self.top + height * query[1],
-            self.left + width * query[2],
-            self.top + height * query[3],
-        )
-        indexed = (max(0.0, indexed[0]), max(0.0, indexed[1]), min(1.0, indexed[2]), min(1.0, indexed[3]))
-        for box in (query, indexed):
-            if box[2] - box[0] < MIN_OVERLAP or box[3] - box[1] < MIN_OVERLAP:
-                return None
-        return query, indexed
+        return _overlap(self.edges)
 
 
-def correlation(query: CropView, indexed: CropView, placement: Placement, side: int) -> float:
+def moved(edges: Edges, move: tuple[float, float, float, float], step: float) -> Edges:
+    """`edges` moved by `move` times `step`."""
+    return (
+        edges[0] + move[0] * step,
+        edges[1] + move[1] * step,
+        edges[2] + move[2] * step,
+        edges[3] + move[3] * step,
+    )
+
+
+def _overlap(edges: Edges) -> tuple[Box, Box] | None:
+    left, top, right, bottom = edges
+    width, height = right - left, bottom - top
+    if width <= 0 or height <= 0:
+        return None
+    query = (
+        max(0.0, -left / width),
+        max(0.0, -top / height),
+        min(1.0, (1.0 - left) / width),
+        min(1.0, (1.0 - top) / height),
+    )
+    if query[2] - query[0] < MIN_OVERLAP or query[3] - query[1] < MIN_OVERLAP:
+        return None
+    indexed = (
+        max(0.0, left + width * query[0]),
+        max(0.0, top + height * query[1]),
+        min(1.0, left + width * query[2]),
+        min(1.0, top + height * query[3]),
+    )
+    if indexed[2] - indexed[0] < MIN_OVERLAP or indexed[3] - indexed[1] < MIN_OVERLAP:
+        return None
+    return query, indexed
+
+
+def correlation(query: CropView, indexed: CropView, edges: Edges, side: int) -> float:
     """Normalised cross-correlation of the two overlaps (-1 when the placement leaves too little overlap)."""
-    boxes = placement.overlap()
+    boxes = _overlap(edges)
     if boxes is None:
         return -1.0
     return float(query.samples(boxes[0], side) @ indexed.samples(boxes[1], side))
@@ -226,7 +251,7 @@ def moves(ratio: float) -> list[tuple[float, float, float, float]]:
 def align(query: CropView, indexed: CropView, starts: list[Placement]) -> tuple[Placement, float] | None:
     """The placement of `query` in `indexed` that correlates best near the best of `starts`, or None if given up."""
     steps = moves(indexed.aspect / query.aspect)
-    scored = [(correlation(query, indexed, start, _STAGES[0][1]), start) for start in starts]
+    scored = [(correlation(query, indexed, start.edges, _STAGES[0][1]), start.edges) for start in starts]
     best, placement = max(scored, key=lambda pair: pair[0])
     if best < _START_FLOOR:
         return None
@@ -235,7 +260,7 @@ def align(query: CropView, indexed: CropView, starts: list[Placement]) -> tuple[
         for sweep in range(_MAX_SWEEPS):
             improved = False
             for move in steps:
-                trial = placement.moved(move, step)
+                trial = moved(placement, move, step)
                 score = correlation(query, indexed, trial, side)
                 if score > best:
                     placement, best, improved = trial, score, True
@@ -245,4 +270,4 @@ def align(query: CropView, indexed: CropView, starts: list[Placement]) -> tuple[
                 break
         if best < floor:
             return None
-    return placement, best
+    return Placement(*placement), best
