@@ -21,6 +21,11 @@ images of a published Synth snapshot (JPEG rows in parquet row groups, as a hist
 * fetching one candidate's encoded image from the published snapshot (`PublishedImages`, the history's
   `image_of`) with its row group not cached (`cold`) and cached (`warm`), alternated.
 
+With `--before-src DIR` (another checkout's `src`, e.g. `git archive COMMIT src | tar -x -C DIR`) the crop tier
+is also timed with that checkout's `crops.py` (views and alignment), in turn with this one's query by query (the
+order swapped every other query), so their ratio is measured under the same load; the candidates, hence the work
+asked of both, are the same.
+
 Every figure is CPU seconds of this thread (min and median); the load is recorded. The model line adds them to the
 search model of `dedup_scale.py --extrapolate` (CPU of the history look-up and of the batch look-up of each
 sample) for a 1M crawl against a 1M history, with candidate views decoded (today) and from stored thumbnails.
@@ -31,15 +36,19 @@ sample) for a 1M crawl against a 1M history, with candidate views decoded (today
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import json
 import math
 import os
 import statistics
+import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 from dedup_errors import cropped, encoded
@@ -47,7 +56,8 @@ from dedup_scale import schedule_hours
 from PIL import Image
 
 from lookbench.images import decode_image
-from lookbench.release.fingerprints import history
+from lookbench.release.fingerprints import crops, hashes, history
+from lookbench.release.fingerprints import index as index_module
 from lookbench.release.fingerprints.crops import CropView
 from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
 from lookbench.release.fingerprints.index import CROP_CANDIDATE_BITS, MAX_CROP_CANDIDATES, FingerprintIndex
@@ -186,6 +196,33 @@ def probe_volume(codes: np.ndarray, picks: np.ndarray) -> None:
     )
 
 
+def crop_tier_of(src: Path) -> ModuleType:
+    """The crop tier (`crops.py`) of another checkout's `src` folder, loaded beside this one's."""
+    spec = importlib.util.spec_from_file_location("before_crops", src / "lookbench/release/fingerprints/crops.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"{src}: no lookbench/release/fingerprints/crops.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the module runs
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextmanager
+def crop_tier(module: ModuleType) -> Iterator[None]:
+    """Queries hashed and candidates aligned with `module`'s crop views and alignment for a while."""
+    names = ("align", "Placement", "CropView")
+    saved = [getattr(index_module, name) for name in names]
+    for name in names:
+        setattr(index_module, name, getattr(module, name))
+    hashes.CropView = module.CropView  # type: ignore[misc]
+    try:
+        yield
+    finally:
+        for name, value in zip(names, saved, strict=True):
+            setattr(index_module, name, value)
+        hashes.CropView = crops.CropView  # type: ignore[misc]
+
+
 def fresh(data: bytes) -> Fingerprint:
     """A query as the stage has it: hashed (its crop views computed), nothing of a look-up cached yet."""
     found = fingerprint(data)
@@ -199,6 +236,7 @@ def main() -> None:
     parser.add_argument("snapshot", type=Path, help="a published Synth version folder (vYYYYMMDD)")
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--codes-only", action="store_true", help="only the statistics of the window codes")
+    parser.add_argument("--before-src", type=Path, help="also time the crop tier with this src folder's crops.py")
     args = parser.parse_args()
     print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
     rows = published(args.snapshot)
@@ -261,27 +299,36 @@ def main() -> None:
         index.add(key, found.sha256, found.phash, found.windows)
     greys = {key: (np.asarray(p.view.grey), p.view.aspect) for (key, _), p in zip(rows, prints, strict=True)}
 
-    def stored_views(keys: list[str]) -> None:
+    def stored_views(keys: list[str], module: ModuleType) -> None:
         # What a store of every indexed image's grey thumbnail (16 KB) would give: views without fetch or decode.
         index._views.clear()
         for key in keys:
             grey, aspect = greys[key]
-            index._views[key] = CropView(Image.fromarray(grey), aspect)
+            index._views[key] = module.CropView(Image.fromarray(grey), aspect)
 
-    aligned: dict[str, list[float]] = {"cold": [], "stored thumbnails": [], "warm": []}
+    tiers = {"": crops} | ({" (before)": crop_tier_of(args.before_src)} if args.before_src else {})
+    aligned: dict[str, list[float]] = {}
     candidates = []
     for q in queries:
         data = rows[q][1]
-        query = fresh(data)
-        index._views.clear()
-        aligned["cold"].append(cpu(lambda query=query: list(index._cropped(query, 16))))
-        keys = list(index._views)
+        for suffix, module in list(tiers.items())[:: 1 if q % 2 == 0 else -1]:
+            with crop_tier(module):
+                query = fresh(data)
+                index._views.clear()
+                aligned.setdefault(f"cold{suffix}", []).append(cpu(lambda query=query: list(index._cropped(query, 16))))
+                keys = list(index._views)
+                query = fresh(data)
+                aligned.setdefault(f"stored thumbnails{suffix}", []).append(
+                    cpu(
+                        lambda query=query, keys=keys, module=module: (
+                            stored_views(keys, module),
+                            list(index._cropped(query, 16)),
+                        )
+                    )
+                )
+                aligned.setdefault(f"warm{suffix}", []).append(cpu(lambda query=query: list(index._cropped(query, 16))))
         candidates.append(len(keys))
-        query = fresh(data)
-        aligned["stored thumbnails"].append(
-            cpu(lambda query=query, keys=keys: (stored_views(keys), list(index._cropped(query, 16))))
-        )
-        aligned["warm"].append(cpu(lambda query=query: list(index._cropped(query, 16))))
+    index._views.clear()
     large = []
     for _, data in rows[: 3 * args.queries]:
         image = decode_image(data)
@@ -320,8 +367,9 @@ def main() -> None:
     model(
         statistics.median(hashing) + statistics.median(hashing_decode),
         {
-            "decoded (today)": (statistics.median(aligned["cold"]), fetches),
-            "stored thumbnails": (statistics.median(aligned["stored thumbnails"]), 0.0),
+            f"{name}{suffix}": (statistics.median(aligned[f"{way}{suffix}"]), cost)
+            for suffix in tiers
+            for name, way, cost in (("decoded", "cold", fetches), ("stored thumbnails", "stored thumbnails", 0.0))
         },
     )
     print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}), flush=True)
