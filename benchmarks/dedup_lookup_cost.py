@@ -13,9 +13,12 @@ images of a published Synth snapshot (JPEG rows in parquet row groups, as a hist
   the 16 candidates in an index of 10k, 100k and 1M images (its nearest window pair against how many of the other
   images come nearer; resolution: one image of the snapshot stands for 1M / its size);
 * hashing a new image (`fingerprint` plus its window hashes, both sides, and its colour thumbnail);
+* the history store of the snapshot as the stage writes it (`history_store`: every image's fingerprints, grey
+  thumbnail and aspect): its size per file and per entry, and the time to open it (every file's sha256 checked);
 * the crop tier of one look-up (`FingerprintIndex._cropped`, straight and mirrored) with its candidates' crop views
-  decoded anew (`cold`: at 1M entries a candidate seldom recurs), built from kept grey thumbnails (`stored
-  thumbnails`: no fetch, no decode; the query hashed but nothing of the look-up cached) and the same look-up
+  decoded anew (`cold`: at 1M entries a candidate seldom recurs), read from that store (`stored thumbnails`: an index
+  `of_store` over its rows other than the queries, no fetch, no decode; the query hashed but nothing of the look-up
+  cached; with `--before-src` the other checkout's views are built from the same thumbnails) and the same look-up
   repeated (`warm`: views and resampled overlaps cached), in turn query by query; and decoding one image at a crawl's
   size (800x1000 JPEG q90) into a crop view;
 * fetching one candidate's encoded image from the published snapshot (`PublishedImages`, the history's
@@ -62,6 +65,7 @@ from lookbench.release.fingerprints import index as index_module
 from lookbench.release.fingerprints.crops import CropView
 from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
 from lookbench.release.fingerprints.index import CROP_CANDIDATE_BITS, MAX_CROP_CANDIDATES, FingerprintIndex
+from lookbench.release.fingerprints.store import StoredCodes, open_store
 from lookbench.release.fingerprints.tables import nearest_pairs
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS
@@ -226,6 +230,52 @@ def crop_tier(module: ModuleType) -> Iterator[None]:
         hashes.CropView = crops.CropView  # type: ignore[misc]
 
 
+def history_of(snapshot: Path, cache: Path) -> StoredCodes:
+    """The snapshot's history store as the dedup stage writes it (in `cache`), its size and open time printed."""
+    (cache / "out").mkdir()
+    (cache / "out" / VERSION).symlink_to(snapshot.resolve())
+    started = time.perf_counter()
+    folder, _ = history.history_store(cache / "out", "v99999999", cache)
+    written_s = time.perf_counter() - started
+    assert folder is not None
+    opened = []
+    for _ in range(5):
+        started = time.perf_counter()
+        stored = open_store(folder)
+        opened.append(time.perf_counter() - started)
+    sizes = {file.name: file.stat().st_size for file in sorted(folder.iterdir())}
+    print(
+        json.dumps(
+            {
+                "history_store": {
+                    "entries": len(stored),
+                    "bytes": sizes,
+                    "bytes_per_entry": round(sum(sizes.values()) / len(stored), 1),
+                    "written_s_with_hashing": round(written_s, 1),
+                    "open_ms_wall": summary(opened),
+                }
+            }
+        ),
+        flush=True,
+    )
+    return stored
+
+
+def rows_from(stored: StoredCodes, start: int) -> StoredCodes:
+    """A store's rows from `start` on (views of its mapped arrays)."""
+    return StoredCodes(
+        *(
+            stored.keys[start:],
+            stored.sha[start:],
+            stored.phash[start:],
+            stored.windows[start:],
+            stored.present[start:],
+            stored.grey[start:],
+            stored.aspect[start:],
+        )
+    )
+
+
 def fresh(data: bytes) -> Fingerprint:
     """A query as the stage has it: hashed (its crop views computed), nothing of a look-up cached yet."""
     found = fingerprint(data)
@@ -300,14 +350,23 @@ def main() -> None:
     index = FingerprintIndex(by_key.__getitem__)
     for (key, _), found in zip(rows[args.queries :], prints[args.queries :], strict=True):
         index.add(key, found.sha256, found.phash, found.windows)
-    greys = {key: (np.asarray(p.view.grey), p.view.aspect) for (key, _), p in zip(rows, prints, strict=True)}
+    cache = tempfile.TemporaryDirectory()
+    stored = history_of(args.snapshot, Path(cache.name))
+    assert stored.keys.to_pylist() == [key for key, _ in rows]
+    from_store = FingerprintIndex.of_store(by_key.__getitem__, rows_from(stored, args.queries))
+    row_of = {key: row for row, (key, _) in enumerate(rows)}
 
-    def stored_views(keys: list[str], module: ModuleType) -> None:
-        # What a store of every indexed image's grey thumbnail (16 KB) would give: views without fetch or decode.
+    def stored_views(query: Fingerprint, keys: list[str], module: ModuleType) -> object:
+        if module is crops:  # the real path: views read from the store's rows
+            from_store._views.clear()
+            return list(from_store._cropped(query, 16))
+        # another checkout's views, built from the same stored thumbnails
         index._views.clear()
         for key in keys:
-            grey, aspect = greys[key]
-            index._views[key] = module.CropView(Image.fromarray(grey), aspect)
+            index._views[key] = module.CropView(
+                Image.frombytes("L", (128, 128), bytes(stored.grey[row_of[key]])), float(stored.aspect[row_of[key], 0])
+            )
+        return list(index._cropped(query, 16))
 
     tiers = {"": crops} | ({" (before)": crop_tier_of(args.before_src)} if args.before_src else {})
     aligned: dict[str, list[float]] = {}
@@ -322,12 +381,7 @@ def main() -> None:
                 keys = list(index._views)
                 query = fresh(data)
                 aligned.setdefault(f"stored thumbnails{suffix}", []).append(
-                    cpu(
-                        lambda query=query, keys=keys, module=module: (
-                            stored_views(keys, module),
-                            list(index._cropped(query, 16)),
-                        )
-                    )
+                    cpu(lambda query=query, keys=keys, module=module: stored_views(query, keys, module))
                 )
                 aligned.setdefault(f"warm{suffix}", []).append(cpu(lambda query=query: list(index._cropped(query, 16))))
         candidates.append(len(keys))
@@ -377,6 +431,7 @@ def main() -> None:
             },
             crawl,
         )
+    cache.cleanup()
     print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}), flush=True)
 
 

@@ -49,7 +49,7 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.fingerprints.crops import GREY_BYTES, WINDOWS
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.release.fingerprints.tables import (
@@ -278,6 +278,8 @@ def synthetic_parts(rng: np.random.Generator, n: int, chunk: int = 100_000) -> I
             random_words(rng, (size, 4)),
             random_words(rng, (size, W)),
             np.ones((size, 1), np.uint64),
+            np.broadcast_to(np.zeros(GREY_BYTES, np.uint8), (size, GREY_BYTES)),
+            np.ones((size, 1)),
         )
 
 

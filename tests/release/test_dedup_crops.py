@@ -165,7 +165,11 @@ def test_large_images_are_aligned_and_oversized_or_undecodable_ones_refused_with
 
 @pytest.mark.parametrize(
     "damage",
-    ["garbage", "empty", "truncated", "other columns", "short windows", "short phash", "non-hex sha256", "null phash"],
+    [
+        *("garbage", "empty", "truncated", "other columns", "short windows", "short phash", "non-hex sha256"),
+        *("null phash", "old format", "short grey", "grey without windows", "windows without grey"),
+        *("aspect nan", "aspect zero", "aspect inf", "null aspect"),
+    ],
 )
 def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, damage: str) -> None:
     out = earlier_release(tmp_path, ORIGINALS[:3])
@@ -183,6 +187,24 @@ def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, 
         cached.write_bytes(cached.read_bytes()[: cached.stat().st_size // 2])
     elif damage == "other columns":
         pq.write_table(good.drop(["windows"]), cached)
+    elif damage == "old format":  # the columns of the format before crop views were stored
+        pq.write_table(good.drop(["grey", "aspect"]), cached)
+    elif damage in ("short grey", "grey without windows", "windows without grey"):
+        column = "windows" if damage == "grey without windows" else "grey"
+        values = good[column].to_pylist()
+        assert values[1] is not None
+        values[1] = values[1][:-1] if damage == "short grey" else None
+        position = FINGERPRINT_SCHEMA.get_field_index(column)
+        pq.write_table(
+            good.set_column(position, FINGERPRINT_SCHEMA.field(column), pa.array(values, pa.binary())), cached
+        )
+    elif damage.startswith(("aspect", "null aspect")):
+        aspects = good["aspect"].to_pylist()
+        aspects[1] = {"aspect nan": float("nan"), "aspect zero": 0.0, "aspect inf": float("inf"), "null aspect": None}[
+            damage
+        ]
+        position = FINGERPRINT_SCHEMA.get_field_index("aspect")
+        pq.write_table(good.set_column(position, FINGERPRINT_SCHEMA.field("aspect"), pa.array(aspects)), cached)
     elif damage in ("short phash", "non-hex sha256", "null phash"):
         column = "sha256" if "sha256" in damage else "phash"
         values = good[column].to_pylist()

@@ -8,9 +8,9 @@ import pyarrow as pa
 import pytest
 
 from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints.crops import FULL, WINDOWS
+from lookbench.release.fingerprints.crops import FULL, GREY_BYTES, WINDOWS
 from lookbench.release.fingerprints.hashes import to_words
-from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, table_codes
+from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, stored_codes, table_codes
 from lookbench.release.fingerprints.tables import (
     SCAN_BLOCK,
     Backend,
@@ -217,13 +217,17 @@ def test_cache_columns_convert_to_the_codes_each_row_holds() -> None:
     rng = np.random.default_rng(3)
     phashes = [bytes(rng.integers(0, 256, 32, dtype=np.uint8)).hex() for _ in range(5)]
     windows = [None if i == 2 else bytes(rng.integers(0, 256, 8 * W, dtype=np.uint8)) for i in range(5)]
-    table = pa.Table.from_pydict(
-        {"key": list("abcde"), "sha256": ["0" * 64] * 5, "phash": phashes, "windows": windows},
-        schema=FINGERPRINT_SCHEMA,
-    ).slice(1)
+    greys = [None if i == 2 else bytes(rng.integers(0, 256, GREY_BYTES, dtype=np.uint8)) for i in range(5)]
+    aspects = rng.uniform(0.01, 30, 5).tolist()
+    columns = {"key": list("abcde"), "sha256": ["0" * 64] * 5, "phash": phashes, "windows": windows}
+    table = pa.Table.from_pydict({**columns, "grey": greys, "aspect": aspects}, schema=FINGERPRINT_SCHEMA).slice(1)
     words, codes, present = table_codes(table)
     assert np.array_equal(words, to_words(phashes[1:]))
     assert present.tolist() == [True, False, True, True]
     for got, raw in zip(codes, windows[1:], strict=True):
         expected = np.zeros(W, np.uint64) if raw is None else np.frombuffer(raw, ">u8").astype(np.uint64)
         assert np.array_equal(got, expected)
+    stored = stored_codes(table)
+    assert stored.grey.shape == (4, GREY_BYTES) and stored.aspect.tolist() == [[a] for a in aspects[1:]]
+    for got, grey in zip(stored.grey, greys[1:], strict=True):
+        assert bytes(got) == (bytes(GREY_BYTES) if grey is None else grey)

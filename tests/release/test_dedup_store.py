@@ -12,11 +12,13 @@ import pytest
 from releasekit import earlier_release, encode, photo
 
 from lookbench.errors import ReleaseError
+from lookbench.hashing import file_sha256
 from lookbench.release.config import DedupConfig
+from lookbench.release.fingerprints.crops import GREY_BYTES
 from lookbench.release.fingerprints.hashes import fingerprint
 from lookbench.release.fingerprints.history import HISTORY_NAME, history_index, history_store, prune_history_stores
 from lookbench.release.fingerprints.keys import MappedKeys, MemoryKeys
-from lookbench.release.fingerprints.store import MANIFEST, StoredCodes, open_store, write_store
+from lookbench.release.fingerprints.store import MANIFEST, StoredCodes, StoreManifest, open_store, write_store
 
 W = 3
 SETTINGS = DedupConfig.model_validate({})
@@ -33,6 +35,8 @@ def _part(rng: np.random.Generator, start: int, n: int) -> StoredCodes:
         rng.integers(0, 2**64, (n, 4), dtype=np.uint64, endpoint=False),
         rng.integers(0, 2**64, (n, W), dtype=np.uint64, endpoint=False),
         (rng.random((n, 1)) > 0.2).astype(np.uint64),
+        rng.integers(0, 256, (n, GREY_BYTES), dtype=np.uint8),
+        rng.random((n, 1)) + 0.5,
     )
 
 
@@ -45,7 +49,7 @@ def test_a_store_maps_back_exactly_what_was_written(tmp_path: Path) -> None:
     parts = [_part(rng, 0, 40), _part(rng, 40, 25)]
     write_store(tmp_path / "s", iter(parts), 65, W)
     stored = open_store(tmp_path / "s")
-    for name in ("sha", "phash", "windows", "present"):
+    for name in ("sha", "phash", "windows", "present", "grey", "aspect"):
         matrix = getattr(stored, name)
         assert isinstance(matrix, np.memmap) and not matrix.flags.writeable
         assert np.array_equal(matrix, np.concatenate([getattr(p, name) for p in parts]))
@@ -84,7 +88,25 @@ def test_a_write_that_dies_half_way_leaves_the_previous_store(tmp_path: Path) ->
     assert [p.name for p in tmp_path.iterdir()] == ["s"]
 
 
-@pytest.mark.parametrize("damage", ["truncated npy", "flipped byte", "no keys", "garbage manifest", "other rows"])
+RESAVED = {
+    "grey as uint16": ("grey", lambda a: a.astype(np.uint16)),
+    "grey of other width": ("grey", lambda a: a.reshape(-1, GREY_BYTES // 2)[: len(a)]),
+    "grey one-dimensional": ("grey", lambda a: a.ravel()),
+    "aspect as float32": ("aspect", lambda a: a.astype(np.float32)),
+    "aspect as uint64": ("aspect", lambda a: a.view(np.uint64)),
+    "aspect one-dimensional": ("aspect", lambda a: a.ravel()),
+}
+"""Matrices rewritten whole with another dtype or shape, their sha256 in the manifest updated to match."""
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        *("truncated npy", "flipped byte", "no keys", "garbage manifest", "other rows"),
+        *("truncated grey", "flipped grey byte", "flipped aspect byte", "no grey"),
+        *RESAVED,
+    ],
+)
 def test_a_damaged_store_is_refused_by_name_and_rebuilt_by_the_history(tmp_path: Path, damage: str) -> None:
     out = earlier_release(tmp_path, ORIGINALS[:4])
     cache = tmp_path / "cache"
@@ -96,13 +118,24 @@ def test_a_damaged_store_is_refused_by_name_and_rebuilt_by_the_history(tmp_path:
         "no keys": store / "keys.arrow",
         "garbage manifest": store / "manifest.json",
         "other rows": store / "manifest.json",
-    }[damage]
+        "truncated grey": store / "grey.npy",
+        "flipped grey byte": store / "grey.npy",
+        "flipped aspect byte": store / "aspect.npy",
+        "no grey": store / "grey.npy",
+    }.get(damage) or store / f"{RESAVED[damage][0]}.npy"
     data = bytearray(target.read_bytes())
-    if damage == "truncated npy":
+    if damage in ("truncated npy", "truncated grey"):
         target.write_bytes(data[: len(data) // 2])
-    elif damage == "flipped byte":
-        data[-3] ^= 0xFF  # a pHash bit flipped on disk would move a distance: never read silently
+    elif damage.startswith("flipped"):
+        data[-3] ^= 0xFF  # a pHash bit or thumbnail pixel flipped on disk would move a decision: never read silently
         target.write_bytes(bytes(data))
+    elif damage == "no grey":
+        target.unlink()
+    elif damage in RESAVED:
+        np.save(target, RESAVED[damage][1](np.load(target)))
+        manifest = StoreManifest.model_validate_json((store / MANIFEST).read_bytes())
+        files = {**manifest.files, target.name: file_sha256(target)}
+        (store / MANIFEST).write_text(manifest.model_copy(update={"files": files}).model_dump_json())
     elif damage == "no keys":
         target.unlink()
     elif damage == "garbage manifest":

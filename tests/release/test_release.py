@@ -29,6 +29,7 @@ from lookbench.embeddings.encoder import EncoderBase
 from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.models.registry import KINDS, ModelKind
 from lookbench.release.config import ReleaseConfig, load_config
+from lookbench.release.fingerprints.crops import GREY_BYTES
 from lookbench.release.fingerprints.store import StoredCodes, write_store
 from lookbench.release.pipeline import run_stages
 from lookbench.release.push import push_release
@@ -204,7 +205,8 @@ def test_embedding_tier_catches_what_exact_matching_misses(tmp_path, synth, monk
     second = load_config(synth_release_config(tmp_path, again, release="2026-12-01", dedup=exact_only))
     old_store = second.state_dir / "fingerprints" / "history-0123456789abcdef-rgb-on-white-p256"  # an earlier build's
     one = np.ones((1, 4), np.uint64)
-    codes = StoredCodes(pa.array(["k"]), one, one, np.ones((1, 12), np.uint64), one[:, :1])
+    grey = np.zeros((1, GREY_BYTES), np.uint8)
+    codes = StoredCodes(pa.array(["k"]), one, one, np.ones((1, 12), np.uint64), one[:, :1], grey, np.ones((1, 1)))
     write_store(old_store, iter([codes]), 1, 12)
     stats = run_stages(second, basic_stages(second)[:2]).stats(DedupStats)
     assert stats is not None

@@ -53,6 +53,8 @@ MIN_CONTRAST = 2.0
 """Grey standard deviation (0-255) below which an image is too flat to align: it takes no part in the crop tier."""
 
 _SIDE = 128
+GREY_BYTES = _SIDE * _SIDE
+"""Bytes of a view's grey thumbnail (uint8, row by row): what a history store keeps so its views need no decode."""
 WINDOWS_ID = f"w{len(WINDOWS)}-phash64-grey{_SIDE}-flat{MIN_CONTRAST:g}"
 """Names the window set, how its hashes are computed and which images have none; part of the fingerprint cache's
 file name, so cached window hashes are never read under other settings."""
@@ -87,6 +89,15 @@ class CropView:
     def of(cls, image: Image.Image) -> CropView:
         """The view of an image (aspect squashed into a square: windows are fractions of the frame)."""
         return cls(image.convert("L").resize((_SIDE, _SIDE), Image.Resampling.BOX), image.width / image.height)
+
+    @classmethod
+    def of_grey(cls, grey: bytes | np.ndarray, aspect: float) -> CropView:
+        """The view whose thumbnail is `grey` (GREY_BYTES, as `grey_bytes` gives them) of an image of that aspect."""
+        return cls(Image.frombytes("L", (_SIDE, _SIDE), bytes(grey)), aspect)
+
+    def grey_bytes(self) -> bytes:
+        """The grey thumbnail's GREY_BYTES pixels, row by row (`of_grey` rebuilds the view from them)."""
+        return self.grey.tobytes()
 
     def mirrored(self) -> CropView:
         """The view of the image's horizontal mirror."""

@@ -16,7 +16,7 @@ from lookbench.errors import ReleaseError
 from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.images import BadImageError
 from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints.crops import WINDOWS, WINDOWS_ID
+from lookbench.release.fingerprints.crops import GREY_BYTES, WINDOWS, WINDOWS_ID
 from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.fingerprints.store import StoredCodes, open_store, remove_store, write_store
@@ -28,17 +28,27 @@ from lookbench.snapshot.schema import SPLITS
 
 VERSION_RE = re.compile(r"^v\d{8}$")
 FINGERPRINT_SCHEMA = pa.schema(
-    [("key", pa.string()), ("sha256", pa.string()), ("phash", pa.string()), ("windows", pa.binary())]
+    [
+        ("key", pa.string()),
+        ("sha256", pa.string()),
+        ("phash", pa.string()),
+        ("windows", pa.binary()),
+        ("grey", pa.binary()),
+        ("aspect", pa.float64()),
+    ]
 )
-CACHE_FORMAT = f"rgb-on-white-p{HASH_SIZE * HASH_SIZE}-{WINDOWS_ID}"
+CACHE_FORMAT = f"rgb-on-white-p{HASH_SIZE * HASH_SIZE}-{WINDOWS_ID}-views"
 """Part of the cache file name: hashes are of images decoded by lookbench.images (alpha composited on white), the
-pHash size, and the crop tier's window settings (`windows` is null for an image too flat to take part)."""
+pHash size, the crop tier's window settings (`windows` is null for an image too flat to take part), and that each
+row holds its crop view (`grey`, null exactly where `windows` is, and `aspect`): earlier formats are never read."""
 HISTORY_NAME = re.compile(r"history-[0-9a-f]{16}-rgb-on-white-[A-Za-z0-9.-]+")
 """How `history_store` names a store folder (of this or an earlier cache format)."""
 PHASH_BYTES = HASH_SIZE * HASH_SIZE // 8
 HEX_RE = r"^[0-9a-f]*$"
 WINDOW_BYTES = 8 * len(WINDOWS)
 """Bytes of one image's window hashes (big-endian uint64 each) in the cache."""
+STORE_CHUNK = 16_384
+"""Cache rows converted to arrays at a time while a store is written (their grey thumbnails: 256 MB)."""
 KEY_RE = re.compile(r"^(v\d{8})/([^/]+)/([^/#]+)#(\d+)$")
 
 
@@ -65,8 +75,8 @@ def snapshot_parts(snap: Snapshot) -> list[tuple[str, str]]:
 
 
 def snapshot_fingerprints(snap: Snapshot) -> pa.Table:
-    """(key, sha256, phash, windows) of every image of a snapshot; key is `version/subset/split#row`."""
-    rows: list[dict[str, str | bytes | None]] = []
+    """(key, sha256, phash, windows, grey, aspect) of every image of a snapshot; key is `version/subset/split#row`."""
+    rows: list[dict[str, str | bytes | float | None]] = []
     for subset, split in snapshot_parts(snap):
         for start, images in snap.iter_images(subset, split):
             for offset, data in enumerate(images):
@@ -84,6 +94,8 @@ def snapshot_fingerprints(snap: Snapshot) -> pa.Table:
                         "sha256": found.sha256,
                         "phash": found.phash,
                         "windows": None if windows is None else windows.astype(">u8").tobytes(),
+                        "grey": None if windows is None else found.view.grey_bytes(),
+                        "aspect": found.view.aspect,
                     }
                 )
     return pa.Table.from_pylist(rows, schema=FINGERPRINT_SCHEMA)
@@ -143,9 +155,15 @@ def read_cached(path: Path) -> pa.Table:
         good = pc.and_(pc.equal(pc.utf8_length(column), chars), pc.match_substring_regex(column, HEX_RE))
         if column.null_count or pc.all(good).as_py() is False:
             raise ReleaseError(f"{path}: {name} values that are not {chars} lowercase hex digits")
-    sizes = pc.binary_length(table["windows"]).drop_null()
-    if len(sizes) and pc.min_max(sizes).as_py() != {"min": WINDOW_BYTES, "max": WINDOW_BYTES}:
-        raise ReleaseError(f"{path}: window hashes of the wrong size (expected {WINDOW_BYTES} bytes)")
+    for name, size in (("windows", WINDOW_BYTES), ("grey", GREY_BYTES)):
+        sizes = pc.binary_length(table[name]).drop_null()
+        if len(sizes) and pc.min_max(sizes).as_py() != {"min": size, "max": size}:
+            raise ReleaseError(f"{path}: {name} values of the wrong size (expected {size} bytes)")
+    if pc.any(pc.not_equal(pc.is_valid(table["grey"]), pc.is_valid(table["windows"]))).as_py():
+        raise ReleaseError(f"{path}: grey thumbnails not exactly on the rows with window hashes")
+    aspect = table["aspect"]
+    if aspect.null_count or pc.any(pc.invert(pc.greater(aspect, 0.0))).as_py() or pc.any(pc.is_inf(aspect)).as_py():
+        raise ReleaseError(f"{path}: aspect values that are not finite and above 0")
     return table
 
 
@@ -194,9 +212,12 @@ def table_codes(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def stored_codes(table: pa.Table) -> StoredCodes:
-    """A checked fingerprint cache table as arrays."""
+    """A checked fingerprint cache table as arrays (a row without windows has an all-zero grey thumbnail)."""
     phashes, windows, present = table_codes(table)
-    return StoredCodes(table["key"], hex_words(table["sha256"], 32), phashes, windows, present[:, None])
+    grey = fixed_width_bytes(pc.fill_null(table["grey"], pa.scalar(bytes(GREY_BYTES), pa.binary())), GREY_BYTES)
+    aspect = table["aspect"].to_numpy().astype(np.float64, copy=False)[:, None]
+    sha = hex_words(table["sha256"], 32)
+    return StoredCodes(table["key"], sha, phashes, windows, present[:, None], grey.reshape(-1, GREY_BYTES), aspect)
 
 
 def history_store(
@@ -218,7 +239,10 @@ def history_store(
     rows = sum(len(cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem)) for f in folders)
     if rows == 0:
         return None, names
-    parts = (stored_codes(cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem)) for f in folders)
+    tables = (cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem) for f in folders)
+    parts = (
+        stored_codes(table.slice(start, STORE_CHUNK)) for table in tables for start in range(0, len(table), STORE_CHUNK)
+    )
     write_store(folder, parts, rows, len(WINDOWS))
     return folder, names
 

@@ -39,7 +39,7 @@ START_SLACK_BITS = 4
 """A candidate's alignment starts from the best-correlating of its `START_PAIRS` nearest window pairs that are
 within `START_SLACK_BITS` of its nearest."""
 VIEW_CACHE = 1024
-"""Crop views of indexed images kept decoded (~100 KB each): candidates recur across look-ups."""
+"""Crop views of indexed images kept (~100 KB each with their alignment levels): candidates recur across look-ups."""
 
 
 @dataclass(frozen=True)
@@ -111,14 +111,17 @@ class FingerprintIndex:
     when faiss-cpu is installed, an exact numpy scan otherwise; both give the same candidates.
 
     `image_of(key)` returns an entry's encoded bytes; it is called only for candidates, to compare colours or to
-    align a crop. Entries added without window hashes take no part in the crop tier. `crop_pairs` says which
-    window pairs make a crop-tier candidate (`CropPairs`).
+    align a crop (a crop candidate of `stored` rows has its view read from there, not decoded). Entries added without
+    window hashes take no part in the crop tier. `crop_pairs` says which window pairs make a crop-tier candidate
+    (`CropPairs`).
     """
 
     image_of: Callable[[str], bytes]
     backend: Backend = field(default_factory=default_backend)
     crop_pairs: CropPairs = "all"
     keys: Keys = field(default_factory=MemoryKeys)
+    stored: StoredCodes | None = None
+    """The stored fingerprints the first entries are (`of_store`): their crop views are read from it."""
     _phashes: PhashTable = field(init=False)
     _windows: WindowTable = field(init=False)
     _labs: dict[str, np.ndarray] = field(default_factory=dict)
@@ -133,7 +136,7 @@ class FingerprintIndex:
         cls, image_of: Callable[[str], bytes], stored: StoredCodes, crop_pairs: CropPairs = "all"
     ) -> FingerprintIndex:
         """An index over stored fingerprints, searched in place (memory-mapped codes stay on disk)."""
-        index = cls(image_of, keys=MappedKeys(stored.keys, stored.sha), crop_pairs=crop_pairs)
+        index = cls(image_of, keys=MappedKeys(stored.keys, stored.sha), crop_pairs=crop_pairs, stored=stored)
         index._phashes = phash_table(index.backend, Codes.of(stored.phash))
         index._windows = window_table(index.backend, Codes.of(stored.windows), Codes.of(stored.present))
         return index
@@ -171,11 +174,15 @@ class FingerprintIndex:
             self._labs[key] = lab_thumbnail(decode_image(self.image_of(key)))
         return self._labs[key]
 
-    def _view(self, key: str) -> CropView:
+    def _view(self, row: int, key: str) -> CropView:
         if key in self._views:
             self._views.move_to_end(key)
         else:
-            self._views[key] = CropView.of(decode_image(self.image_of(key)))
+            stored = self.stored
+            if stored is not None and row < len(stored):
+                self._views[key] = stored.view(row)
+            else:
+                self._views[key] = CropView.of(decode_image(self.image_of(key)))
             if len(self._views) > VIEW_CACHE:
                 self._views.popitem(last=False)
         return self._views[key]
@@ -229,7 +236,7 @@ class FingerprintIndex:
             )
             for row, pairs in zip(rows.tolist(), distances, strict=True):
                 key = self.keys[row]
-                indexed = self._view(key)
+                indexed = self._view(row, key)
                 ratio = indexed.aspect / view.aspect
                 starts = [Placement.from_windows(q, i, ratio) for q, i in start_pairs(pairs)]
                 aligned = align(view, indexed, starts)

@@ -3,7 +3,8 @@ checked against its manifest (row count, every file's sha256) before it is mappe
 
 Codes are `.npy` matrices opened with `mmap_mode="r"` and keys an uncompressed Arrow IPC file read zero-copy from
 a memory map, so a history of a million images holds no Python object per image: its pages are the operating
-system's file cache, read when a look-up touches them.
+system's file cache, read when a look-up touches them. Each image's crop view (its grey thumbnail and aspect) is
+stored too, so a crop-tier candidate's view is read, not decoded from its published image.
 """
 
 from __future__ import annotations
@@ -20,11 +21,19 @@ from lookbench.atomic import atomic_folder
 from lookbench.configfile import StrictConfig
 from lookbench.errors import ReleaseError
 from lookbench.hashing import file_sha256
+from lookbench.release.fingerprints.crops import GREY_BYTES, CropView
 
 MANIFEST = "manifest.json"
 KEYS_FILE = "keys.arrow"
-MATRICES = {"sha": 4, "phash": 4, "windows": 0, "present": 1}
-"""Each code file and its words per row (0: the window count, given by the writer)."""
+MATRICES: dict[str, tuple[type[np.generic], int]] = {
+    "sha": (np.uint64, 4),
+    "phash": (np.uint64, 4),
+    "windows": (np.uint64, 0),
+    "present": (np.uint64, 1),
+    "grey": (np.uint8, GREY_BYTES),
+    "aspect": (np.float64, 1),
+}
+"""Each matrix file: its dtype and values per row (0: the window count, given by the writer)."""
 
 
 class StoreManifest(StrictConfig):
@@ -36,26 +45,32 @@ class StoreManifest(StrictConfig):
 
 @dataclass(frozen=True)
 class StoredCodes:
-    """One version's (or a whole history's) fingerprints as arrays: keys, and uint64 codes per row (`present` is
-    (n, 1): 1 for a row with window hashes, 0 for an image too flat)."""
+    """One version's (or a whole history's) fingerprints as arrays: keys, uint64 codes per row (`present` is (n, 1):
+    1 for a row with window hashes, 0 for an image too flat), and each row's crop view: its grey thumbnail (n,
+    GREY_BYTES) uint8 (zeros for a row without windows) and aspect (n, 1) float64."""
 
     keys: pa.ChunkedArray | pa.Array
     sha: np.ndarray
     phash: np.ndarray
     windows: np.ndarray
     present: np.ndarray
+    grey: np.ndarray
+    aspect: np.ndarray
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    def view(self, row: int) -> CropView:
+        """The crop view of a row with window hashes, as `CropView.of` gives it for the decoded image."""
+        return CropView.of_grey(self.grey[row], float(self.aspect[row, 0]))
 
 
 def write_store(folder: Path, parts: Iterable[StoredCodes], rows: int, windows: int) -> None:
     """Write `parts` (`rows` in all) into `folder` atomically: a crash leaves the previous folder or none."""
     with atomic_folder(folder) as tmp:
-        shapes = {name: (rows, words or windows) for name, words in MATRICES.items()}
         matrices = {
-            name: np.lib.format.open_memmap(tmp / f"{name}.npy", mode="w+", dtype=np.uint64, shape=shape)
-            for name, shape in shapes.items()
+            name: np.lib.format.open_memmap(tmp / f"{name}.npy", mode="w+", dtype=dtype, shape=(rows, width or windows))
+            for name, (dtype, width) in MATRICES.items()
         }
         schema = pa.schema([("key", pa.string())])
         start = 0
@@ -63,7 +78,7 @@ def write_store(folder: Path, parts: Iterable[StoredCodes], rows: int, windows: 
             for part in parts:
                 end = start + len(part)
                 for name, matrix in matrices.items():
-                    matrix[start:end] = np.asarray(getattr(part, name), dtype=np.uint64).reshape(len(part), -1)
+                    matrix[start:end] = np.asarray(getattr(part, name), dtype=matrix.dtype).reshape(len(part), -1)
                 writer.write_table(pa.table({"key": part.keys}, schema=schema))
                 start = end
         if start != rows:
@@ -117,7 +132,7 @@ def open_store(folder: Path) -> StoredCodes:
         if not file.is_file() or file_sha256(file) != digest:
             raise ReleaseError(f"{file}: missing or changed since it was written (sha256 differs from {path})")
     matrices = {}
-    for name, words in MATRICES.items():
+    for name, (dtype, width) in MATRICES.items():
         file = folder / f"{name}.npy"
         if f"{name}.npy" not in manifest.files:
             raise ReleaseError(f"{path}: lists no {name}.npy")
@@ -125,8 +140,10 @@ def open_store(folder: Path) -> StoredCodes:
             matrix = np.load(file, mmap_mode="r")
         except (OSError, ValueError) as exc:
             raise ReleaseError(f"{file}: not a .npy matrix ({exc})") from exc
-        if matrix.dtype != np.uint64 or matrix.ndim != 2 or len(matrix) != manifest.rows or words > matrix.shape[1]:
-            raise ReleaseError(f"{file}: {matrix.dtype} {matrix.shape}, expected uint64 with {manifest.rows} rows")
+        shape = (manifest.rows, width or (matrix.shape[-1] if matrix.ndim == 2 else -1))
+        if matrix.dtype != dtype or matrix.shape != shape:
+            expected = f"{np.dtype(dtype)} with {manifest.rows} rows" + (f" of {width}" if width else "")
+            raise ReleaseError(f"{file}: {matrix.dtype} {matrix.shape}, expected {expected}")
         matrices[name] = matrix
     try:
         keys = pa.ipc.open_file(pa.memory_map(str(folder / KEYS_FILE))).read_all()
@@ -140,4 +157,6 @@ def open_store(folder: Path) -> StoredCodes:
         phash=matrices["phash"],
         windows=matrices["windows"],
         present=matrices["present"],
+        grey=matrices["grey"],
+        aspect=matrices["aspect"],
     )
