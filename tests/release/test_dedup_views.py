@@ -165,3 +165,21 @@ def test_caches_and_stores_of_the_format_before_views_are_never_read(tmp_path: P
     assert pq.read_table(current).schema.equals(FINGERPRINT_SCHEMA)
     assert open_store(folder).grey.any(axis=1).all()
     assert prune_history_stores(cache, folder) == [old_store.name] and old_cache.is_file()
+
+
+def test_entries_added_after_the_store_have_their_views_decoded(tmp_path: Path) -> None:
+    originals = [photo(n, 200) for n in range(3)]
+    out = published(tmp_path, [encode(im) for im in originals])
+    folder, _ = history_store(out, "v20260601", tmp_path / "cache")
+    assert folder is not None
+    added = photo(50, 240)
+    images = {"added": encode(added)}
+    history = PublishedImages(out)
+    index = FingerprintIndex.of_store(lambda key: images[key] if key in images else history(key), open_store(folder))
+    found = fingerprint(images["added"])
+    index.add("added", found.sha256, found.phash, found.windows)
+    rng = np.random.default_rng(7)
+    for im, key in ((added, "added"), (originals[1], "v20260101/real_studio_flat/gallery#1")):
+        query = fingerprint(encode(cropped(im, rng), "JPEG", 85))
+        match = index.lookup(query, SETTINGS.phash_threshold, SETTINGS.colour_threshold).match
+        assert match is not None and (match.key, match.tier) == (key, "crop")
