@@ -51,7 +51,7 @@ class EvaluationIndex:
         """Index every image of `snapshot`; returns how many."""
         number = len(self._images)
         self._images.append(PublishedImages(snapshot.root.parent))
-        table = cached_snapshot_fingerprints(snapshot, self.cache)
+        table = cached_snapshot_fingerprints(snapshot, self.cache).read(["key", "sha256", "phash"])
         columns = (table[c].to_pylist() for c in ("key", "sha256", "phash"))
         for key, sha, phash in zip(*columns, strict=True):
             self._index.add(f"{number}|{key}", sha, phash)

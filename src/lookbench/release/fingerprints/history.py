@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from lookbench.atomic import atomic_path
 from lookbench.errors import ReleaseError
 from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.images import BadImageError
@@ -20,7 +22,6 @@ from lookbench.release.fingerprints.crops import GREY_BYTES, WINDOWS, WINDOWS_ID
 from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
 from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.fingerprints.store import StoredCodes, open_store, remove_store, write_store
-from lookbench.release.records import write_table
 from lookbench.snapshot import NOISE, open_snapshot
 from lookbench.snapshot.manifest import MANIFEST_NAME
 from lookbench.snapshot.reader import Snapshot
@@ -49,6 +50,9 @@ WINDOW_BYTES = 8 * len(WINDOWS)
 """Bytes of one image's window hashes (big-endian uint64 each) in the cache."""
 STORE_CHUNK = 16_384
 """Cache rows converted to arrays at a time while a store is written (their grey thumbnails: 256 MB)."""
+CACHE_CHUNK = 4_096
+"""Rows of a fingerprint cache held at a time: one parquet row group when it is written, one batch when it is read
+(their grey thumbnails: 64 MB)."""
 KEY_RE = re.compile(r"^(v\d{8})/([^/]+)/([^/#]+)#(\d+)$")
 
 
@@ -74,8 +78,9 @@ def snapshot_parts(snap: Snapshot) -> list[tuple[str, str]]:
     return parts + ([(NOISE, "gallery")] if snap.has_noise else [])
 
 
-def snapshot_fingerprints(snap: Snapshot) -> pa.Table:
-    """(key, sha256, phash, windows, grey, aspect) of every image of a snapshot; key is `version/subset/split#row`."""
+def snapshot_fingerprints(snap: Snapshot) -> Iterator[pa.RecordBatch]:
+    """(key, sha256, phash, windows, grey, aspect) of every image of a snapshot, `CACHE_CHUNK` rows at a time; key is
+    `version/subset/split#row`."""
     rows: list[dict[str, str | bytes | float | None]] = []
     for subset, split in snapshot_parts(snap):
         for start, images in snap.iter_images(subset, split):
@@ -98,7 +103,18 @@ def snapshot_fingerprints(snap: Snapshot) -> pa.Table:
                         "aspect": found.view.aspect,
                     }
                 )
-    return pa.Table.from_pylist(rows, schema=FINGERPRINT_SCHEMA)
+                if len(rows) == CACHE_CHUNK:
+                    yield pa.RecordBatch.from_pylist(rows, schema=FINGERPRINT_SCHEMA)
+                    rows = []
+    if rows:
+        yield pa.RecordBatch.from_pylist(rows, schema=FINGERPRINT_SCHEMA)
+
+
+def write_cache(batches: Iterable[pa.RecordBatch], path: Path) -> None:
+    """Write fingerprint batches to `path` atomically, one parquet row group each (a failure leaves no file)."""
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, FINGERPRINT_SCHEMA, compression="zstd") as writer:
+        for batch in batches:
+            writer.write_batch(batch, row_group_size=len(batch))
 
 
 class PublishedImages:
@@ -142,36 +158,63 @@ def _row_group_images(path: Path, group: int) -> list[object]:
     return pq.ParquetFile(path).read_row_group(group, columns=["image"]).column(0).to_pylist()
 
 
-def read_cached(path: Path) -> pa.Table:
-    """A fingerprint cache file, checked (ReleaseError naming the file if it is unreadable or not one)."""
-    try:
-        table = pq.read_table(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise ReleaseError(f"{path}: unreadable fingerprint cache ({exc})") from exc
-    if not table.schema.equals(FINGERPRINT_SCHEMA):
-        raise ReleaseError(f"{path}: not a fingerprint cache of this format (columns {table.schema.names})")
+@dataclass(frozen=True)
+class CheckedCache:
+    """A fingerprint cache file whose every row group passed `read_cached`'s checks, read back batch by batch."""
+
+    path: Path
+    rows: int
+
+    def batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
+        """The cache's rows (only `columns`, if given), at most `CACHE_CHUNK` at a time."""
+        return pq.ParquetFile(self.path).iter_batches(batch_size=CACHE_CHUNK, columns=columns)
+
+    def read(self, columns: list[str]) -> pa.Table:
+        """Some columns of the whole cache (the small ones: a whole `grey` column is 16 KB per image)."""
+        return pq.read_table(self.path, columns=columns)
+
+
+def check_batch(path: Path, batch: pa.RecordBatch) -> None:
+    """Refuse (ReleaseError naming the file) rows of a fingerprint cache that are not well-formed."""
     for name, chars in (("sha256", 64), ("phash", 2 * PHASH_BYTES)):
-        column = table[name]
+        column = batch[name]
         good = pc.and_(pc.equal(pc.utf8_length(column), chars), pc.match_substring_regex(column, HEX_RE))
         if column.null_count or pc.all(good).as_py() is False:
             raise ReleaseError(f"{path}: {name} values that are not {chars} lowercase hex digits")
     for name, size in (("windows", WINDOW_BYTES), ("grey", GREY_BYTES)):
-        sizes = pc.binary_length(table[name]).drop_null()
+        sizes = pc.binary_length(batch[name]).drop_null()
         if len(sizes) and pc.min_max(sizes).as_py() != {"min": size, "max": size}:
             raise ReleaseError(f"{path}: {name} values of the wrong size (expected {size} bytes)")
-    if pc.any(pc.not_equal(pc.is_valid(table["grey"]), pc.is_valid(table["windows"]))).as_py():
+    if pc.any(pc.not_equal(pc.is_valid(batch["grey"]), pc.is_valid(batch["windows"]))).as_py():
         raise ReleaseError(f"{path}: grey thumbnails not exactly on the rows with window hashes")
-    aspect = table["aspect"]
+    aspect = batch["aspect"]
     if aspect.null_count or pc.any(pc.invert(pc.greater(aspect, 0.0))).as_py() or pc.any(pc.is_inf(aspect)).as_py():
         raise ReleaseError(f"{path}: aspect values that are not finite and above 0")
-    return table
+
+
+def read_cached(path: Path) -> CheckedCache:
+    """A fingerprint cache file, checked batch by batch (ReleaseError naming the file if it is unreadable or not
+    one): at most `CACHE_CHUNK` rows are held at a time."""
+    try:
+        file = pq.ParquetFile(path)
+        if not file.schema_arrow.equals(FINGERPRINT_SCHEMA):
+            raise ReleaseError(f"{path}: not a fingerprint cache of this format (columns {file.schema_arrow.names})")
+        rows = 0
+        for batch in file.iter_batches(batch_size=CACHE_CHUNK):
+            check_batch(path, batch)
+            rows += batch.num_rows
+    except (OSError, pa.ArrowException) as exc:
+        raise ReleaseError(f"{path}: unreadable fingerprint cache ({exc})") from exc
+    if rows != file.metadata.num_rows:
+        raise ReleaseError(f"{path}: unreadable fingerprint cache ({rows} rows read, {file.metadata.num_rows} listed)")
+    return CheckedCache(path, rows)
 
 
 def cached_snapshot_fingerprints(
     snap: Snapshot, cache: Path, on_problem: Callable[[Path, str], None] | None = None
-) -> pa.Table:
-    """`snapshot_fingerprints`, kept in `cache` under the version's name and content hash; a cache file that cannot
-    be read is recomputed and rewritten, and `on_problem` told why."""
+) -> CheckedCache:
+    """`snapshot_fingerprints`, kept in `cache` under the version's name and content hash and written one row group
+    at a time; a cache file that cannot be read is recomputed and rewritten, and `on_problem` told why."""
     cached = cache / f"{snap.root.name}-{snap.content_hash[:16]}-{CACHE_FORMAT}.parquet"
     if cached.is_file():
         try:
@@ -179,9 +222,8 @@ def cached_snapshot_fingerprints(
         except ReleaseError as exc:
             if on_problem is not None:
                 on_problem(cached, f"{exc}; recomputed")
-    table = snapshot_fingerprints(snap)
-    write_table(table, cached)
-    return table
+    write_cache(snapshot_fingerprints(snap), cached)
+    return CheckedCache(cached, pq.ParquetFile(cached).metadata.num_rows)
 
 
 def fixed_width_bytes(column: pa.ChunkedArray, width: int) -> np.ndarray:
@@ -211,6 +253,19 @@ def table_codes(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return hex_words(table["phash"], PHASH_BYTES), raw, windows.is_valid().to_numpy(zero_copy_only=False)
 
 
+def store_chunks(batches: Iterable[pa.RecordBatch], size: int = STORE_CHUNK) -> Iterator[pa.Table]:
+    """Fingerprint batches regrouped into tables of exactly `size` rows (the last one shorter): the same chunks,
+    and so the same store bytes, however the cache was split into row groups."""
+    pending = pa.Table.from_batches([], FINGERPRINT_SCHEMA)
+    for batch in batches:
+        pending = pa.concat_tables([pending, pa.Table.from_batches([batch])])
+        while pending.num_rows >= size:
+            yield pending.slice(0, size)
+            pending = pending.slice(size)
+    if pending.num_rows:
+        yield pending
+
+
 def stored_codes(table: pa.Table) -> StoredCodes:
     """A checked fingerprint cache table as arrays (a row without windows has an all-zero grey thumbnail)."""
     phashes, windows, present = table_codes(table)
@@ -236,13 +291,11 @@ def history_store(
         except ReleaseError as exc:
             if on_problem is not None:
                 on_problem(folder, f"{exc}; rebuilt")
-    rows = sum(len(cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem)) for f in folders)
+    caches = [cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem) for f in folders]
+    rows = sum(checked.rows for checked in caches)
     if rows == 0:
         return None, names
-    tables = (cached_snapshot_fingerprints(open_snapshot(f), cache, on_problem) for f in folders)
-    parts = (
-        stored_codes(table.slice(start, STORE_CHUNK)) for table in tables for start in range(0, len(table), STORE_CHUNK)
-    )
+    parts = (stored_codes(table) for checked in caches for table in store_chunks(checked.batches()))
     write_store(folder, parts, rows, len(WINDOWS))
     return folder, names
 
