@@ -253,17 +253,22 @@ def table_codes(table: pa.Table) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return hex_words(table["phash"], PHASH_BYTES), raw, windows.is_valid().to_numpy(zero_copy_only=False)
 
 
-def store_chunks(batches: Iterable[pa.RecordBatch], size: int = STORE_CHUNK) -> Iterator[pa.Table]:
+def store_chunks(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.Table]:
     """Fingerprint batches regrouped into tables of exactly `size` rows (the last one shorter): the same chunks,
     and so the same store bytes, however the cache was split into row groups."""
-    pending = pa.Table.from_batches([], FINGERPRINT_SCHEMA)
+    pending: list[pa.RecordBatch] = []
+    held = 0
     for batch in batches:
-        pending = pa.concat_tables([pending, pa.Table.from_batches([batch])])
-        while pending.num_rows >= size:
-            yield pending.slice(0, size)
-            pending = pending.slice(size)
-    if pending.num_rows:
-        yield pending
+        while batch.num_rows:
+            take = min(size - held, batch.num_rows)
+            pending.append(batch.slice(0, take))
+            held += take
+            batch = batch.slice(take)
+            if held == size:
+                yield pa.Table.from_batches(pending)
+                pending, held = [], 0
+    if held:
+        yield pa.Table.from_batches(pending)
 
 
 def stored_codes(table: pa.Table) -> StoredCodes:
@@ -272,7 +277,8 @@ def stored_codes(table: pa.Table) -> StoredCodes:
     grey = fixed_width_bytes(pc.fill_null(table["grey"], pa.scalar(bytes(GREY_BYTES), pa.binary())), GREY_BYTES)
     aspect = table["aspect"].to_numpy().astype(np.float64, copy=False)[:, None]
     sha = hex_words(table["sha256"], 32)
-    return StoredCodes(table["key"], sha, phashes, windows, present[:, None], grey.reshape(-1, GREY_BYTES), aspect)
+    keys = table["key"].combine_chunks()  # one record batch in the store's keys file however the rows were read
+    return StoredCodes(keys, sha, phashes, windows, present[:, None], grey.reshape(-1, GREY_BYTES), aspect)
 
 
 def history_store(
@@ -295,7 +301,7 @@ def history_store(
     rows = sum(checked.rows for checked in caches)
     if rows == 0:
         return None, names
-    parts = (stored_codes(table) for checked in caches for table in store_chunks(checked.batches()))
+    parts = (stored_codes(table) for checked in caches for table in store_chunks(checked.batches(), STORE_CHUNK))
     write_store(folder, parts, rows, len(WINDOWS))
     return folder, names
 
