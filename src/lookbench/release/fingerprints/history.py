@@ -165,9 +165,9 @@ class CheckedCache:
     path: Path
     rows: int
 
-    def batches(self, columns: list[str] | None = None) -> Iterator[pa.RecordBatch]:
-        """The cache's rows (only `columns`, if given), at most `CACHE_CHUNK` at a time."""
-        return pq.ParquetFile(self.path).iter_batches(batch_size=CACHE_CHUNK, columns=columns)
+    def batches(self) -> Iterator[pa.RecordBatch]:
+        """The cache's rows, at most `CACHE_CHUNK` at a time."""
+        return pq.ParquetFile(self.path).iter_batches(batch_size=CACHE_CHUNK)
 
     def read(self, columns: list[str]) -> pa.Table:
         """Some columns of the whole cache (the small ones: a whole `grey` column is 16 KB per image)."""
