@@ -96,6 +96,8 @@ def measured(work: Callable[[], object]) -> tuple[int, int]:
     try:
         work()
         gc.collect()
+        # Nothing allocated through the pool may outlive it (freeing it later would crash the interpreter).
+        assert pool.bytes_allocated() == 0, f"{pool.bytes_allocated()} bytes still held through the measuring pool"
         return tracemalloc.get_traced_memory()[1], pool.max_memory()
     finally:
         tracemalloc.stop()
