@@ -56,6 +56,31 @@ def test_a_store_maps_back_exactly_what_was_written(tmp_path: Path) -> None:
     assert stored.keys.to_pylist() == [f"k{i}" for i in range(65)]
 
 
+def test_each_matrix_file_is_what_numpy_saves_for_the_whole_matrix(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    parts = [_part(rng, 0, 7), _part(rng, 7, 1), _part(rng, 8, 11)]
+    write_store(tmp_path / "s", iter(parts), 19, W)
+    for name in ("sha", "phash", "windows", "present", "grey", "aspect"):
+        whole = np.concatenate([getattr(p, name) for p in parts])
+        np.save(tmp_path / f"{name}.npy", whole)
+        assert (tmp_path / "s" / f"{name}.npy").read_bytes() == (tmp_path / f"{name}.npy").read_bytes(), name
+
+
+@pytest.mark.parametrize("rows", [10, 30])
+def test_parts_that_do_not_hold_the_announced_rows_leave_no_store(tmp_path: Path, rows: int) -> None:
+    part = _part(np.random.default_rng(4), 0, 20)
+    with pytest.raises(ValueError, match="store parts hold"):
+        write_store(tmp_path / "s", iter([part]), rows, W)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_part_of_the_wrong_width_leaves_no_store(tmp_path: Path) -> None:
+    part = _part(np.random.default_rng(5), 0, 6)
+    with pytest.raises(ValueError, match="windows: 3 values per row, not 4"):
+        write_store(tmp_path / "s", iter([part]), 6, W + 1)
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_mapped_keys_find_the_first_row_of_a_digest_like_the_in_memory_keys(tmp_path: Path) -> None:
     rng = np.random.default_rng(1)
     parts = [_part(rng, 0, 40), _part(rng, 40, 25)]
