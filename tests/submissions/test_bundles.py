@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from submission_kit import Run, build_run, runner
+from submission_kit import Run, build_run, reseal, runner
 
 from lookbench.cli.main import app
 from lookbench.hashing import file_sha256
@@ -31,14 +31,6 @@ def submit(run: Run, repo: Path, embeddings: bool = True) -> Path:
 def verify(bundle: Path, snapshot: Path) -> tuple[int, str]:
     outcome = runner.invoke(app, ["verify", str(bundle), "--snapshot", str(snapshot)])
     return outcome.exit_code, " ".join(outcome.output.split())
-
-
-def reseal(bundle: Path) -> None:
-    """Rewrite the manifest's digests as a forger would after editing files."""
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    files = sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file())
-    manifest["files"] = {name: file_sha256(bundle / name) for name in files if name != "manifest.json"}
-    (bundle / "manifest.json").write_text(json.dumps(manifest))
 
 
 def test_bundle_layout_lists_every_file_with_its_sha256(run: Run, tmp_path: Path) -> None:
