@@ -66,6 +66,8 @@ def _lists(part: pa.Table, name: str, width: int, subset: str, where: str) -> np
     values = column.flatten()
     if column.null_count or values.null_count:
         raise SubmissionError(f"{where}: column {name} of {subset} holds nulls")
+    if not pa.types.is_integer(values.type) and not pa.types.is_floating(values.type):
+        raise SubmissionError(f"{where}: column {name} holds {values.type}, not numbers")
     lengths = pc.list_value_length(column).to_numpy(zero_copy_only=False)
     ragged = np.flatnonzero(lengths != width)
     if len(ragged):
@@ -104,6 +106,8 @@ def rescore_rankings(
 ) -> Rescored:
     """Re-score the per-query file's rankings for the queries the snapshot and the declared window give."""
     ks = tuple(sorted(set(settings.ks)))
+    if not ks or ks[0] < 1:
+        raise SubmissionError(f"{where}: field config.ks is {list(settings.ks)}, not positive cut-offs")
     try:
         subsets = snapshot.check_subsets(list(result.snapshot.subsets))
     except LookBenchError as exc:
@@ -127,8 +131,8 @@ def rescore_rankings(
         rows = kept_rows(labels, q_skipped, settings.since, settings.until, fallback)
         total, kept = total + len(labels), kept + len(rows)
         part = per_query.filter(pa.array(names == subset))
-        listed = np.asarray(part["query_row"].to_pylist(), dtype=object)
-        if len(listed) != len(rows) or not np.array_equal(listed.astype(np.int64, copy=False), rows):
+        listed = part["query_row"].to_pylist()
+        if len(listed) != len(rows) or listed != rows.tolist():
             raise SubmissionError(
                 f"{where}: column query_row of {subset} lists {len(listed)} queries, but the snapshot and the "
                 f"declared window keep {len(rows)} (each once, in row order)"
