@@ -282,8 +282,16 @@ def test_verify_refuses_a_file_linked_out_of_the_bundle(run: Run, tmp_path: Path
 def test_verify_refuses_a_bundle_carrying_its_own_snapshot_files(run: Run, tmp_path: Path) -> None:
     bundle = submit(run, tmp_path / "repo", embeddings=False)
     (bundle / "AUDIT.json").write_text("{}")
-    result = load_result(bundle / RESULT)
-    forge(bundle, table_of(bundle), snapshot=result.snapshot.model_copy(update={"location": str(bundle)}))
+    reseal(bundle)  # listed in the manifest with its digest
     code, text = verify(bundle, run.snapshot)
     assert code == 2
     assert "AUDIT.json: not a file a bundle of" in text
+
+
+def test_verify_refuses_a_snapshot_location_inside_the_bundle(run: Run, tmp_path: Path) -> None:
+    bundle = submit(run, tmp_path / "repo", embeddings=False)
+    result = load_result(bundle / RESULT)
+    forge(bundle, table_of(bundle), snapshot=result.snapshot.model_copy(update={"location": str(bundle / "x")}))
+    code, text = verify(bundle, run.snapshot)
+    assert code == 2
+    assert "field snapshot.location points inside the bundle" in text

@@ -278,6 +278,9 @@ def open_bundle(root: Path) -> Bundle:
     for field, value in expected.items():
         if getattr(manifest, field) != value:
             raise SubmissionError(f"{root / MANIFEST}: field {field} is not {result_path}'s ({value!r})")
+    location = result.snapshot.location
+    if "://" not in location and Path(location).resolve().is_relative_to(root.resolve()):
+        raise SubmissionError(f"{result_path}: field snapshot.location points inside the bundle ({location})")
     wanted = expected_files(manifest, result)
     for name in sorted(set(manifest.files) - wanted):
         raise SubmissionError(f"{root / name}: not a file a bundle of {result_path} holds (field files of {MANIFEST})")
