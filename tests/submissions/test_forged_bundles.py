@@ -295,3 +295,13 @@ def test_verify_refuses_a_snapshot_location_inside_the_bundle(run: Run, tmp_path
     code, text = verify(bundle, run.snapshot)
     assert code == 2
     assert "field snapshot.location points inside the bundle" in text
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"\xff\xfe"], ids=["not-json", "not-utf8"])
+def test_verify_names_a_resealed_card_that_is_not_json(run: Run, tmp_path: Path, content: bytes) -> None:
+    bundle = submit(run, tmp_path / "repo", embeddings=False)
+    (bundle / "card.json").write_bytes(content)
+    reseal(bundle)
+    code, text = verify(bundle, run.snapshot)
+    assert code == 2
+    assert "card.json: not valid JSON" in text

@@ -287,7 +287,10 @@ def open_bundle(root: Path) -> Bundle:
     for name in sorted(wanted - set(manifest.files)):
         raise SubmissionError(f"{root / name}: missing; {result_path} scored it (field files of {MANIFEST})")
     for name, record in ((manifest.card, card_of(result)), (manifest.environment, environment_of(result))):
-        stored = json.loads((root / name).read_text(encoding="utf-8"))
+        try:
+            stored = json.loads((root / name).read_text(encoding="utf-8"))
+        except ValueError as exc:  # UnicodeDecodeError is one too
+            raise SubmissionError(f"{root / name}: not valid JSON ({exc})") from exc
         old_card = name == manifest.card and schema_tuple(result.schema_version) < TYPED_MODEL_SINCE
         if not _same_record(stored, json.loads(_json(record)), old_card):
             raise SubmissionError(f"{root / name}: does not match {result_path} (fields model / environment)")

@@ -46,8 +46,8 @@ def scan_repository(repository: Path, snapshots: list[Snapshot]) -> RepositorySc
                 continue
             outcome = verify_bundle(root, snapshot)
             rows.append(RepositoryRow(bundle.result_path, outcome.status, f"{outcome.note} on {snapshot.root}"))
-        except LookBenchError as exc:
-            refused.append(str(exc))
+        except (LookBenchError, OSError) as exc:  # one bad bundle is left out; the others are still shown
+            refused.append(str(exc) if isinstance(exc, LookBenchError) else f"{root}: {type(exc).__name__}: {exc}")
     if not rows and not refused:
         raise SubmissionError(f"{repository}: no submission bundle (no manifest.json) found")
     return RepositoryScan(rows, refused)
