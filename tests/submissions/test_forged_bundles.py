@@ -305,3 +305,13 @@ def test_verify_names_a_resealed_card_that_is_not_json(run: Run, tmp_path: Path,
     code, text = verify(bundle, run.snapshot)
     assert code == 2
     assert "card.json: not valid JSON" in text
+
+
+def test_verify_refuses_a_per_query_column_of_another_type(run: Run, tmp_path: Path) -> None:
+    bundle = submit(run, tmp_path / "repo", embeddings=True)
+    table = table_of(bundle)
+    flags = pa.array([[int(x) for x in r] for r in table["fine"].to_pylist()])  # 0/1 instead of booleans
+    forge(bundle, table.set_column(table.column_names.index("fine"), "fine", flags))
+    code, text = verify(bundle, run.snapshot)
+    assert code == 2
+    assert "column fine is list<element: int64>, but re-searching the bundled embeddings gives list<item: bool>" in text

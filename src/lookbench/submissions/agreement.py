@@ -100,6 +100,8 @@ def compare_tables(declared: pa.Table, recomputed: pa.Table, where: str, how: st
     subsets, rows = recomputed["subset"].to_pylist(), recomputed["query_row"].to_pylist()
     for name in recomputed.column_names:
         a, b = declared[name].combine_chunks(), recomputed[name].combine_chunks()
+        if a.type != b.type:
+            raise SubmissionError(f"{where}: column {name} is {a.type}, but {how} gives {b.type}")
         bad = _column_difference(a, b, scores if name == "topk_scores" else TOLERANCE)
         if bad is not None:
             shown = a[bad].as_py() if bad < len(a) else None
