@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from submission_kit import Run, build_run, runner
+from submission_kit import Run, build_run, reseal, runner
 
 from lookbench.cli.main import app
 from lookbench.hashing import file_sha256
@@ -31,14 +31,6 @@ def submit(run: Run, repo: Path, embeddings: bool = True) -> Path:
 def verify(bundle: Path, snapshot: Path) -> tuple[int, str]:
     outcome = runner.invoke(app, ["verify", str(bundle), "--snapshot", str(snapshot)])
     return outcome.exit_code, " ".join(outcome.output.split())
-
-
-def reseal(bundle: Path) -> None:
-    """Rewrite the manifest's digests as a forger would after editing files."""
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    files = sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file())
-    manifest["files"] = {name: file_sha256(bundle / name) for name in files if name != "manifest.json"}
-    (bundle / "manifest.json").write_text(json.dumps(manifest))
 
 
 def test_bundle_layout_lists_every_file_with_its_sha256(run: Run, tmp_path: Path) -> None:
@@ -69,7 +61,7 @@ def test_verify_rescoring_embeddings_and_rankings(run: Run, tmp_path: Path) -> N
     rankings_only = submit(run, tmp_path / "b", embeddings=False)
     code, text = verify(rankings_only, run.snapshot)
     assert code == 0, text
-    assert "re-scored" in text
+    assert "unverified" in text and "re-scored from its own rankings (no embeddings)" in text
 
 
 def test_submitting_twice_refuses_and_keeps_the_bundle(run: Run, tmp_path: Path) -> None:
@@ -217,6 +209,10 @@ def test_submit_embed_bundles_a_model_runs_vectors(run: Run, tmp_path: Path, mon
     outcome = runner.invoke(app, [*args, "--resamples", "30", "--cache-dir", str(tmp_path / "cache")])
     assert outcome.exit_code == 0, outcome.output
     outcome = runner.invoke(app, ["submit", str(result), "--embed", "--out", str(tmp_path / "repo")])
+    assert outcome.exit_code == 2
+    assert "--embed would import and run that code; pass --trust-code" in " ".join(outcome.output.split())
+    assert not list((tmp_path / "repo").iterdir())
+    outcome = runner.invoke(app, ["submit", str(result), "--embed", "--trust-code", "--out", str(tmp_path / "repo")])
     assert outcome.exit_code == 0, outcome.output
     bundle = tmp_path / "repo" / "thumbs-4x4" / "1" / "v20260201"
     assert np.load(bundle / "embeddings/noise/gallery.npy").shape == (5, 48)

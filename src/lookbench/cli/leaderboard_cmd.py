@@ -30,7 +30,7 @@ def leaderboard_command(
 ) -> None:
     """A static site (no server, no CDN): tables with ties and flags, a date-window filter, charts.
 
-    A results repository's bundles are verified first and marked verified, re-scored or unverified; a bundle that
+    A results repository's bundles are verified first and marked verified or unverified; a bundle that
     fails its check is left out with a warning."""
     from lookbench.reports.site import build_site
     from lookbench.submissions.repository import scan_repository

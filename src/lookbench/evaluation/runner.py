@@ -22,7 +22,7 @@ from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
 from lookbench.evaluation.retrieval import RetrievalTask
 from lookbench.evaluation.summary import Summary, summarise_run
 from lookbench.evaluation.task import PhaseClock, Progress, SubsetWork, Task
-from lookbench.evaluation.window import date_window, window_mask
+from lookbench.evaluation.window import date_window, kept_rows
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.results.protocols import protocol_of
 from lookbench.results.schema import (
@@ -200,12 +200,7 @@ def gather(plan: RunPlan, embeddings: _Embeddings, subset: str, ledger: RunLedge
             ledger.skipped[(source, "gallery", row)] = error
     q_skipped = embeddings.skipped(subset, "query")
     ledger.skipped.update({(subset, "query", row): error for row, error in q_skipped.items()})
-    outfits = [None if row in q_skipped else key for row, key in enumerate(queries.outfit_key)]
-    since, until = settings.since, settings.until
-    keep = window_mask(queries.first_seen_at, len(queries), since, until, plan.fallback_date, outfits)
-    if q_skipped:
-        keep[list(q_skipped)] = False
-    rows = np.flatnonzero(keep)
+    rows = kept_rows(queries, q_skipped, settings.since, settings.until, plan.fallback_date)
     ledger.total_queries += len(queries)
     ledger.kept_queries += len(rows)
     ledger.subsets[subset] = SubsetInfo(

@@ -5,7 +5,7 @@ window from its per-query table without re-embedding. Dates are parsed in `lookb
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +15,7 @@ from lookbench.dates import lenient_date, snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.summary import summarise_table
 from lookbench.results.schema import DateWindow, ResultFile
+from lookbench.snapshot.labels import SplitLabels
 
 
 def outfit_dates(dates: np.ndarray, outfits: Sequence[Hashable | None]) -> np.ndarray:
@@ -64,6 +65,21 @@ def window_mask(
     if until is not None:
         keep &= known & (dates < until + np.timedelta64(1, "D"))
     return keep
+
+
+def kept_rows(
+    queries: SplitLabels,
+    skipped: Collection[int],
+    since: np.datetime64 | None,
+    until: np.datetime64 | None,
+    fallback: np.datetime64 | None,
+) -> np.ndarray:
+    """The query rows a run scores, ascending: those its window keeps (whole outfits), less the skipped ones."""
+    outfits = [None if row in skipped else key for row, key in enumerate(queries.outfit_key)]
+    keep = window_mask(queries.first_seen_at, len(queries), since, until, fallback, outfits)
+    if skipped:
+        keep[list(skipped)] = False
+    return np.flatnonzero(keep)
 
 
 def date_window(

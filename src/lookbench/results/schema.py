@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lookbench.embeddings.record import ModelRecord
 
@@ -15,6 +15,17 @@ RESULT_SCHEMA_VERSION = "1.3"
 TYPED_MODEL_SINCE = (1, 3)
 
 
+FRACTION_SLACK = 1e-6
+"""How far past [0, 1] a metric may round (an nDCG of float32 gains can exceed 1 in its last digits)."""
+
+
+def fraction(value: float) -> float:
+    """A metric value: finite and in [0, 1] (within rounding); NaN, infinities and absurd values are refused."""
+    if not -FRACTION_SLACK <= value <= 1 + FRACTION_SLACK:  # False for NaN as well
+        raise ValueError(f"{value!r} is not a fraction in [0, 1]")
+    return value
+
+
 class MetricValue(BaseModel):
     """A mean (a fraction in [0, 1]) with its 95% bootstrap interval over `n` units."""
 
@@ -23,7 +34,15 @@ class MetricValue(BaseModel):
     value: float
     ci_low: float
     ci_high: float
-    n: int
+    n: int = Field(ge=0)
+
+    _fractions = field_validator("value", "ci_low", "ci_high")(fraction)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> MetricValue:
+        if self.ci_low > self.ci_high:
+            raise ValueError(f"interval [{self.ci_low!r}, {self.ci_high!r}] is inverted")
+        return self
 
 
 class CategoryValue(BaseModel):
@@ -32,7 +51,9 @@ class CategoryValue(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     value: float
-    n: int
+    n: int = Field(ge=0)
+
+    _fraction = field_validator("value")(fraction)
 
 
 class SubsetInfo(BaseModel):
