@@ -72,10 +72,11 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def imported(path: Path, modules: set[str]) -> Iterator[str]:
-    """The lookbench modules a file imports, at any depth of the file (lazy imports count)."""
+def imported(path: Path, modules: set[str], annotations: bool = False) -> Iterator[str]:
+    """The lookbench modules a file imports, at any depth of the file (lazy imports count; with `annotations`, those
+    under `if TYPE_CHECKING:` too)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = _type_checking_nodes(tree)
+    skipped = set() if annotations else _type_checking_nodes(tree)
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
@@ -101,10 +102,10 @@ def _short(name: str) -> str:
     )
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Module -> the other lookbench modules it imports."""
+def import_graph(root: Path = ROOT, annotations: bool = False) -> dict[str, set[str]]:
+    """Module -> the other lookbench modules it imports (with `annotations`, for type checking only too)."""
     paths = {module_name(p, root): p for p in root.rglob("*.py")}
-    return {name: {t for t in imported(path, set(paths)) if t != name} for name, path in paths.items()}
+    return {name: {t for t in imported(path, set(paths), annotations) if t != name} for name, path in paths.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -167,8 +168,21 @@ def test_a_cycle_is_found(tmp_path: Path) -> None:
     assert cycles(import_graph(tmp_path)) == [["a", "b"]]
 
 
+def test_a_cycle_through_type_checking_is_found(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("from lookbench.b import x\n")
+    lazy = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lookbench.a import y\n"
+    (tmp_path / "b.py").write_text(lazy)
+    assert cycles(import_graph(tmp_path)) == []
+    assert cycles(import_graph(tmp_path, annotations=True)) == [["a", "b"]]
+
+
 def test_no_import_cycles() -> None:
     assert cycles(import_graph()) == []
+
+
+def test_no_import_cycles_counting_every_import() -> None:
+    """Top-level, lazy (inside functions) and type-checking-only imports alike: a shared piece lives lower."""
+    assert cycles(import_graph(annotations=True)) == []
 
 
 def test_every_package_has_a_layer() -> None:
@@ -185,3 +199,49 @@ def test_the_core_never_imports_its_families_but_where_listed() -> None:
     graph = import_graph()
     reached = {(m, package(t)) for m, ts in graph.items() if package(m) in CORE for t in ts if package(t) in FAMILIES}
     assert reached <= KNOWN_UPWARD
+
+
+GETATTR_DEFAULTS = {
+    "release/detect/owl.py:OwlDetector.__init__": "a transformers config's private `_commit_hash` (hub loads)",
+    "models/hf_outputs.py:pooled_features": "transformers output classes differ by architecture; not ours to declare",
+    "models/hf_model.py:_image_processor": "a transformers config, nested for vision towers; third-party",
+    "models/hf_model.py:create_hf": "a transformers config's private `_commit_hash`, set only by hub loads",
+    "models/timm_model.py:_hub_id": "a timm pretrained config; third-party",
+    "models/open_clip_model.py:open_clip_preprocess": "open_clip's visual tower; third-party",
+    "models/mteb_model.py:MtebEncoder.describe": "a loader's name: a functools.partial has no `__name__`",
+    "models/python_model.py:load": "the factory the user's spec names in their module; a missing one is an error",
+    "shards/ray_executor.py:_cause": "Ray's task error wraps the worker's exception as `cause`; third-party",
+}
+"""`getattr(obj, name, default)` calls allowed, by file:function, with why: each reads a third-party object or a name
+the user gave. A capability of our own models and protocols is declared on the Protocol or record, never probed."""
+
+
+def getattr_defaults(root: Path = ROOT) -> Iterator[str]:
+    """`file:function` of every `getattr` call with a default (the shape of a probe), once per call."""
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for scope, node in _calls(tree, ""):
+            if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 3:
+                yield f"{path.relative_to(root).as_posix()}:{scope}"
+
+
+def _calls(node: ast.AST, scope: str) -> Iterator[tuple[str, ast.Call]]:
+    """Every call under `node`, with the dotted name of the class or function it is in."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield from _calls(child, f"{scope}.{child.name}" if scope else child.name)
+            continue
+        if isinstance(child, ast.Call):
+            yield scope, child
+        yield from _calls(child, scope)
+
+
+def test_a_getattr_probe_is_found(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("class A:\n    def f(self, model):\n        return getattr(model, 'x', None)\n")
+    assert list(getattr_defaults(tmp_path)) == ["m.py:A.f"]
+
+
+def test_no_getattr_capability_probes() -> None:
+    found = set(getattr_defaults())
+    assert found - set(GETATTR_DEFAULTS) == set(), "declare the capability on the Protocol or record instead"
+    assert set(GETATTR_DEFAULTS) - found == set(), "gone: remove it from GETATTR_DEFAULTS"
