@@ -19,6 +19,7 @@ from lookbench.contamination.sources import snapshot_sources
 from lookbench.dates import parse_date
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.errors import LookBenchError, SubmissionError
+from lookbench.evaluation.plan import build_plan
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.evaluation.summary import summarise_run
 from lookbench.metrics.definitions import FineRule
@@ -120,7 +121,8 @@ def _excluded(result: ResultFile, subset: str, gallery_rows: int, corpus_rows: i
 def rescore_rankings(snapshot: Snapshot, result: ResultFile, per_query: pa.Table, where: str) -> ResultFile:
     """The result recomputed from the per-query file's rankings and the snapshot's labels."""
     settings = settings_of(result)
-    ks = tuple(sorted(set(settings.ks)))
+    plan = build_plan(snapshot, settings)
+    ks = plan.ks
     subsets = per_query["subset"].to_numpy(zero_copy_only=False)
     tables = []
     for subset in dict.fromkeys(subsets.tolist()):
@@ -147,7 +149,7 @@ def rescore_rankings(snapshot: Snapshot, result: ResultFile, per_query: pa.Table
         if table["topk_item_ids"].to_pylist() != part["topk_item_ids"].to_pylist():
             raise SubmissionError(f"{where}: column topk_item_ids of {subset} does not match the snapshot's item ids")
         tables.append(table)
-    _, (metrics, categories, breakdowns) = summarise_run(snapshot, pa.concat_tables(tables), ks, settings.bootstrap())
+    _, (metrics, categories, breakdowns) = summarise_run(snapshot, pa.concat_tables(tables), plan, settings.bootstrap())
     return result.model_copy(update={"metrics": metrics, "per_category": categories, "breakdowns": breakdowns})
 
 
