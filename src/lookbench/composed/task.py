@@ -55,7 +55,7 @@ def fit_items(task: ComposedTask) -> LabelledItems:
     """Labelled rows of the snapshot's image-subset galleries and noise whose item is not in the composed gallery."""
     snapshot = task.snapshot
     taken = set(task.corpus_labels.item_id[: task.gallery_rows])
-    sources = [s for s, kind in snapshot.kinds.items() if kind == "image"] + ([NOISE] if snapshot.has_noise else [])
+    sources = snapshot.subsets_of_kind("image") + ([NOISE] if snapshot.has_noise else [])
     vectors: list[np.ndarray] = []
     parts: list[SplitLabels] = []
     for source in sources:

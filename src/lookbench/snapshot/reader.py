@@ -191,6 +191,10 @@ class Snapshot:
         """The task subsets present, in the order of `kinds`."""
         return list(self.kinds)
 
+    def subsets_of_kind(self, kind: SubsetKind) -> list[str]:
+        """The task subsets present of one kind, in the order of `kinds`."""
+        return [name for name, of in self.kinds.items() if of == kind]
+
     @property
     def has_noise(self) -> bool:
         """True if the snapshot has a distractor pool."""
