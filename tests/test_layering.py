@@ -6,6 +6,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import lookbench
 
 ROOT = Path(lookbench.__file__).parent
@@ -245,3 +247,60 @@ def test_no_getattr_capability_probes() -> None:
     found = set(getattr_defaults())
     assert found - set(GETATTR_DEFAULTS) == set(), "declare the capability on the Protocol or record instead"
     assert set(GETATTR_DEFAULTS) - found == set(), "gone: remove it from GETATTR_DEFAULTS"
+
+
+CLASSIFIERS: dict[str, dict[str, str]] = {
+    "protocol_of": {
+        "evaluation/plan.py:build_plan": "the run's plan decides its protocol once; every stage reads the plan",
+    },
+    "subset_kind": {
+        "snapshot/reader.py:Snapshot.kinds": "a snapshot decides its subsets' kinds once, from its folders",
+    },
+    "is_composed_subset": {
+        "snapshot/schema.py:subset_kind": "the one classifier of a subset name",
+        "snapshot/reader.py:Snapshot.check_subsets": "a requested name: unknown, or known but absent",
+        "snapshot/source.py:is_snapshot_dir": "whether a folder is a snapshot at all, before one is opened",
+        "results/tables.py:composed_scopes": "names read back from results, which keep no run plan",
+        "submissions/verify.py:rescore_rankings": "a submitted per-query table's subsets (refused when composed)",
+        "release/card.py:root_card": "a release manifest's subsets",
+        "cli/legacy_cmd.py:import_command": "an imported benchmark's card, for the eval hint printed",
+    },
+    "composed_scopes": {
+        "results/tables.py:ordered_scopes": "a result's scopes, in display order",
+        "evaluation/window.py:rewindow": "a result re-windowed from its per-query table",
+        "reports/report.py:summaries": "a result's scopes",
+        "reports/paper.py:paper_columns": "results' scopes",
+        "reports/sitedata.py:build_site_data": "runs' per-query subsets",
+        "reports/encode.py:scope_mask": "a per-query table's subsets",
+    },
+}
+"""Where a subset's kind or a snapshot's protocol is still worked out from a name, by function, with why: a run reads
+its plan, code holding a snapshot reads `Snapshot.kinds`, and results read back go through `composed_scopes`."""
+
+
+def calls_of(name: str, root: Path = ROOT) -> set[str]:
+    """`file:function` of every call of a function called `name` (bare or as an attribute)."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        for scope, node in _calls(ast.parse(path.read_text(encoding="utf-8")), ""):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if called == name:
+                found.add(f"{path.relative_to(root).as_posix()}:{scope}")
+    return found
+
+
+def test_calls_are_found_in_their_functions(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def f(s):\n    return [is_composed_subset(n) for n in s] + [x.protocol_of(s)]\n")
+    assert calls_of("is_composed_subset", tmp_path) == {"m.py:f"} == calls_of("protocol_of", tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(CLASSIFIERS))
+def test_names_are_classified_only_where_listed(name: str) -> None:
+    found = calls_of(name)
+    assert found - set(CLASSIFIERS[name]) == set(), f"read the run plan or Snapshot.kinds instead of {name}"
+    assert set(CLASSIFIERS[name]) - found == set(), f"gone: remove it from CLASSIFIERS[{name!r}]"
+
+
+def test_protocol_of_runs_once_per_run() -> None:
+    assert len(CLASSIFIERS["protocol_of"]) == 1

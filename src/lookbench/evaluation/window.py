@@ -15,7 +15,7 @@ from lookbench.dates import lenient_date, snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.summary import summarise_table
 from lookbench.results.schema import DateWindow, ResultFile
-from lookbench.snapshot.schema import is_composed_subset
+from lookbench.results.tables import composed_scopes
 
 
 def outfit_dates(dates: np.ndarray, outfits: Sequence[Hashable | None]) -> np.ndarray:
@@ -131,7 +131,7 @@ def rewindow(
     kept = filter_window(per_query, result.snapshot.id, since, until)
     if kept.num_rows == 0:
         raise LookBenchError(f"{result.model_name}: no queries in the window (since={since}, until={until})")
-    composed = [s for s in result.snapshot.subsets if is_composed_subset(s)]  # a result keeps no plan
+    composed = composed_scopes(result.snapshot.subsets)
     metrics, categories, breakdowns = summarise_table(kept, result.config.bootstrap, composed)
     counts = dict(zip(*np.unique(kept["subset"].to_numpy(zero_copy_only=False), return_counts=True), strict=True))
     subsets = {
