@@ -60,7 +60,7 @@ def forge(bundle: Path, table: pa.Table, **changes: object) -> None:
     """Write `table` as the per-query file, regenerate every number and query count from it, apply `changes` to the
     result and reseal the manifest."""
     result = load_result(bundle / RESULT)
-    metrics, categories, breakdowns = summarise_table(table, result.config.bootstrap)
+    metrics, categories, breakdowns = summarise_table(table, result.config.bootstrap, ())
     counts = Counter(table["subset"].to_pylist())
     subsets = {n: i.model_copy(update={"queries": counts[n]}) for n, i in result.snapshot.subsets.items()}
     digest = write_per_query(table, bundle / TABLE)

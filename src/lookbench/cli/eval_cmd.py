@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,7 +24,8 @@ from lookbench.dates import parse_date
 from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
-from lookbench.evaluation.runner import EvalOutput, EvalSettings, RunPlan, plan_run, run_plan
+from lookbench.evaluation.plan import RunPlan
+from lookbench.evaluation.runner import EvalOutput, EvalSettings, PlannedRun, plan_run, run_plan
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.precision import PRECISIONS
@@ -35,7 +37,6 @@ from lookbench.search.select import make_backend
 from lookbench.shards.executor import check_options
 from lookbench.shards.make import make_executor
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import is_composed_subset
 from lookbench.snapshot.source import HUB_FORMS
 from lookbench.synth.embedded import DEFAULT_SNAPSHOT, open_location
 
@@ -57,14 +58,6 @@ def parse_ks(text: str) -> tuple[int, ...]:
     return ks
 
 
-def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
-    """The cut-offs of the snapshot's official protocol (a legacy benchmark), else LookBench's."""
-    from lookbench.results.protocols import protocol_of
-
-    protocol = protocol_of(snapshot)
-    return DEFAULT_KS if protocol is None else protocol.ks
-
-
 def _open_snapshot(snapshot: str | None) -> Snapshot:
     if not snapshot:
         console.print("[dim]no --snapshot given: using the embedded LookBench-Synth default[/dim]")
@@ -77,8 +70,10 @@ def _default_model() -> str:
     return DEFAULT_MODEL
 
 
-def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, intervals: bool) -> None:
-    composed = {s for s in metrics if s in (COMPOSED_OVERALL, AVERAGE) or is_composed_subset(s)}
+def _print_summary(
+    metrics: dict[str, dict[str, MetricValue]], composed_subsets: Collection[str], title: str, intervals: bool
+) -> None:
+    composed = {s for s in metrics if s in (COMPOSED_OVERALL, AVERAGE, *composed_subsets)}
     for scopes, names in (
         ([s for s in metrics if s not in composed], SHOWN_METRICS),
         ([s for s in metrics if s in composed], COMPOSED_SHOWN),
@@ -128,16 +123,17 @@ def _embed_options(
     )
 
 
-def _report(result: ResultFile, title: str, written: tuple[Path, Path]) -> None:
+def _report(result: ResultFile, plan: RunPlan, title: str, written: tuple[Path, Path]) -> None:
     """Print a saved run's warnings and metrics under its model's name (read from the result), and its files."""
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
-    _print_summary(result.metrics, f"{result.model_name} {title}", result.config.bootstrap.resamples > 0)
+    intervals = result.config.bootstrap.resamples > 0
+    _print_summary(result.metrics, plan.composed, f"{result.model_name} {title}", intervals)
     console.print(f"wrote {escape(str(written[0]))} and {escape(str(written[1]))}", highlight=False)
 
 
 def _run(
-    plan: RunPlan, executor: str, processes: int | None, ray_address: str | None, shards: int | None
+    plan: PlannedRun, executor: str, processes: int | None, ray_address: str | None, shards: int | None
 ) -> EvalOutput:
     """Run a plan, embedding as shards on an executor when asked to (or when several GPUs are there).
 
@@ -234,7 +230,7 @@ def eval_command(
     backend = make_backend(search)
     settings = EvalSettings(
         subsets=[s.strip() for s in subsets.split(",") if s.strip()] if subsets else None,
-        ks=parse_ks(k) if k else default_ks(snap),
+        ks=parse_ks(k) if k else None,
         fine_rule=fine_rule,
         resamples=resamples,
         seed=seed,
@@ -261,7 +257,7 @@ def eval_command(
     result, per_query = save_run(out.result, out.per_query, target)
     window = window_text(settings.since, settings.until)
     parts = (f"fine rule: {fine_rule.value}", f"window {window}" if window else "", noise_text(noise))
-    _report(result, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
+    _report(result, plan.plan, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
 
 
 def register(app: typer.Typer) -> None:

@@ -15,6 +15,7 @@ from lookbench.dates import lenient_date, snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.summary import summarise_table
 from lookbench.results.schema import DateWindow, ResultFile
+from lookbench.results.tables import composed_scopes
 from lookbench.snapshot.labels import SplitLabels
 
 
@@ -146,7 +147,8 @@ def rewindow(
     kept = filter_window(per_query, result.snapshot.id, since, until)
     if kept.num_rows == 0:
         raise LookBenchError(f"{result.model_name}: no queries in the window (since={since}, until={until})")
-    metrics, categories, breakdowns = summarise_table(kept, result.config.bootstrap)
+    composed = composed_scopes(result.snapshot.subsets)
+    metrics, categories, breakdowns = summarise_table(kept, result.config.bootstrap, composed)
     counts = dict(zip(*np.unique(kept["subset"].to_numpy(zero_copy_only=False), return_counts=True), strict=True))
     subsets = {
         name: info.model_copy(update={"queries": int(counts.get(name, 0))})

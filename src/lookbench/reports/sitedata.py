@@ -22,8 +22,8 @@ from lookbench.reports.throughput import machine_text, throughput
 from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester
 from lookbench.results.schema import ResultFile
-from lookbench.results.tables import ordered_scopes, run_label
-from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS, is_composed_subset
+from lookbench.results.tables import composed_scopes, ordered_scopes, run_label
+from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS
 
 
 def _metric_dict(result: ResultFile) -> dict[str, dict[str, dict[str, float | int]]]:
@@ -148,7 +148,7 @@ def build_site_data(
         "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "subsets": subsets.values,
         "titles": {**SUBSET_TITLES, OVERALL: "Overall", COMPOSED_OVERALL: "Composed overall"},
-        "composed": sorted({s for r in runs for s in r.per_query["subset"].to_pylist() if is_composed_subset(s)}),
+        "composed": composed_scopes(s for r in runs for s in r.per_query["subset"].to_pylist()),
         "scopes": scopes,
         "ks": sorted({k for r in runs for k in ks_of(r.per_query)}),
         "families": [f for f in METRICS if any(m.startswith(f + "@") for m in metrics)],

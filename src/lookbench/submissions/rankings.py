@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 from lookbench.dates import snapshot_date
 from lookbench.errors import LookBenchError, SubmissionError
 from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
+from lookbench.evaluation.plan import build_plan
 from lookbench.evaluation.runner import EvalSettings
 from lookbench.evaluation.summary import summarise_run
 from lookbench.evaluation.window import date_window, kept_rows
@@ -22,7 +23,7 @@ from lookbench.metrics.scoring import score_task
 from lookbench.results.per_query import task_table
 from lookbench.results.schema import ResultFile, SubsetInfo
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE, is_composed_subset
+from lookbench.snapshot.schema import NOISE
 
 SPLITS = ("query", "gallery")
 
@@ -110,8 +111,10 @@ def rescore_rankings(
         raise SubmissionError(f"{where}: field config.ks is {list(settings.ks)}, not positive cut-offs")
     try:
         subsets = snapshot.check_subsets(list(result.snapshot.subsets))
+        plan = build_plan(snapshot, settings)
     except LookBenchError as exc:
         raise SubmissionError(f"{where}: field snapshot.subsets: {exc}") from exc
+    composed = set(plan.composed)
     skipped = declared_skipped(snapshot, result, where)
     windowed = settings.since is not None or settings.until is not None
     fallback = snapshot_date(snapshot.snapshot_id) if windowed else None
@@ -124,7 +127,7 @@ def rescore_rankings(
         raise SubmissionError(f"{where}: column subset names {stray[0]!r}, a subset the result does not declare")
     tables, infos, kept, total = [], {}, 0, 0
     for subset in subsets:
-        if is_composed_subset(subset):
+        if subset in composed:
             raise SubmissionError(f"{where}: composed subset {subset}: only image subsets are re-scored from rankings")
         labels = snapshot.labels(subset, "query")
         q_skipped = skipped.get((subset, "query"), set())
@@ -161,7 +164,7 @@ def rescore_rankings(
     if not tables:
         raise SubmissionError(f"{where}: the declared window keeps no query of the snapshot")
     table, (metrics, categories, breakdowns) = summarise_run(
-        snapshot, pa.concat_tables(tables), ks, settings.bootstrap()
+        snapshot, pa.concat_tables(tables), plan, settings.bootstrap()
     )
     sizes = result.snapshot.model_copy(update={"noise_rows": noise_rows(snapshot, settings.noise), "subsets": infos})
     config = result.config.model_copy(update={"window": date_window(settings.since, settings.until, kept, total)})

@@ -14,7 +14,8 @@ from lookbench.embeddings.facts import UNKNOWN, ModelFacts
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.card import card_for_spec, find_card
-from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, RecordedMix, TrainedModelInfo
+from lookbench.models.mix_record import RecordedMix
+from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, TrainedModelInfo
 from lookbench.train.config import TrainConfig
 from lookbench.train.data import TrainingSet
 
