@@ -155,3 +155,11 @@ def test_a_single_file_output_refuses_a_file_it_did_not_write(tmp_path: Path) ->
     refuse_foreign_file(path, ours=False, overwrite=True)
     with pytest.raises(OutputFolderError, match="not a plain file"):
         refuse_foreign_file(tmp_path, ours=True, overwrite=True)
+
+
+def test_a_failed_run_in_its_own_folder_records_what_it_wrote(tmp_path: Path) -> None:
+    claim_output_folder(tmp_path / "run", "train")
+    with pytest.raises(RuntimeError), output_folder(tmp_path / "run", "train"):
+        (tmp_path / "run" / "checkpoints").mkdir()
+        raise RuntimeError("killed")
+    assert read_marker(tmp_path / "run").files == ("checkpoints",)  # type: ignore[union-attr]

@@ -102,8 +102,9 @@ class Claim:
         return self.marker
 
     def release(self) -> None:
-        """Take back a fresh marker from a folder the run wrote nothing into, leaving it as it was found."""
-        if not self.fresh or self.record().files:
+        """Record what a failed run wrote; take a fresh marker back from a folder it wrote nothing into."""
+        written = self.record().files
+        if not self.fresh or written:
             return
         (self.folder / MARKER_NAME).unlink(missing_ok=True)
         if self.made and not any(self.folder.iterdir()):
