@@ -228,3 +228,28 @@ def test_card_merges_into_the_users_readme_keeping_every_line(tmp_path: Path, re
     folder = tmp_path / "a-folder"
     folder.mkdir()
     clean_error(invoke("card", str(result_json), "--readme", str(folder), "--dataset", "owner/name"), str(folder))
+
+
+def test_contamination_refuses_a_users_file_at_output_before_any_work(tmp_path: Path) -> None:
+    mine, images = tmp_path / "matches.csv", tmp_path / "images"
+    mine.write_text("subset,mine\n")
+    images.mkdir()
+    args = ["contamination", "--snapshot", str(tmp_path / "no-snapshot"), "--against", str(images)]
+    one_line(invoke(*args, "--output", str(mine)), f"{mine}: exists and was not written by lookbench")
+    assert mine.read_text() == "subset,mine\n"
+    snap = make_snapshot(tmp_path / "snap")
+    args = ["contamination", "--snapshot", str(snap), "--against", str(images), "--output", str(mine)]
+    ours = invoke(*args, "--overwrite")
+    assert ours.exit_code == 0, ours.output
+    again = invoke(*args)
+    assert again.exit_code == 0, again.output  # its own match list is replaced as before
+
+
+def test_annotate_batch_export_refuses_a_users_file_before_any_work(tmp_path: Path) -> None:
+    mine = tmp_path / "batch.jsonl"
+    mine.write_text('{"mine": true}\n')
+    one_line(
+        invoke("annotate", "batch-export", str(tmp_path / "no-config.yaml"), str(mine)),
+        f"{mine}: exists and was not written by lookbench",
+    )
+    assert mine.read_text() == '{"mine": true}\n'
