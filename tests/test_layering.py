@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     ),
     "__init__": 1,
     "configfile": 2,
+    "outfolder": 2,
     "taxonomy": 2,
     "shards": 2,
     # the core: snapshot -> embeddings, search, metrics -> models -> results -> evaluation -> contamination

@@ -11,6 +11,7 @@ from submission_kit import Run, build_run, reseal, runner
 
 from lookbench.cli.main import app
 from lookbench.hashing import file_sha256
+from lookbench.outfolder import MARKER_NAME
 
 REPO_FOLDER = Path("tiny") / "no_revision_available" / "v20260201"
 
@@ -211,12 +212,13 @@ def test_submit_embed_bundles_a_model_runs_vectors(run: Run, tmp_path: Path, mon
     outcome = runner.invoke(app, ["submit", str(result), "--embed", "--out", str(tmp_path / "repo")])
     assert outcome.exit_code == 2
     assert "--embed would import and run that code; pass --trust-code" in " ".join(outcome.output.split())
-    assert not list((tmp_path / "repo").iterdir())
+    assert not (tmp_path / "repo").exists()  # the refused run takes back the folder it claimed
     outcome = runner.invoke(app, ["submit", str(result), "--embed", "--trust-code", "--out", str(tmp_path / "repo")])
     assert outcome.exit_code == 0, outcome.output
     bundle = tmp_path / "repo" / "thumbs-4x4" / "1" / "v20260201"
     assert np.load(bundle / "embeddings/noise/gallery.npy").shape == (5, 48)
-    assert not [p for p in (tmp_path / "repo").iterdir() if p.name.startswith(".")]  # no scratch folder left
+    scratch = [p for p in (tmp_path / "repo").iterdir() if p.name.startswith(".") and p.name != MARKER_NAME]
+    assert not scratch  # no scratch folder left, only the marker claiming the repository
     code, text = verify(bundle, run.snapshot)
     assert code == 0, text
     assert "verified" in text
@@ -226,7 +228,7 @@ def test_submit_embed_refuses_a_run_of_precomputed_vectors(run: Run, tmp_path: P
     outcome = runner.invoke(app, ["submit", str(run.result), "--embed", "--out", str(tmp_path / "repo")])
     assert outcome.exit_code == 2
     assert "field model.spec is 'embeddings:" in " ".join(outcome.output.split())
-    assert not list((tmp_path / "repo").iterdir())
+    assert not (tmp_path / "repo").exists()  # the refused run leaves neither a scratch folder nor its claim
 
 
 def test_a_declared_window_is_read_as_dates_and_a_bad_one_names_its_field(run: Run) -> None:

@@ -14,6 +14,7 @@ from submission_kit import Run, build_run, reseal, runner
 
 from lookbench.audit.schema import EmbeddingProbe, ImageStatisticsProbe
 from lookbench.cli.main import app
+from lookbench.outfolder import claim_output_folder
 
 FOLDER = Path("no_revision_available") / "v20260201"
 NOT_FRACTIONS = {"nan": "NaN", "inf": "Infinity", "negative": "-0.25", "absurd": "7.5"}
@@ -45,7 +46,7 @@ def set_metric(path: Path, text: str) -> None:
 
 def test_submit_refuses_a_model_folder_linked_out_of_the_repository(run: Run, tmp_path: Path) -> None:
     repo, elsewhere = tmp_path / "repo", tmp_path / "elsewhere"
-    repo.mkdir()
+    claim_output_folder(repo, "submit")  # a submissions repository of lookbench's own, where a link was planted
     elsewhere.mkdir()
     os.symlink(elsewhere, repo / "tiny")
     code, text = invoke("submit", str(run.result), "--out", str(repo), "--embeddings", str(run.embeddings))

@@ -29,7 +29,7 @@ from lookbench.evaluation.runner import EvalOutput, EvalSettings, PlannedRun, pl
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.precision import PRECISIONS
-from lookbench.results.io import save_run
+from lookbench.results.io import check_result_target, save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue, ResultFile
 from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, percent, scope_title, short_metric
@@ -44,6 +44,7 @@ SHOWN_METRICS = (*DEFAULT_TABLE_METRICS, "outfit_recall@1")
 COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
 
 
+OVERWRITE_RESULT_HELP = "Replace a file at the result path (or its per-query path) that is not a lookbench result."
 DEFAULT_K_TEXT = ",".join(map(str, DEFAULT_KS))
 
 
@@ -132,6 +133,15 @@ def _report(result: ResultFile, plan: RunPlan, title: str, written: tuple[Path, 
     console.print(f"wrote {escape(str(written[0]))} and {escape(str(written[1]))}", highlight=False)
 
 
+def _writes(target: Path, skip_existing: bool, overwrite: bool) -> bool:
+    """Whether to run into `target`: not with --skip-existing where it exists; refused where it holds another file."""
+    if skip_existing and target.exists():
+        console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
+        return False
+    check_result_target(target, overwrite)
+    return True
+
+
 def _run(
     plan: PlannedRun, executor: str, processes: int | None, ray_address: str | None, shards: int | None
 ) -> EvalOutput:
@@ -189,6 +199,7 @@ def eval_command(
         "{noise} (empty unless --noise none).",
     ),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Do nothing if the result file exists."),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_RESULT_HELP),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
     batch_size: int | None = typer.Option(
         None, "--batch-size", min=1, help="Images per model call; default: 32 on CPU, 64-256 on CUDA by GPU memory."
@@ -250,8 +261,7 @@ def eval_command(
     plan = plan_run(snap, provider, settings)
     tags = (window_tag(settings.since, settings.until), noise_tag(noise))
     target = result_target(output, plan.model_name(), snap.name, fine_rule.value, *tags)
-    if skip_existing and target.exists():
-        console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
+    if not _writes(target, skip_existing, overwrite):
         return
     out = _run(plan, executor, processes, ray_address, shards)
     result, per_query = save_run(out.result, out.per_query, target)

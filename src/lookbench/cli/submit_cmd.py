@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from lookbench.cli.common import console, reports_errors
+from lookbench.cli.common import OVERWRITE_HELP, console, reports_errors
 from lookbench.errors import LookBenchError
 
 
@@ -24,10 +24,12 @@ def submit_command(
     trust_code: bool = typer.Option(
         False, "--trust-code", help="With --embed: allow a python: model spec (imports and runs the module it names)."
     ),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
     """Bundle a result as <model>/<revision>/<release> with its card, environment and a sha256 manifest."""
     import tempfile
 
+    from lookbench.outfolder import output_folder
     from lookbench.results.io import load_result
     from lookbench.submissions.bundle import write_bundle
     from lookbench.submissions.vectors import export_run_vectors
@@ -36,13 +38,13 @@ def submit_command(
         raise LookBenchError("give --embeddings DIR or --embed, not both")
     if trust_code and not embed:
         raise LookBenchError("--trust-code goes with --embed (it allows importing the model's code)")
-    if not embed:
-        folder = write_bundle(result, embeddings, out)
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=out, prefix=".vectors-") as scratch:
-            vectors = export_run_vectors(load_result(result), result, Path(scratch), trust_code)
-            folder = write_bundle(result, vectors, out)
+    with output_folder(out, "submit", overwrite=overwrite):
+        if not embed:
+            folder = write_bundle(result, embeddings, out)
+        else:
+            with tempfile.TemporaryDirectory(dir=out, prefix=".vectors-") as scratch:
+                vectors = export_run_vectors(load_result(result), result, Path(scratch), trust_code)
+                folder = write_bundle(result, vectors, out)
     console.print(escape(f"wrote {folder}"), highlight=False)
 
 

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import ResultError, first_problem
+from lookbench.outfolder import refuse_foreign_file
 from lookbench.results.naming import per_query_name
 from lookbench.results.per_query import read_per_query, write_per_query
 from lookbench.results.schema import RESULT_SCHEMA_VERSION, ResultFile
@@ -43,6 +44,18 @@ def save_run(result: ResultFile, per_query: pa.Table, path: Path) -> tuple[Resul
     except Timeout as exc:
         raise ResultError(f"{path}: another run held its lock for {LOCK_TIMEOUT_S:.0f}s; try again") from exc
     return saved, table_path
+
+
+def check_result_target(path: Path, overwrite: bool) -> None:
+    """Refuse a result path (or its per-query file) holding a file that is not a lookbench result's, unless
+    `overwrite`: a run replaces only its own earlier result."""
+    try:
+        earlier: ResultFile | None = load_result(path) if path.exists() else None
+    except ResultError:
+        earlier = None
+    table = per_query_name(path)
+    refuse_foreign_file(path, ours=earlier is not None, overwrite=overwrite)
+    refuse_foreign_file(table, ours=earlier is not None and earlier.per_query_file == table.name, overwrite=overwrite)
 
 
 def load_result(path: Path) -> ResultFile:
