@@ -15,13 +15,13 @@ from lookbench.composed.methods import composed_model_name, make_encoder, run_me
 from lookbench.composed.relevance import ComposedRelevance
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
-from lookbench.embeddings.record import Composition, ModelRecord
 from lookbench.evaluation.task import PhaseClock, Progress, SplitEmbeddings, SubsetWork
 from lookbench.metrics.composed import composed_values
 from lookbench.metrics.definitions import FineRule, metric_name
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.ranking import recall_at
 from lookbench.metrics.scoring import TaskScores
+from lookbench.models.meta import Composition, ModelRun
 from lookbench.results.per_query import task_table
 from lookbench.search.backend import MAX_K, Corpus, CorpusLike, SearchBackend, SearchResult
 from lookbench.snapshot.composed import ComposedQueries, read_composed_queries
@@ -266,7 +266,7 @@ class ComposedRun:
         """The model's name plus the composition method."""
         return composed_model_name(model, self.method)
 
-    def record(self, model: ModelRecord) -> ModelRecord:
+    def record(self, model: ModelRun) -> ModelRun:
         """How each composed subset's queries were made."""
         if not self.composition:
             return model

@@ -281,8 +281,8 @@ def assemble(
     """The result file of a run: what was evaluated, with which model and settings, and what it measured."""
     snapshot, settings, provider = plan.snapshot, plan.settings, plan.provider
     described = provider.describe().model_copy(update={"name": plan.model_name()})
-    if dim is not None and described.dim is None:
-        described = described.model_copy(update={"dim": dim})
+    if dim is not None and not isinstance(described.meta.embed_dim, int):
+        described = described.model_copy(update={"meta": described.meta.model_copy(update={"embed_dim": dim})})
     for task in dict.fromkeys(plan.tasks.values()):
         described = task.record(described)
     recall = plan.retrieval.recall
