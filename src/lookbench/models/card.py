@@ -7,7 +7,9 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from lookbench.errors import LookBenchError
+from pydantic import ValidationError
+
+from lookbench.errors import LookBenchError, first_problem
 from lookbench.models.meta import ModelMeta
 
 
@@ -25,6 +27,8 @@ def parse_card(text: str, where: str) -> ModelMeta:
     """Validate one card's JSON text; errors name `where` and the field."""
     try:
         card = ModelMeta.model_validate(json.loads(text, object_pairs_hook=_no_duplicate_keys))
+    except ValidationError as exc:
+        raise LookBenchError(f"model card {where} is invalid: field {first_problem(exc)}") from exc
     except ValueError as exc:
         raise LookBenchError(f"model card {where} is invalid: {exc}") from exc
     if card.id is None or card.name is None:

@@ -11,7 +11,7 @@ import datetime as dt
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from lookbench.dates import date_as_given, lenient_date
 from lookbench.models.spec import ModelSpec
@@ -31,6 +31,13 @@ FACT_FIELDS = (
     "weights_source",
 )
 """The fact sheet that schema-1.x result files recorded as `model.card` (and bundles still do), in its order."""
+_UNIONS: dict[str, tuple[type | tuple[type, ...], type | tuple[type, ...], str]] = {
+    "embed_dim": (int, bool, "a whole number or 'unknown'"),
+    "input_resolution": (int, bool, "a whole number or 'unknown'"),
+    "open_weights": (bool, (), "true, false or 'unknown'"),
+    "params": ((str, int), bool, "a count or text such as '4.7M'"),
+}
+"""Field -> (the types it takes, those it refuses among them, what to say) for fields of a union type."""
 _SIZE = re.compile(r"^\s*([\d.]+(?:e\d+)?)\s*([kmbt]?)\b", re.IGNORECASE)
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
 
@@ -113,6 +120,15 @@ class ModelMeta(BaseModel):
         if isinstance(value, list | tuple):
             return tuple(str(v).strip() for v in value if v is not None and str(v).strip())
         return value
+
+    @field_validator("embed_dim", "input_resolution", "open_weights", "params", mode="before")
+    @classmethod
+    def _one_of(cls, value: Any, info: ValidationInfo) -> Any:
+        # one error naming the field, not one per member of its union
+        wanted = _UNIONS[info.field_name or ""]
+        if value is None or value == UNKNOWN or (isinstance(value, wanted[0]) and not isinstance(value, wanted[1])):
+            return value
+        raise ValueError(f"expected {wanted[2]}, got {value!r}")
 
     @field_validator("aliases", "requires", mode="before")
     @classmethod
