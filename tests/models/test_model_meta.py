@@ -7,9 +7,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
+from lookbench.embeddings.meta import FACT_FIELDS, Loader, ModelMeta, ModelRun
 from lookbench.errors import LookBenchError, first_problem
 from lookbench.models.card import load_cards, parse_card
-from lookbench.models.meta import FACT_FIELDS, ModelMeta, ModelRun
 from lookbench.models.spec import ModelSpec
 
 
@@ -21,7 +21,8 @@ def test_every_shipped_card_round_trips_through_json() -> None:
 
 def test_a_card_holds_its_spec_loader_and_facts() -> None:
     card = load_cards()["efficientnet-lite0"]
-    assert card.loader == ModelSpec("builtin", "efficientnet-lite0")
+    assert card.loader == Loader("builtin", "efficientnet-lite0")
+    assert str(ModelSpec(*card.loader)) == card.spec
     assert (card.embed_dim, card.parameters, card.open_weights) == (1280, 4_700_000, True)
     assert card.fact_sheet() is not None and list(card.fact_sheet() or {}) == list(FACT_FIELDS)
     assert ModelMeta().loader is None and ModelMeta().fact_sheet() is None

@@ -9,9 +9,9 @@ import pytest
 
 from embedding_helpers import studio_snapshot
 from lookbench.contamination.assess import cutoff_since
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
-from lookbench.models.meta import ModelMeta
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot.reader import open_snapshot
 

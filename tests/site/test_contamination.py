@@ -17,11 +17,11 @@ from lookbench.contamination.assess import cutoff_since
 from lookbench.contamination.flags import contamination_flags
 from lookbench.contamination.tables import load_with_per_query
 from lookbench.dates import date_as_given
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.window import rewindow
 from lookbench.models import registry
-from lookbench.models.meta import ModelMeta, ModelRun
 
 runner = CliRunner()
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from lookbench.audit.schema import NoiseEffect, WithAndWithout
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase, Skipped
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
-from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 FINE = "fine_recall@1"

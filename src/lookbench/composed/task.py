@@ -14,6 +14,7 @@ from lookbench.composed.encoders import ComposedBatch, ComposedQueryEncoder, Lab
 from lookbench.composed.methods import composed_model_name, make_encoder, run_method
 from lookbench.composed.relevance import ComposedRelevance
 from lookbench.embeddings.checks import check_embeddings
+from lookbench.embeddings.meta import Composition, ModelRun
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.evaluation.task import PhaseClock, Progress, SplitEmbeddings, SubsetWork
 from lookbench.metrics.composed import composed_values
@@ -21,7 +22,6 @@ from lookbench.metrics.definitions import FineRule, metric_name
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.ranking import recall_at
 from lookbench.metrics.scoring import TaskScores
-from lookbench.models.meta import Composition, ModelRun
 from lookbench.results.per_query import task_table
 from lookbench.search.backend import MAX_K, Corpus, CorpusLike, SearchBackend, SearchResult
 from lookbench.snapshot.composed import ComposedQueries, read_composed_queries

@@ -9,9 +9,9 @@ import pyarrow as pa
 
 from lookbench.contamination.flags import Flag, contamination_flags
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
+from lookbench.embeddings.meta import ModelRun
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.window import result_window_start
-from lookbench.models.meta import ModelRun
 from lookbench.results.schema import ResultFile
 
 

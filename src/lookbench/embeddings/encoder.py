@@ -13,7 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from lookbench.embeddings.mapper import Preprocess
-from lookbench.models.meta import ModelMeta
+from lookbench.embeddings.meta import ModelMeta
 
 InputKind = Literal["tensor", "image", "bytes"]
 """What `encode` receives: an NCHW float32 array made by `preprocess`, a list of RGB PIL images, or encoded bytes."""

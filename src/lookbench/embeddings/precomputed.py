@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
 from lookbench.errors import EmbeddingError, first_problem
-from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.models.meta import ModelMeta, ModelRun
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 if TYPE_CHECKING:  # the encoder's module loads PIL: only models that embed images need it

@@ -13,9 +13,9 @@ from PIL import Image
 
 from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.meta import UNKNOWN, ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
-from lookbench.models.meta import UNKNOWN, ModelMeta
 from lookbench.models.spec import ModelSpec
 
 NO_REVISION = "no_revision_available"

@@ -13,9 +13,9 @@ from pydantic import ValidationError
 
 from lookbench.embeddings.encoder import EncoderBase, InputKind, TextTower
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, first_problem
-from lookbench.models.meta import ModelMeta
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:

@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
 from lookbench.hashing import file_sha256
-from lookbench.models.meta import ModelMeta
 from lookbench.models.options import split_options
 from lookbench.models.spec import ModelSpec
 

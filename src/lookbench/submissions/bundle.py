@@ -13,9 +13,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.atomic import atomic_folder, write_text_atomic
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.errors import SubmissionError, first_problem
 from lookbench.hashing import file_sha256
-from lookbench.models.meta import ModelMeta
 from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.naming import slug
 from lookbench.results.schema import TYPED_MODEL_SINCE, ResultFile, schema_tuple

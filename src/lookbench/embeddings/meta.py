@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from lookbench.dates import date_as_given, lenient_date
-from lookbench.models.spec import ModelSpec
 
 UNKNOWN = "unknown"
 Unknown = Literal["unknown"]
@@ -55,6 +54,14 @@ def parameter_count(value: Any) -> int | None:
         return int(float(match.group(1)) * _SCALE[match.group(2).lower()])
     except ValueError:
         return None
+
+
+class Loader(NamedTuple):
+    """How a spec loads: `kind` picks the loader (`lookbench.models.registry.KINDS`), `argument` is what it loads
+    (`lookbench.models.spec.ModelSpec(*loader)` is the spec the registry runs)."""
+
+    kind: str
+    argument: str
 
 
 class ReportedResult(BaseModel):
@@ -136,9 +143,12 @@ class ModelMeta(BaseModel):
         return tuple(value) if isinstance(value, list) else value  # JSON gives lists; the type is frozen
 
     @property
-    def loader(self) -> ModelSpec | None:
-        """The spec parsed: its `kind` picks the loader (`lookbench.models.registry.KINDS`); None if not runnable."""
-        return None if self.spec is None else ModelSpec.split(self.spec)
+    def loader(self) -> Loader | None:
+        """The spec as the kind of loader and what it loads; None if no adapter here can run it (or no `:`)."""
+        if self.spec is None:
+            return None
+        kind, sep, argument = self.spec.partition(":")
+        return Loader(kind, argument) if sep and kind and argument else None
 
     @property
     def release_day(self) -> dt.date | None:
