@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
-from lookbench.embeddings.record import ModelRecord
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
@@ -83,11 +83,11 @@ class Mixed(ProviderBase):
              np.sqrt(1 - a) * self.frozen.unit(snapshot, subset, split)], axis=1,
         )  # fmt: skip
 
-    def describe(self) -> ModelRecord:
+    def describe(self) -> ModelRun:
         """What the result file records."""
         name = f"{self.trained.spec} + {self.frozen.spec}, outputs, fine-tuned share {self.share:g}"
         details = {"trained_share": self.share, "space": "outputs"}
-        return ModelRecord(spec=self.spec, kind="pretrained_mix", name=name, details=details)
+        return ModelMeta(spec=self.spec, kind="pretrained_mix").result_record(name, details=details)
 
 
 def interval(test: Any) -> str:

@@ -140,7 +140,7 @@ def test_verify_catches_resealed_embeddings_of_the_wrong_shape(run: Run, tmp_pat
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
     assert code == 2
-    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.dim" in text
+    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.meta.embed_dim" in text
     np.save(query, np.load(query)[:-2, :])  # now two rows short, of the right dimension
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
@@ -249,8 +249,11 @@ def test_a_declared_window_is_read_as_dates_and_a_bad_one_names_its_field(run: R
 def _as_schema_1_2(bundle: Path, card: dict[str, object]) -> None:
     """Rewrite a bundle as one made from a schema 1.2 result: a flat `model` dict whose card is kept as given."""
     data = json.loads((bundle / "tiny.json").read_text())
-    model = {k: v for k, v in data["model"].items() if v is not None and k not in ("details", "dim", "card")}
-    data["model"] = {**model, **data["model"]["details"], "embedding_dim": data["model"]["dim"], "card": card}
+    meta = data["model"]["meta"]
+    model = {k: v for k, v in data["model"].items() if v is not None and k not in ("details", "meta")}
+    identity = {k: meta[k] for k in ("spec", "kind", "model_id", "revision") if meta[k] is not None}
+    flat = {**model, **identity, **data["model"]["details"]}
+    data["model"] = {**flat, "embedding_dim": meta["embed_dim"], "card": card}
     data["schema_version"] = "1.2"
     (bundle / "tiny.json").write_text(json.dumps(data, indent=2))
     stored = json.loads((bundle / "card.json").read_text())

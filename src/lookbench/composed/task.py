@@ -14,8 +14,8 @@ from lookbench.composed.encoders import ComposedBatch, ComposedQueryEncoder, Lab
 from lookbench.composed.methods import composed_model_name, make_encoder, run_method
 from lookbench.composed.relevance import ComposedRelevance
 from lookbench.embeddings.checks import check_embeddings
+from lookbench.embeddings.meta import Composition, ModelRun
 from lookbench.embeddings.provider import EmbeddingProvider
-from lookbench.embeddings.record import Composition, ModelRecord
 from lookbench.evaluation.task import PhaseClock, Progress, SplitEmbeddings, SubsetWork
 from lookbench.metrics.composed import composed_values
 from lookbench.metrics.definitions import FineRule, metric_name
@@ -266,7 +266,7 @@ class ComposedRun:
         """The model's name plus the composition method."""
         return composed_model_name(model, self.method)
 
-    def record(self, model: ModelRecord) -> ModelRecord:
+    def record(self, model: ModelRun) -> ModelRun:
         """How each composed subset's queries were made."""
         if not self.composition:
             return model

@@ -237,8 +237,8 @@ def assemble(
     """The result file of a run: what was evaluated, with which model and settings, and what it measured."""
     snapshot, settings, provider, plan = run.snapshot, run.settings, run.provider, run.plan
     described = provider.describe().model_copy(update={"name": run.model_name()})
-    if dim is not None and described.dim is None:
-        described = described.model_copy(update={"dim": dim})
+    if dim is not None and not isinstance(described.meta.embed_dim, int):
+        described = described.model_copy(update={"meta": described.meta.model_copy(update={"embed_dim": dim})})
     for task in dict.fromkeys(run.tasks.values()):
         described = task.record(described)
     recall = run.retrieval.recall

@@ -12,8 +12,8 @@ import numpy as np
 from PIL import Image
 
 from lookbench.embeddings.encoder import EncoderBase, InputKind
-from lookbench.embeddings.facts import UNKNOWN, ModelFacts
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.meta import UNKNOWN, ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.models.spec import ModelSpec
@@ -64,10 +64,10 @@ def model_meta(argument: str) -> Any:
     return meta
 
 
-def card_facts(meta: Any) -> ModelFacts:
-    """The fact sheet of a ModelMeta (MTEB records no training cutoff: the release date stands in)."""
+def card_facts(meta: Any) -> ModelMeta:
+    """The fact sheet of an mteb `ModelMeta` (MTEB records no training cutoff: the release date stands in)."""
     datasets = meta.get_training_datasets()
-    return ModelFacts(
+    return ModelMeta(
         name=meta.name,
         release_date=UNKNOWN if meta.release_date is None else str(meta.release_date),
         params=meta.n_parameters,

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.embeddings.encoder import Encoder
-from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
 from lookbench.hashing import file_sha256
@@ -49,7 +49,7 @@ class TrainedModelInfo(BaseModel):
     feature_dim: int
     embedding_dim: int | None
     preprocess: Preprocess
-    card: ModelFacts
+    card: ModelMeta
     """The model's fact sheet, which the contamination flags read."""
     training: dict[str, Any]
     """Training data, training cutoff, recipe (the whole config), steps, guard summary."""

@@ -14,7 +14,7 @@ from lookbench.errors import ResultError, first_problem
 from lookbench.outfolder import refuse_foreign_file
 from lookbench.results.naming import per_query_name
 from lookbench.results.per_query import read_per_query, write_per_query
-from lookbench.results.schema import RESULT_SCHEMA_VERSION, ResultFile
+from lookbench.results.schema import READABLE_MAJORS, ResultFile
 
 LOCK_TIMEOUT_S = 120.0
 LOCK_NAME = ".lookbench-results.lock"
@@ -71,8 +71,9 @@ def load_result(path: Path) -> ResultFile:
     except json.JSONDecodeError as exc:
         raise ResultError(f"{path}: not valid JSON ({exc})") from exc
     version = str(data.get("schema_version", "")) if isinstance(data, dict) else ""
-    if version.split(".")[0] != RESULT_SCHEMA_VERSION.split(".")[0]:
-        raise ResultError(f"{path}: result schema version {version!r} is not supported (expected 1.x)")
+    if version.split(".")[0] not in READABLE_MAJORS:
+        expected = " or ".join(f"{major}.x" for major in READABLE_MAJORS)
+        raise ResultError(f"{path}: result schema version {version!r} is not supported (expected {expected})")
     try:
         return ResultFile.model_validate(data)
     except ValidationError as exc:

@@ -6,13 +6,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from lookbench.embeddings.record import ModelRecord
+from lookbench.embeddings.meta import ModelRun, run_from_v1
 
-RESULT_SCHEMA_VERSION = "1.3"
+RESULT_SCHEMA_VERSION = "2.0"
 """1.1 added `per_query_sha256` and `warnings`, 1.2 `breakdowns` (composed subsets), 1.3 the typed `model` record
-(`ModelRecord`, its card a `ModelFacts`); readers accept every 1.x, reading an older flat `model` dict with
-`ModelRecord.legacy_fields`."""
+(its card a fact sheet), 2.0 the `model` record a `ModelRun`: the spec, identity, dimension and facts in its
+`meta` (a `ModelMeta`); readers accept every 1.x, converting its `model` with `run_from_v1`."""
+READABLE_MAJORS = ("1", "2")
 TYPED_MODEL_SINCE = (1, 3)
+META_SINCE = (2, 0)
 
 
 FRACTION_SLACK = 1e-6
@@ -148,7 +150,7 @@ class ResultFile(BaseModel):
     lookbench_version: str
     created_at: str
     snapshot: SnapshotInfo
-    model: ModelRecord
+    model: ModelRun
     config: RunConfig
     environment: dict[str, str]
     metrics: dict[str, dict[str, MetricValue]] = Field(description="subset or 'overall' -> metric -> value")
@@ -172,9 +174,10 @@ class ResultFile(BaseModel):
     def _legacy_model(cls, data: Any) -> Any:
         if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
             return data
-        if schema_tuple(str(data.get("schema_version", RESULT_SCHEMA_VERSION))) >= TYPED_MODEL_SINCE:
+        version = schema_tuple(str(data.get("schema_version", RESULT_SCHEMA_VERSION)))
+        if version >= META_SINCE:
             return data
-        return {**data, "model": ModelRecord.legacy_fields(data["model"])}
+        return {**data, "model": run_from_v1(data["model"], flat=version < TYPED_MODEL_SINCE)}
 
     @property
     def model_name(self) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.atomic import atomic_folder, write_text_atomic
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.errors import SubmissionError, first_problem
 from lookbench.evaluation.noise import NoisePool, noise_tag
 from lookbench.hashing import file_sha256
@@ -87,7 +87,7 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
     """The embeddings files a re-scoring needs, each checked to be a 2-D array of the result's row count and one
     shared dimension; raises naming the file and the result field it disagrees with."""
     files: list[Path] = []
-    declared = result.model.dim
+    declared = result.model.meta.embed_dim if isinstance(result.model.meta.embed_dim, int) else None
     dim = declared
     for subset, split, rows in embedding_splits(result):
         path = folder / subset / f"{split}.npy"
@@ -105,7 +105,7 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
                 f"{rows if rows is not None else 'some'} rows of one vector each"
             )
         if dim is not None and array.shape[1] != dim:
-            where = "field model.dim" if declared is not None else "the dimension of the files before"
+            where = "field model.meta.embed_dim" if declared is not None else "the dimension of the files before"
             raise SubmissionError(f"{path}: shape {tuple(array.shape)}, but {result_path} ({where}) says {dim}")
         dim = int(array.shape[1])
         files.append(path)
@@ -115,7 +115,7 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
 def bundle_folder(result: ResultFile) -> Path:
     """`<model>/<revision>/<release>`: the release is the snapshot, plus the fine rule, window and noise pool when
     not the defaults, so every distinct run of one model revision has its own folder."""
-    revision = result.model.revision or NO_REVISION
+    revision = result.model.meta.revision or NO_REVISION
     release = result.snapshot.id
     if result.config.fine_rule != "main":
         release += f"__{result.config.fine_rule}"
@@ -128,12 +128,11 @@ def bundle_folder(result: ResultFile) -> Path:
 
 def card_of(result: ResultFile) -> dict[str, Any]:
     """The bundle's card: the model's name, spec, revision and its card facts as the result recorded them."""
-    card = result.model.card
     return {
         "name": result.model_name,
         "spec": result.model.spec,
-        "revision": result.model.revision,
-        "card": {} if card is None else card.model_dump(mode="json"),
+        "revision": result.model.meta.revision,
+        "card": result.model.meta.fact_sheet() or {},
     }
 
 
@@ -175,7 +174,7 @@ def write_bundle(result_path: Path, embeddings: Path | None, repository: Path) -
         manifest = BundleManifest(
             format=BUNDLE_FORMAT,
             model=result.model_name,
-            revision=result.model.revision or NO_REVISION,
+            revision=result.model.meta.revision or NO_REVISION,
             release=result.snapshot.id,
             snapshot_hash=result.snapshot.content_hash,
             result=result_path.name,
@@ -271,7 +270,7 @@ def open_bundle(root: Path) -> Bundle:
         raise SubmissionError(f"{root / MANIFEST}: field per_query is not {result_path}'s per_query_file")
     expected = {
         "model": result.model_name,
-        "revision": result.model.revision or NO_REVISION,
+        "revision": result.model.meta.revision or NO_REVISION,
         "release": result.snapshot.id,
         "snapshot_hash": result.snapshot.content_hash,
     }
@@ -300,14 +299,14 @@ def open_bundle(root: Path) -> Bundle:
 def _same_record(stored: Any, expected: dict[str, Any], old_card: bool) -> bool:
     """Whether a bundle's card or environment file says what its result does. The card of a schema 1.0-1.2 result
     is compared as a fact sheet: its bundle holds the card dict as it was, which the result now reads leniently
-    (see `ModelFacts.lenient`); a 1.3 bundle's files must match exactly."""
+    (see `ModelMeta.lenient`); a 1.3 bundle's files must match exactly."""
     if not old_card or not isinstance(stored, dict) or stored == expected:
         return bool(stored == expected)
     facts, wanted = stored.get("card"), expected.get("card")
     rest = {k: v for k, v in stored.items() if k != "card"}
-    return rest == {k: v for k, v in expected.items() if k != "card"} and ModelFacts.lenient(
+    return rest == {k: v for k, v in expected.items() if k != "card"} and ModelMeta.lenient(
         facts or None
-    ) == ModelFacts.lenient(wanted or None)
+    ) == ModelMeta.lenient(wanted or None)
 
 
 def find_bundles(repository: Path) -> list[Path]:

@@ -106,9 +106,10 @@ def rescore_rankings(
     snapshot: Snapshot, result: ResultFile, settings: EvalSettings, per_query: pa.Table, where: str
 ) -> Rescored:
     """Re-score the per-query file's rankings for the queries the snapshot and the declared window give."""
-    ks = tuple(sorted(set(settings.ks)))
+    declared = settings.ks or ()
+    ks = tuple(sorted(set(declared)))
     if not ks or ks[0] < 1:
-        raise SubmissionError(f"{where}: field config.ks is {list(settings.ks)}, not positive cut-offs")
+        raise SubmissionError(f"{where}: field config.ks is {list(declared)}, not positive cut-offs")
     try:
         subsets = snapshot.check_subsets(list(result.snapshot.subsets))
         plan = build_plan(snapshot, settings)
