@@ -1,4 +1,4 @@
-"""Issue 12's GPU targets in one run (about 3-6 minutes on one H200 with 16 cores); every number in one JSON file.
+"""The GPU targets in one run (about 3-6 minutes on one H200 with 16 cores); every number in one JSON file.
 
     PYTHONPATH=src python3 benchmarks/gpu_targets.py --out $OUT/gpu_targets.json
 

@@ -157,12 +157,18 @@ def run_subcommand(script: str, subcommands: dict[str, Callable[[], None]]) -> N
 
 
 if __name__ == "__main__":
-    # python benchmarks/measure.py NAME COMMAND...: run COMMAND and keep what it prints in results/NAME.json
+    # python benchmarks/measure.py NAME [--figures FILE.json] COMMAND...: run COMMAND and keep what it prints (and
+    # FILE's `metrics`, or FILE whole, e.g. the result file of a `lookbench eval`) in results/NAME.json
     if len(sys.argv) < 3:
-        raise SystemExit("usage: python benchmarks/measure.py NAME COMMAND...")
-    name, command = sys.argv[1], sys.argv[2:]
+        raise SystemExit("usage: python benchmarks/measure.py NAME [--figures FILE.json] COMMAND...")
+    name, command, figures_file = sys.argv[1], sys.argv[2:], None
+    if command[0] == "--figures":
+        figures_file, command = Path(command[1]), command[2:]
     with results_file(name):
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         print(done.stdout, end="")
+        if done.returncode == 0 and figures_file is not None:
+            written = json.loads(figures_file.read_text())
+            record(**(written.get("metrics", written) if isinstance(written, dict) else {"figures": written}))
     sys.stderr.write(done.stderr)
     sys.exit(done.returncode)
