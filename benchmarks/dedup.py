@@ -875,8 +875,8 @@ MEASURED_CPU_MS = {
 }
 
 
-"""Median CPU ms per look-up at 10k, 100k and 1M entries, docs/benchmarks.md "Crop candidates over full-frame
-pairs" (run on 8e6ac46, load ~9): the pHash tier and one crop-candidate search."""
+"""Median CPU ms per look-up at 10k, 100k and 1M entries, as `dedup.py scale` measured them on 2 shared cores at
+load ~9: the pHash tier and one crop-candidate search (the inputs of `--extrapolate`)."""
 
 
 MEASURED_AT = (10_000, 100_000, 1_000_000)

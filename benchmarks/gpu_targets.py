@@ -14,7 +14,7 @@ What it runs, each in its own process with a time limit, and the targets it chec
 4. `agreement.py decode --pixels-only` on 400x600 JPEGs: nvJPEG + GPU resize against the CPU reference, in 8-bit
    levels.
 
-Needs torch with CUDA, torchvision, timm, pyarrow, Pillow, pydantic, typer and rich (docs/benchmarks.md says how
+Needs torch with CUDA, torchvision, timm, pyarrow, Pillow, pydantic, typer and rich (benchmarks/README.md says how
 to bring the ones the machine lacks). A step that fails or runs out of time is recorded with its error and the
 others still run.
 """
@@ -99,7 +99,7 @@ def main() -> None:
     args = parser.parse_args()
     missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
     if missing:
-        raise SystemExit(f"missing Python packages: {', '.join(missing)} (docs/benchmarks.md: GPU targets)")
+        raise SystemExit(f"missing Python packages: {', '.join(missing)} (benchmarks/README.md: GPU targets)")
     started = time.perf_counter()
     report: dict[str, Any] = {"machine": machine()}
     with tempfile.TemporaryDirectory() as tmp:
