@@ -1,9 +1,16 @@
-"""Scoring speed at the real LookBench scale: search + every metric + bootstrap CIs, and the whole `lookbench eval`.
+"""Real LookBench scale (2,345 queries, ~60k corpus rows): `scoring` (search, metrics and intervals; `--eval` the
+whole `lookbench eval` on precomputed vectors), `eval` (a cache-hit `lookbench eval` with a model), `audit`
+(`lookbench audit` at real row counts).
+
+    python benchmarks/scale.py scoring|eval|audit [options]     # --help after the subcommand
+
+`scoring`:
+Scoring speed at the real LookBench scale: search + every metric + bootstrap CIs, and the whole `lookbench eval`.
 
 Sizes are those of the released snapshot v20251201 (queries 1011/193/981/160, galleries 3951/979/3278/571,
 58,275 noise rows), with 1024-d float32 embeddings. Embedding time is excluded.
 
-    python benchmarks/scoring_speed.py [--search exact|torch|faiss:hnsw] [--baseline-queries 0] [--eval]
+    python benchmarks/scale.py scoring [--search exact|torch|faiss:hnsw] [--baseline-queries 0] [--eval]
 
 - scoring: the chosen backend's search plus every metric at K in {1, 5, 10, 20} and 1,000-resample intervals;
   a backend other than `exact` is also checked row for row against `exact` (and timed against it);
@@ -19,6 +26,33 @@ Sizes are those of the released snapshot v20251201 (queries 1011/193/981/160, ga
   `--eval-only` skips the in-process scoring figures;
 - `--baseline-queries N`: also times the authors' evaluator loop (a full argsort per query, K and metric) on N
   queries, scaled to all of them.
+
+`eval`:
+`lookbench eval` with a model at real LookBench scale: wall time and peak memory of a cache-hit run.
+
+    python benchmarks/scale.py eval [--snapshot PATH] [--model SPEC] [--lookbench-src DIR] [--json FILE]
+
+Without `--snapshot` it writes a real-scale snapshot of small photo-like JPEGs (queries 1011/193/981/160,
+galleries 3951/979/3278/571, 58,275 noise images; `--image-size` pixels square, random labels of the real shapes)
+under `--work` (kept, so later runs reuse it). The default model is a cheap deterministic `python:` model giving
+1280-d vectors (EfficientNet-Lite0's width): 8x8 thumbnails through a fixed random projection, so filling the cache
+takes about a minute on 2 cores; `--model efficientnet-lite0` measures the real default (about 10 minutes to fill).
+
+Runs, each a fresh `lookbench eval` process: `cold` embeds and fills the cache (unless an earlier run did),
+`hit` finds every vector cached (the figure the issue's "cache-hit run" means), and `touched` runs after every
+parquet file's modification time changed (the digest index re-hashes each file once, not its images).
+`--lookbench-src` runs the eval processes on another checkout's `src/` (for a before/after comparison; the
+snapshot and the model are made by this one).
+
+`audit`:
+Time `lookbench audit --model embeddings:DIR` at the real preset's row counts (8,779 gallery, 58,275 noise,
+2,345 queries, 1280-d vectors), where everything but decoding scales with the snapshot.
+
+The images are small procedural JPEGs (decoding is capped by the sample, `--per-side` per side plus `--queries`
+per subset, and is timed on a real snapshot separately); the embeddings are random float32 vectors read from
+`.npy` files, as cached embeddings are read from disk. Prints wall and CPU seconds per phase and the machine's load.
+
+    python benchmarks/scale.py audit --out /tmp/audit-scale [--dim 1280]
 """
 
 from __future__ import annotations
@@ -27,6 +61,7 @@ import argparse
 import io
 import json
 import os
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -34,42 +69,57 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from measure import Timed, lookbench, timed_process
-from PIL import Image
+from embedding_throughput import photo_jpeg
+from measure import Timed, lookbench, run_subcommand, timed_process
+from PIL import Image, ImageDraw
 from threadpoolctl import threadpool_limits
 
+from lookbench.audit.run import AuditSettings, audit_snapshot
 from lookbench.metrics.aggregate import summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
 from lookbench.metrics.scoring import score_task
+from lookbench.models.registry import resolve_model
 from lookbench.results.per_query import subset_values, task_table
 from lookbench.search import make_backend
 from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
+from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.labels import SplitLabels
-from lookbench.snapshot.schema import IMAGE_TYPE, OPTIONAL_COLUMNS, REQUIRED_COLUMNS
-from lookbench.snapshot.writer import write_split
+from lookbench.snapshot.schema import IMAGE_TYPE, NOISE, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, SUBSETS
+from lookbench.snapshot.writer import image_value, rows_to_table, write_split
+from lookbench.synth.sizes import size_preset
 
-COLUMN_TYPES = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}
+COLUMN_TYPES_scoring = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}
+
+
 SIZES = {
     "real_studio_flat": (1011, 3951),
     "aigen_studio": (193, 979),
     "real_streetlook": (981, 3278),
     "aigen_streetlook": (160, 571),
 }
-NOISE = 58_275
-CATEGORIES = [f"cat{i}" for i in range(27)]
+
+
+NOISE_ROWS = 58_275
+
+
+CATEGORIES_scoring = [f"cat{i}" for i in range(27)]
+
+
 ATTRIBUTES = [f"attr{i}" for i in range(120)]
+
+
 Task = tuple[SplitLabels, SplitLabels, np.ndarray, np.ndarray, np.ndarray, int]
 
 
 def fake_labels(rng: np.random.Generator, n: int, prefix: str, outfits: bool) -> SplitLabels:
     """Random labels with the real label shapes."""
-    cats = rng.integers(0, len(CATEGORIES), n)
+    cats = rng.integers(0, len(CATEGORIES_scoring), n)
     attrs = rng.integers(0, len(ATTRIBUTES), (n, 5))
     return SplitLabels(
-        category=[CATEGORIES[c] for c in cats],
+        category=[CATEGORIES_scoring[c] for c in cats],
         main_attribute=[ATTRIBUTES[a[0]] for a in attrs],
         other_attributes=[[ATTRIBUTES[x] for x in a[1 : 1 + rng.integers(0, 5)]] for a in attrs],
         item_id=[f"{prefix}{i}" for i in range(n)],
@@ -86,8 +136,8 @@ def unit(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
 def real_scale_data(dim: int) -> tuple[SplitLabels, np.ndarray, dict[str, Task]]:
     """Noise labels and vectors, and per subset (query labels, gallery labels, queries, gallery, noise, rows)."""
     rng = np.random.default_rng(0)
-    noise_labels = fake_labels(rng, NOISE, "n", False)
-    noise = unit(rng, NOISE, dim)
+    noise_labels = fake_labels(rng, NOISE_ROWS, "n", False)
+    noise = unit(rng, NOISE_ROWS, dim)
     noise.flags.writeable = False
     data: dict[str, Task] = {}
     for subset, (nq, ng) in SIZES.items():
@@ -150,8 +200,8 @@ def _table(labels: SplitLabels, image: dict[str, Any]) -> pa.Table:
         "raw_image": pa.nulls(n, IMAGE_TYPE),
         "category": pa.array(labels.category),
         "main_attribute": pa.array(labels.main_attribute),
-        "other_attributes": pa.array(labels.other_attributes, COLUMN_TYPES["other_attributes"]),
-        "bbox": pa.array([[0.0, 0.0, 1.0, 1.0]] * n, COLUMN_TYPES["bbox"]),
+        "other_attributes": pa.array(labels.other_attributes, COLUMN_TYPES_scoring["other_attributes"]),
+        "bbox": pa.array([[0.0, 0.0, 1.0, 1.0]] * n, COLUMN_TYPES_scoring["bbox"]),
         "item_ID": pa.array(labels.item_id),
         "task": pa.array(["retrieval"] * n),
         "difficulty": pa.array(["easy"] * n),
@@ -267,7 +317,7 @@ def baseline(queries: np.ndarray, corpus: np.ndarray, rel: Relevance, ks: tuple[
                     rel.fine(order, FineRule.MAIN)
 
 
-def main() -> None:
+def main_scoring() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--dim", type=int, default=1024)
     parser.add_argument("--resamples", type=int, default=1000)
@@ -283,7 +333,7 @@ def main() -> None:
     backend = make_backend(args.search)
     report: dict[str, Any] = {
         "queries": sum(nq for nq, _ in SIZES.values()),
-        "corpora": [ng + NOISE for _, ng in SIZES.values()],
+        "corpora": [ng + NOISE_ROWS for _, ng in SIZES.values()],
         "dim": args.dim,
         "search": backend.describe(),
         "cpus": os.cpu_count(),
@@ -320,6 +370,187 @@ def main() -> None:
     print(json.dumps(report, indent=1))
     if args.json:
         args.json.write_text(json.dumps(report, indent=1) + "\n")
+
+
+COLUMN_TYPES_eval = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}
+
+
+MODEL_MODULE = '''"""A cheap deterministic 1280-d model for scale.py eval: 8x8 thumbnails, fixed projection."""
+import numpy as np
+
+
+class Thumbs:
+    model_id, revision = "thumbs-1280", "1"
+
+    def __init__(self):
+        self.projection = np.random.default_rng(0).standard_normal((192, 1280)).astype(np.float32)
+
+    def embed(self, images):
+        pixels = np.stack([np.asarray(im.resize((8, 8)), np.float32).ravel() for im in images])
+        return (pixels / 255.0 - 0.5) @ self.projection + 0.01
+
+
+def make():
+    return Thumbs()
+'''
+
+
+def _split(rng: np.random.Generator, n: int, prefix: str, street: bool, size: int, seed: int) -> pa.Table:
+    labels = fake_labels(rng, n, prefix, street)
+    images = [{"bytes": photo_jpeg(seed + i, size, size), "path": f"{prefix}{i}.jpg"} for i in range(n)]
+    columns: dict[str, Any] = {
+        "image": pa.array(images, IMAGE_TYPE),
+        "raw_image": pa.nulls(n, IMAGE_TYPE),
+        "category": pa.array(labels.category),
+        "main_attribute": pa.array(labels.main_attribute),
+        "other_attributes": pa.array(labels.other_attributes, COLUMN_TYPES_eval["other_attributes"]),
+        "bbox": pa.array([[0.0, 0.0, float(size), float(size)]] * n, COLUMN_TYPES_eval["bbox"]),
+        "item_ID": pa.array(labels.item_id),
+        "task": pa.array(["retrieval"] * n),
+        "difficulty": pa.array(["easy"] * n),
+    }
+    if street:
+        columns["outfit_id"] = pa.array(labels.outfit_key, pa.string())
+    return pa.table(columns)
+
+
+def make_snapshot(root: Path, size: int) -> Path:
+    """A real-scale snapshot of `size`-pixel JPEGs (written once; its MARKER says it is complete)."""
+    snap = root / "v20251201"
+    marker = root / f"complete-{size}"
+    if marker.is_file():
+        return snap
+    rng = np.random.default_rng(0)
+    write_split(_split(rng, NOISE_ROWS, "n", False, size, 10_000_000), snap / "noise" / "gallery.parquet")
+    for s, (subset, (queries, gallery)) in enumerate(SIZES.items()):
+        street = "street" in subset
+        write_split(_split(rng, queries, "q", street, size, s * 100_000), snap / subset / "query.parquet")
+        write_split(_split(rng, gallery, "g", False, size, s * 100_000 + 50_000), snap / subset / "gallery.parquet")
+    marker.write_text("done\n")
+    return snap
+
+
+def main_eval() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--snapshot", type=Path, help="an existing snapshot folder (e.g. `lookbench synth --size real`)"
+    )
+    parser.add_argument("--work", type=Path, default=Path("/tmp/lookbench-eval-real-scale"))
+    parser.add_argument("--image-size", type=int, default=64)
+    parser.add_argument("--model", default="python:thumbs_model:make")
+    parser.add_argument("--lookbench-src", type=Path, help="run the eval processes on this checkout's src/")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    args.work.mkdir(parents=True, exist_ok=True)
+    (args.work / "thumbs_model.py").write_text(MODEL_MODULE)
+    started = time.perf_counter()
+    snap = args.snapshot or make_snapshot(args.work, args.image_size)
+    made_s = time.perf_counter() - started
+    source = str(args.lookbench_src.resolve()) if args.lookbench_src else os.environ.get("PYTHONPATH", "")
+    env = {
+        "PYTHONPATH": os.pathsep.join(p for p in (source, str(args.work)) if p),
+        "LOOKBENCH_CACHE": str(args.work / "cache"),
+    }
+    command = lookbench("eval", "--snapshot", str(snap), "--model", args.model, "--output", str(args.work / "r.json"))
+    report: dict[str, Any] = {
+        "snapshot": str(snap),
+        "model": args.model,
+        "lookbench_src": source,
+        "snapshot_written_s": round(made_s, 1),
+    }
+    cold = timed_process(command, env)
+    report["cold"] = {"wall_s": round(cold[0], 1), "peak_rss_mb": round(cold[1])}
+    hit = timed_process(command, env)
+    report["hit"] = {"wall_s": round(hit[0], 2), "peak_rss_mb": round(hit[1])}
+    for path in Path(snap).rglob("*.parquet"):
+        os.utime(path)
+    touched = timed_process(command, env)
+    report["touched"] = {"wall_s": round(touched[0], 2), "peak_rss_mb": round(touched[1])}
+    report["cpus"] = os.cpu_count()
+    report["load_average_1min"] = round(os.getloadavg()[0], 2)
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.json:
+        args.json.write_text(text + "\n")
+
+
+CATEGORIES_audit = ("dress", "skirt", "top", "pants", "coat", "shoes", "bag", "shirt")
+
+
+COLOURS = ("red", "blue", "green", "black", "white", "grey")
+
+
+def _jpeg(rng: np.random.Generator) -> bytes:
+    image = Image.new("RGB", (96, 128), tuple(int(v) for v in rng.integers(0, 256, 3)))
+    draw = ImageDraw.Draw(image)
+    x0, y0 = (int(v) for v in rng.integers(0, 60, 2))
+    draw.ellipse((x0, y0, x0 + 30, y0 + 50), fill=tuple(int(v) for v in rng.integers(0, 256, 3)))
+    buf = io.BytesIO()
+    image.save(buf, format="JPEG", quality=85)
+    return buf.getvalue()
+
+
+def _rows(prefix: str, n: int, rng: np.random.Generator, pool: list[bytes]) -> list[dict[str, Any]]:
+    return [
+        {
+            "image": image_value(pool[int(rng.integers(len(pool)))], f"{prefix}{i}.jpg"),
+            "category": CATEGORIES_audit[i % len(CATEGORIES_audit)],
+            "main_attribute": COLOURS[(i // len(CATEGORIES_audit)) % len(COLOURS)],
+            "other_attributes": [],
+            "item_ID": f"{prefix}{i % max(n // 3, 1)}",
+        }
+        for i in range(n)
+    ]
+
+
+def build(out: Path, dim: int) -> tuple[Path, Path]:
+    """The snapshot and the embeddings folder at the real preset's counts (reused when present)."""
+    snap, emb = out / "v20260601", out / "emb"
+    if (emb / "done").is_file():
+        return snap, emb
+    preset = size_preset("real")
+    rng = np.random.default_rng(0)
+    pool = [_jpeg(rng) for _ in range(2000)]  # distinct images: decoding cost as for any small JPEG
+    splits = [(s, "query", preset.queries[s]) for s in SUBSETS] + [(s, "gallery", preset.gallery[s]) for s in SUBSETS]
+    for subset, split, n in [*splits, (NOISE, "gallery", preset.noise)]:
+        write_split(rows_to_table(_rows(f"{subset}-{split}-", n, rng, pool)), snap / subset / f"{split}.parquet")
+        path = emb / subset / f"{split}.npy"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, rng.normal(size=(n, dim)).astype(np.float32))
+    (emb / "done").write_text("")
+    return snap, emb
+
+
+def main_audit() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--dim", type=int, default=1280)
+    args = parser.parse_args()
+    snap, emb = build(args.out, args.dim)
+    load_before = Path("/proc/loadavg").read_text().split()[:3]
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    report = audit_snapshot(open_snapshot(snap), resolve_model(f"embeddings:{emb}"), AuditSettings())
+    wall = time.perf_counter() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    load_after = Path("/proc/loadavg").read_text().split()[:3]
+    print(f"phases (wall s): {report.timings}")
+    rss = cpu1.ru_maxrss / 1024
+    print(f"total: {wall:.1f} s wall, {cpu:.1f} s CPU, peak RSS {rss:.0f} MiB, {os.cpu_count()} cores")
+    print(f"load before {' '.join(load_before)}, after {' '.join(load_after)}")
+    print(f"sampled: {report.sampling.model_dump()}")
+
+
+SUBCOMMANDS = {
+    "scoring": main_scoring,
+    "eval": main_eval,
+    "audit": main_audit,
+}
+
+
+def main() -> None:
+    run_subcommand("scale", SUBCOMMANDS)
 
 
 if __name__ == "__main__":
