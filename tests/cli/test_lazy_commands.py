@@ -13,21 +13,27 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-import lookbench.cli
 from conftest import make_row, write_snapshot
-from lookbench.cli.main import COMMANDS, app
-
-CLI = Path(lookbench.cli.__file__).parent
+from lookbench.cli.main import CORE_COMMANDS, app, commands
 
 
 def test_every_command_module_is_mapped_to_exactly_its_commands() -> None:
     registered: dict[str, str] = {}
-    for path in sorted(CLI.glob("*_cmd.py")):
+    for module in sorted(set(commands().values())):
         eager = typer.Typer()
-        importlib.import_module(f"lookbench.cli.{path.stem}").register(eager)
+        importlib.import_module(module).register(eager)
         names = [c.name for c in eager.registered_commands] + [g.name for g in eager.registered_groups]
-        registered.update(dict.fromkeys(names, path.stem))
-    assert registered == COMMANDS
+        registered.update(dict.fromkeys(names, module))
+    assert registered == commands()
+
+
+def test_the_wings_commands_come_from_entry_points_and_the_cores_first() -> None:
+    found = commands()
+    assert list(found)[: len(CORE_COMMANDS)] == list(CORE_COMMANDS)
+    assert {"train", "release", "synth", "submit", "leaderboard"} <= set(found) - set(CORE_COMMANDS)
+    assert all(module.startswith("lookbench.cli.") for module in CORE_COMMANDS.values())
+    wings = {found[name].split(".")[1] for name in set(found) - set(CORE_COMMANDS)}
+    assert wings == {"datasets", "build", "train", "publish"}
 
 
 def test_help_lists_every_command() -> None:
@@ -35,7 +41,7 @@ def test_help_lists_every_command() -> None:
     assert result.exit_code == 0
     lines = result.output.split("Commands:")[1].splitlines()
     listed = [line.split()[0] for line in lines if line.startswith("  ") and not line.startswith("   ")]
-    assert listed == list(COMMANDS)
+    assert listed == list(commands())
 
 
 def test_unknown_command_is_a_usage_error() -> None:
@@ -65,4 +71,5 @@ def test_eval_imports_neither_other_commands_nor_pandas(tmp_path: Path) -> None:
     assert out.exists()
     assert "pandas" not in modules
     assert sorted(m for m in modules if m.endswith("_cmd")) == ["lookbench.cli.eval_cmd"]
-    assert not {m for m in modules if m.startswith(("lookbench.contamination", "lookbench.audit", "lookbench.release"))}
+    wings = ("lookbench.datasets", "lookbench.build", "lookbench.train", "lookbench.publish")
+    assert not {m for m in modules if m.startswith(("lookbench.evaluation.contamination", *wings))}

@@ -1,41 +1,29 @@
-"""The `lookbench` typer application; each command lives in its own module, imported only when it runs."""
+"""The `lookbench` typer application: the core's commands, and the wings' through the `lookbench.commands` entry
+points; each command's module is imported only when it runs."""
 
 from __future__ import annotations
 
 import importlib
+from functools import cache
+from importlib.metadata import entry_points
 from typing import Any
 
 import typer
 import typer.core
 import typer.main
 
-from lookbench.cli.common import set_debug
-from lookbench.gcpause import paused_gc
+from lookbench.cli.common import err_console, set_debug
 
-COMMANDS: dict[str, str] = {
-    "eval": "eval_cmd",
-    "tables": "tables_cmd",
-    "compare": "tables_cmd",
-    "models": "models_cmd",
-    "synth": "synth_cmd",
-    "taxonomy": "taxonomy_cmd",
-    "release": "release_cmd",
-    "build": "release_cmd",
-    "contamination": "contamination_cmd",
-    "leaderboard": "leaderboard_cmd",
-    "report": "report_cmd",
-    "train": "train_cmd",
-    "scaling": "scaling_cmd",
-    "audit": "audit_cmd",
-    "submit": "submit_cmd",
-    "verify": "submit_cmd",
-    "card": "card_cmd",
-    "snapshot": "snapshot_cmd",
-    "annotate": "annotate_cmd",
-    "composed": "composed_cmd",
-    "legacy": "legacy_cmd",
+CORE_COMMANDS: dict[str, str] = {
+    "eval": "lookbench.cli.eval_cmd",
+    "models": "lookbench.cli.models_cmd",
+    "taxonomy": "lookbench.cli.taxonomy_cmd",
+    "snapshot": "lookbench.cli.snapshot_cmd",
 }
-"""Each command's module in `lookbench.cli`, in the order `--help` lists them (commands, then groups)."""
+"""The core's commands and their modules; `--help` lists them first, then the wings' in entry-point order."""
+GROUP = "lookbench.commands"
+REMOVED: dict[str, str] = {"build": "release"}
+"""Commands that were removed, and the one that replaces each."""
 
 SETTINGS: dict[str, Any] = {
     "no_args_is_help": True,
@@ -45,23 +33,44 @@ SETTINGS: dict[str, Any] = {
 }
 
 
+@cache
+def commands() -> dict[str, str]:
+    """Every command name and the module that registers it: the core's, then each wing's entry point."""
+    found = dict(CORE_COMMANDS)
+    for point in entry_points(group=GROUP):
+        found.setdefault(point.name, point.value)
+    return found
+
+
 def module_commands(module: str) -> typer.core.TyperGroup:
-    """The commands one `lookbench.cli` module registers, as a click group."""
+    """The commands one module registers, as a click group."""
     sub = typer.Typer(**SETTINGS)
-    with paused_gc():  # a command's imports build thousands of objects; collecting them midway finds nothing
-        loaded = importlib.import_module(f"lookbench.cli.{module}")
-    loaded.register(sub)
+    importlib.import_module(module).register(sub)
     return typer.main.get_group(sub)
+
+
+def removed(name: str) -> Any:
+    """A command that only says `name` is gone and what replaces it (exit 2)."""
+
+    def gone(args: list[str] = typer.Argument(None, hidden=True)) -> None:
+        err_console.print(f"`lookbench {name}` was removed: use `lookbench {REMOVED[name]}` (same arguments)")
+        raise typer.Exit(2)
+
+    sub = typer.Typer(**SETTINGS)
+    sub.command(name, hidden=True, context_settings={"ignore_unknown_options": True, "allow_extra_args": True})(gone)
+    return typer.main.get_command(sub)
 
 
 class LazyCommands(typer.core.TyperGroup):
     """Imports a command's module when the command is looked up, so `lookbench eval` pays for eval's imports only."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return list(COMMANDS)
+        return list(commands())
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
-        module = COMMANDS.get(cmd_name)
+        if cmd_name in REMOVED:
+            return removed(cmd_name)
+        module = commands().get(cmd_name)
         if module is None:
             return None
         if cmd_name not in self.commands:

@@ -3,8 +3,8 @@
 Protocol (JSON over HTTP POST to the URL):
   request  `{"images": ["<base64 of the encoded image bytes>", ...]}`
   response `{"embeddings": [[float, ...], ...]}` (one vector per image, same order; optional "model", "revision")
-A bearer token is sent when `LOOKBENCH_API_KEY` is set. Requests go through `lookbench.http`: 408, 425, 429 and 5xx
-answers, timeouts and connection errors are retried with exponential backoff (honouring Retry-After); other 4xx
+A bearer token is sent when `LOOKBENCH_API_KEY` is set. Requests go through `lookbench._util.http`: 408, 425, 429
+and 5xx answers, timeouts and connection errors are retried with exponential backoff (honouring Retry-After); other 4xx
 answers fail at once; `timeout` is the total time one attempt may take.
 """
 
@@ -45,7 +45,7 @@ class ApiEncoder(EncoderBase):
         max_batch: int = 0,
     ) -> None:
         try:
-            from lookbench.http import HttpClient, RateLimiter, RetryPolicy
+            from lookbench._util.http import HttpClient, RateLimiter, RetryPolicy
         except ImportError as exc:
             raise EmbeddingError("api models need httpx and tenacity: pip install 'lookbench[api]'") from exc
         self.url = url
@@ -67,7 +67,7 @@ class ApiEncoder(EncoderBase):
         return len(self.http.requests)
 
     def _post(self, payload: dict[str, Any]) -> Any:
-        from lookbench.http import HttpError
+        from lookbench._util.http import HttpError
 
         try:
             response = self.http.request("POST", self.url, json=payload)

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lookbench.atomic import write_text_atomic
+from lookbench._util.atomic import write_text_atomic
 from lookbench.errors import ResultError, first_problem
 from lookbench.taxonomy.designs import LABEL_CLASSES
 
