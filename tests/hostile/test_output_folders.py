@@ -78,7 +78,6 @@ COMMANDS: dict[str, tuple[str, Command]] = {
         lambda tmp, out: ["composed", "derive", "--out", str(out), "--snapshot", str(make_snapshot(tmp / "snap"))],
     ),
     "release": ("release", lambda tmp, out: ["release", str(release_config(tmp, out))]),
-    "build": ("release", lambda tmp, out: ["build", str(release_config(tmp, out))]),
     "release --push": (
         "release push",
         lambda tmp, out: ["release", str(release_config(tmp, tmp / "built")), "--push", str(out)],
