@@ -8,7 +8,7 @@ from typing import Any
 
 from lookbench._util.atomic import atomic_path
 from lookbench._util.images import BadImageError
-from lookbench.build.jsontext import loads
+from lookbench._util.jsontext import loads
 from lookbench.build.label.base import Item
 from lookbench.build.label.openai import OpenAIAnnotator
 from lookbench.build.vlm.client import reply_text

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.dates import parse_datetime
 from lookbench._util.images import image_size
+from lookbench._util.jsontext import loads
 from lookbench.build.config import GeneratedSource
-from lookbench.build.jsontext import loads
 from lookbench.build.records import Sample
 from lookbench.build.sources.base import CollectContext
 from lookbench.build.sources.catalog import confined

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from lookbench._util.jsontext import loads
 from lookbench.build.config import ApiConfig
-from lookbench.build.jsontext import loads
 from lookbench.build.vlm.cache import AnswerCache, cache_key
 from lookbench.build.vlm.client import ChatClient, InvalidReply
 

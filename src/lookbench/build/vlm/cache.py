@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.hashing import json_sha256, parts_sha256
-from lookbench.build.jsontext import loads
+from lookbench._util.jsontext import loads
 
 T = TypeVar("T")
 

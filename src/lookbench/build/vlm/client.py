@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from lookbench._util.jsontext import loads
 from lookbench.build.config import ApiConfig
-from lookbench.build.jsontext import loads
 from lookbench.build.vlm.usage import Usage
 from lookbench.errors import ReleaseError
 

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from lookbench._util.dates import optional_datetime
-from lookbench.build.jsontext import loads
+from lookbench._util.jsontext import loads
 
 
 @dataclass
