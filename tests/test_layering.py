@@ -16,7 +16,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(
         (
             *("arrow", "atomic", "cache", "cores", "dates", "gcpause", "hashing", "http", "images"),
-            *("optional", "precision", "yamlfile"),
+            *("labels", "optional", "precision", "yamlfile"),
         ),
         1,
     ),

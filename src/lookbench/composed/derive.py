@@ -22,8 +22,8 @@ import pyarrow.parquet as pq
 from lookbench.atomic import atomic_folder
 from lookbench.composed.texts import modification_text
 from lookbench.errors import SnapshotError
+from lookbench.labels import normalise_label
 from lookbench.snapshot.composed import COMPOSED_COLUMNS, MAX_CHANGES, Change
-from lookbench.snapshot.labels import normalise_label
 from lookbench.snapshot.manifest import MANIFEST_NAME, read_manifest, write_manifest
 from lookbench.snapshot.reader import Snapshot, reading
 from lookbench.snapshot.schema import COMPOSED, SUBSETS

@@ -12,8 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench.errors import SnapshotError
+from lookbench.labels import canonical_text, normalise_label
 from lookbench.snapshot.cells import list_cell, reading
-from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
+from lookbench.snapshot.labels import SplitLabels
 from lookbench.taxonomy.loader import load_taxonomy
 
 if TYPE_CHECKING:

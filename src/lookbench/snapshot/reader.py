@@ -15,12 +15,13 @@ import pyarrow.parquet as pq
 from lookbench.arrow import to_datetimes, to_numpy
 from lookbench.errors import SnapshotError
 from lookbench.hashing import sha256_hex
+from lookbench.labels import canonical_text, normalise_label
 from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.cells import list_cell, reading
 from lookbench.snapshot.composed import check_composed
 from lookbench.snapshot.digests import DigestIndex, ImageDigests, hash_images
 from lookbench.snapshot.features import class_names, features_of
-from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
+from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.manifest import verify_manifest
 from lookbench.snapshot.schema import (
     COMPOSED_SPLITS,

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from lookbench.dates import optional_datetime
 from lookbench.errors import ReleaseError
 from lookbench.images import image_size
+from lookbench.labels import normalise_label
 from lookbench.release.config import CatalogSource
 from lookbench.release.records import Sample
 from lookbench.release.sources.base import CollectContext
@@ -87,8 +88,8 @@ class CatalogCollector:
         image_path = confined(base, row["image"])
         data = image_path.read_bytes()
         image_size(data)
-        category = str(row.get("category") or "").strip().lower()
-        main = str(row.get("main_attribute") or "").strip().lower()
+        category = normalise_label(row.get("category") or "")
+        main = normalise_label(row.get("main_attribute") or "")
         others = split_list(row.get("other_attributes"))
         if not main:
             main, others = colour_labels(row.get("color") or row.get("colour"))

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from lookbench.dates import parse_datetime
 from lookbench.errors import ReleaseError
 from lookbench.images import image_size
+from lookbench.labels import normalise_label
 from lookbench.release.config import GeneratedSource
 from lookbench.release.jsontext import loads
 from lookbench.release.records import Sample
@@ -95,8 +96,8 @@ class GeneratedCollector:
             product_id=record.product_id,
             image=data,
             first_seen_at=ctx.now(),
-            category=record.category.strip().lower(),
-            main_attribute=record.main_attribute.strip().lower(),
+            category=normalise_label(record.category),
+            main_attribute=normalise_label(record.main_attribute),
             other_attributes=split_list(record.other_attributes),
             subsets=list(self.config.subsets),
             license=self.config.license,

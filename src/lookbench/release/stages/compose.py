@@ -13,6 +13,7 @@ import pyarrow as pa
 from lookbench.composed.derive import in_validation
 from lookbench.composed.texts import modification_text
 from lookbench.errors import ReleaseError
+from lookbench.labels import normalise_label
 from lookbench.release.compose import audit as composed_audit
 from lookbench.release.compose import paraphrase
 from lookbench.release.compose.audit import (
@@ -32,7 +33,6 @@ from lookbench.release.sharding import HTTP_SHARD_ITEMS, AskedRows, UsageDelta, 
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.shards.table import TableJob
-from lookbench.snapshot.labels import normalise_label
 from lookbench.snapshot.schema import COMPOSED, NOISE
 
 AUDIT_SCHEMA = pa.schema(
