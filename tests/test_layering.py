@@ -16,7 +16,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(
         (
             *("arrow", "atomic", "cache", "cores", "dates", "gcpause", "hashing", "http", "images"),
-            *("labels", "optional", "precision", "yamlfile"),
+            *("jsontext", "labels", "optional", "precision", "safetext", "yamlfile"),
         ),
         1,
     ),

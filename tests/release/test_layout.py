@@ -8,7 +8,7 @@ from pathlib import Path
 import lookbench.release
 
 ROOT = Path(lookbench.release.__file__).parent
-BASE = {"config", "records", "jsontext"}
+BASE = {"config", "records"}
 STAGES = {"collect", "dedup", "crop", "annotate", "audit", "distractors", "split", "publish"}
 
 

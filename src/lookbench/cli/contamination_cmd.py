@@ -13,6 +13,7 @@ from rich.table import Table
 from lookbench.atomic import write_text_atomic
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
+from lookbench.safetext import csv_cell
 
 DEFAULT_THRESHOLD = 24
 """Same as the release config's `dedup.phash_threshold` default (checked by the tests)."""
@@ -62,7 +63,7 @@ def contamination(
         buffer = io.StringIO(newline="")
         writer = csv.DictWriter(buffer, ["subset", "split", "row", "item_ID", "tier", "distance", "file"])
         writer.writeheader()
-        writer.writerows(report.matches)
+        writer.writerows({key: csv_cell(value) for key, value in match.items()} for match in report.matches)
         write_text_atomic(output, buffer.getvalue())
     if fail_on_match and report.matches:
         raise typer.Exit(1)

@@ -20,11 +20,11 @@ from lookbench.results.query_sets import QuerySelection
 from lookbench.results.tables import (
     DEFAULT_TABLE_METRICS,
     build_tables,
-    markdown_cell,
     percent,
     to_csv,
     to_markdown,
 )
+from lookbench.safetext import markdown_cell
 
 
 @reports_errors

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import numpy as np
 import pyarrow as pa
 
 from lookbench.contamination.flags import Flag, contamination_flags
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
+from lookbench.dates import day_after
 from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.record import ModelRecord
 from lookbench.errors import LookBenchError
@@ -35,4 +34,7 @@ def cutoff_since(model: ModelRecord) -> np.datetime64:
         if card is not None:
             why = f"declares training_cutoff={card.training_cutoff!r} and no release date"
         raise LookBenchError(f"--since cutoff: {name} {why}; give an explicit date (YYYY-MM-DD) instead")
-    return np.datetime64(bound[0] + dt.timedelta(days=1), "us")
+    try:
+        return np.datetime64(day_after(bound[0]), "us")
+    except ValueError as exc:
+        raise LookBenchError(f"--since cutoff: {model.name or model.spec or 'the model'}'s card: {exc}") from exc

@@ -16,6 +16,7 @@ from typing import Any
 
 from lookbench.errors import DatasetImportError
 from lookbench.hashing import file_sha256
+from lookbench.jsontext import loads
 from lookbench.snapshot.card import SourceFile
 
 MAX_LINE_BYTES = 1 << 20
@@ -201,7 +202,7 @@ def _after_space(text: str, at: int) -> int:
 
 def _parse_json(path: Path, text: str) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetImportError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno})") from exc
     except RecursionError as exc:

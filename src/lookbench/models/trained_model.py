@@ -25,6 +25,7 @@ from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
 from lookbench.hashing import file_sha256
+from lookbench.jsontext import loads
 from lookbench.models.options import split_options
 from lookbench.models.spec import ModelSpec
 
@@ -90,7 +91,7 @@ def read_model_info(folder: Path) -> TrainedModelInfo:
     if not path.is_file():
         raise EmbeddingError(f"{folder} is not an exported model: no {MODEL_JSON} (did `lookbench train` finish?)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EmbeddingError(f"{path}: not readable JSON ({exc})") from exc
     try:

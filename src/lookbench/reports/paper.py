@@ -20,7 +20,8 @@ from lookbench.reports.runs import LoadedRun, query_set_groups
 from lookbench.reports.ties import TIE_P
 from lookbench.reports.tiestats import TIE_CONFIDENCE, TIE_RESAMPLES, PairTester
 from lookbench.results.schema import MetricValue
-from lookbench.results.tables import markdown_cell, ordered_scopes, percent, scope_title, short_metric
+from lookbench.results.tables import ordered_scopes, percent, scope_title, short_metric
+from lookbench.safetext import LATEX, csv_row, latex_escape, markdown_cell
 from lookbench.snapshot.schema import is_composed_subset
 
 SUBSET_METRICS = ("fine_recall@1", "coarse_recall@1", "ndcg@5")
@@ -120,7 +121,7 @@ def page_spec(runs: list[LoadedRun]) -> dict[str, Any]:
         "tieP": TIE_P,
         "tieResamples": TIE_RESAMPLES,
         "tieConfidence": TIE_CONFIDENCE,
-        "latex": _LATEX,
+        "latex": LATEX,
     }
 
 
@@ -228,12 +229,8 @@ def to_markdown(table: PaperTable) -> str:
             text = _cell_text(cell)
             cells.append(f"**{text}**" if cell.mark == "best" else f"_{text}_" if cell.mark == "tied" else text)
         extra = [diff] if table.baseline is not None else []
-        lines.append("| " + " | ".join([_md_escape(row.label), *cells, *extra]) + " |")
+        lines.append("| " + " | ".join([markdown_cell(row.label), *cells, *extra]) + " |")
     return "\n".join(lines) + "\n\n" + table.caption("italics") + "\n"
-
-
-def _md_escape(text: str) -> str:
-    return markdown_cell(text).replace("*", "\\*").replace("_", "\\_")
 
 
 def to_csv(table: PaperTable) -> str:
@@ -246,7 +243,7 @@ def to_csv(table: PaperTable) -> str:
         head += [title, f"{title} ci_low", f"{title} ci_high", f"{title} n", f"{title} mark"]
     if table.baseline is not None:
         head += ["diff vs baseline", "diff ci_low", "diff ci_high", "diff p"]
-    writer.writerow(head)
+    writer.writerow(csv_row(head))
     for row in table.rows:
         line = [row.label]
         for cell in row.cells:
@@ -267,33 +264,8 @@ def to_csv(table: PaperTable) -> str:
                     f"{d.p_value:.4f}",
                 ]
             )
-        writer.writerow(line)
+        writer.writerow(csv_row(line))
     return buf.getvalue()
-
-
-_LATEX = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "‡": r"$\ddagger$",
-    "†": r"$\dagger$",
-    "Δ": r"$\Delta$",
-    "≥": r"$\geq$",
-    "±": r"$\pm$",
-    "–": "--",
-}
-
-
-def latex_escape(text: str) -> str:
-    """Text safe in LaTeX: special characters escaped, marks and symbols in math mode."""
-    return "".join(_LATEX.get(ch, ch) for ch in text)
 
 
 def to_latex(table: PaperTable) -> str:

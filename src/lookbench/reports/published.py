@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from lookbench.jsontext import loads
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.metrics.definitions import metric_name
 from lookbench.models.card import find_card, load_cards
@@ -30,7 +30,7 @@ RELEASE_QUERIES = {"real_studio_flat": 1011, "aigen_studio": 193, "real_streetlo
 def load_published() -> dict[str, dict[str, dict[str, float]]]:
     """{subset: {model: {metric@k: fraction}}} from the shipped leaderboard file."""
     text = resources.files("lookbench.reports").joinpath("data/lookbench_leaderboard_v2601.json").read_text("utf-8")
-    raw = json.loads(text)
+    raw = loads(text)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for tab, subset in TABS.items():
         for model, families in raw.get(tab, {}).items():

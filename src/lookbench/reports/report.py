@@ -14,7 +14,7 @@ from lookbench.contamination.tables import load_with_per_query
 from lookbench.errors import ResultError, SnapshotError
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.reports.images import ImageTable
-from lookbench.reports.labels import metric_title, run_title, run_window
+from lookbench.reports.labels import metric_title, run_title, run_window, shown_location
 from lookbench.reports.render import render
 from lookbench.reports.retrieval import (
     ACROSS,
@@ -157,7 +157,7 @@ def build_report(
         subsets=list(dict.fromkeys(c.subset for c in cards)),
         images=images.by_id(),
         note=note,
-        location=location,
+        location=shown_location(location),
         audit=audit,
     )
     write_text_atomic(out / "index.html", page)

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import ResultError, first_problem
+from lookbench.jsontext import loads
 from lookbench.results.naming import per_query_name
 from lookbench.results.per_query import read_per_query, write_per_query
 from lookbench.results.schema import RESULT_SCHEMA_VERSION, ResultFile
@@ -48,7 +49,7 @@ def save_run(result: ResultFile, per_query: pa.Table, path: Path) -> tuple[Resul
 def load_result(path: Path) -> ResultFile:
     """Read and validate a result file, naming the file and field on error."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ResultError(f"result file not found: {path}") from exc
     except OSError as exc:

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import ResultError, first_problem
+from lookbench.jsontext import loads
 from lookbench.taxonomy.designs import LABEL_CLASSES
 
 NEAR_DUPLICATE_PIXELS = "near_duplicate_pixels"
@@ -114,7 +115,7 @@ def read_query_set(path: Path, classes: list[str], content_hash: str) -> set[Que
     text = _read_text(path)
     if text.lstrip().startswith(("{", "[")):
         try:
-            data = json.loads(text)
+            data = loads(text)
         except json.JSONDecodeError as exc:
             raise ResultError(f"{path}: not valid JSON ({exc})") from exc
         entry = _overlap_queries(path, data).for_snapshot(content_hash, path)

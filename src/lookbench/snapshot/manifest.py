@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import SnapshotError
 from lookbench.hashing import file_sha256
+from lookbench.jsontext import loads
 
 MANIFEST_NAME = "MANIFEST.json"
 MANIFEST_FORMAT = "lookbench-manifest/1"
@@ -51,7 +52,7 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"{path}: unreadable manifest ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property, partial
@@ -15,6 +14,7 @@ import pyarrow.parquet as pq
 from lookbench.arrow import to_datetimes, to_numpy
 from lookbench.errors import SnapshotError
 from lookbench.hashing import sha256_hex
+from lookbench.jsontext import loads
 from lookbench.labels import canonical_text, normalise_label
 from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.cells import list_cell, reading
@@ -153,7 +153,7 @@ class Snapshot:
         and seed, e.g. `v20260601-synth-3-small-seed0`), else the version folder's name."""
         for manifest in NAMED_BY:
             try:
-                declared = json.loads((self.root / manifest).read_text(encoding="utf-8")).get("name")
+                declared = loads((self.root / manifest).read_text(encoding="utf-8")).get("name")
             except (OSError, ValueError, AttributeError):
                 continue
             if isinstance(declared, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,100}", declared):

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import SnapshotError
+from lookbench.jsontext import loads
 from lookbench.snapshot.schema import NOISE, TRAIN
 from lookbench.snapshot.writer import SplitWriter
 from lookbench.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
@@ -177,7 +178,7 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     """The `synth_manifest.json` of the snapshot in `root`; None where it has none."""
     path = root / MANIFEST
     try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
+        recorded = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

@@ -21,6 +21,7 @@ from lookbench.atomic import write_text_atomic
 from lookbench.configfile import StrictConfig, load_config_file, validation_message
 from lookbench.errors import TrainError
 from lookbench.hashing import parts_sha256
+from lookbench.jsontext import loads
 from lookbench.synth.embedded import DEFAULT_SNAPSHOT
 from lookbench.train.config import TrainConfig, load_config, parse_config
 
@@ -199,7 +200,7 @@ def run_study(
 def _kept_cell(record: Path) -> CellResult:
     """A cell record written by an earlier run of the study."""
     try:
-        data = json.loads(record.read_text(encoding="utf-8"))
+        data = loads(record.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise TrainError(f"{record}: not readable JSON ({exc}); delete it to evaluate the cell again") from exc
     return parse_cell_results([data], str(record))[0]

@@ -8,7 +8,7 @@ from typing import Any
 
 from lookbench.atomic import atomic_path
 from lookbench.images import BadImageError
-from lookbench.release.jsontext import loads
+from lookbench.jsontext import loads
 from lookbench.release.label.base import Item
 from lookbench.release.label.openai import OpenAIAnnotator
 from lookbench.release.vlm.client import reply_text

@@ -11,9 +11,9 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from lookbench.dates import parse_datetime
 from lookbench.errors import ReleaseError
 from lookbench.images import image_size
+from lookbench.jsontext import loads
 from lookbench.labels import normalise_label
 from lookbench.release.config import GeneratedSource
-from lookbench.release.jsontext import loads
 from lookbench.release.records import Sample
 from lookbench.release.sources.base import CollectContext
 from lookbench.release.sources.catalog import confined

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from lookbench.jsontext import loads
 from lookbench.release.config import ApiConfig
-from lookbench.release.jsontext import loads
 from lookbench.release.vlm.cache import AnswerCache, cache_key
 from lookbench.release.vlm.client import ChatClient, InvalidReply
 

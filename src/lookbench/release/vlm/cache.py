@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from lookbench.atomic import write_text_atomic
 from lookbench.hashing import json_sha256, parts_sha256
-from lookbench.release.jsontext import loads
+from lookbench.jsontext import loads
 
 T = TypeVar("T")
 

@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.errors import ReleaseError
+from lookbench.jsontext import loads
 from lookbench.release.config import ApiConfig
-from lookbench.release.jsontext import loads
 from lookbench.release.vlm.usage import Usage
 
 T = TypeVar("T")

@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from lookbench.dates import optional_datetime
-from lookbench.release.jsontext import loads
+from lookbench.jsontext import loads
 
 
 @dataclass
