@@ -9,6 +9,7 @@ from pydantic import ValidationError
 from lookbench.atomic import write_text_atomic
 from lookbench.audit.schema import AuditReport
 from lookbench.errors import LookBenchError, first_problem
+from lookbench.safetext import markdown_cell
 
 AUDIT_NAME = "AUDIT.json"
 """The audit's file name inside a built release's version folder."""
@@ -69,14 +70,16 @@ def audit_markdown(report: AuditReport) -> list[str]:
         lines.append(f"- statistics that separate most: {shown}")
     probe = report.separability.embedding_probe
     if probe is not None:
-        lines.append(f"- linear probe on `{probe.model}` embeddings: {_auc(probe.auc, probe.ci, probe.reason)}")
+        lines.append(
+            f"- linear probe on {markdown_cell(probe.model)} embeddings: {_auc(probe.auc, probe.ci, probe.reason)}"
+        )
     lines += [
         "",
         "| subset | queries | on the noise side (statistics) | on the noise side (embeddings) |",
         "|---|---|---|---|",
     ]
     lines += [
-        f"| {s} | {q.queries} | {_pct(q.image_statistics)} | {_pct(q.embedding_probe)} |"
+        f"| {markdown_cell(s)} | {q.queries} | {_pct(q.image_statistics)} | {_pct(q.embedding_probe)} |"
         for s, q in report.queries.items()
     ]
     if report.noise_effect:
@@ -88,7 +91,7 @@ def audit_markdown(report: AuditReport) -> list[str]:
         for scope, effect in report.noise_effect.items():
             fine = effect.fine_recall_at_1
             lines.append(
-                f"| {scope} | {_pct(fine.with_noise.value)} | {_pct(fine.without_noise.value)} | "
+                f"| {markdown_cell(scope)} | {_pct(fine.with_noise.value)} | {_pct(fine.without_noise.value)} | "
                 f"{_pct(effect.distractor_share_at_1.value)} |"
             )
     lines += [
@@ -98,7 +101,8 @@ def audit_markdown(report: AuditReport) -> list[str]:
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {s} | {c.queries} | {c.with_gallery_fine_match} | {c.noise_carries_main} | {c.noise_carries_all} |"
+        f"| {markdown_cell(s)} | {c.queries} | {c.with_gallery_fine_match} | {c.noise_carries_main} | "
+        f"{c.noise_carries_all} |"
         for s, c in report.label_consistency.items()
     ]
     if report.skipped_images:
