@@ -147,3 +147,30 @@ def test_date_windows_take_only_real_days(runs: dict[str, Path], tmp_path: Path,
         assert evaluated.exit_code == 0 and tabled.exit_code == 0
         window = json.loads(out.read_text())["config"]["window"]
         assert window[option.removeprefix("--")] == "2026-03-01" if name == "zulu" else window is not None
+
+
+SERIES_CARDS = {
+    "last-day": {"name": "</script><script>alert(1)</script>", "training_cutoff": "9999-12-31"},
+    "first-month": {"name": "x\n---\ny", "release_date": "0001-01"},
+    "offset": {"name": "=1+1 | *b*", "training_cutoff": "2025-01-01T00:00:00+14:00"},
+    "unknown": {"name": r"\end{tabular}", "release_date": "unknown"},
+}
+
+
+def test_the_series_view_takes_odd_card_dates_and_names(tmp_path: Path) -> None:
+    results = []
+    for version in ("v20260301", "v20260401"):
+        snap = make_snapshot(tmp_path / version, version=version)
+        for key, card in SERIES_CARDS.items():
+            out = tmp_path / "runs" / f"{version}-{key}.json"
+            evaluate(snap, write_vectors(tmp_path / f"e-{version}-{key}", vectors(), card=card), out)
+            results.append(str(out))
+    run = invoke("leaderboard", *results, "--out", str(tmp_path / "site"))
+    assert run.exit_code == 0, run.output
+    data = json.loads((tmp_path / "site" / "data.json").read_text(encoding="utf-8"))
+    series = {row["model"]: row for row in data["series"]["models"]}
+    assert sorted(series) == sorted(card["name"] for card in SERIES_CARDS.values())  # nothing lost
+    assert series[SERIES_CARDS["last-day"]["name"]]["bound"]["day"] == "9999-12-31"
+    assert series[SERIES_CARDS["unknown"]["name"]]["bound"] is None
+    page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    assert "<script>alert" not in page and "</script><script>" not in page
