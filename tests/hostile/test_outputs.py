@@ -115,3 +115,45 @@ def test_the_report_page_names_a_local_snapshot_by_its_folder(tmp_path: Path) ->
     assert invoke("report", str(out), "--out", str(tmp_path / "page")).exit_code == 0
     page = (tmp_path / "page" / "index.html").read_text()
     assert str(tmp_path) not in page and f"read from {snap.name})" in page
+
+
+_PAGE_ESCAPES = """
+const fs = require("fs");
+const src = fs.readFileSync(process.argv[1], "utf8");
+function grab(name) {
+  const start = src.indexOf("  function " + name + "(");
+  let depth = 0;
+  for (let k = src.indexOf("{", start); k < src.length; k++) {
+    if (src[k] === "{") depth++;
+    if (src[k] === "}" && --depth === 0) return src.slice(start, k + 1);
+  }
+}
+const D = { paper: { latex: JSON.parse(process.argv[2]) } };
+const f = new Function("D", ["markdownCell", "oneLine", "csvField", "latex"].map(grab).join("\\n")
+  + "\\nreturn [markdownCell, csvField, latex];")(D);
+const names = JSON.parse(process.argv[3]);
+console.log(JSON.stringify(names.map((n) => f.map((g) => g(n)))));
+"""
+
+
+def test_the_page_exports_escape_names_as_tables_does() -> None:
+    """The leaderboard's LaTeX, CSV and Markdown exports (site.js) escape a name exactly as `tables --format`."""
+    import shutil
+    import subprocess
+
+    import lookbench.reports
+    from lookbench.safetext import LATEX, csv_cell, latex_escape, markdown_cell
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("needs node")
+    names = [*NAMES.values(), "-2.5", "\tx", "a `c` \\ <s>&", "sharp [since 2026-01-01]", 'q"uote,comma', "plain"]
+    script = Path(lookbench.reports.__file__).parent / "static" / "site.js"
+    done = subprocess.run(
+        [node, "-e", _PAGE_ESCAPES, str(script), json.dumps(LATEX), json.dumps(names)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    for name, (markdown, csv_text, latex) in zip(names, json.loads(done.stdout), strict=True):
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerow([csv_cell(name)])
+        assert (markdown, csv_text, latex) == (markdown_cell(name), buf.getvalue()[:-1], latex_escape(name)), name
