@@ -174,3 +174,13 @@ def test_the_series_view_takes_odd_card_dates_and_names(tmp_path: Path) -> None:
     assert series[SERIES_CARDS["unknown"]["name"]]["bound"] is None
     page = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
     assert "<script>alert" not in page and "</script><script>" not in page
+
+
+@pytest.mark.parametrize("noise", ["none", "all"])
+def test_eval_names_an_unreadable_noise_file(runs: dict[str, Path], tmp_path: Path, noise: str) -> None:
+    snap = make_snapshot(tmp_path / "s")
+    (snap / "noise" / "gallery.parquet").write_bytes(b"=cmd|x")
+    emb = runs["emb-latex"]
+    run = invoke("eval", "-s", str(snap), "-m", f"embeddings:{emb}", "--noise", noise, "-o", str(tmp_path / "r.json"))
+    clean_error(run, str(snap / "noise" / "gallery.parquet"), "not a readable parquet file")
+    assert not (tmp_path / "r.json").exists()
