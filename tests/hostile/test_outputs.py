@@ -96,6 +96,12 @@ def test_json_nested_200000_deep_is_refused(tmp_path: Path) -> None:
     clean_error(invoke("snapshot", "validate", str(snap)), str(snap / "MANIFEST.json"), "nested too deeply")
 
 
+def test_yaml_nested_too_deep_is_refused(tmp_path: Path) -> None:
+    config = tmp_path / "release.yaml"
+    config.write_text("sources: " + "[" * 20_000 + "]" * 20_000 + "\n")
+    clean_error(invoke("release", str(config)), str(config), "nested too deeply")
+
+
 def test_a_cutoff_on_the_last_day_is_refused_for_since_cutoff(tmp_path: Path) -> None:
     snap = make_snapshot(tmp_path / "s")
     emb = write_vectors(tmp_path / "e", vectors(), card={"name": "m", "training_cutoff": "9999-12-31"})
