@@ -11,7 +11,6 @@ answers fail at once; `timeout` is the total time one attempt may take.
 from __future__ import annotations
 
 import base64
-import json
 import os
 from typing import Any
 
@@ -21,6 +20,7 @@ from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.jsontext import loads
 from lookbench.models.options import split_options
 from lookbench.models.spec import ModelSpec
 
@@ -78,7 +78,7 @@ class ApiEncoder(EncoderBase):
                 f"{self.url}: HTTP {response.status}: {response.content[:200].decode(errors='replace')}"
             )
         try:
-            return json.loads(response.content)
+            return loads(response.content)
         except (ValueError, RecursionError) as exc:
             raise EmbeddingError(f"{self.url}: response is not JSON ({exc})") from exc
 

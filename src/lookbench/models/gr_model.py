@@ -7,7 +7,6 @@ its own preprocessing and returns `(scores, embeddings)`. The model comes either
 
 from __future__ import annotations
 
-import json
 import pickle
 import re
 from collections.abc import Mapping
@@ -17,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.hashing import file_sha256
+from lookbench.jsontext import loads
 from lookbench.models.hub import ensure_hub_model, hub_cache_dir, hub_offline
 from lookbench.models.options import folder_fingerprint, split_options
 from lookbench.models.spec import ModelSpec
@@ -58,7 +58,7 @@ def _has_auto_map(folder: Path) -> bool:
     if not config.is_file():
         return False
     try:
-        return "auto_map" in json.loads(config.read_text(encoding="utf-8"))
+        return "auto_map" in loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise EmbeddingError(f"{config}: not a readable JSON config ({exc})") from exc
 

@@ -3,7 +3,6 @@ atomically."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections import defaultdict
@@ -21,6 +20,7 @@ from lookbench.audit.schema import AuditReport, AuditSnapshot
 from lookbench.composed.derive import composed_table
 from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.images import opened
+from lookbench.jsontext import loads
 from lookbench.release.card import root_card, version_card
 from lookbench.release.config import PublishConfig
 from lookbench.release.records import Sample
@@ -89,7 +89,7 @@ def snapshot_row(sample: Sample) -> dict[str, Any]:
 
 def _composed_columns(sample: Sample) -> dict[str, Any]:
     """A composed query's text, changes and explicit targets (compose stage)."""
-    changes = json.loads(sample.changes) if sample.changes else None
+    changes = loads(sample.changes) if sample.changes else None
     return {"modification_text": sample.modification_text, "changes": changes, "target_ids": sample.target_ids}
 
 
