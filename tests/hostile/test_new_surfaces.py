@@ -184,3 +184,30 @@ def test_eval_names_an_unreadable_noise_file(runs: dict[str, Path], tmp_path: Pa
     run = invoke("eval", "-s", str(snap), "-m", f"embeddings:{emb}", "--noise", noise, "-o", str(tmp_path / "r.json"))
     clean_error(run, str(snap / "noise" / "gallery.parquet"), "not a readable parquet file")
     assert not (tmp_path / "r.json").exists()
+
+
+def _registry_entry(name: str, release_date: object) -> object:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        name=name, release_date=release_date, n_parameters=10, license="mit", open_weights=True, reference=None,
+        get_training_datasets=lambda: {"CUB200I2IRetrieval"},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("release_date", ["2026-02-30", "0000-01-01", "soon"])
+def test_an_mteb_entry_with_an_impossible_release_date_is_named(release_date: str) -> None:
+    from lookbench.models.mteb_model import MtebModelError, card_facts
+
+    with pytest.raises(MtebModelError, match=r"mteb:org/m: its ModelMeta's release_date: .*" + release_date):
+        card_facts(_registry_entry("org/m", release_date))
+
+
+@pytest.mark.parametrize("key", NAMES)
+def test_an_mteb_entry_keeps_a_hostile_name(key: str) -> None:
+    import datetime as dt
+
+    from lookbench.models.mteb_model import card_facts
+
+    facts = card_facts(_registry_entry(NAMES[key], dt.date(2025, 6, 1)))
+    assert facts.name == NAMES[key] and facts.release_date == "2025-06-01"
