@@ -109,7 +109,10 @@ def run() -> NoReturn:
         print(code, file=sys.stderr)
         code = 1
     for stream in (sys.stdout, sys.stderr):
-        stream.flush()
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`): status 120, as Python's own exit gives
+            code = code or 120
     os._exit(code or 0)
 
 
