@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+from measure import results_file
 
 from lookbench.metrics.bootstrap import (
     ClusterSums,
@@ -107,4 +108,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_file("composed_by_kind"):
+        main()

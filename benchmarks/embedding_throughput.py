@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from measure import results_file
 from PIL import Image
 
 from lookbench.cores import usable_cores
@@ -320,4 +321,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_file("embedding_throughput"):
+        main()

@@ -1,4 +1,4 @@
-"""Issue 12's GPU targets in one run (about 3-6 minutes on one H200 with 16 cores); every number in one JSON file.
+"""The GPU targets in one run (about 3-6 minutes on one H200 with 16 cores); every number in one JSON file.
 
     PYTHONPATH=src python3 benchmarks/gpu_targets.py --out $OUT/gpu_targets.json
 
@@ -9,12 +9,12 @@ What it runs, each in its own process with a time limit, and the targets it chec
    ratio and the device decoder's images/s. Targets: end to end >= 2,500 img/s and >= 80% of model only.
 2. The same at fp32 and with CPU decoding, for the table in docs/models.md (the issue measured 367 img/s model only
    at fp32 and 266 end to end).
-3. `scoring_speed.py --search torch --eval` at real scale (2,345 queries, ~60k corpora, 1024-d, every metric and
+3. `scale.py scoring --search torch --eval` at real scale (2,345 queries, ~60k corpora, 1024-d, every metric and
    1,000-resample intervals). Targets: <= 0.5 s, rankings and scores identical to `exact`.
-4. `decode_agreement.py --pixels-only` on 400x600 JPEGs: nvJPEG + GPU resize against the CPU reference, in 8-bit
+4. `agreement.py decode --pixels-only` on 400x600 JPEGs: nvJPEG + GPU resize against the CPU reference, in 8-bit
    levels.
 
-Needs torch with CUDA, torchvision, timm, pyarrow, Pillow, pydantic, typer and rich (docs/benchmarks.md says how
+Needs torch with CUDA, torchvision, timm, pyarrow, Pillow, pydantic, typer and rich (benchmarks/README.md says how
 to bring the ones the machine lacks). A step that fails or runs out of time is recorded with its error and the
 others still run.
 """
@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from measure import results_file
+
 HERE = Path(__file__).resolve().parent
 VIT_L = "timm:vit_large_patch16_224?pretrained=0"
 NEEDED = ("torch", "torchvision", "timm", "pyarrow", "PIL", "pydantic", "typer", "rich", "numpy")
@@ -41,7 +43,8 @@ NEEDED = ("torch", "torchvision", "timm", "pyarrow", "PIL", "pydantic", "typer",
 def step(name: str, script: str, args: list[str], timeout: int, work: Path) -> dict[str, Any]:
     """Run one benchmark script with `--json`; its numbers, or what went wrong."""
     out = work / f"{name}.json"
-    command = [sys.executable, str(HERE / script), *args, "--json", str(out)]
+    file, *subcommand = script.split()
+    command = [sys.executable, str(HERE / file), *subcommand, *args, "--json", str(out)]
     started = time.perf_counter()
     print(f"[gpu_targets] {name}: {' '.join(command[1:])}", flush=True)
     try:
@@ -96,7 +99,7 @@ def main() -> None:
     args = parser.parse_args()
     missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
     if missing:
-        raise SystemExit(f"missing Python packages: {', '.join(missing)} (docs/benchmarks.md: GPU targets)")
+        raise SystemExit(f"missing Python packages: {', '.join(missing)} (benchmarks/README.md: GPU targets)")
     started = time.perf_counter()
     report: dict[str, Any] = {"machine": machine()}
     with tempfile.TemporaryDirectory() as tmp:
@@ -111,13 +114,13 @@ def main() -> None:
         for name, images, precision, decode, repeats, limit in throughput:
             options = ["--images", str(images), "--precision", precision, "--decode", decode, "--repeats", str(repeats)]
             report[name] = step(name, "embedding_throughput.py", [*common, *options], limit, work)
-        report["scoring_torch"] = step("scoring_torch", "scoring_speed.py", ["--search", "torch", "--eval"], 240, work)
+        report["scoring_torch"] = step("scoring_torch", "scale.py scoring", ["--search", "torch", "--eval"], 240, work)
         sys.path.insert(0, str(HERE))
         from embedding_throughput import make_snapshot
 
         photos = make_snapshot(work / "photos", 512, 400, 600)
         pixels = ["--model", args.model, "--snapshot", str(photos), "--pixels-only", "--pixel-images", "512"]
-        report["decode_pixels"] = step("decode_pixels", "decode_agreement.py", pixels, 150, work)
+        report["decode_pixels"] = step("decode_pixels", "agreement.py decode", pixels, 150, work)
     report["targets"] = verdicts(report)
     report["wall_s"] = round(time.perf_counter() - started, 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -127,4 +130,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_file("gpu_targets"):
+        main()

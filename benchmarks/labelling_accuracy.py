@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from measure import results_file
 
 from lookbench.release.config import load_config
 from lookbench.release.judge.judge import Verdict
@@ -94,4 +95,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_file("labelling_accuracy"):
+        main()

@@ -23,6 +23,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+from measure import results_file
+
 from lookbench.cores import usable_cores
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
@@ -151,4 +153,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_file("shard_scaling"):
+        main()

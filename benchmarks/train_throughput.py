@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from embedding_throughput import photo_jpeg, photo_row  # noqa: E402
+from measure import results_file  # noqa: E402
 
 from lookbench.snapshot.writer import rows_to_table, write_split  # noqa: E402
 
@@ -184,4 +185,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_file("train_throughput"):
+        main()

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from robust_sweep import Memo, Mixed
+from measure import results_file
+from training_eval import Memo, Mixed
 
 from lookbench.atomic import write_text_atomic
 from lookbench.embeddings.options import EmbedOptions
@@ -280,4 +281,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    with results_file("training_ablations"):
+        main()

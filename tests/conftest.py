@@ -19,6 +19,10 @@ from PIL import Image
 
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
 
+# Rich wraps console output at 80 columns when not on a terminal, so a long temporary path (an xdist worker's is
+# longer) would break the one-line messages the tests read; every console built after this reads it.
+os.environ["COLUMNS"] = "400"
+
 
 @contextmanager
 def serving(httpd: HTTPServer) -> Iterator[int]:
@@ -126,3 +130,10 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
             yield RayCluster(ray, die_at)
         finally:
             ray.shutdown()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under `pytest -n N --dist loadgroup` every Ray test runs on one worker, which starts the one cluster."""
+    for item in items:
+        if item.get_closest_marker("ray"):
+            item.add_marker(pytest.mark.xdist_group("ray"))

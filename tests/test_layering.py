@@ -6,6 +6,8 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 import lookbench
 
 ROOT = Path(lookbench.__file__).parent
@@ -22,6 +24,7 @@ LAYERS: dict[str, int] = {
     ),
     "__init__": 1,
     "configfile": 2,
+    "outfolder": 2,
     "taxonomy": 2,
     "shards": 2,
     # the core: snapshot -> embeddings, search, metrics -> models -> results -> evaluation -> contamination
@@ -72,10 +75,11 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
-def imported(path: Path, modules: set[str]) -> Iterator[str]:
-    """The lookbench modules a file imports, at any depth of the file (lazy imports count)."""
+def imported(path: Path, modules: set[str], annotations: bool = False) -> Iterator[str]:
+    """The lookbench modules a file imports, at any depth of the file (lazy imports count; with `annotations`, those
+    under `if TYPE_CHECKING:` too)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    skipped = _type_checking_nodes(tree)
+    skipped = set() if annotations else _type_checking_nodes(tree)
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
@@ -101,10 +105,10 @@ def _short(name: str) -> str:
     )
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Module -> the other lookbench modules it imports."""
+def import_graph(root: Path = ROOT, annotations: bool = False) -> dict[str, set[str]]:
+    """Module -> the other lookbench modules it imports (with `annotations`, for type checking only too)."""
     paths = {module_name(p, root): p for p in root.rglob("*.py")}
-    return {name: {t for t in imported(path, set(paths)) if t != name} for name, path in paths.items()}
+    return {name: {t for t in imported(path, set(paths), annotations) if t != name} for name, path in paths.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -167,8 +171,21 @@ def test_a_cycle_is_found(tmp_path: Path) -> None:
     assert cycles(import_graph(tmp_path)) == [["a", "b"]]
 
 
+def test_a_cycle_through_type_checking_is_found(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("from lookbench.b import x\n")
+    lazy = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from lookbench.a import y\n"
+    (tmp_path / "b.py").write_text(lazy)
+    assert cycles(import_graph(tmp_path)) == []
+    assert cycles(import_graph(tmp_path, annotations=True)) == [["a", "b"]]
+
+
 def test_no_import_cycles() -> None:
     assert cycles(import_graph()) == []
+
+
+def test_no_import_cycles_counting_every_import() -> None:
+    """Top-level, lazy (inside functions) and type-checking-only imports alike: a shared piece lives lower."""
+    assert cycles(import_graph(annotations=True)) == []
 
 
 def test_every_package_has_a_layer() -> None:
@@ -185,3 +202,105 @@ def test_the_core_never_imports_its_families_but_where_listed() -> None:
     graph = import_graph()
     reached = {(m, package(t)) for m, ts in graph.items() if package(m) in CORE for t in ts if package(t) in FAMILIES}
     assert reached <= KNOWN_UPWARD
+
+
+GETATTR_DEFAULTS = {
+    "release/detect/owl.py:OwlDetector.__init__": "a transformers config's private `_commit_hash` (hub loads)",
+    "models/hf_outputs.py:pooled_features": "transformers output classes differ by architecture; not ours to declare",
+    "models/hf_model.py:_image_processor": "a transformers config, nested for vision towers; third-party",
+    "models/hf_model.py:create_hf": "a transformers config's private `_commit_hash`, set only by hub loads",
+    "models/timm_model.py:_hub_id": "a timm pretrained config; third-party",
+    "models/open_clip_model.py:open_clip_preprocess": "open_clip's visual tower; third-party",
+    "models/mteb_model.py:MtebEncoder.describe": "a loader's name: a functools.partial has no `__name__`",
+    "models/python_model.py:load": "the factory the user's spec names in their module; a missing one is an error",
+    "shards/ray_executor.py:_cause": "Ray's task error wraps the worker's exception as `cause`; third-party",
+}
+"""`getattr(obj, name, default)` calls allowed, by file:function, with why: each reads a third-party object or a name
+the user gave. A capability of our own models and protocols is declared on the Protocol or record, never probed."""
+
+
+def getattr_defaults(root: Path = ROOT) -> Iterator[str]:
+    """`file:function` of every `getattr` call with a default (the shape of a probe), once per call."""
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for scope, node in _calls(tree, ""):
+            if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 3:
+                yield f"{path.relative_to(root).as_posix()}:{scope}"
+
+
+def _calls(node: ast.AST, scope: str) -> Iterator[tuple[str, ast.Call]]:
+    """Every call under `node`, with the dotted name of the class or function it is in."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            yield from _calls(child, f"{scope}.{child.name}" if scope else child.name)
+            continue
+        if isinstance(child, ast.Call):
+            yield scope, child
+        yield from _calls(child, scope)
+
+
+def test_a_getattr_probe_is_found(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("class A:\n    def f(self, model):\n        return getattr(model, 'x', None)\n")
+    assert list(getattr_defaults(tmp_path)) == ["m.py:A.f"]
+
+
+def test_no_getattr_capability_probes() -> None:
+    found = set(getattr_defaults())
+    assert found - set(GETATTR_DEFAULTS) == set(), "declare the capability on the Protocol or record instead"
+    assert set(GETATTR_DEFAULTS) - found == set(), "gone: remove it from GETATTR_DEFAULTS"
+
+
+CLASSIFIERS: dict[str, dict[str, str]] = {
+    "protocol_of": {
+        "evaluation/plan.py:build_plan": "the run's plan decides its protocol once; every stage reads the plan",
+    },
+    "subset_kind": {
+        "snapshot/reader.py:Snapshot.kinds": "a snapshot decides its subsets' kinds once, from its folders",
+    },
+    "is_composed_subset": {
+        "snapshot/schema.py:subset_kind": "the one classifier of a subset name",
+        "snapshot/reader.py:Snapshot.check_subsets": "a requested name: unknown, or known but absent",
+        "snapshot/source.py:is_snapshot_dir": "whether a folder is a snapshot at all, before one is opened",
+        "results/tables.py:composed_scopes": "names read back from results, which keep no run plan",
+        "release/card.py:root_card": "a release manifest's subsets",
+        "cli/legacy_cmd.py:import_command": "an imported benchmark's card, for the eval hint printed",
+    },
+    "composed_scopes": {
+        "results/tables.py:ordered_scopes": "a result's scopes, in display order",
+        "evaluation/window.py:rewindow": "a result re-windowed from its per-query table",
+        "reports/report.py:summaries": "a result's scopes",
+        "reports/paper.py:paper_columns": "results' scopes",
+        "reports/sitedata.py:build_site_data": "runs' per-query subsets",
+        "reports/encode.py:scope_mask": "a per-query table's subsets",
+    },
+}
+"""Where a subset's kind or a snapshot's protocol is still worked out from a name, by function, with why: a run reads
+its plan, code holding a snapshot reads `Snapshot.kinds`, and results read back go through `composed_scopes`."""
+
+
+def calls_of(name: str, root: Path = ROOT) -> set[str]:
+    """`file:function` of every call of a function called `name` (bare or as an attribute)."""
+    found = set()
+    for path in sorted(root.rglob("*.py")):
+        for scope, node in _calls(ast.parse(path.read_text(encoding="utf-8")), ""):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+            if called == name:
+                found.add(f"{path.relative_to(root).as_posix()}:{scope}")
+    return found
+
+
+def test_calls_are_found_in_their_functions(tmp_path: Path) -> None:
+    (tmp_path / "m.py").write_text("def f(s):\n    return [is_composed_subset(n) for n in s] + [x.protocol_of(s)]\n")
+    assert calls_of("is_composed_subset", tmp_path) == {"m.py:f"} == calls_of("protocol_of", tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(CLASSIFIERS))
+def test_names_are_classified_only_where_listed(name: str) -> None:
+    found = calls_of(name)
+    assert found - set(CLASSIFIERS[name]) == set(), f"read the run plan or Snapshot.kinds instead of {name}"
+    assert set(CLASSIFIERS[name]) - found == set(), f"gone: remove it from CLASSIFIERS[{name!r}]"
+
+
+def test_protocol_of_runs_once_per_run() -> None:
+    assert len(CLASSIFIERS["protocol_of"]) == 1

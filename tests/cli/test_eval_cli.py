@@ -13,9 +13,8 @@ from typer.testing import CliRunner
 
 from conftest import make_row, png_bytes, write_snapshot
 from lookbench.cli.main import app
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import FACT_FIELDS, ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
-from lookbench.embeddings.record import ModelRecord
 
 runner = CliRunner()
 
@@ -77,7 +76,7 @@ def test_eval_embeddings_writes_results(snapshot: Path, tmp_path: Path) -> None:
     files = sorted(f for f in (tmp_path / "res").iterdir() if not f.name.startswith("."))
     assert [f.suffix for f in files] == [".json", ".parquet"]
     data = json.loads(files[0].read_text())
-    assert data["schema_version"] == "1.3"
+    assert data["schema_version"] == "2.0"
     assert data["snapshot"]["id"] == "v20260301"
     assert data["snapshot"]["subsets"]["real_studio_flat"] == {
         "queries": 2,
@@ -117,7 +116,8 @@ def test_model_json_beside_embeddings_is_the_card(snapshot: Path, tmp_path: Path
     r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"embeddings:{emb}", "-o", str(out)])
     assert r.exit_code == 0, r.output
     model = json.loads((tmp_path / "my-api-model.json").read_text())["model"]
-    assert model["card"] == ModelFacts(name="my-api-model", training_cutoff="2025-06-30").model_dump(mode="json")
+    card = ModelMeta(name="my-api-model", training_cutoff="2025-06-30")
+    assert {k: model["meta"][k] for k in FACT_FIELDS} == card.fact_sheet()
     for text, problem in (
         ("[1, 2]", "field model.json: Input should be an object"),
         ('{"training_cutoff": "soon"}', "field training_cutoff: Value error, expected a date"),
@@ -214,8 +214,8 @@ class SkippingProvider(ProviderBase):
             array[row] = 0.0
         return array
 
-    def describe(self) -> ModelRecord:
-        return ModelRecord(spec=self.spec, name="skipping")
+    def describe(self) -> ModelRun:
+        return ModelMeta(spec=self.spec).result_record("skipping")
 
 
 def test_skipped_rows_are_excluded_and_recorded(snapshot: Path, tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ def test_embeds_row_aligned_and_cache_hit(tmp_path: Path) -> None:
     # row order: row 3 of the split is the image with seed 103 wherever it sits in a batch
     single = ColourStats().encode(ColourStats().preprocess.batch([_decode(snap, 3)]))  # type: ignore[union-attr]
     assert np.allclose(out[3], single[0], atol=1e-6)
-    assert provider.describe().dim == 6 and provider.describe().model_id == "colour-stats"
+    assert provider.describe().meta.embed_dim == 6 and provider.describe().meta.model_id == "colour-stats"
 
 
 def _decode(snap, row: int):  # type: ignore[no-untyped-def]

@@ -305,7 +305,7 @@ def test_empty_query_split_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_manifest_paths_stay_inside_the_snapshot(tmp_path: Path) -> None:
     snap = make_snapshot(tmp_path / "s")
     secret = tmp_path / "secret.bin"
-    secret.write_bytes(b"x" * 1234)
+    secret.write_bytes(b"x" * 7919)
     from lookbench.snapshot.manifest import describe_files
 
     files = describe_files(snap)
@@ -314,7 +314,7 @@ def test_manifest_paths_stay_inside_the_snapshot(tmp_path: Path) -> None:
     (snap / "MANIFEST.json").write_text(json.dumps({"files": files}))
     run = invoke("snapshot", "verify", str(snap))
     text = clean_error(run, "'../../secret.bin': not a path inside the snapshot")
-    assert "1234" not in text and f"{str(secret)!r}: not a path inside the snapshot" in text
+    assert "7919" not in text and f"{str(secret)!r}: not a path inside the snapshot" in text
     with pytest.raises(SnapshotError, match="not a path inside the snapshot"):
         open_snapshot(snap)
 

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
-from lookbench.embeddings.record import ModelRecord
 from lookbench.snapshot.reader import Snapshot
 
 RED, GREEN, BLUE, PINK = (230, 20, 20), (20, 230, 20), (20, 20, 230), (230, 60, 60)
@@ -222,8 +222,8 @@ class MeanColour(ProviderBase):
                     rows.append(np.asarray(im.convert("RGB"), dtype=np.float64).reshape(-1, 3).mean(axis=0) - 127.5)
         return np.asarray(rows, dtype=np.float32)
 
-    def describe(self) -> ModelRecord:
-        return ModelRecord(spec=self.spec, name="mean-colour")
+    def describe(self) -> ModelRun:
+        return ModelMeta(spec=self.spec).result_record("mean-colour")
 
 
 def dial(path: Path, angle: int) -> None:

@@ -10,7 +10,6 @@ import pytest
 from legacykit import MeanColour, deepfashion2, df2_detections, fashion200k, inshop, street2shop
 
 from conftest import make_row, write_snapshot
-from lookbench.cli.eval_cmd import default_ks
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.legacy.context import ImportOptions
 from lookbench.legacy.registry import import_dataset
@@ -21,7 +20,7 @@ from lookbench.snapshot import open_snapshot
 
 def run(target: Path):
     snap = open_snapshot(target)
-    return evaluate(snap, MeanColour(), EvalSettings(ks=default_ks(snap), resamples=200))
+    return evaluate(snap, MeanColour(), EvalSettings(ks=None, resamples=200))  # the protocol's cut-offs
 
 
 def value(result, scope: str, metric: str) -> float:
@@ -98,11 +97,12 @@ def test_fashioniq_average_is_unweighted() -> None:
 def test_protocol_columns_keep_composed_values() -> None:
     # the composed row's own recall (its explicit target was not retrieved) stays; the image row gets the protocol's
     table = _table(["composed_fashion200k", "fashion200k"], [0.0, float("nan")], [[True, False], [False, True]])
-    filled = protocol_columns(PROTOCOLS["fashion200k"], None, table, (1, 10))  # type: ignore[arg-type]
+    composed = ("composed_fashion200k",)
+    filled = protocol_columns(PROTOCOLS["fashion200k"], None, table, (1, 10), composed)  # type: ignore[arg-type]
     assert filled["recall@10"].to_pylist() == [0.0, 1.0]
     assert filled["recall@1"].to_pylist() == [0.0, 0.0]
     plain = protocol_columns(PROTOCOLS["fashion200k"], None, table.slice(1).drop_columns(["recall@1", "recall@10"]),
-                             (1, 10))  # type: ignore[arg-type]  # fmt: skip
+                             (1, 10), composed)  # type: ignore[arg-type]  # fmt: skip
     assert plain["recall@1"].to_pylist() == [0.0] and plain["recall@10"].to_pylist() == [1.0]
 
 
@@ -272,7 +272,7 @@ def test_deepfashion2_ground_truth_boxes_follow_the_official_iou_rule(tmp_path: 
     order = [first] + [g for g in gallery if g is not first]
     vectors = {(g["image_id"], g["item"]): [1.0 - 0.01 * n, 0.1 * n] for n, g in enumerate(order)}
     vectors |= {(q["image_id"], q["item"]): [1.0, 0.0] for q in queries}
-    out = evaluate(snap, ByItem(vectors), EvalSettings(ks=default_ks(snap), resamples=20))
+    out = evaluate(snap, ByItem(vectors), EvalSettings(ks=None, resamples=20))
     gallery_gt = [g for g in gallery if g["style"] > 0]  # gallery_gt.json: the shop items of style > 0
     for k in (1, 5):
         expected = [official_top_k(q, order, gallery_gt, k) for q in queries if q["style"] > 0]

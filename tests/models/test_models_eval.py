@@ -56,9 +56,9 @@ def test_eval_with_the_default_model_offline(tmp_path: Path, no_network: None) -
     first = CliRunner().invoke(app, args)
     assert first.exit_code == 0, first.output
     result = json.loads((tmp_path / "out" / "efficientnet-lite0.json").read_text())
-    assert result["model"]["spec"] == "builtin:efficientnet-lite0" and result["model"]["dim"] == 1280
-    assert result["model"]["card"]["id"] == "efficientnet-lite0"  # the fact sheet contamination flags read
-    assert result["model"]["card"]["params"] == "4.7M"
+    meta = result["model"]["meta"]
+    assert meta["spec"] == "builtin:efficientnet-lite0" and meta["embed_dim"] == 1280
+    assert meta["id"] == "efficientnet-lite0" and meta["params"] == "4.7M"  # the facts contamination flags read
     chunks = sorted((tmp_path / "cache" / "embeddings").rglob("chunk-*.npz"))
     assert chunks
     second = CliRunner().invoke(app, args)

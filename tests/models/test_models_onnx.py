@@ -65,7 +65,7 @@ def test_onnx_adapter_pooling_and_options(tmp_path: Path) -> None:
     assert a.shape == b.shape == (6, 8)
     assert np.allclose(a, a[0])  # the CLS token does not depend on the image in this graph
     assert not np.allclose(b, b[0])
-    assert cls.describe().revision != "" and cls.describe().preprocess["crop"] == 16
+    assert cls.describe().meta.revision != "" and cls.describe().preprocess["crop"] == 16
     with pytest.raises(LookBenchError, match="unknown option"):
         resolve_model(f"onnx:{model}?colour=1", options)
     with pytest.raises(EmbeddingError, match="no output 'nope'"):

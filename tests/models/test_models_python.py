@@ -9,7 +9,7 @@ import pytest
 
 from embedding_helpers import studio_snapshot
 from lookbench.contamination.assess import cutoff_since
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.registry import resolve_model
@@ -59,7 +59,7 @@ def no_card():
 
 def loose_card():
     model = Thumbnail()
-    model.card = {"release_date": "2024-02", "notes": "not a fact"}
+    model.card = {"release_date": "2024-02", "accuracy": "not a fact"}
     return model
 
 def broken():
@@ -81,7 +81,8 @@ def test_python_model(user_module: str, tmp_path: Path) -> None:
     out = provider.embed_split(snap, "real_studio_flat", "gallery")
     assert out.shape == (5, 48) and (out >= 1).all()
     meta = provider.describe()
-    assert meta.model_id == "thumbnail-4x4" and meta.details["note"] == "4x4 thumbnails" and meta.kind == "python"
+    assert meta.meta.model_id == "thumbnail-4x4" and meta.details["note"] == "4x4 thumbnails"
+    assert meta.meta.kind == "python"
 
 
 def test_python_model_errors(user_module: str) -> None:
@@ -97,14 +98,15 @@ def test_python_model_errors(user_module: str) -> None:
 
 def test_a_card_attribute_is_recorded_and_read_by_since_cutoff(user_module: str) -> None:
     meta = resolve_model(f"python:{user_module}:carded").describe()
-    assert meta.card == ModelFacts(release_date="2024-02", training_cutoff="2023-12-31", training_data=("laion",))
+    card = ModelMeta(release_date="2024-02", training_cutoff="2023-12-31", training_data=("laion",))
+    assert meta.meta.fact_sheet() == card.fact_sheet()
     assert meta.details == {"factory": f"{user_module}:carded", "note": "carded"}
     assert cutoff_since(meta) == np.datetime64("2024-01-01", "us")
-    assert resolve_model(f"python:{user_module}:make").describe().card is None
-    assert resolve_model(f"python:{user_module}:no_card").describe().card is None  # None: no card, not refused
-    with pytest.raises(EmbeddingError, match="`card` must be a ModelFacts or a dict of its fields, got str"):
+    assert resolve_model(f"python:{user_module}:make").describe().meta.fact_sheet() is None
+    assert resolve_model(f"python:{user_module}:no_card").describe().meta.fact_sheet() is None  # None: no card
+    with pytest.raises(EmbeddingError, match="`card` must be a ModelMeta or a dict of its fields, got str"):
         resolve_model(f"python:{user_module}:bad_card")
-    with pytest.raises(EmbeddingError, match=r"python:\w+:loose_card: card field notes: Extra inputs"):
+    with pytest.raises(EmbeddingError, match=r"python:\w+:loose_card: card field accuracy: Extra inputs"):
         resolve_model(f"python:{user_module}:loose_card")
     with pytest.raises(
         EmbeddingError, match="describe\\(\\) returns a card; declare it as the model's `card` attribute"

@@ -50,11 +50,11 @@ def test_eval_runs_a_registered_model_through_its_own_encode(registered: None, t
     outcome = runner.invoke(app, [*args, "--cache-dir", str(tmp_path / "cache")])
     assert outcome.exit_code == 0, outcome.output
     result = json.loads(out.read_text())
-    card = result["model"]["card"]
+    card = result["model"]["meta"]
     assert card["release_date"] == "2025-06-01" and card["params"] == 8 * 8 * 3 * 16
     assert card["training_data"] == ["CUB200I2IRetrieval"] and card["license"] == "mit"
     assert result["model"]["details"]["modalities"] == ["image"]
-    assert result["model"]["revision"] == "1"
+    assert result["model"]["meta"]["revision"] == "1"
     # the same vectors computed here directly give the same ranking
     snapshot = open_snapshot(snapshot_dir)
     images = {

@@ -11,6 +11,8 @@ from chatkit import ChatServer, Truth
 from chatkit import serve as serve_chat
 from releasekit import encode, photo, published_rows, run_build, synth_release_config, synth_rows
 
+from lookbench.outfolder import claim_output_folder
+
 VERSION = "v20260601"
 TRUTH = Truth("dress", "red", ["striped", "v-neck", "long sleeve", "midi", "a-line"])
 
@@ -33,7 +35,7 @@ def _digest(folder: Path) -> dict[str, str]:
 
 
 def test_editing_the_changelog_reruns_only_publish(tmp_path, synth):
-    (tmp_path / "out").mkdir()
+    claim_output_folder(tmp_path / "out", "release")  # a release's own folder, with a file in the way of publishing
     (tmp_path / "out" / VERSION).write_text("a file in the way of publishing")
     blocked = run_build(synth_release_config(tmp_path, synth, changelog="first words"))
     assert blocked.exit_code == 2 and "already exists" in blocked.output

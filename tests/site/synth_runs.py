@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from conftest import make_row, png_bytes, write_snapshot
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.results.io import save_result
@@ -133,8 +133,9 @@ def evaluate_models(
     for index, model in enumerate(models):
         provider = PrecomputedEmbeddings(write_embeddings(root / "emb" / model.name, vectors, model.noise, index))
         out = evaluate(snap, provider, replace(settings or EvalSettings(), resamples=200, since=start))
-        card = ModelFacts.model_validate(model.card)
-        out.result.model = out.result.model.model_copy(update={"name": model.display or model.name, "card": card})
+        card = ModelMeta.model_validate(model.card)
+        meta = out.result.model.meta.merged(**card.model_dump(exclude_defaults=True))
+        out.result.model = out.result.model.model_copy(update={"name": model.display or model.name, "meta": meta})
         target = root / "results" / f"{model.name}{'-since' if since else ''}.json"
         write_per_query(out.per_query, target.with_name(target.stem + ".per_query.parquet"))
         out.result.per_query_file = target.stem + ".per_query.parquet"

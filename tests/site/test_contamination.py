@@ -17,9 +17,8 @@ from lookbench.contamination.assess import cutoff_since
 from lookbench.contamination.flags import contamination_flags
 from lookbench.contamination.tables import load_with_per_query
 from lookbench.dates import date_as_given
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
-from lookbench.embeddings.record import ModelRecord
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.window import rewindow
 from lookbench.models import registry
@@ -28,29 +27,29 @@ runner = CliRunner()
 
 
 def test_fact_sheets_read_partial_dates_and_sizes() -> None:
-    facts = ModelFacts(release_date="2025-06", training_cutoff="unknown", training_data=["laion", " "], params="1.5e8")
+    facts = ModelMeta(release_date="2025-06", training_cutoff="unknown", training_data=["laion", " "], params="1.5e8")
     assert facts.release_day == dt.date(2025, 6, 30)  # a month stands for its whole period: its last day
     assert facts.cutoff_day is None
     assert facts.training_data == ("laion",)
     assert facts.parameters == 150_000_000
-    described = ModelFacts(training_cutoff="2012 (ImageNet-1k collection)", params="4.7M")
+    described = ModelMeta(training_cutoff="2012 (ImageNet-1k collection)", params="4.7M")
     assert described.cutoff_day == dt.date(2012, 12, 31) and described.parameters == 4_700_000
-    assert ModelFacts(params="0.3B").parameters == 300_000_000 and ModelFacts(params="~88M").parameters is None
-    assert ModelFacts(release_date="2026-01-20T10:00:00+00:00").release_day == dt.date(2026, 1, 20)
-    assert ModelFacts(release_date=dt.date(2026, 1, 2)).release_date == "2026-01-02"  # type: ignore[arg-type]
+    assert ModelMeta(params="0.3B").parameters == 300_000_000 and ModelMeta(params="~88M").parameters is None
+    assert ModelMeta(release_date="2026-01-20T10:00:00+00:00").release_day == dt.date(2026, 1, 20)
+    assert ModelMeta(release_date=dt.date(2026, 1, 2)).release_date == "2026-01-02"  # type: ignore[arg-type]
 
 
 def test_fact_sheets_refuse_what_they_cannot_read() -> None:
     with pytest.raises(ValidationError, match="release_date"):
-        ModelFacts(release_date="soon")
+        ModelMeta(release_date="soon")
     with pytest.raises(ValidationError, match="licence"):
-        ModelFacts.model_validate({"licence": "mit"})
-    assert ModelFacts.lenient({"release_date": "soon", "licence": "mit", "params": "4.7M"}) == ModelFacts(params="4.7M")
-    assert ModelFacts.lenient("not a dict") is None
+        ModelMeta.model_validate({"licence": "mit"})
+    assert ModelMeta.lenient({"release_date": "soon", "licence": "mit", "params": "4.7M"}) == ModelMeta(params="4.7M")
+    assert ModelMeta.lenient("not a dict") is None
 
 
 def test_partial_dates_are_shown_as_given() -> None:
-    facts = ModelFacts(release_date="2020-03", training_cutoff="2012 (ImageNet-1k collection)")
+    facts = ModelMeta(release_date="2020-03", training_cutoff="2012 (ImageNet-1k collection)")
     assert (facts.release_text, facts.cutoff_text) == ("2020-03", "2012")
     assert facts.release_day == dt.date(2020, 3, 31)  # compared as the period's last day, shown as written
     assert (
@@ -58,46 +57,46 @@ def test_partial_dates_are_shown_as_given() -> None:
         and date_as_given(dt.date(2026, 1, 2)) == "2026-01-02"
     )
     assert date_as_given("unknown") is None and date_as_given("soon") is None and date_as_given(None) is None
-    month = ModelFacts(training_cutoff="2026-01")
+    month = ModelMeta(training_cutoff="2026-01")
     reason = contamination_flags(month, dt.date(2026, 1, 1), "v20260201")[0].reason
     assert reason == "training cutoff 2026-01 is on or after the window start 2026-01-01"
 
 
 def test_flag_rules() -> None:
     start = dt.date(2026, 1, 1)
-    old = ModelFacts(release_date="2025-06-01", training_cutoff="2025-05-01")
+    old = ModelMeta(release_date="2025-06-01", training_cutoff="2025-05-01")
     assert contamination_flags(old, start, "v20260201") == []
-    on_start = ModelFacts(training_cutoff=start.isoformat())
+    on_start = ModelMeta(training_cutoff=start.isoformat())
     assert [f.kind for f in contamination_flags(on_start, start, "v20260201")] == ["date"]
-    released_later = ModelFacts(release_date="2026-03-01", training_cutoff="2025-12-31")
+    released_later = ModelMeta(release_date="2026-03-01", training_cutoff="2025-12-31")
     assert contamination_flags(released_later, start, "v20260201") == []  # the cutoff is the better evidence
-    no_cutoff = ModelFacts(release_date="2026-03-01")
+    no_cutoff = ModelMeta(release_date="2026-03-01")
     assert [f.reason for f in contamination_flags(no_cutoff, start, "v20260201")] == [
         "release date 2026-03-01 is on or after the window start 2026-01-01"
     ]
-    assert [f.kind for f in contamination_flags(ModelFacts(), start, "v20260201")] == ["unknown"]
-    trained = ModelFacts(release_date="2020-01-01", training_data=("V20260201", "shop", "laion"))
+    assert [f.kind for f in contamination_flags(ModelMeta(), start, "v20260201")] == ["unknown"]
+    trained = ModelMeta(release_date="2020-01-01", training_data=("V20260201", "shop", "laion"))
     flags = contamination_flags(trained, start, "v20260201", sources={"shop"})
     assert [f.kind for f in flags] == ["data", "data"]
     assert "snapshot v20260201" in flags[0].reason and "'shop'" in flags[1].reason
     assert [f.kind for f in contamination_flags(trained, start, "v20251201")] == []
 
 
-def _record(card: ModelFacts | None) -> ModelRecord:
-    return ModelRecord(spec="x:m", name="m", card=card)
+def _record(card: ModelMeta | None) -> ModelRun:
+    return (card or ModelMeta()).merged(spec="x:m").result_record("m")
 
 
 def test_cutoff_since() -> None:
-    assert cutoff_since(_record(ModelFacts(training_cutoff="2025-12-31"))) == np.datetime64("2026-01-01", "us")
+    assert cutoff_since(_record(ModelMeta(training_cutoff="2025-12-31"))) == np.datetime64("2026-01-01", "us")
     with pytest.raises(LookBenchError, match="training_cutoff='unknown'"):
-        cutoff_since(_record(ModelFacts()))
+        cutoff_since(_record(ModelMeta(training_data=("laion",))))
     with pytest.raises(LookBenchError, match="m has no model card"):
         cutoff_since(_record(None))
     # no declared cutoff: the release date bounds it (the last day of a partial date)
-    released = ModelFacts(training_cutoff="unknown", release_date="2023-04")
+    released = ModelMeta(training_cutoff="unknown", release_date="2023-04")
     assert cutoff_since(_record(released)) == np.datetime64("2023-05-01", "us")
     assert released.cutoff_bound() == (dt.date(2023, 4, 30), "2023-04", True)
-    assert ModelFacts(training_cutoff="2025-05-31", release_date="2025-06-01").cutoff_bound() == (
+    assert ModelMeta(training_cutoff="2025-05-31", release_date="2025-06-01").cutoff_bound() == (
         dt.date(2025, 5, 31),
         "2025-05-31",
         False,
@@ -157,9 +156,11 @@ def test_eval_since_cutoff_reads_the_card(
     snapshot, paths = synth_runs
 
     class Carded(PrecomputedEmbeddings):
-        def describe(self) -> ModelRecord:
-            card = ModelFacts.model_validate_json(self.root.joinpath("card.json").read_text())
-            return super().describe().model_copy(update={"name": "carded", "card": card})
+        def describe(self) -> ModelRun:
+            card = ModelMeta.model_validate_json(self.root.joinpath("card.json").read_text())
+            described = super().describe()
+            meta = described.meta.merged(**card.model_dump(exclude_defaults=True))
+            return described.model_copy(update={"name": "carded", "meta": meta})
 
     monkeypatch.setitem(
         registry.KINDS, "carded", registry.ModelKind("carded", lambda spec, _opts: Carded(spec.argument))
@@ -171,7 +172,7 @@ def test_eval_since_cutoff_reads_the_card(
     assert r.exit_code == 0, r.output
     window = json.loads(out.read_text())["config"]["window"]
     assert window == {"since": "2026-01-01", "until": None, "kept_queries": 22, "total_queries": 48}
-    (emb / "card.json").write_text(json.dumps({"training_cutoff": None}))
+    (emb / "card.json").write_text(json.dumps({"training_cutoff": None, "license": "mit"}))
     r = runner.invoke(app, ["eval", "-s", str(snapshot), "-m", f"carded:{emb}", "-o", str(out), "--since", "cutoff"])
     assert r.exit_code == 2 and "--since cutoff: carded declares training_cutoff='unknown'" in r.output.replace(
         "\n", ""

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from conftest import make_row, write_snapshot
 from lookbench.cli.main import app
+from lookbench.hashing import file_sha256
 
 runner = CliRunner()
 CATEGORIES = {"dress": ("red", "blue"), "skirt": ("pleated", "denim"), "shirt": ("white", "striped")}
@@ -29,7 +30,9 @@ class Run:
     result: Path
 
 
-def build_run(root: Path, queries: int = 12, seed: int = 0, card: dict[str, object] | None = None) -> Run:
+def build_run(
+    root: Path, queries: int = 12, seed: int = 0, card: dict[str, object] | None = None, noise_pool: str = "all"
+) -> Run:
     """Write a one-subset snapshot with noise, a model's embeddings (queries near their gallery twin), and run eval."""
     rng = np.random.default_rng(seed)
     query_rows, gallery_rows, q_vec, g_vec = [], [], [], []
@@ -56,6 +59,15 @@ def build_run(root: Path, queries: int = 12, seed: int = 0, card: dict[str, obje
     (emb / "model.json").write_text(json.dumps(card or CARD))
     result = root / "results" / "tiny.json"
     args = ["eval", "-s", str(snapshot), "-m", f"embeddings:{emb}", "-o", str(result), "--resamples", "50"]
+    args += ["--noise", noise_pool]
     outcome = runner.invoke(app, args)
     assert outcome.exit_code == 0, outcome.output
     return Run(snapshot, emb, result)
+
+
+def reseal(bundle: Path) -> None:
+    """Rewrite the manifest's digests as a forger would after editing files."""
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    files = sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file())
+    manifest["files"] = {name: file_sha256(bundle / name) for name in files if name != "manifest.json"}
+    (bundle / "manifest.json").write_text(json.dumps(manifest))

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from submission_kit import Run, build_run, runner
+from submission_kit import Run, build_run, reseal, runner
 
 from lookbench.cli.main import app
 from lookbench.hashing import file_sha256
+from lookbench.outfolder import MARKER_NAME
 
 REPO_FOLDER = Path("tiny") / "no_revision_available" / "v20260201"
 
@@ -31,14 +32,6 @@ def submit(run: Run, repo: Path, embeddings: bool = True) -> Path:
 def verify(bundle: Path, snapshot: Path) -> tuple[int, str]:
     outcome = runner.invoke(app, ["verify", str(bundle), "--snapshot", str(snapshot)])
     return outcome.exit_code, " ".join(outcome.output.split())
-
-
-def reseal(bundle: Path) -> None:
-    """Rewrite the manifest's digests as a forger would after editing files."""
-    manifest = json.loads((bundle / "manifest.json").read_text())
-    files = sorted(p.relative_to(bundle).as_posix() for p in bundle.rglob("*") if p.is_file())
-    manifest["files"] = {name: file_sha256(bundle / name) for name in files if name != "manifest.json"}
-    (bundle / "manifest.json").write_text(json.dumps(manifest))
 
 
 def test_bundle_layout_lists_every_file_with_its_sha256(run: Run, tmp_path: Path) -> None:
@@ -69,7 +62,7 @@ def test_verify_rescoring_embeddings_and_rankings(run: Run, tmp_path: Path) -> N
     rankings_only = submit(run, tmp_path / "b", embeddings=False)
     code, text = verify(rankings_only, run.snapshot)
     assert code == 0, text
-    assert "re-scored" in text
+    assert "unverified" in text and "re-scored from its own rankings (no embeddings)" in text
 
 
 def test_submitting_twice_refuses_and_keeps_the_bundle(run: Run, tmp_path: Path) -> None:
@@ -147,7 +140,7 @@ def test_verify_catches_resealed_embeddings_of_the_wrong_shape(run: Run, tmp_pat
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
     assert code == 2
-    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.dim" in text
+    assert "embeddings/real_studio_flat/query.npy: shape (12, 8)" in text and "field model.meta.embed_dim" in text
     np.save(query, np.load(query)[:-2, :])  # now two rows short, of the right dimension
     reseal(bundle)
     code, text = verify(bundle, run.snapshot)
@@ -217,10 +210,15 @@ def test_submit_embed_bundles_a_model_runs_vectors(run: Run, tmp_path: Path, mon
     outcome = runner.invoke(app, [*args, "--resamples", "30", "--cache-dir", str(tmp_path / "cache")])
     assert outcome.exit_code == 0, outcome.output
     outcome = runner.invoke(app, ["submit", str(result), "--embed", "--out", str(tmp_path / "repo")])
+    assert outcome.exit_code == 2
+    assert "--embed would import and run that code; pass --trust-code" in " ".join(outcome.output.split())
+    assert not (tmp_path / "repo").exists()  # the refused run takes back the folder it claimed
+    outcome = runner.invoke(app, ["submit", str(result), "--embed", "--trust-code", "--out", str(tmp_path / "repo")])
     assert outcome.exit_code == 0, outcome.output
     bundle = tmp_path / "repo" / "thumbs-4x4" / "1" / "v20260201"
     assert np.load(bundle / "embeddings/noise/gallery.npy").shape == (5, 48)
-    assert not [p for p in (tmp_path / "repo").iterdir() if p.name.startswith(".")]  # no scratch folder left
+    scratch = [p for p in (tmp_path / "repo").iterdir() if p.name.startswith(".") and p.name != MARKER_NAME]
+    assert not scratch  # no scratch folder left, only the marker claiming the repository
     code, text = verify(bundle, run.snapshot)
     assert code == 0, text
     assert "verified" in text
@@ -230,7 +228,7 @@ def test_submit_embed_refuses_a_run_of_precomputed_vectors(run: Run, tmp_path: P
     outcome = runner.invoke(app, ["submit", str(run.result), "--embed", "--out", str(tmp_path / "repo")])
     assert outcome.exit_code == 2
     assert "field model.spec is 'embeddings:" in " ".join(outcome.output.split())
-    assert not list((tmp_path / "repo").iterdir())
+    assert not (tmp_path / "repo").exists()  # the refused run leaves neither a scratch folder nor its claim
 
 
 def test_a_declared_window_is_read_as_dates_and_a_bad_one_names_its_field(run: Run) -> None:
@@ -251,8 +249,11 @@ def test_a_declared_window_is_read_as_dates_and_a_bad_one_names_its_field(run: R
 def _as_schema_1_2(bundle: Path, card: dict[str, object]) -> None:
     """Rewrite a bundle as one made from a schema 1.2 result: a flat `model` dict whose card is kept as given."""
     data = json.loads((bundle / "tiny.json").read_text())
-    model = {k: v for k, v in data["model"].items() if v is not None and k not in ("details", "dim", "card")}
-    data["model"] = {**model, **data["model"]["details"], "embedding_dim": data["model"]["dim"], "card": card}
+    meta = data["model"]["meta"]
+    model = {k: v for k, v in data["model"].items() if v is not None and k not in ("details", "meta")}
+    identity = {k: meta[k] for k in ("spec", "kind", "model_id", "revision") if meta[k] is not None}
+    flat = {**model, **identity, **data["model"]["details"]}
+    data["model"] = {**flat, "embedding_dim": meta["embed_dim"], "card": card}
     data["schema_version"] = "1.2"
     (bundle / "tiny.json").write_text(json.dumps(data, indent=2))
     stored = json.loads((bundle / "card.json").read_text())

@@ -273,7 +273,8 @@ def test_generation_errors_name_the_place(tmp_path: Path) -> None:
     with pytest.raises(SnapshotError, match="cannot generate the Synth release .*file/v20260601"):
         generate_snapshot(blocker, RELEASE, "tiny", seed=1)
     result = CliRunner().invoke(app, ["synth", "--out", str(blocker), "--size", "tiny"])
-    assert result.exit_code == 2 and "cannot generate" in result.output
+    assert result.exit_code == 2 and f"{blocker}: exists and is not a folder" in " ".join(result.output.split())
+    assert blocker.read_text() == "not a folder"
 
 
 def test_cli_synth_writes_snapshot_and_contact_sheets(tmp_path: Path) -> None:

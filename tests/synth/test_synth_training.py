@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from conftest import make_row, write_snapshot
 from lookbench.cli.main import app
 from lookbench.errors import SnapshotError
+from lookbench.outfolder import MARKER_NAME, claim_output_folder
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import SUBSETS, TRAIN
 from lookbench.synth import generate as generate_module
@@ -205,7 +206,9 @@ def test_validation_releases_and_exclusion_names(tmp_path: Path) -> None:
             excluded_designs(names)
     assert excluded_designs(["none"]) is None
     runner = CliRunner()
-    bad = runner.invoke(app, ["synth", "--out", str(tmp_path), "--purpose", "train", "--exclude-designs", "synth:1"])
+    bad = runner.invoke(
+        app, ["synth", "--out", str(tmp_path / "t"), "--purpose", "train", "--exclude-designs", "synth:1"]
+    )
     assert bad.exit_code == 2 and "expected synth:SEED:YYYY-MM-DD:SIZE" in bad.output
 
 
@@ -318,6 +321,11 @@ def _files(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def _entries(folder: Path) -> list[Path]:
+    """What a synth output folder holds besides the marker claiming it."""
+    return [p for p in folder.iterdir() if p.name != MARKER_NAME]
+
+
 def test_an_interrupted_drop_run_resumes_to_the_same_bytes_and_another_policy_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -325,13 +333,14 @@ def test_an_interrupted_drop_run_resumes_to_the_same_bytes_and_another_policy_is
     out = tmp_path / "train"
     args = ["synth", "--out", str(out), "--release", "2026-03-01", "--size", "tiny", "--purpose", "train"]
     args += ["--workers", "1", "--exclude-designs", str(folder)]
+    claim_output_folder(out, "synth")  # the folder of an interrupted `lookbench synth`
     _interrupt_on_call(monkeypatch, 4)  # 5 tasks: 2 + 1 studio, then the street files
     with pytest.raises(KeyboardInterrupt):
         generate_snapshot(
             out, RELEASE, "tiny", workers=1, purpose="train", exclude_designs=[str(folder)], exhausted="drop"
         )
     monkeypatch.undo()
-    (partial,) = out.iterdir()
+    (partial,) = _entries(out)
     left = _files(partial)
     assert sorted(left) == ["aigen_studio/train.parquet", "real_studio_flat/train.parquet"]
     other = CliRunner().invoke(app, [*args, "--exhausted-categories", "fail"])
@@ -341,12 +350,12 @@ def test_an_interrupted_drop_run_resumes_to_the_same_bytes_and_another_policy_is
         ".partial holds an interrupted run of this release with --exhausted-categories drop; rerun with drop to "
         "resume it, or delete that folder to start over with fail"
     )
-    assert list(out.iterdir()) == [partial] and _files(partial) == left  # nothing written, nothing lost
+    assert _entries(out) == [partial] and _files(partial) == left  # nothing written, nothing lost
     resumed = CliRunner().invoke(app, [*args, "--exhausted-categories", "drop"])
     assert resumed.exit_code == 0 and "resuming: 2 of 4 files already written" in resumed.output, resumed.output
     fresh = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "fresh"), "--exhausted-categories", "drop"])
     assert fresh.exit_code == 0, fresh.output
-    assert list(out.iterdir()) == [out / "v20260301"]
+    assert _entries(out) == [out / "v20260301"]
     whole, again = _files(tmp_path / "fresh" / "v20260301"), _files(out / "v20260301")
     assert sorted(whole) == sorted(again) and all(whole[name] == again[name] for name in whole)
     assert json.loads(again[MANIFEST])["dropped_categories"] == ["bag"]
@@ -354,6 +363,7 @@ def test_an_interrupted_drop_run_resumes_to_the_same_bytes_and_another_policy_is
 
 def test_an_interrupted_fail_run_refuses_a_drop_rerun(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "train"
+    claim_output_folder(out, "synth")  # the folder of an interrupted `lookbench synth`
     _interrupt_on_call(monkeypatch, 1)
     with pytest.raises(KeyboardInterrupt):
         generate_snapshot(out, RELEASE, "tiny", workers=1, purpose="train", exclude_designs=["none"])
@@ -361,7 +371,7 @@ def test_an_interrupted_fail_run_refuses_a_drop_rerun(tmp_path: Path, monkeypatc
     args = ["synth", "--out", str(out), "--release", "2026-03-01", "--size", "tiny", "--purpose", "train"]
     run = CliRunner().invoke(app, [*args, "--exclude-designs", "none", "--exhausted-categories", "drop"])
     assert run.exit_code == 2 and "with --exhausted-categories fail; rerun with fail to resume it" in run.output
-    (partial,) = out.iterdir()  # the interrupted run's folder, and nothing else
+    (partial,) = _entries(out)  # the interrupted run's folder, and nothing else
     assert partial.name.endswith(".partial") and _files(partial) == {}
 
 

@@ -113,7 +113,7 @@ def test_every_backbone_kind_trains_exports_and_evaluates(
     target = tmp_path / "result.json"
     result = CliRunner().invoke(app, ["eval", "-s", str(evaluation), "-m", f"trained:{out}", "-o", str(target)])
     assert result.exit_code == 0, result.output
-    assert load_result(target).model.card.name == "run"
+    assert load_result(target).model.meta.name == "run"
     if kind in ("timm", "hf"):
         onnx = CliRunner().invoke(
             app, ["eval", "-s", str(evaluation), "-m", f"trained:{out}?runtime=onnx", "-o", str(tmp_path / "o.json")]

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from lookbench.cli.main import app
 from lookbench.errors import TrainError
+from lookbench.outfolder import MARKER_NAME, read_marker
 from lookbench.results.query_sets import OVERLAP_QUERIES_FILE
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.train.config import Guard, TrainData, Validation
@@ -152,7 +153,9 @@ def test_guard_only_writes_both_reports_without_training_and_keeps_them(tmp_path
     args = ["train", str(config), "--out", str(out), "--guard-only", "--no-progress"]
     first = CliRunner().invoke(app, args, env={"LOOKBENCH_CACHE": str(tmp_path / "cache")})
     assert first.exit_code == 0, first.output
-    assert sorted(p.name for p in out.iterdir()) == [GUARD_REPORT, OVERLAP_QUERIES_FILE]  # no checkpoint, no model
+    # no checkpoint, no model: the reports and the marker that claims the folder, recording them
+    assert sorted(p.name for p in out.iterdir()) == [MARKER_NAME, GUARD_REPORT, OVERLAP_QUERIES_FILE]
+    assert read_marker(out).files == (GUARD_REPORT, OVERLAP_QUERIES_FILE)  # type: ignore[union-attr]
     assert "of 6 queries, a training product with identical labels 6" in " ".join(first.output.split())
     kept = (out / OVERLAP_QUERIES_FILE).read_bytes()
     again = CliRunner().invoke(app, args, env={"LOOKBENCH_CACHE": str(tmp_path / "cache")})

@@ -13,6 +13,7 @@ torch = pytest.importorskip("torch")
 
 from lookbench.cli.main import app  # noqa: E402
 from lookbench.errors import TrainError  # noqa: E402
+from lookbench.outfolder import read_marker  # noqa: E402
 from lookbench.snapshot.writer import rows_to_table, write_split  # noqa: E402
 from lookbench.train.config import parse_config  # noqa: E402
 from lookbench.train.loop import Trainer  # noqa: E402
@@ -43,14 +44,16 @@ def test_an_output_folder_holding_the_users_files_is_refused_and_left_alone(trai
     out.mkdir()
     (out / "README.md").write_text("my notes\n")
     (out / "config.json").write_text('{"mine": true}\n')
+    (out / "notes.txt").write_text("keep\n")
     config = write_config(tmp_path / "c.yaml", quick(train_snap))
     result = CliRunner().invoke(app, ["train", str(config), "--out", str(out), "--no-progress"])
-    one_line_exit_2(result, str(out), "did not write", "README.md", "config.json")
+    one_line_exit_2(result, str(out), "not marked as a lookbench run folder")
     assert (out / "README.md").read_text() == "my notes\n" and (out / "config.json").read_text() == '{"mine": true}\n'
-    assert sorted(p.name for p in out.iterdir()) == ["README.md", "config.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "config.json", "notes.txt"]
     overwrite = CliRunner().invoke(app, ["train", str(config), "--out", str(out), "--overwrite", "--no-progress"])
-    one_line_exit_2(overwrite, "did not write")  # --overwrite replaces a run, never the user's files
-    assert (out / "config.json").read_text() == '{"mine": true}\n'
+    assert overwrite.exit_code == 0, overwrite.output  # the run's own files are replaced, nothing else
+    assert (out / "notes.txt").read_text() == "keep\n" and (out / "model.json").is_file()
+    assert "notes.txt" not in read_marker(out).files  # type: ignore[union-attr]
 
 
 def test_a_run_folder_is_resumed_and_an_empty_one_is_used(train_snap: Path, tmp_path: Path) -> None:

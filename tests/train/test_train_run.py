@@ -100,7 +100,7 @@ def test_train_exports_a_model_that_eval_runs_with_its_card(snapshots: tuple[Pat
     cli = runner.invoke(app, ["eval", "-s", str(eval_snap), "-m", f"trained:{out}", "-o", str(target)])
     assert cli.exit_code == 0, cli.output
     saved = load_result(target)
-    assert saved.model.name == "tiny" and saved.model.card.training_cutoff == "2026-02-12"
+    assert saved.model.name == "tiny" and saved.model.meta.training_cutoff == "2026-02-12"
     validated = load_result(out / "validation" / "step-000000006.json")
     assert saved.metrics["overall"]["fine_recall@1"].value == validated.metrics["overall"]["fine_recall@1"].value
 

@@ -23,7 +23,7 @@ BASE = ["data.train.snapshot=data", "data.validation=null"]
 
 
 def ablations():  # type: ignore[no-untyped-def]
-    """The benchmark script as a module (it lives outside the package, next to `robust_sweep.py`)."""
+    """The benchmark script as a module (it lives outside the package, next to `training_eval.py`)."""
     sys.path.insert(0, str(SCRIPT.parent))
     try:
         return importlib.import_module("training_ablations")

@@ -36,10 +36,17 @@ def snapshot_audit(root: Path, given: Path | None = None) -> AuditReport | None:
     return read_audit(beside) if beside.is_file() else None
 
 
+def check_audit_target(path: Path) -> None:
+    """Refuse an output path that holds anything but an earlier audit report (the only file ever replaced)."""
+    if path.is_dir():
+        raise LookBenchError(f"{path}: a folder; --output names the audit JSON file to write")
+    if path.exists():
+        read_audit(path)
+
+
 def write_audit(report: AuditReport, path: Path) -> None:
     """Write the report atomically; an existing file is replaced only when it is an audit report itself."""
-    if path.exists():
-        read_audit(path)  # refuses to overwrite anything that is not an earlier audit
+    check_audit_target(path)
     write_text_atomic(path, report.to_json())
 
 

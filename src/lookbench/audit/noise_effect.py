@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from lookbench.audit.schema import NoiseEffect, WithAndWithout
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase, Skipped
-from lookbench.embeddings.record import ModelRecord
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
@@ -31,7 +30,7 @@ class ReusedEmbeddings(ProviderBase):
         return self.inner.skipped
 
     @property
-    def card(self) -> ModelFacts | None:  # type: ignore[override]
+    def card(self) -> ModelMeta | None:  # type: ignore[override]
         """The wrapped provider's card."""
         return self.inner.card
 
@@ -46,7 +45,7 @@ class ReusedEmbeddings(ProviderBase):
             self._memo[key] = np.asarray(self.inner.embed_split(snapshot, subset, split))
         return self._memo[key]
 
-    def describe(self) -> ModelRecord:
+    def describe(self) -> ModelRun:
         """The wrapped provider's description."""
         return self.inner.describe()
 

@@ -32,7 +32,7 @@ from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE, is_composed_subset
+from lookbench.snapshot.schema import NOISE
 
 Progress = Callable[[str], None]
 Parts = list[tuple[str, str, np.ndarray]]
@@ -144,7 +144,7 @@ def audit_snapshot(
     say = progress or (lambda _msg: None)
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    subsets = [s for s in snapshot.subsets if not is_composed_subset(s)]
+    subsets = snapshot.subsets_of_kind("image")
     if not subsets:
         raise LookBenchError(f"{snapshot.root}: no image subsets to audit")
     for subset in subsets:

@@ -3,13 +3,27 @@ noise effect on a model's scores and the label-rule consistency check."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from lookbench.results.schema import MetricValue
+from lookbench.results.schema import MetricValue, fraction
 
 AUDIT_SCHEMA_VERSION = "1"
 
 _STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
+
+
+def optional_fraction(value: float | None) -> float | None:
+    """An AUC or share: None, or finite and in [0, 1]."""
+    return None if value is None else fraction(value)
+
+
+def interval(value: tuple[float, float] | None) -> tuple[float, float] | None:
+    """An AUC's interval: None, or two fractions, the low one first."""
+    if value is not None:
+        low, high = fraction(value[0]), fraction(value[1])
+        if low > high:
+            raise ValueError(f"interval [{low!r}, {high!r}] is inverted")
+    return value
 
 
 class StatisticAuc(BaseModel):
@@ -19,6 +33,8 @@ class StatisticAuc(BaseModel):
 
     name: str
     auc: float
+
+    _auc = field_validator("auc")(fraction)
 
 
 class ImageStatisticsProbe(BaseModel):
@@ -31,6 +47,9 @@ class ImageStatisticsProbe(BaseModel):
     top_statistics: list[StatisticAuc] = Field(default_factory=list)
     reason: str | None = None
 
+    _auc = field_validator("auc")(optional_fraction)
+    _ci = field_validator("ci")(interval)
+
 
 class EmbeddingProbe(BaseModel):
     """A linear probe on a model's embeddings; `auc` is None with a `reason` where it cannot be measured."""
@@ -41,6 +60,9 @@ class EmbeddingProbe(BaseModel):
     auc: float | None
     ci: tuple[float, float] | None
     reason: str | None = None
+
+    _auc = field_validator("auc")(optional_fraction)
+    _ci = field_validator("ci")(interval)
 
 
 class Separability(BaseModel):
@@ -60,6 +82,8 @@ class QuerySide(BaseModel):
     queries: int
     image_statistics: float | None
     embedding_probe: float | None = None
+
+    _shares = field_validator("image_statistics", "embedding_probe")(optional_fraction)
 
 
 class WithAndWithout(BaseModel):

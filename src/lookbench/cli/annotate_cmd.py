@@ -49,10 +49,13 @@ def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]
 def batch_export(
     config: Path = typer.Argument(..., help="Release config with an `annotate` section (backend openai)."),
     out: Path = typer.Argument(..., help="Batch input file to write (JSONL: custom_id, method, url, body)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a file at OUT that is not a batch input."),
 ) -> None:
     """Run the stages before annotate (resumable) and write one request per crop not yet in the answer cache."""
-    from lookbench.release.label.batch import write_batch
+    from lookbench.outfolder import refuse_foreign_file
+    from lookbench.release.label.batch import is_batch_input, write_batch
 
+    refuse_foreign_file(out, ours=is_batch_input(out), overwrite=overwrite)
     annotator, items = _annotator_and_items(config)
     count = write_batch(annotator, items, out)
     console.print(

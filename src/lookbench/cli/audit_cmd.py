@@ -8,7 +8,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from lookbench.audit.io import TOP_SHOWN, write_audit
+from lookbench.audit.io import TOP_SHOWN, check_audit_target, write_audit
 from lookbench.audit.run import AuditSettings, audit_snapshot
 from lookbench.audit.schema import AuditReport
 from lookbench.cli.common import console, err_console, reports_errors
@@ -89,6 +89,8 @@ def audit_command(
     """Separability of distractors from galleries, queries on the noise side, the noise effect, label consistency."""
     from lookbench.models.registry import resolve_model
 
+    if output is not None:
+        check_audit_target(output)  # before the work: a user's file there is refused, never replaced
     snap = open_location(snapshot)
     provider = resolve_model(model, EmbedOptions(cache_dir=cache_dir)) if model else None
     settings = AuditSettings(seed=seed, per_side=per_side, queries_per_subset=queries, resamples=resamples)

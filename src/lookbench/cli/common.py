@@ -44,6 +44,9 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+OVERWRITE_HELP = (
+    "Write into a folder lookbench has not marked as this command's; only the files this command writes are replaced."
+)
 EXECUTOR_HELP = "Where shards run: local (this machine; worker processes with --processes, one per GPU) or ray."
 PROCESSES_HELP = "Workers at most: local worker processes (default: one per GPU for a CUDA model, else this process)."
 SHARDS_HELP = "Cut each input (each split) into this many shards; default: shards of a fixed size."

@@ -11,6 +11,7 @@ from rich.table import Table
 from lookbench.cli.common import console, reports_errors
 from lookbench.composed.derive import derive_synth_composed
 from lookbench.composed.methods import METHODS
+from lookbench.outfolder import claim_output_folder
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.source import HUB_FORMS
 from lookbench.synth.embedded import DEFAULT_SNAPSHOT, open_location
@@ -29,7 +30,11 @@ def derive(
     ),
     validation: float = typer.Option(0.2, "--validation", help="Fraction of products held out for tuning."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the query/validation split."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing folder."),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        help="Replace an existing folder; write into an OUT lookbench has not marked as composed derive's.",
+    ),
     render: bool = typer.Option(
         True, "--render/--no-render", help="Also re-render each query product's design with two groups changed."
     ),
@@ -37,9 +42,10 @@ def derive(
 ) -> None:
     """Add a composed subset of exact pairs (a product and its variants, re-rendered designs) to a Synth copy."""
     source = open_location(snapshot or DEFAULT_SNAPSHOT)
-    target = derive_synth_composed(
-        source, out, validation=validation, seed=seed, overwrite=overwrite, render=render, workers=workers
-    )
+    with claim_output_folder(out, "composed derive", overwrite=overwrite).recording():
+        target = derive_synth_composed(
+            source, out, validation=validation, seed=seed, overwrite=overwrite, render=render, workers=workers
+        )
     derived = open_snapshot(target)
     counts = ", ".join(
         f"{split} {derived.num_rows('composed', split)}"

@@ -13,12 +13,25 @@ from rich.table import Table
 from lookbench.atomic import write_text_atomic
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
+from lookbench.outfolder import refuse_foreign_file
 from lookbench.safetext import csv_cell
 
 DEFAULT_THRESHOLD = 24
 """Same as the release config's `dedup.phash_threshold` default (checked by the tests)."""
 DEFAULT_COLOUR_THRESHOLD = 0.01
 """Same as the release config's `dedup.colour_threshold` default (checked by the tests)."""
+
+
+MATCH_COLUMNS = ["subset", "split", "row", "item_ID", "tier", "distance", "file"]
+
+
+def is_match_list(path: Path) -> bool:
+    """Whether `path` reads as a match list this command wrote (its header first)."""
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            return handle.readline().rstrip("\r\n") == ",".join(MATCH_COLUMNS)
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 @reports_errors
@@ -35,6 +48,7 @@ def contamination(
     ),
     output: Path | None = typer.Option(None, "--output", help="Write every match to this CSV file."),
     fail_on_match: bool = typer.Option(False, "--fail-on-match", help="Exit with status 1 if anything matches."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a file at --output that is not a match list."),
 ) -> None:
     """Report which snapshot rows match an image in FOLDER exactly or perceptually (mirror-robust)."""
     from lookbench.release.contamination import find_contamination
@@ -42,6 +56,8 @@ def contamination(
 
     if not against.is_dir():
         raise LookBenchError(f"--against {against}: not a folder")
+    if output is not None:
+        refuse_foreign_file(output, ours=is_match_list(output), overwrite=overwrite)
     snap = open_location(snapshot)
     report = find_contamination(snap, against, threshold, colour_threshold)
     table = Table(title=escape(f"{snap.snapshot_id} against {against}"))
@@ -61,7 +77,7 @@ def contamination(
     console.print(f"{found} of {report.snapshot_rows} snapshot rows occur among {report.folder_images} folder images")
     if output is not None:
         buffer = io.StringIO(newline="")
-        writer = csv.DictWriter(buffer, ["subset", "split", "row", "item_ID", "tier", "distance", "file"])
+        writer = csv.DictWriter(buffer, MATCH_COLUMNS)
         writer.writeheader()
         writer.writerows({key: csv_cell(value) for key, value in match.items()} for match in report.matches)
         write_text_atomic(output, buffer.getvalue())

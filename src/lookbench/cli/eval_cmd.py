@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,11 +24,12 @@ from lookbench.dates import parse_date
 from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
-from lookbench.evaluation.runner import EvalOutput, EvalSettings, RunPlan, plan_run, run_plan
+from lookbench.evaluation.plan import RunPlan
+from lookbench.evaluation.runner import EvalOutput, EvalSettings, PlannedRun, plan_run, run_plan
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.precision import PRECISIONS
-from lookbench.results.io import save_run
+from lookbench.results.io import check_result_target, save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue, ResultFile
 from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, percent, scope_title, short_metric
@@ -35,7 +37,6 @@ from lookbench.search.select import make_backend
 from lookbench.shards.executor import check_options
 from lookbench.shards.make import make_executor
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import is_composed_subset
 from lookbench.snapshot.source import HUB_FORMS
 from lookbench.synth.embedded import DEFAULT_SNAPSHOT, open_location
 
@@ -43,6 +44,7 @@ SHOWN_METRICS = (*DEFAULT_TABLE_METRICS, "outfit_recall@1")
 COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
 
 
+OVERWRITE_RESULT_HELP = "Replace a file at the result path (or its per-query path) that is not a lookbench result."
 DEFAULT_K_TEXT = ",".join(map(str, DEFAULT_KS))
 
 
@@ -57,14 +59,6 @@ def parse_ks(text: str) -> tuple[int, ...]:
     return ks
 
 
-def default_ks(snapshot: Snapshot) -> tuple[int, ...]:
-    """The cut-offs of the snapshot's official protocol (a legacy benchmark), else LookBench's."""
-    from lookbench.results.protocols import protocol_of
-
-    protocol = protocol_of(snapshot)
-    return DEFAULT_KS if protocol is None else protocol.ks
-
-
 def _open_snapshot(snapshot: str | None) -> Snapshot:
     if not snapshot:
         console.print("[dim]no --snapshot given: using the embedded LookBench-Synth default[/dim]")
@@ -77,8 +71,10 @@ def _default_model() -> str:
     return DEFAULT_MODEL
 
 
-def _print_summary(metrics: dict[str, dict[str, MetricValue]], title: str, intervals: bool) -> None:
-    composed = {s for s in metrics if s in (COMPOSED_OVERALL, AVERAGE) or is_composed_subset(s)}
+def _print_summary(
+    metrics: dict[str, dict[str, MetricValue]], composed_subsets: Collection[str], title: str, intervals: bool
+) -> None:
+    composed = {s for s in metrics if s in (COMPOSED_OVERALL, AVERAGE, *composed_subsets)}
     for scopes, names in (
         ([s for s in metrics if s not in composed], SHOWN_METRICS),
         ([s for s in metrics if s in composed], COMPOSED_SHOWN),
@@ -128,16 +124,26 @@ def _embed_options(
     )
 
 
-def _report(result: ResultFile, title: str, written: tuple[Path, Path]) -> None:
+def _report(result: ResultFile, plan: RunPlan, title: str, written: tuple[Path, Path]) -> None:
     """Print a saved run's warnings and metrics under its model's name (read from the result), and its files."""
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
-    _print_summary(result.metrics, f"{result.model_name} {title}", result.config.bootstrap.resamples > 0)
+    intervals = result.config.bootstrap.resamples > 0
+    _print_summary(result.metrics, plan.composed, f"{result.model_name} {title}", intervals)
     console.print(f"wrote {escape(str(written[0]))} and {escape(str(written[1]))}", highlight=False)
 
 
+def _writes(target: Path, skip_existing: bool, overwrite: bool) -> bool:
+    """Whether to run into `target`: not with --skip-existing where it exists; refused where it holds another file."""
+    if skip_existing and target.exists():
+        console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
+        return False
+    check_result_target(target, overwrite)
+    return True
+
+
 def _run(
-    plan: RunPlan, executor: str, processes: int | None, ray_address: str | None, shards: int | None
+    plan: PlannedRun, executor: str, processes: int | None, ray_address: str | None, shards: int | None
 ) -> EvalOutput:
     """Run a plan, embedding as shards on an executor when asked to (or when several GPUs are there).
 
@@ -193,6 +199,7 @@ def eval_command(
         "{noise} (empty unless --noise none).",
     ),
     skip_existing: bool = typer.Option(False, "--skip-existing", help="Do nothing if the result file exists."),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_RESULT_HELP),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
     batch_size: int | None = typer.Option(
         None, "--batch-size", min=1, help="Images per model call; default: 32 on CPU, 64-256 on CUDA by GPU memory."
@@ -234,7 +241,7 @@ def eval_command(
     backend = make_backend(search)
     settings = EvalSettings(
         subsets=[s.strip() for s in subsets.split(",") if s.strip()] if subsets else None,
-        ks=parse_ks(k) if k else default_ks(snap),
+        ks=parse_ks(k) if k else None,
         fine_rule=fine_rule,
         resamples=resamples,
         seed=seed,
@@ -254,14 +261,13 @@ def eval_command(
     plan = plan_run(snap, provider, settings)
     tags = (window_tag(settings.since, settings.until), noise_tag(noise))
     target = result_target(output, plan.model_name(), snap.name, fine_rule.value, *tags)
-    if skip_existing and target.exists():
-        console.print(f"[yellow]skip[/yellow] {escape(str(target))} exists")
+    if not _writes(target, skip_existing, overwrite):
         return
     out = _run(plan, executor, processes, ray_address, shards)
     result, per_query = save_run(out.result, out.per_query, target)
     window = window_text(settings.since, settings.until)
     parts = (f"fine rule: {fine_rule.value}", f"window {window}" if window else "", noise_text(noise))
-    _report(result, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
+    _report(result, plan.plan, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
 
 
 def register(app: typer.Typer) -> None:

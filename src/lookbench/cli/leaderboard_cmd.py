@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from lookbench.cli.common import console, err_console, reports_errors
+from lookbench.cli.common import OVERWRITE_HELP, console, err_console, reports_errors
 
 
 @reports_errors
@@ -27,15 +27,18 @@ def leaderboard_command(
     audit: list[Path] = typer.Option(
         [], "--audit", help="A `lookbench audit` JSON to show (repeatable); the results' snapshots' AUDIT.json too."
     ),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
     """A static site (no server, no CDN): tables with ties and flags, a date-window filter, charts.
 
-    A results repository's bundles are verified first and marked verified, re-scored or unverified; a bundle that
+    A results repository's bundles are verified first and marked verified or unverified; a bundle that
     fails its check is left out with a warning."""
+    from lookbench.outfolder import claim_output_folder
     from lookbench.reports.site import build_site
     from lookbench.submissions.repository import scan_repository
     from lookbench.synth.embedded import open_location
 
+    claim = claim_output_folder(out, "leaderboard", overwrite=overwrite)
     snapshots = [open_location(s) for s in snapshot]
     paths: list[Path] = []
     verification: dict[Path, tuple[str, str]] = {}
@@ -49,9 +52,10 @@ def leaderboard_command(
         for row in scan.rows:
             paths.append(row.result_path)
             verification[row.result_path] = (row.status.value, row.note)
-    index = build_site(
-        paths, out, published=published, title=title, scaling=scaling, verification=verification, audits=audit
-    )
+    with claim.recording():
+        index = build_site(
+            paths, out, published=published, title=title, scaling=scaling, verification=verification, audits=audit
+        )
     console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 

@@ -39,11 +39,16 @@ def import_command(
     unpinned: bool = typer.Option(
         False, "--unpinned", help="fashion-mnist: accept files that are not the pinned release (noted in the card)."
     ),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing snapshot of that name."),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        help="Replace an existing snapshot of that name; write into an OUT not marked as legacy import's.",
+    ),
 ) -> None:
     """Read a benchmark's official files and write a lookbench snapshot with its card and protocol."""
     from lookbench.legacy.context import ImportOptions
     from lookbench.legacy.registry import import_dataset
+    from lookbench.outfolder import claim_output_folder
     from lookbench.snapshot.card import read_card
     from lookbench.snapshot.schema import is_composed_subset
 
@@ -52,7 +57,8 @@ def import_command(
     options = ImportOptions(
         train=train, skip_missing=skip_missing, detections=detections, tirg_queries=tirg_queries, unpinned=unpinned
     )
-    target = import_dataset(name, src, out, options, snapshot_name, overwrite)
+    with claim_output_folder(out, "legacy import", overwrite=overwrite).recording():
+        target = import_dataset(name, src, out, options, snapshot_name, overwrite)
     card = read_card(target)
     assert card is not None
     table = Table(title=escape(f"{card.title} -> {target}"))

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
-from lookbench.models.card import ModelCard, find_card, load_cards
+from lookbench.models.card import ModelMeta, find_card, load_cards
 from lookbench.models.hub import hub_offline, is_cached
 from lookbench.models.spec import ModelSpec
 
@@ -24,7 +24,7 @@ _EXTRA_MODULES = {
 }
 
 
-def runnable(card: ModelCard) -> str:
+def runnable(card: ModelMeta) -> str:
     """`yes`, or what is missing to run the card's model on this machine."""
     if card.spec is None:
         if card.open_weights is True:
@@ -128,7 +128,7 @@ def register(app: typer.Typer) -> None:
             short = status if status == "yes" else status.split(" (")[0].removeprefix("no: ")
             table.add_row(
                 card.id,
-                str(card.embedding_dim),
+                str(card.embed_dim),
                 "-" if fine is None else f"{fine:.2f}",
                 escape(short),
                 card.spec or "-",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from rich.markup import escape
 
 from lookbench.cli.common import (
     EXECUTOR_HELP,
+    OVERWRITE_HELP,
     PROCESSES_HELP,
     RAY_ADDRESS_HELP,
     SHARDS_HELP,
@@ -29,8 +31,10 @@ def release(
     processes: int | None = typer.Option(None, "--processes", help=PROCESSES_HELP),
     shards: int | None = typer.Option(None, "--shards", help=SHARDS_HELP),
     ray_address: str | None = typer.Option(None, "--ray-address", help=RAY_ADDRESS_HELP),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
     """Build a release into OUT/vYYYYMMDD; a re-run resumes and skips finished stages (and finished shards)."""
+    from lookbench.outfolder import claim_output_folder
     from lookbench.release.config import load_config
     from lookbench.release.pipeline import Sharding, run_release
     from lookbench.release.push import push_release
@@ -41,13 +45,18 @@ def release(
 
     check_options(executor, processes, ray_address, shards)
     release = load_config(config)
+    claim = claim_output_folder(release.output, "release", overwrite=overwrite)
+    mirror = None
+    if push and not push.startswith("hf://"):
+        mirror = claim_output_folder(Path(push).expanduser(), "release push", overwrite=overwrite)
     runner = make_executor(executor, processes, ray_address)
     try:
-        run = run_release(
-            release,
-            echo=lambda line: console.print(escape(line), highlight=False),
-            sharding=Sharding(runner, shards, progress=True),
-        )
+        with claim.recording():
+            run = run_release(
+                release,
+                echo=lambda line: console.print(escape(line), highlight=False),
+                sharding=Sharding(runner, shards, progress=True),
+            )
     finally:
         runner.close()
     if run.problems:
@@ -78,7 +87,9 @@ def release(
             console.print(f"audit: true accuracy (known labels) {audit.true_accuracy_all.accuracy}")
     console.print(f"[green]published[/green] {escape(str(release.output / release.version))}")
     if push:
-        console.print(f"[green]pushed[/green] {escape(push_release(release.output, release.version, push))}")
+        with mirror.recording() if mirror is not None else contextlib.nullcontext():
+            pushed = push_release(release.output, release.version, push)
+        console.print(f"[green]pushed[/green] {escape(pushed)}")
 
 
 @functools.wraps(release)

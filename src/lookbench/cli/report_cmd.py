@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from lookbench.cli.common import console, reports_errors
+from lookbench.cli.common import OVERWRITE_HELP, console, reports_errors
 from lookbench.errors import LookBenchError
 
 
@@ -35,12 +35,16 @@ def report_command(
     audit: Path | None = typer.Option(
         None, "--audit", help="A `lookbench audit` JSON to show; default: the snapshot's AUDIT.json, if any."
     ),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
     """Query crops beside their top-5 results with match marks, attribute confusions and filters."""
+    from lookbench.outfolder import claim_output_folder
     from lookbench.reports.report import build_report
 
     chosen = [parse_query(q) for q in query] or None
-    index = build_report(result, out, chosen, per_subset, per_category, snapshot, audit)
+    claim = claim_output_folder(out, "report", overwrite=overwrite)
+    with claim.recording():
+        index = build_report(result, out, chosen, per_subset, per_category, snapshot, audit)
     console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 

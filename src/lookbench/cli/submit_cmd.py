@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from lookbench.cli.common import console, reports_errors
+from lookbench.cli.common import OVERWRITE_HELP, console, reports_errors
 from lookbench.errors import LookBenchError
 
 
@@ -21,23 +21,30 @@ def submit_command(
     embed: bool = typer.Option(
         False, "--embed", help="Bundle the model run's vectors: from its embedding cache, else computed again."
     ),
+    trust_code: bool = typer.Option(
+        False, "--trust-code", help="With --embed: allow a python: model spec (imports and runs the module it names)."
+    ),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
     """Bundle a result as <model>/<revision>/<release> with its card, environment and a sha256 manifest."""
     import tempfile
 
+    from lookbench.outfolder import output_folder
     from lookbench.results.io import load_result
     from lookbench.submissions.bundle import write_bundle
     from lookbench.submissions.vectors import export_run_vectors
 
     if embed and embeddings is not None:
         raise LookBenchError("give --embeddings DIR or --embed, not both")
-    if not embed:
-        folder = write_bundle(result, embeddings, out)
-    else:
-        out.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=out, prefix=".vectors-") as scratch:
-            vectors = export_run_vectors(load_result(result), result, Path(scratch))
-            folder = write_bundle(result, vectors, out)
+    if trust_code and not embed:
+        raise LookBenchError("--trust-code goes with --embed (it allows importing the model's code)")
+    with output_folder(out, "submit", overwrite=overwrite):
+        if not embed:
+            folder = write_bundle(result, embeddings, out)
+        else:
+            with tempfile.TemporaryDirectory(dir=out, prefix=".vectors-") as scratch:
+                vectors = export_run_vectors(load_result(result), result, Path(scratch), trust_code)
+                folder = write_bundle(result, vectors, out)
     console.print(escape(f"wrote {folder}"), highlight=False)
 
 
@@ -51,7 +58,7 @@ def verify_command(
     from lookbench.synth.embedded import open_location
 
     outcome = verify_bundle(bundle, open_location(snapshot))
-    console.print(escape(f"{bundle}: {outcome.status.value}, {outcome.numbers} numbers match"), highlight=False)
+    console.print(escape(f"{bundle}: {outcome.status.value}, {outcome.note}"), highlight=False)
     for flag in outcome.flags:
         console.print(escape(f"  flag {flag.mark} {flag.reason}"), highlight=False)
 

@@ -11,6 +11,7 @@ from rich.markup import escape
 from lookbench.cli.common import console, reports_errors
 from lookbench.dates import parse_day
 from lookbench.errors import LookBenchError
+from lookbench.outfolder import claim_output_folder
 from lookbench.synth.default import default_snapshot
 from lookbench.synth.disjoint import DEFAULT_EXCLUSION
 from lookbench.synth.generate import PURPOSES, generate_snapshot
@@ -32,7 +33,11 @@ def synth(
         0, "--seed", min=0, help="Random seed; same seed and release give byte-identical parquet."
     ),
     preview: bool = typer.Option(False, "--preview", help="Also write contact sheets to OUT/preview/vYYYYMMDD/."),
-    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing release folder."),
+    overwrite: bool = typer.Option(
+        False,
+        "--overwrite",
+        help="Replace an existing release folder; write into an OUT lookbench has not marked as synth's.",
+    ),
     workers: int = typer.Option(
         0, "--workers", min=0, help="Rendering processes (0: one per available CPU); output is the same for any."
     ),
@@ -79,28 +84,29 @@ def synth(
         )
     images = plan_training(seed, when, size).total_images() if purpose == "train" else size_preset(size).total_images()
     target = out / version_name(when)
-    if preview and target.exists() and not overwrite:
-        console.print(escape(f"{target} exists; writing contact sheets only"), highlight=False)
-    else:
-        started = time.perf_counter()
-        count = workers or available_cpus()
-        console.print(f"generating {purpose} {size} (about {images:,} images) with {count} process(es)")
-        generate_snapshot(
-            out,
-            when,
-            size,
-            seed,
-            overwrite=overwrite,
-            workers=count,
-            purpose=purpose,
-            exclude_designs=exclude_designs,
-            exhausted=exhausted_categories,
-            progress=lambda msg: console.print(f"[dim]{time.perf_counter() - started:6.0f}s {escape(msg)}[/dim]"),
-        )
-        console.print(f"[green]wrote[/green] {escape(str(target))} ({time.perf_counter() - started:.0f}s)")
-    if preview:
-        for path in write_previews(target, out / "preview" / target.name):
-            console.print(escape(f"preview {path}"), highlight=False)
+    with claim_output_folder(out, "synth", overwrite=overwrite).recording():
+        if preview and target.exists() and not overwrite:
+            console.print(escape(f"{target} exists; writing contact sheets only"), highlight=False)
+        else:
+            started = time.perf_counter()
+            count = workers or available_cpus()
+            console.print(f"generating {purpose} {size} (about {images:,} images) with {count} process(es)")
+            generate_snapshot(
+                out,
+                when,
+                size,
+                seed,
+                overwrite=overwrite,
+                workers=count,
+                purpose=purpose,
+                exclude_designs=exclude_designs,
+                exhausted=exhausted_categories,
+                progress=lambda msg: console.print(f"[dim]{time.perf_counter() - started:6.0f}s {escape(msg)}[/dim]"),
+            )
+            console.print(f"[green]wrote[/green] {escape(str(target))} ({time.perf_counter() - started:.0f}s)")
+        if preview:
+            for path in write_previews(target, out / "preview" / target.name):
+                console.print(escape(f"preview {path}"), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

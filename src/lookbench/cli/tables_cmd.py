@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import typer
@@ -9,11 +10,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from lookbench.atomic import write_text_atomic
-from lookbench.cli.common import console, reports_errors
+from lookbench.cli.common import OVERWRITE_HELP, console, reports_errors
 from lookbench.contamination.tables import flag_legend, flagged, windowed_runs
 from lookbench.dates import parse_date
 from lookbench.errors import ResultError
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
+from lookbench.outfolder import Claim, claim_output_folder
 from lookbench.reports.paper import FORMATS, build_paper_table, paper_file, render
 from lookbench.results.compare import compare_results
 from lookbench.results.query_sets import QuerySelection
@@ -46,19 +48,38 @@ def tables_command(
     baseline: str | None = typer.Option(
         None, "--baseline", help="With --format: a run label; adds its paired Overall Fine R@1 difference column."
     ),
+    overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
     """Leaderboard-style tables (percent, 2 decimals) from result files, with contamination flags."""
-    start = None if since == "cutoff" else parse_date(since, "--since")
     if fmt is not None and fmt not in FORMATS:
         raise ResultError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    claim = None if out is None else claim_output_folder(out, "tables", overwrite=overwrite)
+    # a run refused after the claim (a bad result file, say) takes back a folder it made and wrote nothing into
+    with claim.recording() if claim is not None else contextlib.nullcontext():
+        _tables(results, metrics, claim, ci, since, until, fmt, baseline, distractors)
+
+
+def _tables(
+    results: list[Path],
+    metrics: str,
+    claim: Claim | None,
+    ci: bool,
+    since: str | None,
+    until: str | None,
+    fmt: str | None,
+    baseline: str | None,
+    distractors: bool,
+) -> None:
+    """The tables' body: read and window the runs, print the tables, write them into the claimed folder."""
+    start = None if since == "cutoff" else parse_date(since, "--since")
     runs = windowed_runs(results, start, parse_date(until, "--until"), since_cutoff=since == "cutoff")
     if fmt is not None:
         text = render(build_paper_table(runs, baseline, distractors), fmt)
-        if out is None:
+        if claim is None:
             print(text, end="")
         else:
-            write_text_atomic(paper_file(out, fmt), text)
-            console.print(escape(f"wrote {paper_file(out, fmt)}"), highlight=False)
+            write_text_atomic(paper_file(claim.folder, fmt), text)
+            console.print(escape(f"wrote {paper_file(claim.folder, fmt)}"), highlight=False)
         return
     if baseline is not None:
         raise ResultError("--baseline needs --format (it adds a column to the paper's table)")
@@ -82,11 +103,11 @@ def tables_command(
     legend = flag_legend(loaded, flags)
     for line in legend:
         console.print(line, highlight=False, markup=False)
-    if out is not None:
+    if claim is not None:
         notes = "\n" + "\n".join(f"- {markdown_cell(line)}" for line in legend) + "\n" if legend else ""
-        write_text_atomic(out / "tables.md", "\n".join(to_markdown(t) for t in tables) + notes)
-        write_text_atomic(out / "tables.csv", to_csv(tables))
-        console.print(escape(f"wrote {out / 'tables.md'} and {out / 'tables.csv'}"), highlight=False)
+        write_text_atomic(claim.folder / "tables.md", "\n".join(to_markdown(t) for t in tables) + notes)
+        write_text_atomic(claim.folder / "tables.csv", to_csv(tables))
+        console.print(escape(f"wrote {claim.folder / 'tables.md'} and {claim.folder / 'tables.csv'}"), highlight=False)
 
 
 @reports_errors

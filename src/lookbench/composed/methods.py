@@ -11,7 +11,6 @@ from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
 from lookbench.snapshot.composed import has_changes
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import is_composed_subset
 
 METHODS: dict[str, str] = {
     "auto": "sum for a two-tower model, else arithmetic (image when no query carries structured changes)",
@@ -47,9 +46,9 @@ def resolve_method(name: str, provider: EmbeddingProvider, changes: bool = True)
     return name
 
 
-def run_method(name: str, provider: EmbeddingProvider, snapshot: Snapshot, subsets: Sequence[str]) -> str:
-    """The concrete method of a run over `subsets` (its composed ones decide whether arithmetic has changes)."""
-    composed = [s for s in subsets if is_composed_subset(s)]
+def run_method(name: str, provider: EmbeddingProvider, snapshot: Snapshot, composed: Sequence[str]) -> str:
+    """The concrete method of a run whose composed subsets are `composed` (they decide whether arithmetic has
+    changes)."""
     return resolve_method(name, provider, changes=has_changes(snapshot, composed) if composed else True)
 
 

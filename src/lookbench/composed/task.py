@@ -14,8 +14,8 @@ from lookbench.composed.encoders import ComposedBatch, ComposedQueryEncoder, Lab
 from lookbench.composed.methods import composed_model_name, make_encoder, run_method
 from lookbench.composed.relevance import ComposedRelevance
 from lookbench.embeddings.checks import check_embeddings
+from lookbench.embeddings.meta import Composition, ModelRun
 from lookbench.embeddings.provider import EmbeddingProvider
-from lookbench.embeddings.record import Composition, ModelRecord
 from lookbench.evaluation.task import PhaseClock, Progress, SplitEmbeddings, SubsetWork
 from lookbench.metrics.composed import composed_values
 from lookbench.metrics.definitions import FineRule, metric_name
@@ -27,7 +27,7 @@ from lookbench.search.backend import MAX_K, Corpus, CorpusLike, SearchBackend, S
 from lookbench.snapshot.composed import ComposedQueries, read_composed_queries
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE, is_composed_subset
+from lookbench.snapshot.schema import NOISE
 
 TUNING_K = 10
 TUNING_METRIC = metric_name("recall", TUNING_K)
@@ -55,7 +55,7 @@ def fit_items(task: ComposedTask) -> LabelledItems:
     """Labelled rows of the snapshot's image-subset galleries and noise whose item is not in the composed gallery."""
     snapshot = task.snapshot
     taken = set(task.corpus_labels.item_id[: task.gallery_rows])
-    sources = [s for s in snapshot.subsets if not is_composed_subset(s)] + ([NOISE] if snapshot.has_noise else [])
+    sources = snapshot.subsets_of_kind("image") + ([NOISE] if snapshot.has_noise else [])
     vectors: list[np.ndarray] = []
     parts: list[SplitLabels] = []
     for source in sources:
@@ -266,7 +266,7 @@ class ComposedRun:
         """The model's name plus the composition method."""
         return composed_model_name(model, self.method)
 
-    def record(self, model: ModelRecord) -> ModelRecord:
+    def record(self, model: ModelRun) -> ModelRun:
         """How each composed subset's queries were made."""
         if not self.composition:
             return model
@@ -274,7 +274,7 @@ class ComposedRun:
 
 
 def composed_run(
-    name: str, provider: EmbeddingProvider, snapshot: Snapshot, subsets: Sequence[str], rule: FineRule
+    name: str, provider: EmbeddingProvider, snapshot: Snapshot, composed: Sequence[str], rule: FineRule
 ) -> ComposedRun:
-    """The composed Task of a run over `subsets`, with the concrete method `--compose NAME` means there."""
-    return ComposedRun(run_method(name, provider, snapshot, subsets), provider, rule)
+    """The Task of a run's `composed` subsets, with the concrete method `--compose NAME` means there."""
+    return ComposedRun(run_method(name, provider, snapshot, composed), provider, rule)

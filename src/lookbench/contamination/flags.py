@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import ModelMeta
 
 BENCHMARK_NAMES = frozenset({"lookbench"})
 """Training-data names that cover every snapshot."""
@@ -32,7 +32,7 @@ class Flag:
         return {**asdict(self), "mark": self.mark}
 
 
-def date_flags(facts: ModelFacts, window_start: dt.date | None) -> list[Flag]:
+def date_flags(facts: ModelMeta, window_start: dt.date | None) -> list[Flag]:
     """Flag a training cutoff (else, as its proxy, a release date) on or after the window start.
 
     The declared cutoff is the better evidence: a model released after the window start but trained on data
@@ -50,7 +50,7 @@ def date_flags(facts: ModelFacts, window_start: dt.date | None) -> list[Flag]:
     return [Flag("date", f"{label} {given or value.isoformat()} is on or after the window start {window_start}")]
 
 
-def data_flags(facts: ModelFacts, snapshot_id: str, sources: Iterable[str] = ()) -> list[Flag]:
+def data_flags(facts: ModelMeta, snapshot_id: str, sources: Iterable[str] = ()) -> list[Flag]:
     """Flag a card whose training data names this snapshot, the benchmark itself, or a source of its samples."""
     wanted = {snapshot_id.lower(): f"snapshot {snapshot_id}"}
     wanted.update({name: "the LookBench benchmark" for name in BENCHMARK_NAMES})
@@ -64,7 +64,7 @@ def data_flags(facts: ModelFacts, snapshot_id: str, sources: Iterable[str] = ())
 
 
 def contamination_flags(
-    facts: ModelFacts, window_start: dt.date | None, snapshot_id: str, sources: Iterable[str] = ()
+    facts: ModelMeta, window_start: dt.date | None, snapshot_id: str, sources: Iterable[str] = ()
 ) -> list[Flag]:
     """Every flag for one run in one window."""
     return date_flags(facts, window_start) + data_flags(facts, snapshot_id, sources)

@@ -10,13 +10,12 @@ import numpy as np
 
 from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.encoder import Encoder, TextTower
-from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.machine import auto_batch_size, auto_workers, decodes_on_device, encoder_device
+from lookbench.embeddings.meta import IDENTITY, ModelMeta, ModelRun
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.pipeline import Batch, run_pipeline
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
-from lookbench.embeddings.record import ModelRecord
 from lookbench.embeddings.store import EmbeddingStore, default_cache_dir, model_key
 from lookbench.errors import EmbeddingError
 from lookbench.hashing import sha256_digest
@@ -40,7 +39,7 @@ class ModelEmbeddings(ProviderBase):
         spec: ModelSpec | str,
         encoder: Encoder,
         options: EmbedOptions | None = None,
-        card: ModelFacts | None = None,
+        card: ModelMeta | None = None,
         reload: Reload | None = None,
     ) -> None:
         self.spec = str(spec)
@@ -284,39 +283,37 @@ class ModelEmbeddings(ProviderBase):
         """The encoder's text tower."""
         return self.encoder.text_tower()
 
-    def describe(self) -> ModelRecord:
+    def describe(self) -> ModelRun:
         """Spec, model identity, preprocessing, cache location and skipped rows, for result files.
 
-        The encoder's own description goes to `details`, except the keys the record names (its `kind`, say),
-        which take their place; the spec, card and precision are the provider's.
+        The encoder's own description goes to `details`, except the keys the record or its meta names (its `kind`,
+        say), which take their place; the spec, card and precision are the provider's.
         """
         pre = self.encoder.preprocess
         details = dict(self.encoder.describe())
-        named = {k: details.pop(k) for k in list(details) if k in ModelRecord.model_fields and k != "details"}
-        return ModelRecord.model_validate(
-            {
-                "name": self.encoder.model_id,
-                "model_id": self.encoder.model_id,
-                "revision": self.encoder.revision,
-                "dim": self._dim,
-                "input_kind": self.encoder.input_kind,
-                "preprocess": pre.model_dump() if pre is not None else None,
-                "storage_dtype": self.options.storage_dtype,
-                "jpeg_draft": self.options.jpeg_draft,
-                "decode": "device" if self.device_decode else "cpu",
-                "batch_size": self.batch_size,
-                "workers": self.workers,
-                "cache": str(self.cache_root),
-                "skipped": {
-                    f"{s}/{sp}": {str(r): m for r, m in rows.items()} for (s, sp), rows in self.skipped.items()
-                },
-                **named,
-                "spec": self.spec,
-                **({"card": self.card} if self.card is not None else {}),
-                **({"precision": self.precision} if self.precision is not None else {}),
-                "details": details,
-            }
-        )
+        named = {
+            k: details.pop(k) for k in list(details) if k in ModelRun.model_fields and k not in ("details", "meta")
+        }
+        identity = {"model_id": self.encoder.model_id, "revision": self.encoder.revision, "embed_dim": self._dim}
+        identity |= {k: details.pop(k) for k in IDENTITY if k in details}
+        if "dim" in details:
+            identity["embed_dim"] = details.pop("dim")
+        meta = (self.card or ModelMeta()).merged(**identity, spec=self.spec)
+        run = {
+            "input_kind": self.encoder.input_kind,
+            "preprocess": pre.model_dump() if pre is not None else None,
+            "storage_dtype": self.options.storage_dtype,
+            "jpeg_draft": self.options.jpeg_draft,
+            "decode": "device" if self.device_decode else "cpu",
+            "batch_size": self.batch_size,
+            "workers": self.workers,
+            "cache": str(self.cache_root),
+            "skipped": {f"{s}/{sp}": {str(r): m for r, m in rows.items()} for (s, sp), rows in self.skipped.items()},
+            **named,
+            **({"precision": self.precision} if self.precision is not None else {}),
+            "details": details,
+        }
+        return meta.result_record(str(run.pop("name", self.encoder.model_id)), **run)
 
 
 def _checked_precision(encoder: Encoder, requested: str) -> str | None:

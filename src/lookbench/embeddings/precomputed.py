@@ -7,9 +7,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from lookbench.embeddings.facts import ModelFacts
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
-from lookbench.embeddings.record import ModelRecord
 from lookbench.errors import EmbeddingError, first_problem
 from lookbench.snapshot.reader import Snapshot
 
@@ -52,20 +51,20 @@ class PrecomputedEmbeddings(ProviderBase):
             raise EmbeddingError(f"{path}: an .npz archive, not a .npy array")
         return loaded
 
-    def _read_card(self) -> ModelFacts | None:
-        """The folder's fact sheet, `model.json` (see `ModelFacts`), when there is one."""
+    def _read_card(self) -> ModelMeta | None:
+        """The folder's fact sheet, `model.json` (see `ModelMeta`), when there is one."""
         path = self.root / "model.json"
         if not path.is_file():
             return None
         try:
-            return ModelFacts.model_validate_json(path.read_bytes())
+            return ModelMeta.model_validate_json(path.read_bytes())
         except OSError as exc:
             raise EmbeddingError(f"{path}: cannot read the model card ({exc})") from exc
         except ValidationError as exc:
             raise EmbeddingError(f"{path}: field {first_problem(exc, 'model.json')}") from exc
 
-    def describe(self) -> ModelRecord:
+    def describe(self) -> ModelRun:
         """The folder's model record: its name is the card's, else the folder's."""
-        card = self.card
-        name = card.name if card is not None and card.name else self.root.resolve().name
-        return ModelRecord(spec=self.spec, kind="embeddings", name=name, card=card)
+        card = self.card or ModelMeta()
+        name = card.name or self.root.resolve().name
+        return card.merged(spec=self.spec, kind="embeddings").result_record(name)

@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.embeddings.facts import ModelFacts
-from lookbench.embeddings.record import ModelRecord
+from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 if TYPE_CHECKING:  # the encoder's module loads PIL: only models that embed images need it
@@ -49,7 +48,7 @@ class EmbeddingProvider(Protocol):
         ...
 
     @property
-    def card(self) -> ModelFacts | None:
+    def card(self) -> ModelMeta | None:
         """Model-card facts (release date, training cutoff, training data...), which the contamination flags read."""
         ...
 
@@ -69,7 +68,7 @@ class EmbeddingProvider(Protocol):
         """The model's text tower (composed queries' modification texts), when it has one."""
         ...
 
-    def describe(self) -> ModelRecord:
+    def describe(self) -> ModelRun:
         """The model record of result files: spec, name, revision, dimension, card and anything else that
         identifies it."""
         ...
@@ -81,7 +80,7 @@ class ProviderBase:
     skipped: Skipped = MappingProxyType({})
     embedded_images: int | None = None
     returns_new_arrays = False
-    card: ModelFacts | None = None
+    card: ModelMeta | None = None
 
     def prepare(self, snapshot: Snapshot, splits: Sequence[tuple[str, str]]) -> PreparedRun | None:
         """Splits are embedded when asked for."""

@@ -19,11 +19,11 @@ import numpy as np
 
 from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.machine import encoder_device
+from lookbench.embeddings.meta import ModelRun
 from lookbench.embeddings.model_provider import ModelEmbeddings, Reload
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
-from lookbench.embeddings.record import ModelRecord
 from lookbench.embeddings.store import EmbeddingStore
 from lookbench.shards.executor import Executor, Needs, Progress, ShardError, ShardTask, cuda_devices
 from lookbench.shards.marker import ShardMarker, new_marker, write_marker
@@ -273,7 +273,7 @@ class ShardedEmbeddings(ProviderBase):
         """Encoded images embedded by the driver's model (the builder's few images are not sharded)."""
         return self.inner.embed_images(images)
 
-    def describe(self) -> ModelRecord:
+    def describe(self) -> ModelRun:
         """The wrapped model's description, plus how it was sharded."""
         shards = sum(len(run.markers) for run in self.runs)
         ran = sum(len(run.ran) for run in self.runs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from lookbench.embeddings.record import ModelRecord
+from lookbench.embeddings.meta import ModelRun
 from lookbench.evaluation.task import PhaseClock, Progress, SubsetWork
 from lookbench.metrics.definitions import FineRule
 from lookbench.metrics.outfits import cluster_ids
@@ -46,6 +46,6 @@ class RetrievalTask:
         """Plain retrieval keeps the model's name."""
         return model
 
-    def record(self, model: ModelRecord) -> ModelRecord:
+    def record(self, model: ModelRun) -> ModelRun:
         """Plain retrieval adds nothing to the model record."""
         return model

@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import platform
 import sys
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 
@@ -14,54 +13,25 @@ import pyarrow as pa
 
 import lookbench
 from lookbench.cores import cpu_model, load_average, usable_cores
-from lookbench.dates import snapshot_date
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
-from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
+from lookbench.evaluation.noise import corpus_labels
+from lookbench.evaluation.plan import RunPlan, SubsetPlan, build_plan
 from lookbench.evaluation.retrieval import RetrievalTask
+from lookbench.evaluation.settings import EvalSettings
 from lookbench.evaluation.summary import Summary, summarise_run
 from lookbench.evaluation.task import PhaseClock, Progress, SubsetWork, Task
-from lookbench.evaluation.window import date_window, window_mask
-from lookbench.metrics.definitions import DEFAULT_KS, FineRule
-from lookbench.results.protocols import protocol_of
+from lookbench.evaluation.window import date_window, kept_rows
 from lookbench.results.schema import (
-    BootstrapConfig,
     ResultFile,
     RunConfig,
     SearchInfo,
     SnapshotInfo,
     SubsetInfo,
 )
-from lookbench.search.backend import SearchBackend
-from lookbench.search.exact import ExactSearch
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE, is_composed_subset
-
-
-@dataclass
-class EvalSettings:
-    """Everything besides data and model that changes the numbers."""
-
-    subsets: Sequence[str] | None = None
-    ks: tuple[int, ...] = DEFAULT_KS
-    fine_rule: FineRule = FineRule.MAIN
-    resamples: int = 1000
-    seed: int = 0
-    confidence: float = 0.95
-    since: np.datetime64 | None = None
-    until: np.datetime64 | None = None
-    backend: SearchBackend = field(default_factory=ExactSearch)
-    recall_queries: int = 500
-    """Queries per subset (at most) searched exactly to measure an approximate backend's recall."""
-    compose: str = "auto"
-    """How composed subsets' queries are embedded (see `lookbench.composed.methods.METHODS`)."""
-    noise: NoisePool = NoisePool.ALL
-    """Search each subset with the shared noise pool (`all`) or against its gallery alone (`none`)."""
-
-    def bootstrap(self) -> BootstrapConfig:
-        """How the confidence intervals are drawn, as the result records it."""
-        return BootstrapConfig(resamples=self.resamples, seed=self.seed, confidence=self.confidence)
+from lookbench.snapshot.schema import NOISE
 
 
 @dataclass
@@ -126,19 +96,15 @@ class _Embeddings:
 
 
 @dataclass
-class RunPlan:
-    """What a run will do, settled before any image is embedded: subsets, cut-offs, noise and a task per subset."""
+class PlannedRun:
+    """A run ready to start: its plan, and what carries it out (snapshot, provider, settings, a task per subset)."""
 
+    plan: RunPlan
     snapshot: Snapshot
     provider: EmbeddingProvider
     settings: EvalSettings
-    ks: tuple[int, ...]
-    subsets: list[str]
-    noise_rows: int
     tasks: dict[str, Task]
     retrieval: RetrievalTask
-    fallback_date: np.datetime64 | None
-    """The date of queries without `first_seen_at` when the run is windowed (the snapshot's date)."""
 
     def model_name(self) -> str:
         """The name the run's result carries and files under, known before the run (`eval --skip-existing`): the
@@ -159,56 +125,46 @@ class RunLedger:
     kept_queries: int = 0
 
 
-def plan_run(snapshot: Snapshot, provider: EmbeddingProvider, settings: EvalSettings) -> RunPlan:
-    """Check the cut-offs, subsets and labels (unscorable ones fail here) and choose each subset's task."""
-    ks = tuple(sorted(set(settings.ks)))
-    if not ks or ks[0] < 1:
-        raise LookBenchError(f"cut-offs must be positive integers, got {settings.ks}")
-    subsets = list(snapshot.check_subsets(settings.subsets) if settings.subsets else snapshot.subsets)
-    if not subsets:
-        raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")
-    for subset in subsets:
+def plan_run(snapshot: Snapshot, provider: EmbeddingProvider, settings: EvalSettings) -> PlannedRun:
+    """Plan the run (cut-offs, subsets and their kinds), check the labels (unscorable ones fail here) and choose each
+    subset's task by its planned kind."""
+    plan = build_plan(snapshot, settings)
+    for subset in plan.names:
         snapshot.check_task(subset)
     retrieval = RetrievalTask(settings.fine_rule, settings.recall_queries)
-    tasks: dict[str, Task] = dict.fromkeys(subsets, retrieval)
-    if any(is_composed_subset(s) for s in subsets):
+    tasks: dict[str, Task] = dict.fromkeys(plan.names, retrieval)
+    if plan.composed:
         from lookbench.composed.task import composed_run
 
-        composed = composed_run(settings.compose, provider, snapshot, subsets, settings.fine_rule)
-        tasks.update({s: composed for s in subsets if is_composed_subset(s)})
-    windowed = settings.since is not None or settings.until is not None
-    fallback = snapshot_date(snapshot.snapshot_id) if windowed else None
-    rows = noise_rows(snapshot, settings.noise)
-    return RunPlan(snapshot, provider, settings, ks, subsets, rows, tasks, retrieval, fallback)
+        composed = composed_run(settings.compose, provider, snapshot, plan.composed, settings.fine_rule)
+        tasks.update(dict.fromkeys(plan.composed, composed))
+    return PlannedRun(plan, snapshot, provider, settings, tasks, retrieval)
 
 
-def gather(plan: RunPlan, embeddings: _Embeddings, subset: str, ledger: RunLedger, clock: PhaseClock) -> SubsetWork:
+def gather(
+    run: PlannedRun, embeddings: _Embeddings, subset: SubsetPlan, ledger: RunLedger, clock: PhaseClock
+) -> SubsetWork:
     """A subset's embeddings, corpus and the query rows its date window keeps; skipped rows go in the ledger."""
-    snapshot, settings = plan.snapshot, plan.settings
+    snapshot, name = run.snapshot, subset.name
     with clock.phase("embed_s"):
-        query_vectors = embeddings.get(subset, "query")
-        corpus = [embeddings.get(subset, "gallery")]
-        if plan.noise_rows:
+        query_vectors = embeddings.get(name, "query")
+        corpus = [embeddings.get(name, "gallery")]
+        if subset.noise_rows:
             corpus.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
-    queries = snapshot.labels(subset, "query")
-    labels = corpus_labels(snapshot, subset, settings.noise)
-    gallery_rows = snapshot.num_rows(subset, "gallery")
+    queries = snapshot.labels(name, "query")
+    labels = corpus_labels(snapshot, name, subset.noise)
+    gallery_rows = snapshot.num_rows(name, "gallery")
     excluded = np.zeros(len(labels), dtype=bool)
-    for source, offset in [(subset, 0)] + ([(NOISE, gallery_rows)] if plan.noise_rows else []):
+    for source, offset in [(name, 0)] + ([(NOISE, gallery_rows)] if subset.noise_rows else []):
         for row, error in embeddings.skipped(source, "gallery").items():
             excluded[offset + row] = True
             ledger.skipped[(source, "gallery", row)] = error
-    q_skipped = embeddings.skipped(subset, "query")
-    ledger.skipped.update({(subset, "query", row): error for row, error in q_skipped.items()})
-    outfits = [None if row in q_skipped else key for row, key in enumerate(queries.outfit_key)]
-    since, until = settings.since, settings.until
-    keep = window_mask(queries.first_seen_at, len(queries), since, until, plan.fallback_date, outfits)
-    if q_skipped:
-        keep[list(q_skipped)] = False
-    rows = np.flatnonzero(keep)
+    q_skipped = embeddings.skipped(name, "query")
+    ledger.skipped.update({(name, "query", row): error for row, error in q_skipped.items()})
+    rows = kept_rows(queries, q_skipped, subset.since, subset.until, subset.fallback_date)
     ledger.total_queries += len(queries)
     ledger.kept_queries += len(rows)
-    ledger.subsets[subset] = SubsetInfo(
+    ledger.subsets[name] = SubsetInfo(
         queries=len(rows),
         gallery=gallery_rows,
         corpus=len(labels),
@@ -217,7 +173,7 @@ def gather(plan: RunPlan, embeddings: _Embeddings, subset: str, ledger: RunLedge
     )
     return SubsetWork(
         snapshot,
-        subset,
+        name,
         rows,
         queries,
         query_vectors,
@@ -226,8 +182,8 @@ def gather(plan: RunPlan, embeddings: _Embeddings, subset: str, ledger: RunLedge
         gallery_rows,
         excluded,
         embeddings,
-        settings.backend,
-        plan.ks,
+        run.settings.backend,
+        subset.ks,
     )
 
 
@@ -241,52 +197,51 @@ def evaluate(
     return run_plan(plan_run(snapshot, provider, settings or EvalSettings()), progress)
 
 
-def run_plan(plan: RunPlan, progress: Progress | None = None) -> EvalOutput:
-    """Embed, gather and score each subset of a plan, then assemble its result."""
+def run_plan(run: PlannedRun, progress: Progress | None = None) -> EvalOutput:
+    """Embed, gather and score each subset of a planned run, then assemble its result."""
     say = progress or (lambda _msg: None)
-    snapshot, provider = plan.snapshot, plan.provider
+    snapshot, provider, plan = run.snapshot, run.provider, run.plan
     clock, ledger = PhaseClock(), RunLedger()
     embedded_before, load_start = provider.embedded_images, load_average()
-    needed = [(s, sp) for s in plan.subsets for sp in ("query", "gallery")]
+    needed = [(s, sp) for s in plan.names for sp in ("query", "gallery")]
     needed += [(NOISE, "gallery")] if plan.noise_rows else []
     with clock.phase("embed_s"):  # a sharded provider embeds every split it will be asked for at once
-        run = provider.prepare(snapshot, needed)
-    if run is not None:
-        say(f"embedding: {run.summary()}")
+        sharded = provider.prepare(snapshot, needed)
+    if sharded is not None:
+        say(f"embedding: {sharded.summary()}")
     embeddings = _Embeddings(provider, snapshot)
     tables: list[pa.Table] = []
     for subset in plan.subsets:
-        say(f"{subset}: embedding")
-        work = gather(plan, embeddings, subset, ledger, clock)
+        say(f"{subset.name}: embedding")
+        work = gather(run, embeddings, subset, ledger, clock)
         if len(work.rows) == 0:
-            say(f"{subset}: no queries left in the window; skipped")
+            say(f"{subset.name}: no queries left in the window; skipped")
             continue
-        tables.append(plan.tasks[subset].score(work, clock, say))
+        tables.append(run.tasks[subset.name].score(work, clock, say))
     if not tables:
         raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
     with clock.phase("metrics_s"):
         per_query, summary = summarise_run(
-            snapshot, pa.concat_tables(tables, promote_options="default"), plan.ks, plan.settings.bootstrap()
+            snapshot, pa.concat_tables(tables, promote_options="default"), plan, run.settings.bootstrap()
         )
     embedded_after = provider.embedded_images
     timings: dict[str, float] = dict(clock.seconds) | _loads(load_start, load_average())
     if embedded_before is not None and embedded_after is not None:
         timings["embedded_images"] = embedded_after - embedded_before
-    return EvalOutput(assemble(plan, embeddings.dim, ledger, summary, timings), per_query)
+    return EvalOutput(assemble(run, embeddings.dim, ledger, summary, timings), per_query)
 
 
 def assemble(
-    plan: RunPlan, dim: int | None, ledger: RunLedger, summary: Summary, timings: dict[str, float]
+    run: PlannedRun, dim: int | None, ledger: RunLedger, summary: Summary, timings: dict[str, float]
 ) -> ResultFile:
     """The result file of a run: what was evaluated, with which model and settings, and what it measured."""
-    snapshot, settings, provider = plan.snapshot, plan.settings, plan.provider
-    described = provider.describe().model_copy(update={"name": plan.model_name()})
-    if dim is not None and described.dim is None:
-        described = described.model_copy(update={"dim": dim})
-    for task in dict.fromkeys(plan.tasks.values()):
+    snapshot, settings, provider, plan = run.snapshot, run.settings, run.provider, run.plan
+    described = provider.describe().model_copy(update={"name": run.model_name()})
+    if dim is not None and not isinstance(described.meta.embed_dim, int):
+        described = described.model_copy(update={"meta": described.meta.model_copy(update={"embed_dim": dim})})
+    for task in dict.fromkeys(run.tasks.values()):
         described = task.record(described)
-    recall = plan.retrieval.recall
-    protocol = protocol_of(snapshot)
+    recall = run.retrieval.recall
     return ResultFile(
         lookbench_version=lookbench.__version__,
         created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -308,8 +263,8 @@ def assemble(
                 recall_queries=settings.recall_queries if recall else None,
             ),
             bootstrap=settings.bootstrap(),
-            window=date_window(settings.since, settings.until, ledger.kept_queries, ledger.total_queries),
-            protocol=None if protocol is None else protocol.name,
+            window=date_window(plan.run.since, plan.run.until, ledger.kept_queries, ledger.total_queries),
+            protocol=plan.run.protocol,
             noise=settings.noise.value,
         ),
         environment=_environment(),

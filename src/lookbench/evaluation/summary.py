@@ -3,16 +3,21 @@ re-windowed one or a verified submission alike)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
 import pyarrow as pa
 from threadpoolctl import threadpool_limits
 
 from lookbench.errors import EmbeddingError
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.results.per_query import subset_values
-from lookbench.results.protocols import average_scope, protocol_columns, protocol_of
+from lookbench.results.protocols import average_scope, protocol_columns
 from lookbench.results.schema import BootstrapConfig, CategoryValue, MetricValue
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import is_composed_subset
+
+if TYPE_CHECKING:
+    from lookbench.evaluation.plan import RunPlan
 
 Summary = tuple[
     dict[str, dict[str, MetricValue]],
@@ -30,15 +35,14 @@ def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[
 
 
 def summarise_run(
-    snapshot: Snapshot, per_query: pa.Table, ks: tuple[int, ...], boot: BootstrapConfig
+    snapshot: Snapshot, per_query: pa.Table, plan: RunPlan, boot: BootstrapConfig
 ) -> tuple[pa.Table, Summary]:
-    """The per-query table with the snapshot protocol's columns added (a legacy benchmark's official recall@K),
+    """The per-query table with the planned protocol's columns added (a legacy benchmark's official recall@K),
     and the run's metrics, per-category means and breakdowns from it (its protocol's average included)."""
-    ks = tuple(sorted(set(ks)))
-    protocol = protocol_of(snapshot)
+    ks, protocol = plan.ks, plan.official()
     if protocol is not None:
-        per_query = protocol_columns(protocol, snapshot, per_query, ks)
-    result = summarise_table(per_query, boot)
+        per_query = protocol_columns(protocol, snapshot, per_query, ks, plan.composed)
+    result = summarise_table(per_query, boot, plan.composed)
     if protocol is not None and protocol.average_of:
         average = average_scope(protocol, per_query, ks, boot.resamples, boot.seed, boot.confidence)
         if average:
@@ -46,11 +50,11 @@ def summarise_run(
     return per_query, result
 
 
-def summarise_table(per_query: pa.Table, boot: BootstrapConfig) -> Summary:
+def summarise_table(per_query: pa.Table, boot: BootstrapConfig, composed_subsets: Collection[str]) -> Summary:
     """Subset and overall estimates, per-category means and composed breakdowns, from a per-query table.
 
-    Overall covers the image subsets; composed subsets have their own metrics and, when there are several,
-    their own `composed_overall`.
+    Overall covers the image subsets; the composed ones (`composed_subsets`) have their own metrics and, when there
+    are several, their own `composed_overall`.
     """
     from lookbench.metrics.composed_breakdown import composed_breakdowns
 
@@ -58,8 +62,8 @@ def summarise_table(per_query: pa.Table, boot: BootstrapConfig) -> Summary:
     if not values:
         raise EmbeddingError("the per-query table is empty")
     draws = (boot.resamples, boot.seed, boot.confidence)
-    image = [v for v in values if not is_composed_subset(v.name)]
-    composed = [v for v in values if is_composed_subset(v.name)]
+    image = [v for v in values if v.name not in composed_subsets]
+    composed = [v for v in values if v.name in composed_subsets]
     # the bootstrap's products are small (resamples x clusters x metrics): a second BLAS thread cost more CPU than
     # it saved (0.3 s against 0.2 s of CPU at real scale); the result files came out byte-identical either way
     with threadpool_limits(limits=1, user_api="blas"):

@@ -11,7 +11,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
-from lookbench.embeddings.record import ModelRecord
+from lookbench.embeddings.meta import ModelRun
 from lookbench.search.backend import SearchBackend
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
@@ -78,6 +78,6 @@ class Task(Protocol):
         """The name a run with this task's subsets files its result under, from the model's own name."""
         ...
 
-    def record(self, model: ModelRecord) -> ModelRecord:
+    def record(self, model: ModelRun) -> ModelRun:
         """The result's model record with what this task contributes (how composed queries were made)."""
         ...

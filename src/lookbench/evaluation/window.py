@@ -5,7 +5,7 @@ window from its per-query table without re-embedding. Dates are parsed in `lookb
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Hashable, Sequence
+from collections.abc import Collection, Hashable, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -15,6 +15,8 @@ from lookbench.dates import day_of, lenient_date, snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.summary import summarise_table
 from lookbench.results.schema import DateWindow, ResultFile
+from lookbench.results.tables import composed_scopes
+from lookbench.snapshot.labels import SplitLabels
 
 
 def outfit_dates(dates: np.ndarray, outfits: Sequence[Hashable | None]) -> np.ndarray:
@@ -64,6 +66,21 @@ def window_mask(
     if until is not None:
         keep &= known & (dates < until + np.timedelta64(1, "D"))
     return keep
+
+
+def kept_rows(
+    queries: SplitLabels,
+    skipped: Collection[int],
+    since: np.datetime64 | None,
+    until: np.datetime64 | None,
+    fallback: np.datetime64 | None,
+) -> np.ndarray:
+    """The query rows a run scores, ascending: those its window keeps (whole outfits), less the skipped ones."""
+    outfits = [None if row in skipped else key for row, key in enumerate(queries.outfit_key)]
+    keep = window_mask(queries.first_seen_at, len(queries), since, until, fallback, outfits)
+    if skipped:
+        keep[list(skipped)] = False
+    return np.flatnonzero(keep)
 
 
 def date_window(
@@ -130,7 +147,8 @@ def rewindow(
     kept = filter_window(per_query, result.snapshot.id, since, until)
     if kept.num_rows == 0:
         raise LookBenchError(f"{result.model_name}: no queries in the window (since={since}, until={until})")
-    metrics, categories, breakdowns = summarise_table(kept, result.config.bootstrap)
+    composed = composed_scopes(result.snapshot.subsets)
+    metrics, categories, breakdowns = summarise_table(kept, result.config.bootstrap, composed)
     counts = dict(zip(*np.unique(kept["subset"].to_numpy(zero_copy_only=False), return_counts=True), strict=True))
     subsets = {
         name: info.model_copy(update={"queries": int(counts.get(name, 0))})

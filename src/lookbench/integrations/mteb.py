@@ -22,7 +22,7 @@ from lookbench.errors import SnapshotError
 from lookbench.models.mteb_model import CITATION, HF_SUBSET, REFERENCE, SPLIT
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE, SUBSET_TITLES, is_composed_subset
+from lookbench.snapshot.schema import NOISE, SUBSET_TITLES
 from lookbench.snapshot.source import parse_hub_uri
 
 K_VALUES = (1, 5, 10, 20, 100)
@@ -155,7 +155,7 @@ def lookbench_tasks(snapshot: str | Path | Snapshot, subsets: list[str] | None =
     names = snap.check_subsets(subsets) if subsets else snap.subsets
     tasks = []
     for subset in names:
-        if is_composed_subset(subset):
+        if snap.kinds[subset] == "composed":
             continue
         snap.check_task(subset)
         attributes = {"metadata": task_metadata(snap, subset), "lookbench_snapshot": snap, "lookbench_subset": subset}

@@ -44,6 +44,20 @@ class SearchModel(Protocol):
         ...
 
 
+@runtime_checkable
+class CropSwitch(Protocol):
+    """GR-Lite's config: `is_crop` crops each image to its detected garment before embedding."""
+
+    is_crop: bool
+
+
+@runtime_checkable
+class ConfiguredModel(Protocol):
+    """A loaded module that carries its config (a transformers model pickled whole)."""
+
+    config: Any
+
+
 def _feature_dim(opts: dict[str, str], spec: str) -> int:
     """The `feature_dim` option as a positive integer."""
     value = opts.get("feature_dim", str(DEFAULT_DIM))
@@ -118,7 +132,7 @@ def _unpickle(torch: Any, path: Path, device: str, spec: str) -> Any:
 
 def _crop_off(config: Any) -> bool:
     """Turn GR-Lite's `is_crop` off, as the authors' LookBench evaluation does; False when there is no such switch."""
-    if config is None or not hasattr(config, "is_crop"):
+    if not isinstance(config, CropSwitch):
         return False
     config.is_crop = False
     return True
@@ -151,7 +165,7 @@ def load(spec: ModelSpec, options: EmbedOptions) -> TorchEncoder:
         model = transformers.AutoModel.from_pretrained(str(path), config=config, trust_remote_code=True)
     else:
         model = _unpickle(torch, path, device, where)
-        crop_off = _crop_off(getattr(model, "config", None))
+        crop_off = isinstance(model, ConfiguredModel) and _crop_off(model.config)
     if not isinstance(model, SearchModel):
         raise EmbeddingError(
             f"{where}: {path} holds {_describe_object(model)}, not a model with .search(image_paths, feature_dim)"

@@ -13,8 +13,8 @@ from PIL import Image
 from pydantic import ValidationError
 
 from lookbench.embeddings.encoder import EncoderBase, InputKind
-from lookbench.embeddings.facts import UNKNOWN, ModelFacts
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.meta import UNKNOWN, ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError, first_problem
 from lookbench.models.spec import ModelSpec
@@ -65,12 +65,12 @@ def model_meta(argument: str) -> Any:
     return meta
 
 
-def card_facts(meta: Any) -> ModelFacts:
-    """The fact sheet of a ModelMeta (MTEB records no training cutoff: the release date stands in); MtebModelError
-    names the field a registry entry gives in a form a card cannot hold."""
+def card_facts(meta: Any) -> ModelMeta:
+    """The fact sheet of an mteb `ModelMeta` (MTEB records no training cutoff: the release date stands in);
+    MtebModelError names the field a registry entry gives in a form a card cannot hold."""
     datasets = meta.get_training_datasets()
     try:
-        return ModelFacts(
+        return ModelMeta(
             name=meta.name,
             release_date=UNKNOWN if meta.release_date is None else str(meta.release_date),
             params=meta.n_parameters,

@@ -10,16 +10,13 @@ counterpart and stays as trained. Shares 1 and 0 of `outputs` are the two models
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
 
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
-
-if TYPE_CHECKING:
-    from lookbench.models.trained_model import PretrainedFactory, RecordedMix
+from lookbench.models.mix_record import PretrainedFactory, RecordedMix
 
 
 class OutputMix(nn.Module):

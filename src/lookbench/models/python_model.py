@@ -12,8 +12,8 @@ from PIL import Image
 from pydantic import ValidationError
 
 from lookbench.embeddings.encoder import EncoderBase, InputKind, TextTower
-from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, first_problem
 from lookbench.models.spec import ModelSpec
@@ -50,11 +50,11 @@ class DescribedModel(Protocol):
 
 @runtime_checkable
 class CardedModel(Protocol):
-    """An ImageModel that declares its fact sheet as a `card` attribute: a `ModelFacts`, or a dict of its fields
+    """An ImageModel that declares its fact sheet as a `card` attribute: a `ModelMeta`, or a dict of its fields
     (`release_date`, `training_cutoff`, `training_data`, `params`, `name`...), recorded as the result's
-    `model.card`; None reads as no card, like a missing attribute."""
+    `model.meta`; None reads as no card, like a missing attribute."""
 
-    card: ModelFacts | dict[str, Any] | None
+    card: ModelMeta | dict[str, Any] | None
 
 
 class PythonEncoder(EncoderBase):
@@ -63,7 +63,7 @@ class PythonEncoder(EncoderBase):
     input_kind: InputKind = "image"
     preprocess: Preprocess | None = None
 
-    def __init__(self, model: ImageModel, target: str, card: ModelFacts | None = None) -> None:
+    def __init__(self, model: ImageModel, target: str, card: ModelMeta | None = None) -> None:
         self.model = model
         self.target = target
         self.model_id = str(model.model_id)
@@ -106,20 +106,20 @@ def load(spec: ModelSpec, options: EmbedOptions) -> PythonEncoder:
     return PythonEncoder(model, argument, _facts(model, spec))
 
 
-def _facts(model: ImageModel, spec: ModelSpec) -> ModelFacts | None:
+def _facts(model: ImageModel, spec: ModelSpec) -> ModelMeta | None:
     """The model's `card` attribute as a fact sheet, checked field by field."""
     if isinstance(model, DescribedModel) and "card" in model.describe():
         raise EmbeddingError(f"{spec}: describe() returns a card; declare it as the model's `card` attribute instead")
     if not isinstance(model, CardedModel) or model.card is None:
         return None
-    if isinstance(model.card, ModelFacts):
+    if isinstance(model.card, ModelMeta):
         return model.card
     if not isinstance(model.card, dict):
         raise EmbeddingError(
-            f"{spec}: `card` must be a ModelFacts or a dict of its fields, got {type(model.card).__name__}"
+            f"{spec}: `card` must be a ModelMeta or a dict of its fields, got {type(model.card).__name__}"
         )
     try:
-        return ModelFacts.model_validate(model.card)
+        return ModelMeta.model_validate(model.card)
     except ValidationError as exc:
         raise EmbeddingError(f"{spec}: card field {first_problem(exc)}") from exc
 

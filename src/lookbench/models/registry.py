@@ -59,7 +59,7 @@ def encoder_provider(load: EncoderLoader) -> ProviderLoader:
 
         card = card_for_spec(str(spec))
         encoder = load(spec, options)
-        facts = card.facts() if card is not None else encoder.card
+        facts = card if card is not None else encoder.card
         return ModelEmbeddings(spec, encoder, options, card=facts, reload=resolve_model)
 
     return provider

@@ -13,54 +13,30 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench.embeddings.encoder import Encoder
-from lookbench.embeddings.facts import ModelFacts
 from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
 from lookbench.hashing import file_sha256
 from lookbench.jsontext import loads
+from lookbench.models.mix_record import PretrainedFactory, RecordedMix
 from lookbench.models.options import split_options
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:
-    from lookbench.models.backbones import Backbone, EmbeddingModel
-
-PretrainedFactory = Callable[[str], "Backbone"]
-"""Builds a backbone spec with its pretrained weights (the registry's `create_backbone`, passed in to avoid a cycle)."""
+    from lookbench.models.backbones import EmbeddingModel
 
 MODEL_JSON = "model.json"
 WEIGHTS = "model.safetensors"
 ONNX_FILE = "model.onnx"
 ONNX_OUTPUT = "embedding"
 OPTIONS = {"runtime", "trained_share", "mix"}
-MixSpace = Literal["outputs", "weights"]
-
-
-class PretrainedMix(BaseModel):
-    """Robust fine-tuning: the fine-tuned model mixed with its pretrained backbone when `trained:DIR` loads it."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    space: MixSpace = "outputs"
-    """`outputs`: the embedding is `[sqrt(a) * fine-tuned, sqrt(1 - a) * pretrained]` of the two unit vectors, so its
-    cosine is `a * cos_fine_tuned + (1 - a) * cos_pretrained`; `weights` (WiSE-FT, Wortsman et al. 2022): each
-    backbone weight is `a * fine-tuned + (1 - a) * pretrained`, the embedding head stays as trained."""
-    trained_share: float = Field(ge=0, le=1)
-    """`a` above: 1 is the fine-tuned model alone, 0 the pretrained backbone (`outputs`) or the pretrained backbone
-    under the trained head (`weights`)."""
-
-
-class RecordedMix(PretrainedMix):
-    """The mix as `model.json` records it: with the backbone spec whose pretrained weights it mixes in."""
-
-    backbone: str = Field(min_length=1)
 
 
 class TrainedModelInfo(BaseModel):
@@ -74,7 +50,7 @@ class TrainedModelInfo(BaseModel):
     feature_dim: int
     embedding_dim: int | None
     preprocess: Preprocess
-    card: ModelFacts
+    card: ModelMeta
     """The model's fact sheet, which the contamination flags read."""
     training: dict[str, Any]
     """Training data, training cutoff, recipe (the whole config), steps, guard summary."""

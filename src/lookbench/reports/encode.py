@@ -13,7 +13,7 @@ from lookbench.evaluation.window import query_dates
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.metrics.definitions import DISTRACTOR_METRIC, metric_name
 from lookbench.results.per_query import metric_columns
-from lookbench.snapshot.schema import is_composed_subset
+from lookbench.results.tables import composed_scopes
 
 FLAG_COLUMNS = {"fine": "fine_recall", "coarse": "coarse_recall", "item": "item_recall"}
 NDCG_SCALE = 1_000_000
@@ -39,7 +39,8 @@ class Vocab:
 def scope_mask(subsets: list[str], scope: str) -> np.ndarray:
     """Which queries a scope holds: `overall` the image subsets', `composed_overall` the composed subsets', any
     other scope its own subset's."""
-    composed = np.array([is_composed_subset(s) for s in subsets], dtype=bool)
+    names = set(composed_scopes(subsets))
+    composed = np.array([s in names for s in subsets], dtype=bool)
     if scope == OVERALL:
         return ~composed
     if scope == COMPOSED_OVERALL:

@@ -20,9 +20,8 @@ from lookbench.reports.runs import LoadedRun, query_set_groups
 from lookbench.reports.ties import TIE_P
 from lookbench.reports.tiestats import TIE_CONFIDENCE, TIE_RESAMPLES, PairTester
 from lookbench.results.schema import MetricValue
-from lookbench.results.tables import ordered_scopes, percent, scope_title, short_metric
+from lookbench.results.tables import composed_scopes, ordered_scopes, percent, scope_title, short_metric
 from lookbench.safetext import LATEX, csv_row, latex_escape, markdown_cell
-from lookbench.snapshot.schema import is_composed_subset
 
 SUBSET_METRICS = ("fine_recall@1", "coarse_recall@1", "ndcg@5")
 OVERALL_METRIC = "fine_recall@1"
@@ -127,9 +126,9 @@ def page_spec(runs: list[LoadedRun]) -> dict[str, Any]:
 
 def paper_columns(runs: list[LoadedRun]) -> list[tuple[str, str]]:
     """Each image subset any run scored (LookBench's order) with the subset metrics, then Overall."""
-    aggregates = {OVERALL, "composed_overall", "average"}
     scopes = ordered_scopes(s for r in runs for s in r.result.metrics)
-    subsets = [s for s in scopes if s not in aggregates and not is_composed_subset(s)]
+    left_out = {OVERALL, "composed_overall", "average", *composed_scopes(scopes)}
+    subsets = [s for s in scopes if s not in left_out]
     return [(s, m) for s in subsets for m in SUBSET_METRICS] + [(OVERALL, OVERALL_METRIC)]
 
 

@@ -28,10 +28,10 @@ from lookbench.reports.retrieval import (
 )
 from lookbench.reports.throughput import throughput_text
 from lookbench.results.schema import ResultFile
-from lookbench.results.tables import ordered_scopes
+from lookbench.results.tables import composed_scopes, ordered_scopes
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import SUBSET_TITLES, is_composed_subset
+from lookbench.snapshot.schema import SUBSET_TITLES
 
 IMAGE_SUMMARY = ("fine_recall@1", "coarse_recall@1", "ndcg@5")
 COMPOSED_SUMMARY = ("recall@1", "recall@{k}", "map@{k}", "fine_recall@{k}", "hard_negative@{k}")
@@ -51,7 +51,7 @@ def summaries(result: ResultFile) -> list[Summary]:
     """The image scopes' table (Fine/Coarse Recall@1, nDCG@5) and the composed scopes' (Recall, mAP, Fine Recall,
     hard negatives)."""
     scopes = ordered_scopes(result.metrics)
-    composed = [s for s in scopes if is_composed_subset(s) or s == COMPOSED_OVERALL]
+    composed = [s for s in scopes if s in (*composed_scopes(scopes), COMPOSED_OVERALL)]
     images = [s for s in scopes if s not in composed and s != AVERAGE]
     out = [Summary("image", IMAGE_SUMMARY, images)] if images else []
     if composed:

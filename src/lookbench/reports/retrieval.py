@@ -15,7 +15,7 @@ from lookbench.reports.images import ImageTable, thumbnails
 from lookbench.snapshot.composed import Change, ComposedQueries, read_composed_queries
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
-from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES, is_composed_subset
+from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSET_TITLES
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.taxonomy.models import TaxonomyError
 
@@ -204,7 +204,7 @@ def query_cards(snapshot: Snapshot, per_query: pa.Table, indices: list[int], ima
         subset, row = record["subset"], record["query_row"]
         if subset not in corpora:
             corpora[subset] = (snapshot.corpus_labels(subset), snapshot.num_rows(subset, "gallery"))
-            if is_composed_subset(subset):
+            if snapshot.kinds.get(subset) == "composed":
                 composed[subset] = read_composed_queries(snapshot, subset)
         labels = snapshot.labels(subset, "query")
         attrs = labels.attribute_set(row)
@@ -303,7 +303,7 @@ def confusions(
     subsets = per_query["subset"].to_pylist()
     rows = per_query["query_row"].to_pylist()
     first = [r[0] if r else -1 for r in per_query["topk_rows"].to_pylist()]
-    for subset in (s for s in dict.fromkeys(subsets) if not is_composed_subset(s)):  # a composed main is not asked for
+    for subset in (s for s in dict.fromkeys(subsets) if snapshot.kinds.get(s) != "composed"):  # no composed main asked
         queries, corpus = snapshot.labels(subset, "query"), snapshot.corpus_labels(subset)
         gallery = snapshot.num_rows(subset, "gallery")
         found: dict[tuple[str, str, str], list[int]] = {}

@@ -100,8 +100,7 @@ def series_data(runs: list[LoadedRun]) -> dict[str, Any] | None:
             models.setdefault(run_title(run.result), []).append(i)
     rows = []
     for title, members in models.items():
-        card = runs[members[0]].result.model.card
-        bound = None if card is None else card.cutoff_bound()
+        bound = runs[members[0]].result.model.meta.cutoff_bound()
         split: CutoffSplit | str = "the card declares no training cutoff and no release date"
         if bound is not None:
             split = cutoff_split([runs[i] for i in members], bound[0])

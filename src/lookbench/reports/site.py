@@ -21,7 +21,9 @@ def site_audits(results: list[Path], given: list[Path]) -> list[AuditReport]:
         snapshot = load_result(path).snapshot
         beside = Path(snapshot.location) / AUDIT_NAME
         if snapshot.content_hash not in found and beside.is_file():
-            found[snapshot.content_hash] = read_audit(beside)
+            audit = read_audit(beside)
+            if audit.snapshot.content_hash == snapshot.content_hash:  # an audit of other data is not this one's
+                found[snapshot.content_hash] = audit
     return list(found.values())
 
 

@@ -9,7 +9,6 @@ from typing import Any
 
 from lookbench.contamination.assess import assess
 from lookbench.contamination.sources import local_snapshot, snapshot_sources
-from lookbench.embeddings.facts import ModelFacts
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.reports.attributes import main_attributes
 from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
@@ -22,8 +21,8 @@ from lookbench.reports.throughput import machine_text, throughput
 from lookbench.reports.ties import rank_labels, tie_ranks
 from lookbench.reports.tiestats import PairTester
 from lookbench.results.schema import ResultFile
-from lookbench.results.tables import ordered_scopes, run_label
-from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS, is_composed_subset
+from lookbench.results.tables import composed_scopes, ordered_scopes, run_label
+from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSET_TITLES, SUBSETS
 
 
 def _metric_dict(result: ResultFile) -> dict[str, dict[str, dict[str, float | int]]]:
@@ -86,8 +85,8 @@ def _run_entry(
     checked: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     result = run.result
-    recorded = result.model.card
-    card = recorded or ModelFacts()
+    card = result.model.meta
+    sheet = card.fact_sheet()
     flags = assess(result, run.per_query, facts.sources)
     rate, throughput_note = throughput(result)
     window = result.config.window
@@ -100,7 +99,7 @@ def _run_entry(
         "contentHash": result.snapshot.content_hash[:12],
         "group": group,
         "spec": result.model.spec,
-        "card": None if recorded is None else recorded.model_dump(mode="json", exclude_none=True),
+        "card": None if sheet is None else {k: v for k, v in sheet.items() if v is not None},
         "release": None if card.release_day is None else card.release_day.isoformat(),
         "cutoff": None if card.cutoff_day is None else card.cutoff_day.isoformat(),
         "releaseText": card.release_text,
@@ -148,7 +147,7 @@ def build_site_data(
         "generated": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "subsets": subsets.values,
         "titles": {**SUBSET_TITLES, OVERALL: "Overall", COMPOSED_OVERALL: "Composed overall"},
-        "composed": sorted({s for r in runs for s in r.per_query["subset"].to_pylist() if is_composed_subset(s)}),
+        "composed": composed_scopes(s for r in runs for s in r.per_query["subset"].to_pylist()),
         "scopes": scopes,
         "ks": sorted({k for r in runs for k in ks_of(r.per_query)}),
         "families": [f for f in METRICS if any(m.startswith(f + "@") for m in metrics)],

@@ -12,9 +12,10 @@ from pydantic import ValidationError
 from lookbench.atomic import write_text_atomic
 from lookbench.errors import ResultError, first_problem
 from lookbench.jsontext import loads
+from lookbench.outfolder import refuse_foreign_file
 from lookbench.results.naming import per_query_name
 from lookbench.results.per_query import read_per_query, write_per_query
-from lookbench.results.schema import RESULT_SCHEMA_VERSION, ResultFile
+from lookbench.results.schema import READABLE_MAJORS, ResultFile
 
 LOCK_TIMEOUT_S = 120.0
 LOCK_NAME = ".lookbench-results.lock"
@@ -46,6 +47,18 @@ def save_run(result: ResultFile, per_query: pa.Table, path: Path) -> tuple[Resul
     return saved, table_path
 
 
+def check_result_target(path: Path, overwrite: bool) -> None:
+    """Refuse a result path (or its per-query file) holding a file that is not a lookbench result's, unless
+    `overwrite`: a run replaces only its own earlier result."""
+    try:
+        earlier: ResultFile | None = load_result(path) if path.exists() else None
+    except ResultError:
+        earlier = None
+    table = per_query_name(path)
+    refuse_foreign_file(path, ours=earlier is not None, overwrite=overwrite)
+    refuse_foreign_file(table, ours=earlier is not None and earlier.per_query_file == table.name, overwrite=overwrite)
+
+
 def load_result(path: Path) -> ResultFile:
     """Read and validate a result file, naming the file and field on error."""
     try:
@@ -59,8 +72,9 @@ def load_result(path: Path) -> ResultFile:
     except json.JSONDecodeError as exc:
         raise ResultError(f"{path}: not valid JSON ({exc})") from exc
     version = str(data.get("schema_version", "")) if isinstance(data, dict) else ""
-    if version.split(".")[0] != RESULT_SCHEMA_VERSION.split(".")[0]:
-        raise ResultError(f"{path}: result schema version {version!r} is not supported (expected 1.x)")
+    if version.split(".")[0] not in READABLE_MAJORS:
+        expected = " or ".join(f"{major}.x" for major in READABLE_MAJORS)
+        raise ResultError(f"{path}: result schema version {version!r} is not supported (expected {expected})")
     try:
         return ResultFile.model_validate(data)
     except ValidationError as exc:

@@ -15,8 +15,9 @@ from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.metrics.aggregate import SubsetValues
 from lookbench.metrics.outfits import outfit_recall
 from lookbench.metrics.scoring import TaskScores
+from lookbench.results.tables import ordered_scopes
 from lookbench.snapshot.labels import SplitLabels
-from lookbench.snapshot.schema import STREETLOOK_SUBSETS, SUBSETS, is_composed_subset
+from lookbench.snapshot.schema import STREETLOOK_SUBSETS
 
 FIXED_COLUMNS = ("subset", "query_row", "query_item_id", "category", "cluster", "outfit_key", "first_seen_at")
 
@@ -75,9 +76,7 @@ def subset_values(table: pa.Table) -> list[SubsetValues]:
     out = []
     subsets = np.array(table["subset"].to_pylist(), dtype=object)
     present = list(dict.fromkeys(subsets.tolist()))
-    others = [s for s in present if s not in SUBSETS and not is_composed_subset(s)]  # legacy ones, in table order
-    ordered = [s for s in SUBSETS if s in present] + others + sorted(s for s in present if is_composed_subset(s))
-    for subset in ordered:
+    for subset in ordered_scopes(present):  # legacy subsets in table order, composed ones by name
         part = rows_of(table, subsets == subset)
         values = {name: to_numpy(part[name]) for name in names if part[name].null_count == 0}
         _, clusters = np.unique(to_numpy(part["cluster"]), return_inverse=True)

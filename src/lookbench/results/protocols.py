@@ -7,6 +7,7 @@ The LookBench metrics (coarse/fine recall, nDCG, ...) are computed beside them a
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,6 @@ from lookbench.errors import SnapshotError
 from lookbench.metrics.bootstrap import ClusterSums, percentile_interval, replicate_totals, resample_counts, subset_rng
 from lookbench.results.schema import MetricValue
 from lookbench.snapshot.reader import Snapshot, reading
-from lookbench.snapshot.schema import is_composed_subset
 
 RECALL = "recall"
 MISSED_COLUMN = "detector_missed"
@@ -145,11 +145,13 @@ def _matched(snapshot: Snapshot, subset: str, column: str, part: pa.Table) -> li
     ]
 
 
-def protocol_columns(protocol: Protocol, snapshot: Snapshot, per_query: pa.Table, ks: tuple[int, ...]) -> pa.Table:
-    """The per-query table with the protocol's `recall@K` on the image-subset rows; composed-subset rows keep the
-    `recall@K` the composed task gave them (an explicit target in the top K)."""
+def protocol_columns(
+    protocol: Protocol, snapshot: Snapshot, per_query: pa.Table, ks: tuple[int, ...], composed_subsets: Collection[str]
+) -> pa.Table:
+    """The per-query table with the protocol's `recall@K` on the image-subset rows; rows of `composed_subsets` keep
+    the `recall@K` the composed task gave them (an explicit target in the top K)."""
     subsets = per_query["subset"].to_numpy(zero_copy_only=False)
-    composed = np.array([is_composed_subset(s) for s in subsets.tolist()], dtype=bool)
+    composed = np.array([s in composed_subsets for s in subsets.tolist()], dtype=bool)
     flags = per_query["item"].to_pylist()
     if protocol.match_column is not None:
         for subset in dict.fromkeys(subsets[~composed].tolist()):

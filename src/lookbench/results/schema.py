@@ -4,15 +4,28 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from lookbench.embeddings.record import ModelRecord
+from lookbench.embeddings.meta import ModelRun, run_from_v1
 
-RESULT_SCHEMA_VERSION = "1.3"
+RESULT_SCHEMA_VERSION = "2.0"
 """1.1 added `per_query_sha256` and `warnings`, 1.2 `breakdowns` (composed subsets), 1.3 the typed `model` record
-(`ModelRecord`, its card a `ModelFacts`); readers accept every 1.x, reading an older flat `model` dict with
-`ModelRecord.legacy_fields`."""
+(its card a fact sheet), 2.0 the `model` record a `ModelRun`: the spec, identity, dimension and facts in its
+`meta` (a `ModelMeta`); readers accept every 1.x, converting its `model` with `run_from_v1`."""
+READABLE_MAJORS = ("1", "2")
 TYPED_MODEL_SINCE = (1, 3)
+META_SINCE = (2, 0)
+
+
+FRACTION_SLACK = 1e-6
+"""How far past [0, 1] a metric may round (an nDCG of float32 gains can exceed 1 in its last digits)."""
+
+
+def fraction(value: float) -> float:
+    """A metric value: finite and in [0, 1] (within rounding); NaN, infinities and absurd values are refused."""
+    if not -FRACTION_SLACK <= value <= 1 + FRACTION_SLACK:  # False for NaN as well
+        raise ValueError(f"{value!r} is not a fraction in [0, 1]")
+    return value
 
 
 class MetricValue(BaseModel):
@@ -23,7 +36,15 @@ class MetricValue(BaseModel):
     value: float
     ci_low: float
     ci_high: float
-    n: int
+    n: int = Field(ge=0)
+
+    _fractions = field_validator("value", "ci_low", "ci_high")(fraction)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> MetricValue:
+        if self.ci_low > self.ci_high:
+            raise ValueError(f"interval [{self.ci_low!r}, {self.ci_high!r}] is inverted")
+        return self
 
 
 class CategoryValue(BaseModel):
@@ -32,7 +53,9 @@ class CategoryValue(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     value: float
-    n: int
+    n: int = Field(ge=0)
+
+    _fraction = field_validator("value")(fraction)
 
 
 class SubsetInfo(BaseModel):
@@ -127,7 +150,7 @@ class ResultFile(BaseModel):
     lookbench_version: str
     created_at: str
     snapshot: SnapshotInfo
-    model: ModelRecord
+    model: ModelRun
     config: RunConfig
     environment: dict[str, str]
     metrics: dict[str, dict[str, MetricValue]] = Field(description="subset or 'overall' -> metric -> value")
@@ -151,9 +174,10 @@ class ResultFile(BaseModel):
     def _legacy_model(cls, data: Any) -> Any:
         if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
             return data
-        if schema_tuple(str(data.get("schema_version", RESULT_SCHEMA_VERSION))) >= TYPED_MODEL_SINCE:
+        version = schema_tuple(str(data.get("schema_version", RESULT_SCHEMA_VERSION)))
+        if version >= META_SINCE:
             return data
-        return {**data, "model": ModelRecord.legacy_fields(data["model"])}
+        return {**data, "model": run_from_v1(data["model"], flat=version < TYPED_MODEL_SINCE)}
 
     @property
     def model_name(self) -> str:

@@ -45,13 +45,18 @@ def scope_title(scope: str) -> str:
     return titles.get(scope, scope)
 
 
+def composed_scopes(names: Iterable[str]) -> list[str]:
+    """The composed subsets among a result's scopes or subsets, by name: a result read back keeps no run plan."""
+    return sorted({s for s in names if is_composed_subset(s)})
+
+
 def ordered_scopes(present: Iterable[str]) -> list[str]:
     """Scopes in display order: LookBench's image subsets, other image subsets (a legacy benchmark's, in the order
     given), Overall, composed subsets by name, their overall, then a legacy protocol's unweighted average."""
     names = list(dict.fromkeys(present))
     aggregates = (OVERALL, COMPOSED_OVERALL, AVERAGE)
-    composed = sorted(s for s in names if is_composed_subset(s))
-    others = [s for s in names if s not in (*SUBSETS, *aggregates) and not is_composed_subset(s)]
+    composed = composed_scopes(names)
+    others = [s for s in names if s not in (*SUBSETS, *aggregates, *composed)]
     return [s for s in (*SUBSETS, *others, OVERALL, *composed, COMPOSED_OVERALL, AVERAGE) if s in names]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -15,10 +15,8 @@ from lookbench.errors import SnapshotError
 from lookbench.labels import canonical_text, normalise_label
 from lookbench.snapshot.cells import list_cell, reading
 from lookbench.snapshot.labels import SplitLabels
+from lookbench.snapshot.splits import SplitSource
 from lookbench.taxonomy.loader import load_taxonomy
-
-if TYPE_CHECKING:
-    from lookbench.snapshot.reader import Snapshot
 
 CHANGE_TYPE = pa.struct([pa.field("group", pa.string()), pa.field("from", pa.string()), pa.field("to", pa.string())])
 COMPOSED_COLUMNS: dict[str, pa.DataType] = {
@@ -170,7 +168,7 @@ def _read_file(
     return texts, changes, targets
 
 
-def read_composed_queries(snapshot: Snapshot, subset: str, split: str = "query") -> ComposedQueries:
+def read_composed_queries(snapshot: SplitSource, subset: str, split: str = "query") -> ComposedQueries:
     """Read and check the composed columns of a query split; errors name the file, row and field."""
     if split not in QUERY_SPLITS:
         raise SnapshotError(f"{subset}: composed queries live in the query or validation split, not {split!r}")
@@ -186,7 +184,7 @@ def read_composed_queries(snapshot: Snapshot, subset: str, split: str = "query")
     return ComposedQueries(labels=labels, texts=texts, changes=changes, target_ids=targets)
 
 
-def check_composed(snapshot: Snapshot, subset: str) -> list[str]:
+def check_composed(snapshot: SplitSource, subset: str) -> list[str]:
     """Read every composed query split of a subset (raising on unscorable rows); return warnings."""
     gallery = set(snapshot.labels(subset, "gallery").item_id)
     warnings = []
@@ -203,7 +201,7 @@ def check_composed(snapshot: Snapshot, subset: str) -> list[str]:
     return warnings
 
 
-def has_changes(snapshot: Snapshot, subsets: Sequence[str]) -> bool:
+def has_changes(snapshot: SplitSource, subsets: Sequence[str]) -> bool:
     """True if some query or validation row of the given composed subsets carries structured changes."""
     for subset in subsets:
         for split in QUERY_SPLITS:

@@ -31,7 +31,9 @@ from lookbench.snapshot.schema import (
     SPLITS,
     SUBSETS,
     TRAIN,
+    SubsetKind,
     is_composed_subset,
+    subset_kind,
 )
 from lookbench.snapshot.source import resolve_snapshot_dir
 
@@ -169,7 +171,7 @@ class Snapshot:
         for child in sorted(self.root.iterdir()):
             if not child.is_dir() or child.name.startswith((".", "_")):
                 continue
-            known = child.name in (*SUBSETS, NOISE, *self.declared_subsets) or is_composed_subset(child.name)
+            known = child.name in self.kinds or child.name == NOISE
             if not known and (any(child.glob("*.parquet")) or any(child.glob("*/*.parquet"))):
                 raise SnapshotError(
                     f"{child}: unknown subset {child.name!r}; known subsets: "
@@ -177,12 +179,22 @@ class Snapshot:
                 )
 
     @cached_property
-    def subsets(self) -> list[str]:
-        """The task subsets present: the four image subsets in canonical order, the card's in its order, then
-        the other composed ones by name."""
-        composed = sorted(p.name for p in self.root.iterdir() if p.is_dir() and is_composed_subset(p.name))
+    def kinds(self) -> dict[str, SubsetKind]:
+        """The task subsets present and their kinds, decided once from their folders' names: the four image subsets
+        in canonical order, the card's in its order, then the other composed ones by name."""
+        folders = {p.name: subset_kind(p.name) for p in self.root.iterdir() if p.is_dir()}
+        composed = sorted(name for name, kind in folders.items() if kind == "composed")
         names = dict.fromkeys((*SUBSETS, *self.declared_subsets, *composed))
-        return [s for s in names if (self.root / s).is_dir()]
+        return {s: folders[s] for s in names if s in folders}
+
+    @cached_property
+    def subsets(self) -> list[str]:
+        """The task subsets present, in the order of `kinds`."""
+        return list(self.kinds)
+
+    def subsets_of_kind(self, kind: SubsetKind) -> list[str]:
+        """The task subsets present of one kind, in the order of `kinds`."""
+        return [name for name, of in self.kinds.items() if of == kind]
 
     @property
     def has_noise(self) -> bool:
@@ -213,10 +225,9 @@ class Snapshot:
             return shards
         return sorted((folder / split).glob("*.parquet")) if (folder / split).is_dir() else []
 
-    @staticmethod
-    def splits_of(subset: str) -> tuple[str, ...]:
+    def splits_of(self, subset: str) -> tuple[str, ...]:
         """The scored splits a subset may have (a composed one adds `validation`); `train` is optional for every."""
-        return COMPOSED_SPLITS if is_composed_subset(subset) else SPLITS
+        return COMPOSED_SPLITS if self.kinds.get(subset) == "composed" else SPLITS
 
     def files(self, subset: str, split: str) -> list[Path]:
         """The parquet file(s) of one split; a clear error if there are none."""
@@ -308,7 +319,7 @@ class Snapshot:
     def check_task(self, subset: str) -> None:
         """Read a task's labels (failing on unscorable data) and warn about queries that cannot score."""
         queries = self.labels(subset, "query")
-        if is_composed_subset(subset):
+        if self.kinds.get(subset) == "composed":
             for message in check_composed(self, subset):
                 self._warn(message)
         present = set(self.labels(subset, "gallery").category)
@@ -485,7 +496,7 @@ class Snapshot:
                             row += 1
             lines.append(f"{subset}/{split}: {len(labels)} rows")
             # queries of a composed split share references by design; elsewhere a repeat means several photos
-            shared = subset == NOISE or (is_composed_subset(subset) and split != "gallery")
+            shared = subset == NOISE or (self.kinds.get(subset) == "composed" and split != "gallery")
             repeats = labels.repeated_ids() if not shared else {}
             if repeats:
                 item, rows = next(iter(repeats.items()))

@@ -21,9 +21,18 @@ COMPOSED_SPLITS: tuple[str, ...] = ("query", "validation", "gallery")
 _COMPOSED_NAME = re.compile(r"composed(_[a-z0-9]+)*")
 
 
+SubsetKind = Literal["image", "composed"]
+"""How a subset is scored: plain image retrieval, or composed retrieval (a reference image and a change)."""
+
+
 def is_composed_subset(name: str) -> bool:
     """True for a composed-retrieval subset: `composed` or `composed_<name>` (lowercase letters, digits, `_`)."""
     return _COMPOSED_NAME.fullmatch(name) is not None
+
+
+def subset_kind(name: str) -> SubsetKind:
+    """A subset's kind, from its name: the one place a name is classified (a snapshot's kinds come from here)."""
+    return "composed" if is_composed_subset(name) else "image"
 
 
 SUBSET_TITLES: dict[str, str] = {

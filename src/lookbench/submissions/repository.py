@@ -1,4 +1,4 @@
-"""Read a results repository: every bundle checked, each marked verified, re-scored or unverified."""
+"""Read a results repository: every bundle checked, each marked verified or unverified, or refused."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from lookbench.contamination.sources import local_snapshot
 from lookbench.errors import LookBenchError, SubmissionError
 from lookbench.snapshot.reader import Snapshot
-from lookbench.submissions.bundle import find_bundles, open_bundle
+from lookbench.submissions.bundle import Bundle, bundle_folder, find_bundles, open_bundle
 from lookbench.submissions.verify import Status, verify_bundle
 
 
@@ -37,6 +37,7 @@ def scan_repository(repository: Path, snapshots: list[Snapshot]) -> RepositorySc
     for root in find_bundles(repository):
         try:
             bundle = open_bundle(root)
+            check_place(repository, bundle)
             declared = bundle.result.snapshot
             snapshot = by_hash.get(declared.content_hash) or local_snapshot(declared.location)
             if snapshot is None or snapshot.content_hash != declared.content_hash:
@@ -44,10 +45,23 @@ def scan_repository(repository: Path, snapshots: list[Snapshot]) -> RepositorySc
                 rows.append(RepositoryRow(bundle.result_path, Status.UNVERIFIED, note))
                 continue
             outcome = verify_bundle(root, snapshot)
-            note = f"{outcome.numbers} numbers match on {snapshot.root}"
-            rows.append(RepositoryRow(bundle.result_path, outcome.status, note))
-        except LookBenchError as exc:
-            refused.append(str(exc))
+            rows.append(RepositoryRow(bundle.result_path, outcome.status, f"{outcome.note} on {snapshot.root}"))
+        except (LookBenchError, OSError) as exc:  # one bad bundle is left out; the others are still shown
+            refused.append(str(exc) if isinstance(exc, LookBenchError) else f"{root}: {type(exc).__name__}: {exc}")
     if not rows and not refused:
         raise SubmissionError(f"{repository}: no submission bundle (no manifest.json) found")
     return RepositoryScan(rows, refused)
+
+
+def check_place(repository: Path, bundle: Bundle) -> None:
+    """A bundle lies in the folder its manifest names (a copy elsewhere would list one run twice), and its declared
+    snapshot lies outside the repository (a snapshot, or an audit, shipped by the submitter is not the official one)."""
+    expected = repository / bundle_folder(bundle.result)
+    if bundle.root.resolve() != expected.resolve():
+        raise SubmissionError(f"{bundle.root}: its manifest's run belongs in {expected}; a moved or copied bundle")
+    location = bundle.result.snapshot.location
+    if "://" not in location and Path(location).resolve().is_relative_to(repository.resolve()):
+        raise SubmissionError(
+            f"{bundle.result_path}: field snapshot.location is {location}, inside the results repository; "
+            "verify it on the official snapshot (--snapshot)"
+        )

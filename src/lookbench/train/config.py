@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from lookbench.configfile import StrictConfig, load_config_file, validate_config
 from lookbench.errors import TrainError
-from lookbench.models.trained_model import PretrainedMix
+from lookbench.models.mix_record import PretrainedMix
 from lookbench.precision import Precision
 from lookbench.synth.embedded import DEFAULT_SNAPSHOT, VALIDATION_SNAPSHOT
 

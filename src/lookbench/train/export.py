@@ -10,22 +10,22 @@ from typing import Any
 import torch
 
 from lookbench.atomic import atomic_path, write_text_atomic
-from lookbench.embeddings.facts import UNKNOWN, ModelFacts
+from lookbench.embeddings.meta import UNKNOWN, ModelMeta
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.card import card_for_spec, find_card
-from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, RecordedMix, TrainedModelInfo
+from lookbench.models.mix_record import RecordedMix
+from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, TrainedModelInfo
 from lookbench.train.config import TrainConfig
 from lookbench.train.data import TrainingSet
 
 
-def base_card(spec: str) -> ModelFacts | None:
+def base_card(spec: str) -> ModelMeta | None:
     """The fact sheet of the pretrained backbone's shipped card, when there is one."""
-    card = find_card(spec) or card_for_spec(spec)
-    return card.facts() if card else None
+    return find_card(spec) or card_for_spec(spec)
 
 
-def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) -> ModelFacts:
+def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) -> ModelMeta:
     """The fact sheet: the training data (snapshots, their sources, the backbone's own data) and the training
     cutoff."""
     base = base_card(cfg.model.backbone)
@@ -35,7 +35,7 @@ def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) 
         data.extend(source.sources)
     if base:
         data.extend(base.training_data)
-    return ModelFacts(
+    return ModelMeta(
         id=name.lower(),
         name=name,
         release_date=dt.date.today().isoformat(),

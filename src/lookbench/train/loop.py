@@ -40,35 +40,12 @@ from lookbench.train.heads import TrainingModel
 from lookbench.train.losses import attribute_loss, category_loss
 from lookbench.train.optim import centre_optimizer, freeze_layers, lr_factor, make_optimizer, param_groups, set_lr
 from lookbench.train.partial_fc import PartialFC, identity_loss
+from lookbench.train.runfolder import claim_train_folder
 from lookbench.train.sampler import MPerClassSampler, StepBatches
 
 LOG = "train.jsonl"
 CONFIG_COPY = "config.json"
 CHECKPOINTS = "checkpoints"
-RUN_MARKER = ".lookbench-train"
-"""Written first into a run folder: a folder without it that holds files is the user's, never written into."""
-RUN_FILES = frozenset(
-    {CHECKPOINTS, LOG, GUARD_REPORT, OVERLAP_QUERIES_FILE, CONFIG_COPY, "validation", "model.json"}
-    | {"model.safetensors", "model.onnx", "README.md", "backbone", ".lock", RUN_MARKER}
-)
-
-
-def claim_run_folder(folder: Path) -> None:
-    """Refuse a folder holding files a training run did not write; mark a new or empty one as a run folder."""
-    if (folder / RUN_MARKER).is_file():
-        return
-    if folder.exists() and not folder.is_dir():
-        raise TrainError(f"--out {folder}: exists and is not a folder")
-    present = sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
-    # a run folder from before the marker: its log or checkpoints and nothing but the run's own names
-    earlier_run = (CHECKPOINTS in present or LOG in present) and set(present) <= RUN_FILES
-    if present and not earlier_run:
-        shown = ", ".join(present[:5]) + (f" and {len(present) - 5} more" if len(present) > 5 else "")
-        raise TrainError(
-            f"--out {folder}: holds files a training run did not write ({shown}); train into a new or empty folder"
-        )
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / RUN_MARKER).write_text("lookbench train run folder\n", encoding="utf-8")
 
 
 class AugmentedImages(Dataset):  # type: ignore[type-arg]
@@ -380,12 +357,13 @@ class Trainer:
         """Train (or resume), validate, checkpoint and export."""
         cfg = self.cfg
         world = init_world(cfg.runtime.device)
-        if world.is_main:
-            claim_run_folder(self.out)
+        claim = claim_train_folder(self.out, cfg, self.overwrite) if world.is_main else None
         try:
             with run_lock(self.out) if world.is_main else contextlib.nullcontext():
                 return self._run(world)
         finally:
+            if claim is not None:
+                claim.record()
             if world.distributed and torch.distributed.is_initialized():
                 torch.distributed.destroy_process_group()
 

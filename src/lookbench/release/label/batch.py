@@ -13,6 +13,19 @@ from lookbench.release.label.base import Item
 from lookbench.release.label.openai import OpenAIAnnotator
 from lookbench.release.vlm.client import reply_text
 
+BATCH_FIELDS = frozenset({"custom_id", "method", "url", "body"})
+
+
+def is_batch_input(path: Path) -> bool:
+    """Whether `path` reads as a batch input `write_batch` wrote: empty, or a first line of its four fields."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            first = handle.readline()
+        record = json.loads(first) if first.strip() else {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(record, dict) and (not record or set(record) == BATCH_FIELDS)
+
 
 def write_batch(annotator: OpenAIAnnotator, items: list[Item], path: Path) -> int:
     """One `{custom_id, method, url, body}` line per uncached item of a known category; returns the count."""

@@ -321,7 +321,7 @@
       var f = byKind[kind];
       return el("span", { "class": "flag flag-" + kind, title: f.reasons.join("; "), "data-kind": kind }, f.mark);
     });
-    var checked = D.runs[i].verification;  /* a results-repository row: verified, re-scored or unverified */
+    var checked = D.runs[i].verification;  /* a results-repository row: verified or unverified */
     if (checked) spans.push(el("span", { "class": "badge badge-" + checked.status, title: checked.note }, checked.status));
     return spans;
   }
