@@ -75,7 +75,7 @@ def chosen_snapshot(location: str | None) -> Snapshot:
     """The snapshot at `location`, or the embedded LookBench-Synth default (generated on first use)."""
     if location:
         return open_snapshot(location)
-    from lookbench.synth.default import default_snapshot as default_location
+    from lookbench.datasets.synth.default import default_snapshot as default_location
 
     return open_snapshot(default_location())
 

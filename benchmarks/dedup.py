@@ -22,7 +22,7 @@ Dedup search at scale: per-look-up time and transient memory of each tier's tabl
 
 Synthetic fingerprints of the real format (a 256-bit pHash and twelve 64-bit window hashes per entry, uniformly
 random; a tenth of the queries are near copies of an indexed entry, the rest new images) fill the tables the dedup
-stage uses (`lookbench.release.fingerprints.tables`): all but the last 2,000 entries in bulk, those one `add` each
+stage uses (`lookbench.build.fingerprints.tables`): all but the last 2,000 entries in bulk, those one `add` each
 (timed: the cost of an add at that size). Each repeat times the measured path
 and then its floor on the same queries, alternately, so load drifts hit both:
 
@@ -118,21 +118,21 @@ import pyarrow as pa
 from measure import run_subcommand
 from PIL import Image, ImageEnhance, ImageOps
 
-from lookbench.images import decode_image
-from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints import crops, hashes, history
-from lookbench.release.fingerprints import index as index_module
-from lookbench.release.fingerprints.crops import GREY_BYTES, WINDOWS, CropView
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.release.fingerprints.index import (
+from lookbench._util.images import decode_image
+from lookbench.build.config import CropPairs
+from lookbench.build.fingerprints import crops, hashes, history
+from lookbench.build.fingerprints import index as index_module
+from lookbench.build.fingerprints.crops import GREY_BYTES, WINDOWS, CropView
+from lookbench.build.fingerprints.hashes import Fingerprint, fingerprint
+from lookbench.build.fingerprints.index import (
     CROP_CANDIDATE_BITS,
     MAX_CROP_CANDIDATES,
     Candidate,
     FingerprintIndex,
     decide,
 )
-from lookbench.release.fingerprints.store import StoredCodes, open_store, write_store
-from lookbench.release.fingerprints.tables import (
+from lookbench.build.fingerprints.store import StoredCodes, open_store, write_store
+from lookbench.build.fingerprints.tables import (
     FRAME,
     FaissWindows,
     HashedPhashes,
@@ -342,7 +342,7 @@ def false_matches(originals: list[Image.Image], settings: tuple[Setting, ...], p
 def embedding_tier(originals: list[Image.Image], spec: str, threshold: float) -> dict[str, float]:
     """Per edit, the share of copies whose nearest original (cosine) is not their own or is below `threshold`;
     and the share of originals whose nearest other original is at or above it (false matches)."""
-    from lookbench.release.embedding import image_embedder, unit_rows
+    from lookbench.build.embedding import image_embedder, unit_rows
 
     embedder = image_embedder(spec, "--embedding-model")
     base = unit_rows(embedder.embed_images([encoded(im) for im in originals]))
@@ -452,7 +452,7 @@ def main_errors() -> None:
             if Path(args.synth).is_dir():
                 snap = open_snapshot(args.synth)
             else:
-                from lookbench.synth.generate import generate_snapshot
+                from lookbench.datasets.synth.generate import generate_snapshot
 
                 snap = open_snapshot(generate_snapshot(Path(tmp), date(2026, 5, 1), args.synth, seed=0))
             rows = synth_images(snap)

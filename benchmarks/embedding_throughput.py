@@ -40,15 +40,15 @@ import numpy as np
 from measure import results_file
 from PIL import Image
 
-from lookbench.cores import usable_cores
+from lookbench._util.cores import usable_cores
+from lookbench._util.images import opened
+from lookbench._util.precision import PRECISIONS
 from lookbench.embeddings import pipeline
 from lookbench.embeddings.machine import encoder_device
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.embeddings.reader import decode_image
-from lookbench.images import opened
 from lookbench.models.registry import resolve_model
-from lookbench.precision import PRECISIONS
 from lookbench.snapshot.digests import DigestIndex
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split

@@ -74,7 +74,8 @@ from measure import Timed, lookbench, run_subcommand, timed_process
 from PIL import Image, ImageDraw
 from threadpoolctl import threadpool_limits
 
-from lookbench.audit.run import AuditSettings, audit_snapshot
+from lookbench.build.audit.run import AuditSettings, audit_snapshot
+from lookbench.datasets.synth.sizes import size_preset
 from lookbench.metrics.aggregate import summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.metrics.outfits import cluster_ids
@@ -89,7 +90,6 @@ from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.schema import IMAGE_TYPE, NOISE, OPTIONAL_COLUMNS, REQUIRED_COLUMNS, SUBSETS
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
-from lookbench.synth.sizes import size_preset
 
 COLUMN_TYPES_scoring = {**REQUIRED_COLUMNS, **OPTIONAL_COLUMNS}
 

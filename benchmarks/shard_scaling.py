@@ -25,7 +25,8 @@ from typing import Any
 
 from measure import results_file
 
-from lookbench.cores import usable_cores
+from lookbench._util.cores import usable_cores
+from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings
@@ -33,7 +34,6 @@ from lookbench.models.registry import resolve_model
 from lookbench.shards.executor import Executor
 from lookbench.shards.local import LocalExecutor
 from lookbench.snapshot.reader import Snapshot, open_snapshot
-from lookbench.synth.generate import generate_snapshot
 
 
 @dataclass

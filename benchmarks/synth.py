@@ -67,12 +67,12 @@ from onnx import numpy_helper
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.datasets.synth.default import cache_root, default_snapshot
+from lookbench.datasets.synth.generate import generate_snapshot
+from lookbench.datasets.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, version_name
+from lookbench.datasets.synth.tasks import GENERATOR_VERSION
 from lookbench.models.effnet_lite import LITE_MEAN, LITE_STD
 from lookbench.models.offline import efficientnet_lite0
-from lookbench.synth.default import cache_root, default_snapshot
-from lookbench.synth.generate import generate_snapshot
-from lookbench.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFAULT_SIZE, version_name
-from lookbench.synth.tasks import GENERATOR_VERSION
 
 sys.path.insert(0, str(Path(__file__).parent))
 

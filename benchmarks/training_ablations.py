@@ -29,7 +29,7 @@ from typing import NoReturn
 from measure import results_file
 from training_eval import Memo, Mixed
 
-from lookbench.atomic import write_text_atomic
+from lookbench._util.atomic import write_text_atomic
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.evaluation.noise import NoisePool
@@ -38,7 +38,7 @@ from lookbench.metrics.definitions import DISTRACTOR_METRIC
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.results.compare import compare_results
 from lookbench.results.io import load_result, save_run
-from lookbench.synth.embedded import open_location
+from lookbench.snapshot.named import open_location
 from lookbench.train.config import load_config
 from lookbench.train.headline import NO_NOISE
 from lookbench.train.loop import Trainer

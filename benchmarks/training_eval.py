@@ -60,7 +60,7 @@ from typing import Any
 import numpy as np
 from measure import run_subcommand
 
-from lookbench.atomic import write_text_atomic
+from lookbench._util.atomic import write_text_atomic
 from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
@@ -72,8 +72,8 @@ from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.results.compare import compare_results
 from lookbench.results.io import save_run
 from lookbench.results.query_sets import QuerySelection
+from lookbench.snapshot.named import open_location
 from lookbench.snapshot.reader import Snapshot
-from lookbench.synth.embedded import open_location
 
 SHARES = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lookbench.arrow import from_numpy, rows_of, strings, timestamps, to_datetimes, to_numpy
+from lookbench._util.arrow import from_numpy, rows_of, strings, timestamps, to_datetimes, to_numpy
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32, np.float32, np.float64, np.uint8])
@@ -65,7 +65,7 @@ def test_to_datetimes_matches_pyarrow_in_any_unit() -> None:
 def test_building_and_reading_does_not_import_pandas() -> None:
     pytest.importorskip("pandas")  # where pandas is missing nothing could import it
     code = (
-        "import sys, numpy as np; from lookbench.arrow import *; "
+        "import sys, numpy as np; from lookbench._util.arrow import *; "
         "t = timestamps(np.array(['NaT'], 'M8[us]')); s = strings(['a', None]); "
         "to_numpy(from_numpy(np.arange(3.0))); to_datetimes(t); "
         "print('pandas' in sys.modules)"

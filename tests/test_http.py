@@ -1,4 +1,4 @@
-"""lookbench.http against a real local server: total deadline, retries with Retry-After, per-host rate limit."""
+"""lookbench._util.http against a real local server: total deadline, retries with Retry-After, per-host rate limit."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from conftest import serving
-from lookbench.http import (
+from lookbench._util.http import (
     DeadlineExceeded,
     DeadlineTransport,
     HttpClient,

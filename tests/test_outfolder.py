@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from lookbench.outfolder import (
+from lookbench._util.outfolder import (
     MARKER_NAME,
     OutputFolderError,
     claim_output_folder,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lookbench.dates import (
+from lookbench._util.dates import (
     lenient_date,
     optional_datetime,
     parse_date,
@@ -22,10 +22,7 @@ from lookbench.dates import (
     snapshot_date,
     version_date,
 )
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.store import model_key
-from lookbench.errors import LookBenchError
-from lookbench.hashing import (
+from lookbench._util.hashing import (
     digest,
     digest_size,
     file_sha256,
@@ -37,7 +34,10 @@ from lookbench.hashing import (
     sha256_hex,
     sha256_stream,
 )
-from lookbench.images import MAX_PIXELS, BadImageError, decode_image, image_size
+from lookbench._util.images import MAX_PIXELS, BadImageError, decode_image, image_size
+from lookbench.embeddings.mapper import Preprocess
+from lookbench.embeddings.store import model_key
+from lookbench.errors import LookBenchError
 
 
 def test_hashes_match_the_formulas_caches_and_manifests_were_written_with(tmp_path):
@@ -66,9 +66,9 @@ def test_hashes_match_the_formulas_caches_and_manifests_were_written_with(tmp_pa
         stream.update(part)
     assert stream.hexdigest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # sha256("abc")
     assert order_key("0\0a") == hashlib.blake2b(b"0\0a", digest_size=8).digest()
-    from lookbench.release.stages.split import item_id
+    from lookbench.build.stages.split import item_id
+    from lookbench.datasets.synth.disjoint import exclusion_key
     from lookbench.results.naming import slug
-    from lookbench.synth.disjoint import exclusion_key
 
     assert item_id("shop", "p1") == hashlib.sha1(b"shop\0p1").hexdigest()[:16]
     assert slug("m" * 300).endswith("-" + hashlib.sha1(b"m" * 300).hexdigest()[:8])

@@ -12,8 +12,8 @@ from auditkit import audit_snapshot_dir, row
 from PIL import Image
 from typer.testing import CliRunner
 
-from lookbench.audit.io import read_audit
-from lookbench.audit.schema import AuditReport
+from lookbench.build.audit.io import read_audit
+from lookbench.build.audit.schema import AuditReport
 from lookbench.cli.main import app
 
 runner = CliRunner()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lookbench.audit.probe import auc, bootstrap_auc, out_of_fold_scores
-from lookbench.audit.sampling import allocate, stratified_rows
+from lookbench.build.audit.probe import auc, bootstrap_auc, out_of_fold_scores
+from lookbench.build.audit.sampling import allocate, stratified_rows
 
 
 def test_auc_equals_the_share_of_ordered_pairs() -> None:

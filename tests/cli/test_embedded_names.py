@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from conftest import make_row, write_snapshot
 from lookbench.cli.main import app
-from lookbench.synth import default as embedded_default
+from lookbench.datasets.synth import default as embedded_default
 
 runner = CliRunner()
 

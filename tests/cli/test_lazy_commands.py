@@ -66,4 +66,8 @@ def test_eval_imports_neither_other_commands_nor_pandas(tmp_path: Path) -> None:
     assert out.exists()
     assert "pandas" not in modules
     assert sorted(m for m in modules if m.endswith("_cmd")) == ["lookbench.cli.eval_cmd"]
-    assert not {m for m in modules if m.startswith(("lookbench.contamination", "lookbench.audit", "lookbench.release"))}
+    assert not {
+        m
+        for m in modules
+        if m.startswith(("lookbench.evaluation.contamination", "lookbench.build.audit", "lookbench.build"))
+    }

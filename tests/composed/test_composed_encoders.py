@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from composedkit import ADD_HOOD, BLUE, SLEEVES, labels
 
-from lookbench.composed.arithmetic import AttributeArithmetic, CentroidDirections
-from lookbench.composed.encoders import ComposedBatch, ImageOnly, LabelledItems, WeightedSum, normalised
-from lookbench.composed.task import search_without_reference
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.evaluation.composed.arithmetic import AttributeArithmetic, CentroidDirections
+from lookbench.evaluation.composed.encoders import ComposedBatch, ImageOnly, LabelledItems, WeightedSum, normalised
+from lookbench.evaluation.composed.task import search_without_reference
 from lookbench.search.exact import MAX_K, ExactSearch
 
 

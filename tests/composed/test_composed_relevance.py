@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from composedkit import ADD_HOOD, BLUE, NO_POCKET, SLEEVES, labels, queries
 
-from lookbench.composed.relevance import ComposedRelevance, kept_attributes, target_attributes, target_labels
+from lookbench.evaluation.composed.relevance import ComposedRelevance, kept_attributes, target_attributes, target_labels
 from lookbench.metrics.definitions import FineRule
 from lookbench.snapshot.composed import Change
 

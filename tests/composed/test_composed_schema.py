@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import write_snapshot
 from lookbench.cli.main import app
-from lookbench.composed.derive import composed_table
+from lookbench.datasets.composed import composed_table
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.composed import read_composed_queries
 from lookbench.snapshot.reader import open_snapshot

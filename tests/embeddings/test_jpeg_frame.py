@@ -7,8 +7,8 @@ import io
 import pytest
 from PIL import Image
 
+from lookbench._util.images import MAX_PIXELS, BadImageError, decode_image
 from lookbench.embeddings.device_decode import _gpu_decodable, jpeg_frame
-from lookbench.images import MAX_PIXELS, BadImageError, decode_image
 
 
 def jpeg(mode: str = "RGB", size: tuple[int, int] = (8, 6), **options: object) -> bytes:

@@ -62,7 +62,7 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
 
 
 def test_yaml_duplicate_keys_and_bad_bytes_are_errors(tmp_path: Path) -> None:
-    from lookbench.yamlfile import load_yaml
+    from lookbench._util.yamlfile import load_yaml
 
     taxonomy = tmp_path / "taxonomy.yaml"
     taxonomy.write_text("version: '1'\ngroups: {}\ncategories: {}\nversion: '2'\n", encoding="utf-8")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hostilekit import clean_error, evaluate, invoke, make_snapshot, snapshot_spec, vectors, write_vectors
 
+from lookbench._util.yamlfile import load_yaml
 from lookbench.errors import LookBenchError
-from lookbench.yamlfile import load_yaml
 
 
 def test_an_impossible_yaml_date_names_the_file_and_line(tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_an_impossible_yaml_date_names_the_file_and_line(tmp_path: Path) -> None
     config.write_text("name: x\nrelease_date: 2026-02-30\n", encoding="utf-8")
     with pytest.raises(LookBenchError, match=r"release.yaml: not valid YAML: line 2, column 15: '2026-02-30' is not a"):
         load_yaml(config)
-    from lookbench.release.config import load_config
+    from lookbench.build.config import load_config
 
     with pytest.raises(LookBenchError, match=r"release.yaml: .*line 2.*2026-02-30"):
         load_config(config)
@@ -130,7 +130,7 @@ def test_nfd_attribute_labels_score_as_nfc_in_graded_ndcg(tmp_path: Path) -> Non
 def test_the_taxonomy_cleans_labels_to_nfc_like_the_reader() -> None:
     import unicodedata
 
-    from lookbench.labels import normalise_label
+    from lookbench._util.labels import normalise_label
     from lookbench.taxonomy.normalise import clean
 
     nfd = unicodedata.normalize("NFD", " Brodé_Côtelé ")

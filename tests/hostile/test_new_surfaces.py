@@ -13,7 +13,7 @@ import pytest
 import yaml
 from hostilekit import clean_error, evaluate, invoke, make_snapshot, vectors, write_vectors
 
-from lookbench.audit.io import audit_markdown, read_audit
+from lookbench.build.audit.io import audit_markdown, read_audit
 
 NAMES = {
     "latex": r"A&B_1 #2 $x$ \end{tabular} 50% ~^{}",
@@ -108,7 +108,9 @@ def test_paper_tables_keep_every_hostile_name(runs: dict[str, Path], tmp_path: P
     results = [str(runs[key]) for key in NAMES]
     run = invoke("tables", *results, "--format", fmt, "--out", str(tmp_path))
     assert run.exit_code == 0, run.output
-    text = next(p for p in tmp_path.iterdir() if not p.name.startswith(".")).read_text(encoding="utf-8")  # not the marker
+    text = next(p for p in tmp_path.iterdir() if not p.name.startswith(".")).read_text(
+        encoding="utf-8"
+    )  # not the marker
     body = [line for line in text.splitlines() if line.strip()]
     assert len([line for line in body if "100.00" in line]) == len(NAMES)  # one line per run: nothing lost or split
     if fmt == "markdown":  # LaTeX and CSV show markup as text; Markdown would run it

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from hostilekit import clean_error, evaluate, invoke, make_snapshot, vectors, write_vectors
 
-from lookbench.outfolder import MARKER_NAME, claim_output_folder, read_marker
+from lookbench._util.outfolder import MARKER_NAME, claim_output_folder, read_marker
 
 USERS = {
     "README.md": b"# my notes\n",

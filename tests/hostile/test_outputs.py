@@ -147,14 +147,14 @@ def test_the_page_exports_escape_names_as_tables_does() -> None:
     import shutil
     import subprocess
 
-    import lookbench.reports
-    from lookbench.safetext import LATEX, csv_cell, latex_escape, markdown_cell
+    import lookbench.publish.reports
+    from lookbench._util.safetext import LATEX, csv_cell, latex_escape, markdown_cell
 
     node = shutil.which("node")
     if node is None:
         pytest.skip("needs node")
     names = [*NAMES.values(), "-2.5", "\tx", "a `c` \\ <s>&", "sharp [since 2026-01-01]", 'q"uote,comma', "plain"]
-    script = Path(lookbench.reports.__file__).parent / "static" / "site.js"
+    script = Path(lookbench.publish.reports.__file__).parent / "static" / "site.js"
     done = subprocess.run(
         [node, "-e", _PAGE_ESCAPES, str(script), json.dumps(LATEX), json.dumps(names)],
         capture_output=True, text=True, check=True,

@@ -1,4 +1,4 @@
-"""The core never imports MTEB: only an `mteb:` spec, `models --source mteb` or `lookbench.integrations.mteb` do."""
+"""The core never imports MTEB: only an `mteb:` spec, `models --source mteb` or `lookbench.publish.mteb` do."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def test_cli_registry_and_runner_leave_mteb_unimported() -> None:
     pytest.importorskip("mteb")
     code = (
         "import sys, lookbench.cli.main, lookbench.models.registry, lookbench.evaluation.runner, "
-        "lookbench.submissions.verify\n"
+        "lookbench.publish.submissions.verify\n"
         "from lookbench.models.registry import parse_spec\n"
         "parse_spec('mteb:openai/clip-vit-base-patch32')\n"
         "print(sorted(m for m in sys.modules if m == 'mteb' or m.startswith('mteb.')))"

@@ -10,10 +10,10 @@ import pytest
 pytestmark = pytest.mark.torch
 mteb = pytest.importorskip("mteb")
 
+from lookbench._util.images import decode_image  # noqa: E402
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings  # noqa: E402
 from lookbench.evaluation.runner import EvalSettings, evaluate  # noqa: E402
-from lookbench.images import decode_image  # noqa: E402
-from lookbench.integrations.mteb import lookbench_tasks  # noqa: E402
+from lookbench.publish.mteb import lookbench_tasks  # noqa: E402
 from lookbench.snapshot import open_snapshot  # noqa: E402
 from tiny_mteb import NAME, build_snapshot, embed, tiny_meta  # noqa: E402
 

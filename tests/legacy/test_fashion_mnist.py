@@ -15,10 +15,10 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.datasets.legacy.context import ImportOptions
+from lookbench.datasets.legacy.fashionmnist import DEBIAN_FOLDER, PINNED
+from lookbench.datasets.legacy.registry import import_dataset
 from lookbench.errors import DatasetImportError
-from lookbench.legacy.context import ImportOptions
-from lookbench.legacy.fashionmnist import DEBIAN_FOLDER, PINNED
-from lookbench.legacy.registry import import_dataset
 from lookbench.snapshot import open_snapshot
 
 CATEGORIES = ["t-shirt", "pants", "sweater", "dress", "coat", "sandals", "shirt", "sneakers", "bag", "boots"]

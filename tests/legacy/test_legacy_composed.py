@@ -22,11 +22,11 @@ from legacykit import (
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.datasets.legacy.context import ImportOptions
+from lookbench.datasets.legacy.registry import import_dataset
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalOutput, EvalSettings, evaluate
-from lookbench.legacy.context import ImportOptions
-from lookbench.legacy.registry import import_dataset
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot import open_snapshot
 
@@ -88,7 +88,7 @@ def test_fashioniq_text_and_sum_against_the_official_rule(fiq: Path, tmp_path: P
         gallery = np.stack([dial._point(a) for a in FIQ_ANGLES])
         hits = {10: [], 50: []}
         for candidate, target, captions in queries:
-            from lookbench.legacy.fashioniq import join_captions
+            from lookbench.datasets.legacy.fashioniq import join_captions
 
             query = 0.5 * dial._point(FIQ_ANGLES[candidate]) + 0.5 * dial._point(dial.angle_of(join_captions(captions)))
             order = list(np.argsort(1 - gallery @ (query / np.linalg.norm(query)), kind="stable"))
@@ -178,7 +178,7 @@ def test_cli_eval_tables_and_skip_missing_target(tmp_path: Path) -> None:
 
 
 def test_a_fashioniq_record_with_an_empty_first_caption_keeps_the_joined_text(tmp_path: Path) -> None:
-    from lookbench.legacy.fashioniq import join_captions
+    from lookbench.datasets.legacy.fashioniq import join_captions
     from lookbench.snapshot.composed import read_composed_queries
 
     src = fashioniq_dial(tmp_path / "src")

@@ -11,10 +11,10 @@ from legacykit import F200K_TEST, deepfashion2, fashion200k, fashioniq, inshop, 
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.datasets.legacy import registry
+from lookbench.datasets.legacy.context import ImportOptions
+from lookbench.datasets.legacy.registry import import_dataset
 from lookbench.errors import DatasetImportError, SnapshotError
-from lookbench.legacy import registry
-from lookbench.legacy.context import ImportOptions
-from lookbench.legacy.registry import import_dataset
 from lookbench.snapshot import open_snapshot
 
 PARTITION = "Eval/list_eval_partition.txt"

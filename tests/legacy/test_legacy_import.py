@@ -9,11 +9,11 @@ import pyarrow.parquet as pq
 import pytest
 from legacykit import deepfashion2, df2_detections, fashion200k, fashioniq, inshop, street2shop
 
-from lookbench.legacy.context import ImportOptions
-from lookbench.legacy.deepfashion2 import Detection, Item, iou, select_query_detections
-from lookbench.legacy.fashion200k import different_word
-from lookbench.legacy.fashioniq import join_captions
-from lookbench.legacy.registry import import_dataset
+from lookbench.datasets.legacy.context import ImportOptions
+from lookbench.datasets.legacy.deepfashion2 import Detection, Item, iou, select_query_detections
+from lookbench.datasets.legacy.fashion200k import different_word
+from lookbench.datasets.legacy.fashioniq import join_captions
+from lookbench.datasets.legacy.registry import import_dataset
 from lookbench.snapshot import open_snapshot
 
 

@@ -10,9 +10,9 @@ import pytest
 from legacykit import MeanColour, deepfashion2, df2_detections, fashion200k, inshop, street2shop
 
 from conftest import make_row, write_snapshot
+from lookbench.datasets.legacy.context import ImportOptions
+from lookbench.datasets.legacy.registry import import_dataset
 from lookbench.evaluation.runner import EvalSettings, evaluate
-from lookbench.legacy.context import ImportOptions
-from lookbench.legacy.registry import import_dataset
 from lookbench.metrics.aggregate import AVERAGE
 from lookbench.results.protocols import PROTOCOLS, average_scope, protocol_columns
 from lookbench.snapshot import open_snapshot
@@ -127,8 +127,8 @@ def test_tables_show_labelled_reference_rows(tmp_path: Path) -> None:
 
 
 def test_site_shows_legacy_scopes_and_reference_rows(tmp_path: Path) -> None:
-    from lookbench.reports.site import build_site
-    from lookbench.reports.sitedata import build_site_data
+    from lookbench.publish.reports.site import build_site
+    from lookbench.publish.reports.sitedata import build_site_data
     from lookbench.results.io import save_run
 
     out = run(import_dataset("inshop", inshop(tmp_path / "s"), tmp_path / "o", ImportOptions(train=False)))
@@ -150,7 +150,7 @@ def test_site_page_renders_reference_rows_in_a_browser(tmp_path: Path) -> None:
 
     if not browser.available():
         pytest.skip("chromium and chromium-driver are not installed")
-    from lookbench.reports.site import build_site
+    from lookbench.publish.reports.site import build_site
     from lookbench.results.io import save_run
 
     out = run(import_dataset("inshop", inshop(tmp_path / "s"), tmp_path / "o", ImportOptions(train=False)))
@@ -170,8 +170,8 @@ def test_site_page_renders_reference_rows_in_a_browser(tmp_path: Path) -> None:
 def test_site_shows_deepfashion2_official_recall_with_detector_misses(tmp_path: Path) -> None:
     import sys
 
-    from lookbench.reports.site import build_site
-    from lookbench.reports.sitedata import build_site_data
+    from lookbench.publish.reports.site import build_site
+    from lookbench.publish.reports.sitedata import build_site_data
     from lookbench.results.io import save_run
 
     options = ImportOptions(train=False, detections=df2_detections(tmp_path / "d.json"))

@@ -14,8 +14,8 @@ from PIL import Image
 
 from conftest import png_bytes
 from embedding_helpers import embed_gallery
+from lookbench._util.hashing import file_sha256
 from lookbench.errors import EmbeddingError
-from lookbench.hashing import file_sha256
 from lookbench.models.options import folder_fingerprint
 
 pytestmark = pytest.mark.torch  # run in .venv-torch by scripts/test.sh

@@ -11,8 +11,8 @@ import pytest
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from lookbench._util.dates import lenient_date
 from lookbench.cli.main import app
-from lookbench.dates import lenient_date
 from lookbench.embeddings.meta import ModelMeta
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.card import find_card, load_cards, parse_card

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 pytestmark = pytest.mark.torch
 mteb = pytest.importorskip("mteb")
 
+from lookbench._util.images import decode_image  # noqa: E402
 from lookbench.cli.main import app  # noqa: E402
-from lookbench.images import decode_image  # noqa: E402
 from lookbench.snapshot import open_snapshot  # noqa: E402
 from tiny_mteb import NAME, build_snapshot, embed, tiny_meta  # noqa: E402
 

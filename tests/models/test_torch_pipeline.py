@@ -25,8 +25,8 @@ from lookbench.snapshot.reader import open_snapshot
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 
+from lookbench._util.precision import precision_context, resolve_precision  # noqa: E402
 from lookbench.models.torch_base import TorchEncoder, _owning_tensor  # noqa: E402
-from lookbench.precision import precision_context, resolve_precision  # noqa: E402
 
 SUBSET = "real_studio_flat"
 

@@ -10,8 +10,8 @@ import pytest
 from PIL import Image, ImageOps
 from releasekit import photo
 
-from lookbench.release.fingerprints import crops
-from lookbench.release.fingerprints.crops import FULL, WINDOWS, Box, CropView, Placement, align
+from lookbench.build.fingerprints import crops
+from lookbench.build.fingerprints.crops import FULL, WINDOWS, Box, CropView, Placement, align
 
 
 class ReferenceView:

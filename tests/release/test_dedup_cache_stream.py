@@ -16,21 +16,21 @@ from PIL import ImageOps
 from releasekit import earlier_release, encode, near_copy, photo
 
 from conftest import make_row
-from lookbench import hashing as hashing_module
-from lookbench.errors import ReleaseError
-from lookbench.hashing import file_sha256
-from lookbench.images import BadImageError
-from lookbench.release.config import DedupConfig
-from lookbench.release.fingerprints import history
-from lookbench.release.fingerprints.crops import GREY_BYTES
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.release.fingerprints.history import (
+from lookbench._util import hashing as hashing_module
+from lookbench._util.hashing import file_sha256
+from lookbench._util.images import BadImageError
+from lookbench.build.config import DedupConfig
+from lookbench.build.fingerprints import history
+from lookbench.build.fingerprints.crops import GREY_BYTES
+from lookbench.build.fingerprints.hashes import Fingerprint, fingerprint
+from lookbench.build.fingerprints.history import (
     FINGERPRINT_SCHEMA,
     cached_snapshot_fingerprints,
     history_store,
     read_cached,
     store_index,
 )
+from lookbench.errors import ReleaseError
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
 

@@ -27,7 +27,7 @@ from releasekit import (
 )
 from typer.testing import CliRunner
 
-from lookbench.audit.io import AUDIT_NAME, read_audit
+from lookbench.build.audit.io import AUDIT_NAME, read_audit
 from lookbench.cli.main import app
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.manifest import manifest_problems, read_manifest

@@ -11,7 +11,7 @@ from chatkit import ChatServer, Truth
 from chatkit import serve as serve_chat
 from releasekit import encode, photo, published_rows, run_build, synth_release_config, synth_rows
 
-from lookbench.outfolder import claim_output_folder
+from lookbench._util.outfolder import claim_output_folder
 
 VERSION = "v20260601"
 TRUTH = Truth("dress", "red", ["striped", "v-neck", "long sleeve", "midi", "a-line"])

@@ -187,8 +187,8 @@ def test_a_schema_1_3_result_without_a_card_reads_as_no_facts(tmp_path: Path) ->
 
 
 def test_the_hub_card_of_a_run_today_is_the_one_of_schema_1_3(copied: Path) -> None:
+    from lookbench.publish.submissions.modelcard import DatasetRef, card_text
     from lookbench.results.schema import ResultFile
-    from lookbench.submissions.modelcard import DatasetRef, card_text
 
     golden = (V1_3 / "hub_card.md").read_text()
     dataset = DatasetRef("srpone/look-bench", "main")

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from conftest import RayCluster
 from lookbench.cli.main import app
+from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings
@@ -24,7 +25,6 @@ from lookbench.shards.local import LocalExecutor
 from lookbench.shards.ray_executor import RayExecutor
 from lookbench.shards.table import TableJob
 from lookbench.snapshot.reader import Snapshot, open_snapshot
-from lookbench.synth.generate import generate_snapshot
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(300)]
 

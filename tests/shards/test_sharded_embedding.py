@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from embedding_helpers import ColourStats, studio_snapshot
 from lookbench.cli.main import app
+from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings
@@ -23,7 +24,6 @@ from lookbench.models.spec import ModelSpec
 from lookbench.shards.executor import ShardError
 from lookbench.shards.local import LocalExecutor
 from lookbench.snapshot.reader import Snapshot, open_snapshot
-from lookbench.synth.generate import generate_snapshot
 
 THUMBS = "python:thumbs:make"
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).parent)]
 
-from lookbench.reports.report import build_report  # noqa: E402
-from lookbench.reports.site import build_site  # noqa: E402
+from lookbench.publish.reports.report import build_report  # noqa: E402
+from lookbench.publish.reports.site import build_site  # noqa: E402
 
 
 def timed_build(build: object, *args: object) -> tuple[Path, float]:

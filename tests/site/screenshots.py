@@ -23,8 +23,8 @@ sys.path[:0] = [str(Path(__file__).parent)]
 from browser import available, chromium  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from lookbench.reports.report import build_report  # noqa: E402
-from lookbench.reports.site import build_site  # noqa: E402
+from lookbench.publish.reports.report import build_report  # noqa: E402
+from lookbench.publish.reports.site import build_site  # noqa: E402
 
 SHOTS = {1400: 1000, 400: 1500}
 """Viewport width -> height of each picture."""

@@ -237,7 +237,7 @@ def confused_per_query(snapshot: Path, per_query: pa.Table) -> pa.Table:
 
 def confused_run(snapshot: Path, source: Path, target: Path) -> Path:
     """A copy of a run whose every rank-1 result is a same-category item of another main attribute."""
-    from lookbench.contamination.tables import load_with_per_query
+    from lookbench.evaluation.contamination.tables import load_with_per_query
     from lookbench.results.io import load_result
 
     _, per_query = load_with_per_query(source)

@@ -32,13 +32,13 @@ from synth_runs import (
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.tables import load_with_per_query, windowed_runs
+from lookbench.evaluation.contamination.tables import load_with_per_query, windowed_runs
 from lookbench.evaluation.runner import EvalSettings
 from lookbench.evaluation.window import filter_window
-from lookbench.reports.report import build_report
-from lookbench.reports.runs import LoadedRun
-from lookbench.reports.site import build_site
-from lookbench.reports.sitedata import _default_ties, build_site_data
+from lookbench.publish.reports.report import build_report
+from lookbench.publish.reports.runs import LoadedRun
+from lookbench.publish.reports.site import build_site
+from lookbench.publish.reports.sitedata import _default_ties, build_site_data
 from lookbench.results.io import load_result
 from lookbench.results.schema import ResultFile
 

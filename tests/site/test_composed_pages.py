@@ -17,13 +17,13 @@ from typer.testing import CliRunner
 
 from composed.composedkit import composed_snapshot
 from lookbench.cli.main import app
-from lookbench.composed.relevance import target_attributes
 from lookbench.errors import ResultError
-from lookbench.reports.encode import NDCG_SCALE, Vocab, encode_queries
-from lookbench.reports.images import ImageTable
-from lookbench.reports.retrieval import confusions, query_cards
-from lookbench.reports.site import build_site
-from lookbench.reports.sitedata import build_site_data, load_runs
+from lookbench.evaluation.composed.relevance import target_attributes
+from lookbench.publish.reports.encode import NDCG_SCALE, Vocab, encode_queries
+from lookbench.publish.reports.images import ImageTable
+from lookbench.publish.reports.retrieval import confusions, query_cards
+from lookbench.publish.reports.site import build_site
+from lookbench.publish.reports.sitedata import build_site_data, load_runs
 from lookbench.results.io import load_result, load_with_per_query
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.composed import read_composed_queries

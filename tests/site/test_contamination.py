@@ -12,14 +12,14 @@ from pydantic import ValidationError
 from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
 from typer.testing import CliRunner
 
+from lookbench._util.dates import date_as_given
 from lookbench.cli.main import app
-from lookbench.contamination.assess import cutoff_since
-from lookbench.contamination.flags import contamination_flags
-from lookbench.contamination.tables import load_with_per_query
-from lookbench.dates import date_as_given
 from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.errors import LookBenchError
+from lookbench.evaluation.contamination.assess import cutoff_since
+from lookbench.evaluation.contamination.flags import contamination_flags
+from lookbench.evaluation.contamination.tables import load_with_per_query
 from lookbench.evaluation.window import rewindow
 from lookbench.models import registry
 

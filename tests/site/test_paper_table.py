@@ -13,8 +13,8 @@ from synth_runs import NASTY_NAME
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.tables import windowed_runs
-from lookbench.reports.paper import SUBSET_METRICS, build_paper_table, latex_escape
+from lookbench.evaluation.contamination.tables import windowed_runs
+from lookbench.publish.reports.paper import SUBSET_METRICS, build_paper_table, latex_escape
 from lookbench.results.io import load_result
 
 

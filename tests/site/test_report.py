@@ -14,11 +14,11 @@ from synth_runs import confused_per_query, confused_run, copy_run
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.tables import load_with_per_query
-from lookbench.reports.encode import fine_at_1
-from lookbench.reports.images import ImageTable
-from lookbench.reports.report import build_report
-from lookbench.reports.retrieval import ACROSS, attribute_group, confusions, query_cards, select_samples
+from lookbench.evaluation.contamination.tables import load_with_per_query
+from lookbench.publish.reports.encode import fine_at_1
+from lookbench.publish.reports.images import ImageTable
+from lookbench.publish.reports.report import build_report
+from lookbench.publish.reports.retrieval import ACROSS, attribute_group, confusions, query_cards, select_samples
 from lookbench.snapshot import open_snapshot
 
 runner = CliRunner()

@@ -11,9 +11,9 @@ from synth_runs import NASTY_NAME, copy_run, older_release
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.contamination.tables import windowed_runs
-from lookbench.reports.paper import build_paper_table
-from lookbench.reports.sitedata import build_site_data
+from lookbench.evaluation.contamination.tables import windowed_runs
+from lookbench.publish.reports.paper import build_paper_table
+from lookbench.publish.reports.sitedata import build_site_data
 
 
 @pytest.fixture(name="series_runs")

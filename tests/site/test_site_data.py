@@ -14,18 +14,18 @@ from site_fixtures import synth_data_fixture, synth_runs_fixture, windowed_run_f
 from synth_runs import CACHED, FRESH, NASTY_NAME, copy_run, with_timings
 from typer.testing import CliRunner
 
+from lookbench._util.cores import cpu_model, usable_cores
 from lookbench.cli.main import app
-from lookbench.contamination.tables import load_with_per_query
-from lookbench.cores import cpu_model, usable_cores
+from lookbench.evaluation.contamination.tables import load_with_per_query
 from lookbench.metrics.bootstrap import paired_bootstrap
 from lookbench.models.card import load_cards
-from lookbench.reports.encode import first_ranks
-from lookbench.reports.labels import metric_title
-from lookbench.reports.published import RELEASE_QUERIES, is_release, load_published, published_block
-from lookbench.reports.render import script_json
-from lookbench.reports.sitedata import build_site_data, load_runs, query_set_groups
-from lookbench.reports.ties import rank_labels, tie_ranks
-from lookbench.reports.tiestats import PairTester, two_sided_p
+from lookbench.publish.reports.encode import first_ranks
+from lookbench.publish.reports.labels import metric_title
+from lookbench.publish.reports.published import RELEASE_QUERIES, is_release, load_published, published_block
+from lookbench.publish.reports.render import script_json
+from lookbench.publish.reports.sitedata import build_site_data, load_runs, query_set_groups
+from lookbench.publish.reports.ties import rank_labels, tie_ranks
+from lookbench.publish.reports.tiestats import PairTester, two_sided_p
 from lookbench.results.compare import pair_queries
 from lookbench.results.io import load_result
 from lookbench.results.naming import window_text

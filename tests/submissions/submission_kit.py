@@ -11,8 +11,8 @@ import numpy as np
 from typer.testing import CliRunner
 
 from conftest import make_row, write_snapshot
+from lookbench._util.hashing import file_sha256
 from lookbench.cli.main import app
-from lookbench.hashing import file_sha256
 
 runner = CliRunner()
 CATEGORIES = {"dress": ("red", "blue"), "skirt": ("pleated", "denim"), "shirt": ("white", "striped")}

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from submission_kit import Run, build_run, reseal, runner
 
+from lookbench._util.hashing import file_sha256
+from lookbench._util.outfolder import MARKER_NAME
 from lookbench.cli.main import app
-from lookbench.hashing import file_sha256
-from lookbench.outfolder import MARKER_NAME
 
 REPO_FOLDER = Path("tiny") / "no_revision_available" / "v20260201"
 
@@ -233,9 +233,9 @@ def test_submit_embed_refuses_a_run_of_precomputed_vectors(run: Run, tmp_path: P
 
 def test_a_declared_window_is_read_as_dates_and_a_bad_one_names_its_field(run: Run) -> None:
     from lookbench.errors import LookBenchError
+    from lookbench.publish.submissions.verify import settings_of
     from lookbench.results.io import load_result
     from lookbench.results.schema import DateWindow
-    from lookbench.submissions.verify import settings_of
 
     result = load_result(run.result)
     window = DateWindow(since="2026-01-01", until="2026-03-31", kept_queries=1, total_queries=2)

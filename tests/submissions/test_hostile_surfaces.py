@@ -12,9 +12,9 @@ import pytest
 from pydantic import ValidationError
 from submission_kit import Run, build_run, reseal, runner
 
-from lookbench.audit.schema import EmbeddingProbe, ImageStatisticsProbe
+from lookbench._util.outfolder import claim_output_folder
+from lookbench.build.audit.schema import EmbeddingProbe, ImageStatisticsProbe
 from lookbench.cli.main import app
-from lookbench.outfolder import claim_output_folder
 
 FOLDER = Path("no_revision_available") / "v20260201"
 NOT_FRACTIONS = {"nan": "NaN", "inf": "Infinity", "negative": "-0.25", "absurd": "7.5"}

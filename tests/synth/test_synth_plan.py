@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from lookbench.datasets.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY, SPECS
+from lookbench.datasets.synth.generate import file_jobs, generate_snapshot
+from lookbench.datasets.synth.plan import NOISE_ONLY_SHARE, ReleasePlan, noise_products, plan_release
+from lookbench.datasets.synth.products import LabelCover, Product
+from lookbench.datasets.synth.sizes import SIZES, size_preset
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSETS
-from lookbench.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY, SPECS
-from lookbench.synth.generate import file_jobs, generate_snapshot
-from lookbench.synth.plan import NOISE_ONLY_SHARE, ReleasePlan, noise_products, plan_release
-from lookbench.synth.products import LabelCover, Product
-from lookbench.synth.sizes import SIZES, size_preset
 
 RELEASE = date(2026, 6, 1)
 RELEASED = {

@@ -8,10 +8,10 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from lookbench.synth.catalogue import NOISE_ONLY, SPECS
-from lookbench.synth.palette import accent, nearest_colour, nearest_colours, sample_shade
-from lookbench.synth.patterns import sample_pattern_look
-from lookbench.synth.products import (
+from lookbench.datasets.synth.catalogue import NOISE_ONLY, SPECS
+from lookbench.datasets.synth.palette import accent, nearest_colour, nearest_colours, sample_shade
+from lookbench.datasets.synth.patterns import sample_pattern_look
+from lookbench.datasets.synth.products import (
     DETAILS,
     Product,
     changeable_groups,
@@ -21,9 +21,9 @@ from lookbench.synth.products import (
     sample_product,
     variant,
 )
-from lookbench.synth.render import render_product
-from lookbench.synth.salience import salience
-from lookbench.synth.shape import Pose
+from lookbench.datasets.synth.render import render_product
+from lookbench.datasets.synth.salience import salience
+from lookbench.datasets.synth.shape import Pose
 from lookbench.taxonomy import load_taxonomy
 
 WHEN = datetime(2026, 5, 1, tzinfo=timezone.utc)

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from lookbench.synth.plan import NEAR_MISS_SHARE, ReleasePlan, noise_products, plan_release
-from lookbench.synth.shots import CONVENTIONS, FRAME_WEIGHTS, FRAMES, JPEG_QUALITIES, WEIGHTS, shop_photo
-from lookbench.synth.tasks import RenderTask, run_task, set_noise_basis
+from lookbench.datasets.synth.plan import NEAR_MISS_SHARE, ReleasePlan, noise_products, plan_release
+from lookbench.datasets.synth.shots import CONVENTIONS, FRAME_WEIGHTS, FRAMES, JPEG_QUALITIES, WEIGHTS, shop_photo
+from lookbench.datasets.synth.tasks import RenderTask, run_task, set_noise_basis
 
 RELEASE = date(2026, 6, 1)
 PER_SIDE = 128

@@ -17,18 +17,18 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.datasets.synth import default as default_module
+from lookbench.datasets.synth import generate as generate_module
+from lookbench.datasets.synth.catalogue import NOISE_ONLY
+from lookbench.datasets.synth.generate import MANIFEST, generate_snapshot
+from lookbench.datasets.synth.plan import plan_release
+from lookbench.datasets.synth.release import history_window, release_window
+from lookbench.datasets.synth.street import MIN_CROP
+from lookbench.datasets.synth.tasks import STUDIO_QUERY_SCHEMA
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSETS
 from lookbench.snapshot.writer import SplitWriter
-from lookbench.synth import default as default_module
-from lookbench.synth import generate as generate_module
-from lookbench.synth.catalogue import NOISE_ONLY
-from lookbench.synth.generate import MANIFEST, generate_snapshot
-from lookbench.synth.plan import plan_release
-from lookbench.synth.release import history_window, release_window
-from lookbench.synth.street import MIN_CROP
-from lookbench.synth.tasks import STUDIO_QUERY_SCHEMA
 from lookbench.taxonomy import load_taxonomy
 
 RELEASE = date(2026, 6, 1)

@@ -17,19 +17,19 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from conftest import make_row, write_snapshot
+from lookbench._util.outfolder import MARKER_NAME, claim_output_folder
 from lookbench.cli.main import app
+from lookbench.datasets.synth import generate as generate_module
+from lookbench.datasets.synth.catalogue import GALLERY_CATEGORIES, SPECS
+from lookbench.datasets.synth.disjoint import excluded_designs
+from lookbench.datasets.synth.generate import MANIFEST, generate_snapshot
+from lookbench.datasets.synth.plan import plan_release
+from lookbench.datasets.synth.products import Product, label_space, sample_product, strict_labels
+from lookbench.datasets.synth.release import release_window
+from lookbench.datasets.synth.training import TRAIN_ID_PREFIX, TrainingPlan, plan_training
 from lookbench.errors import SnapshotError
-from lookbench.outfolder import MARKER_NAME, claim_output_folder
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import SUBSETS, TRAIN
-from lookbench.synth import generate as generate_module
-from lookbench.synth.catalogue import GALLERY_CATEGORIES, SPECS
-from lookbench.synth.disjoint import excluded_designs
-from lookbench.synth.generate import MANIFEST, generate_snapshot
-from lookbench.synth.plan import plan_release
-from lookbench.synth.products import Product, label_space, sample_product, strict_labels
-from lookbench.synth.release import release_window
-from lookbench.synth.training import TRAIN_ID_PREFIX, TrainingPlan, plan_training
 from lookbench.taxonomy import load_taxonomy
 from lookbench.taxonomy.designs import QueryDesigns, label_overlap, overlap_classes
 from lookbench.train.config import Guard

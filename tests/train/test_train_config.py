@@ -9,8 +9,8 @@ import yaml
 from trainkit import tiny_config, write_config
 from typer.testing import CliRunner
 
+from lookbench._util.configfile import apply_override
 from lookbench.cli.main import app
-from lookbench.configfile import apply_override
 from lookbench.errors import LookBenchError, TrainError
 from lookbench.train.config import load_config
 

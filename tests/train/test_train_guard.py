@@ -12,9 +12,9 @@ from PIL import Image, ImageEnhance, ImageOps
 from trainkit import eval_snapshot, item_image, row, tiny_config, training_snapshot, write_config
 from typer.testing import CliRunner
 
+from lookbench._util.outfolder import MARKER_NAME, read_marker
 from lookbench.cli.main import app
 from lookbench.errors import TrainError
-from lookbench.outfolder import MARKER_NAME, read_marker
 from lookbench.results.query_sets import OVERLAP_QUERIES_FILE
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.train.config import Guard, TrainData, Validation
@@ -93,7 +93,7 @@ def test_corrupt_fingerprint_cache_lines_are_recomputed(tmp_path: Path) -> None:
 
 
 def test_guard_defaults_are_the_release_dedup_defaults() -> None:
-    from lookbench.release.config import DedupConfig
+    from lookbench.build.config import DedupConfig
 
     release = DedupConfig()
     assert (Guard().phash_threshold, Guard().colour_threshold) == (release.phash_threshold, release.colour_threshold)

@@ -86,7 +86,7 @@ def test_basic_backend_refuses_timm_only_options() -> None:
 def test_imprinted_centres_are_the_normalised_class_means(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import torch.nn.functional as F
 
-    from lookbench.images import decode_image
+    from lookbench._util.images import decode_image
     from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
     from lookbench.models.registry import create_backbone
     from lookbench.train.config import IdentityLoss, TrainData

@@ -11,8 +11,8 @@ from click.testing import Result
 from trainkit import eval_snapshot, tiny_config, training_snapshot, write_config
 from typer.testing import CliRunner
 
+from lookbench._util.outfolder import MARKER_NAME, read_marker
 from lookbench.cli.main import app
-from lookbench.outfolder import MARKER_NAME, read_marker
 from lookbench.results.query_sets import OVERLAP_QUERIES_FILE
 from lookbench.train.guard import GUARD_REPORT
 

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 
+from lookbench._util.outfolder import read_marker  # noqa: E402
 from lookbench.cli.main import app  # noqa: E402
 from lookbench.errors import TrainError  # noqa: E402
-from lookbench.outfolder import read_marker  # noqa: E402
 from lookbench.snapshot.writer import rows_to_table, write_split  # noqa: E402
 from lookbench.train.config import parse_config  # noqa: E402
 from lookbench.train.loop import Trainer  # noqa: E402

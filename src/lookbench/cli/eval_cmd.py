@@ -11,6 +11,8 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from lookbench._util.dates import parse_date
+from lookbench._util.precision import PRECISIONS
 from lookbench.cli.common import (
     EXECUTOR_HELP,
     PROCESSES_HELP,
@@ -20,7 +22,6 @@ from lookbench.cli.common import (
     err_console,
     reports_errors,
 )
-from lookbench.dates import parse_date
 from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
@@ -28,7 +29,6 @@ from lookbench.evaluation.plan import RunPlan
 from lookbench.evaluation.runner import EvalOutput, EvalSettings, PlannedRun, plan_run, run_plan
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
-from lookbench.precision import PRECISIONS
 from lookbench.results.io import check_result_target, save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue, ResultFile
@@ -36,9 +36,9 @@ from lookbench.results.tables import DEFAULT_TABLE_METRICS, ordered_scopes, perc
 from lookbench.search.select import make_backend
 from lookbench.shards.executor import check_options
 from lookbench.shards.make import make_executor
+from lookbench.snapshot.named import DEFAULT_SNAPSHOT, open_location
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.source import HUB_FORMS
-from lookbench.synth.embedded import DEFAULT_SNAPSHOT, open_location
 
 SHOWN_METRICS = (*DEFAULT_TABLE_METRICS, "outfit_recall@1")
 COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
@@ -255,7 +255,7 @@ def eval_command(
         err_console.print(f"[dim]{escape(snap.name)} has no noise pool: --noise none scores as --noise all would[/dim]")
     provider = resolve_model(spec, options)
     if since == "cutoff":
-        from lookbench.contamination.assess import cutoff_since
+        from lookbench.evaluation.contamination.assess import cutoff_since
 
         settings.since = cutoff_since(provider.describe())
     plan = plan_run(snap, provider, settings)

@@ -11,8 +11,8 @@ from lookbench.cli.common import console, reports_errors
 from lookbench.errors import SnapshotError
 from lookbench.snapshot import NOISE
 from lookbench.snapshot.manifest import MANIFEST_NAME, manifest_problems, read_manifest
+from lookbench.snapshot.named import open_location
 from lookbench.snapshot.source import HUB_FORMS, resolve_snapshot_dir
-from lookbench.synth.embedded import open_location
 
 snapshot_app = typer.Typer(help="Inspect LookBench snapshots.", no_args_is_help=True, rich_markup_mode=None)
 

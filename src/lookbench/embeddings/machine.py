@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-from lookbench.cores import usable_cores
+from lookbench._util.cores import usable_cores
 from lookbench.embeddings.encoder import Encoder
 from lookbench.errors import EmbeddingError
 

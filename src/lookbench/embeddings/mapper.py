@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field
 
-from lookbench.hashing import json_sha256
+from lookbench._util.hashing import json_sha256
 
 _RESAMPLE = {"bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC}
 IMAGENET_MEAN = (0.485, 0.456, 0.406)

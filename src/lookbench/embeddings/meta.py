@@ -13,7 +13,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
-from lookbench.dates import date_as_given, lenient_date
+from lookbench._util.dates import date_as_given, lenient_date
 
 UNKNOWN = "unknown"
 Unknown = Literal["unknown"]

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from lookbench._util.hashing import sha256_digest
 from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.encoder import Encoder, TextTower
 from lookbench.embeddings.machine import auto_batch_size, auto_workers, decodes_on_device, encoder_device
@@ -18,7 +19,6 @@ from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
 from lookbench.embeddings.store import EmbeddingStore, default_cache_dir, model_key
 from lookbench.errors import EmbeddingError
-from lookbench.hashing import sha256_digest
 from lookbench.snapshot.reader import Snapshot
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lookbench.precision import Precision
+from lookbench._util.precision import Precision
 
 DecodePlace = Literal["auto", "cpu", "device"]
 DECODE_PLACES: tuple[str, ...] = get_args(DecodePlace)

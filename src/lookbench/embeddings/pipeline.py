@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from lookbench.cores import usable_cores
+from lookbench._util.cores import usable_cores
 from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.reader import BadImageError, decode_image

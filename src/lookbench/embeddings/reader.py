@@ -1,7 +1,7 @@
-"""Decoding for the embedding pipeline: the shared policy of `lookbench.images`."""
+"""Decoding for the embedding pipeline: the shared policy of `lookbench._util.images`."""
 
 from __future__ import annotations
 
-from lookbench.images import BadImageError, decode_image
+from lookbench._util.images import BadImageError, decode_image
 
 __all__ = ["BadImageError", "decode_image"]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.atomic import write_bytes_atomic, write_text_atomic
-from lookbench.cache import default_cache_dir
-from lookbench.hashing import parts_sha256, sha256_hex
+from lookbench._util.atomic import write_bytes_atomic, write_text_atomic
+from lookbench._util.cache import default_cache_dir
+from lookbench._util.hashing import parts_sha256, sha256_hex
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from lookbench.dates import snapshot_date
+from lookbench._util.dates import snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_rows
 from lookbench.evaluation.settings import EvalSettings

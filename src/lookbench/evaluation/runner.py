@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 import lookbench
-from lookbench.cores import cpu_model, load_average, usable_cores
+from lookbench._util.cores import cpu_model, load_average, usable_cores
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
@@ -134,7 +134,7 @@ def plan_run(snapshot: Snapshot, provider: EmbeddingProvider, settings: EvalSett
     retrieval = RetrievalTask(settings.fine_rule, settings.recall_queries)
     tasks: dict[str, Task] = dict.fromkeys(plan.names, retrieval)
     if plan.composed:
-        from lookbench.composed.task import composed_run
+        from lookbench.evaluation.composed.task import composed_run
 
         composed = composed_run(settings.compose, provider, snapshot, plan.composed, settings.fine_rule)
         tasks.update(dict.fromkeys(plan.composed, composed))

@@ -31,7 +31,7 @@ class EvalSettings:
     recall_queries: int = 500
     """Queries per subset (at most) searched exactly to measure an approximate backend's recall."""
     compose: str = "auto"
-    """How composed subsets' queries are embedded (see `lookbench.composed.methods.METHODS`)."""
+    """How composed subsets' queries are embedded (see `lookbench.evaluation.composed.methods.METHODS`)."""
     noise: NoisePool = NoisePool.ALL
     """Search each subset with the shared noise pool (`all`) or against its gallery alone (`none`)."""
 

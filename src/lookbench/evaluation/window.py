@@ -1,6 +1,6 @@
 """Date windows, in one place: which queries a window keeps (an evaluation's `--since/--until` and a result
 re-windowed by `lookbench tables --since` alike), the window a result records, and a result recomputed for another
-window from its per-query table without re-embedding. Dates are parsed in `lookbench.dates`."""
+window from its per-query table without re-embedding. Dates are parsed in `lookbench._util.dates`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Collection, Hashable, Sequence
 import numpy as np
 import pyarrow as pa
 
-from lookbench.arrow import from_numpy, to_datetimes
-from lookbench.dates import day_of, lenient_date, snapshot_date
+from lookbench._util.arrow import from_numpy, to_datetimes
+from lookbench._util.dates import day_of, lenient_date, snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.summary import summarise_table
 from lookbench.results.schema import DateWindow, ResultFile

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from lookbench.arrow import rows_of
+from lookbench._util.arrow import rows_of
 from lookbench.metrics.aggregate import Estimate, SubsetValues
 from lookbench.metrics.breakdown import breakdown
 

@@ -3,7 +3,7 @@
 Protocol (JSON over HTTP POST to the URL):
   request  `{"images": ["<base64 of the encoded image bytes>", ...]}`
   response `{"embeddings": [[float, ...], ...]}` (one vector per image, same order; optional "model", "revision")
-A bearer token is sent when `LOOKBENCH_API_KEY` is set. Requests go through `lookbench.http`: 408, 425, 429 and 5xx
+A bearer token is sent when `LOOKBENCH_API_KEY` is set. Requests go through `lookbench._util.http`: 408, 425, 429 and 5xx
 answers, timeouts and connection errors are retried with exponential backoff (honouring Retry-After); other 4xx
 answers fail at once; `timeout` is the total time one attempt may take.
 """
@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
+from lookbench._util.jsontext import loads
 from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
-from lookbench.jsontext import loads
 from lookbench.models.options import split_options
 from lookbench.models.spec import ModelSpec
 
@@ -45,7 +45,7 @@ class ApiEncoder(EncoderBase):
         max_batch: int = 0,
     ) -> None:
         try:
-            from lookbench.http import HttpClient, RateLimiter, RetryPolicy
+            from lookbench._util.http import HttpClient, RateLimiter, RetryPolicy
         except ImportError as exc:
             raise EmbeddingError("api models need httpx and tenacity: pip install 'lookbench[api]'") from exc
         self.url = url
@@ -67,7 +67,7 @@ class ApiEncoder(EncoderBase):
         return len(self.http.requests)
 
     def _post(self, payload: dict[str, Any]) -> Any:
-        from lookbench.http import HttpError
+        from lookbench._util.http import HttpError
 
         try:
             response = self.http.request("POST", self.url, json=payload)

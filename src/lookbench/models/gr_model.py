@@ -13,15 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from lookbench._util.hashing import file_sha256
+from lookbench._util.jsontext import loads
+from lookbench._util.optional import pick_device, require
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
-from lookbench.hashing import file_sha256
-from lookbench.jsontext import loads
 from lookbench.models.hub import ensure_hub_model, hub_cache_dir, hub_offline
 from lookbench.models.options import folder_fingerprint, split_options
 from lookbench.models.spec import ModelSpec
 from lookbench.models.torch_base import TorchEncoder
-from lookbench.optional import pick_device, require
 
 OPTIONS = {"feature_dim", "trust_remote_code", "revision"}
 HUB_FILE = "gr_lite.pt"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lookbench._util.optional import pick_device, require
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, TrainError
@@ -16,7 +17,6 @@ from lookbench.models.hub import ensure_hub_model
 from lookbench.models.options import folder_fingerprint
 from lookbench.models.spec import ModelSpec
 from lookbench.models.torch_base import TorchEncoder
-from lookbench.optional import pick_device, require
 
 if TYPE_CHECKING:
     from lookbench.models.backbones import Backbone

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import parse_qsl
 
+from lookbench._util.hashing import sha256_hex
 from lookbench.errors import LookBenchError
-from lookbench.hashing import sha256_hex
 
 
 def split_options(argument: str, allowed: set[str]) -> tuple[str, dict[str, str]]:

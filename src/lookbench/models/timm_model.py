@@ -6,13 +6,13 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lookbench._util.hashing import file_sha256
+from lookbench._util.optional import pick_device, require
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
-from lookbench.hashing import file_sha256
 from lookbench.models.hub import ensure_hub_model
 from lookbench.models.spec import ModelSpec
 from lookbench.models.torch_base import TorchEncoder
-from lookbench.optional import pick_device, require
 
 if TYPE_CHECKING:
     from lookbench.models.backbones import Backbone

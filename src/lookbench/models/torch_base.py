@@ -1,5 +1,5 @@
 """Shared pieces of the torch-based adapters: lazy imports with install hints and batched inference at a
-precision (`lookbench.precision`) that overlaps host-device copies with the model's work."""
+precision (`lookbench._util.precision`) that overlaps host-device copies with the model's work."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
+from lookbench._util.optional import require
+from lookbench._util.precision import precision_context, resolve_precision
 from lookbench.embeddings.device_decode import DeviceBatch
 from lookbench.embeddings.encoder import EncoderBase, InputKind, Pending
 from lookbench.embeddings.mapper import Preprocess
-from lookbench.optional import require
-from lookbench.precision import precision_context, resolve_precision
 
 
 class TorchEncoder(EncoderBase):

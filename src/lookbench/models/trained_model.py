@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from lookbench._util.hashing import file_sha256
+from lookbench._util.jsontext import loads
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
-from lookbench.hashing import file_sha256
-from lookbench.jsontext import loads
 from lookbench.models.mix_record import PretrainedFactory, RecordedMix
 from lookbench.models.options import split_options
 from lookbench.models.spec import ModelSpec
@@ -108,8 +108,8 @@ def load(spec: ModelSpec, options: EmbedOptions, pretrained: PretrainedFactory) 
     if missing:
         hint = " or use ?runtime=onnx" if (folder / ONNX_FILE).is_file() else ""
         raise EmbeddingError(f"{spec} needs torch: pip install 'lookbench[train]'{hint} (no {', '.join(missing)})")
+    from lookbench._util.optional import pick_device, require
     from lookbench.models.torch_base import TorchEncoder
-    from lookbench.optional import pick_device, require
 
     torch = require("torch", "train")
     device = pick_device(torch)

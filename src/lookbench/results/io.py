@@ -9,10 +9,10 @@ import pyarrow as pa
 from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
-from lookbench.atomic import write_text_atomic
+from lookbench._util.atomic import write_text_atomic
+from lookbench._util.jsontext import loads
+from lookbench._util.outfolder import refuse_foreign_file
 from lookbench.errors import ResultError, first_problem
-from lookbench.jsontext import loads
-from lookbench.outfolder import refuse_foreign_file
 from lookbench.results.naming import per_query_name
 from lookbench.results.per_query import read_per_query, write_per_query
 from lookbench.results.schema import READABLE_MAJORS, ResultFile

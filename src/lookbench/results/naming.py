@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from lookbench._util.hashing import sha1_hex
 from lookbench.errors import ResultError
-from lookbench.hashing import sha1_hex
 
 DEFAULT_OUTPUT = "results/{model}__{snapshot}__{rule}{window}{noise}.json"
 """`{window}` is empty for a full run and e.g. `__since-2026-01-01` for a windowed one, `{noise}` empty with the

@@ -8,10 +8,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lookbench.arrow import from_numpy, rows_of, strings, timestamps, to_numpy
-from lookbench.atomic import atomic_path
+from lookbench._util.arrow import from_numpy, rows_of, strings, timestamps, to_numpy
+from lookbench._util.atomic import atomic_path
+from lookbench._util.hashing import file_sha256, sha256_hex
 from lookbench.errors import ResultError
-from lookbench.hashing import file_sha256, sha256_hex
 from lookbench.metrics.aggregate import SubsetValues
 from lookbench.metrics.outfits import outfit_recall
 from lookbench.metrics.scoring import TaskScores

@@ -12,9 +12,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lookbench.atomic import write_text_atomic
+from lookbench._util.atomic import write_text_atomic
+from lookbench._util.jsontext import loads
 from lookbench.errors import ResultError, first_problem
-from lookbench.jsontext import loads
 from lookbench.taxonomy.designs import LABEL_CLASSES
 
 NEAR_DUPLICATE_PIXELS = "near_duplicate_pixels"

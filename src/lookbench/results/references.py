@@ -6,8 +6,8 @@ from importlib import resources
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from lookbench._util.yamlfile import parse_yaml
 from lookbench.errors import LookBenchError
-from lookbench.yamlfile import parse_yaml
 
 REFERENCES_FILE = "data/references.yaml"
 

@@ -7,10 +7,10 @@ import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from lookbench._util.safetext import csv_row, markdown_cell
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.results.references import references_for
 from lookbench.results.schema import MetricValue, ResultFile
-from lookbench.safetext import csv_row, markdown_cell
 from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS, is_composed_subset
 
 DEFAULT_TABLE_METRICS: tuple[str, ...] = (

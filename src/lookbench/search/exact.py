@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lookbench.cores import usable_cores
+from lookbench._util.cores import usable_cores
 from lookbench.search.backend import MAX_K, CheckedSearch, Corpus, SearchResult, max_row_norm
 from lookbench.search.candidates import CandidatePool, merged_result, score_margin
 

@@ -35,7 +35,7 @@ class FaissSearch(CheckedSearch):
         ef_search: int = 128,
         ef_construction: int = 80,
     ) -> None:
-        from lookbench.optional import require
+        from lookbench._util.optional import require
 
         self.faiss = require("faiss", "faiss", "--search faiss")
         self.index = index

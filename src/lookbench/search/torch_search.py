@@ -47,7 +47,7 @@ class TorchSearch(CheckedSearch):
         extra: int = 32,
         max_candidates: int = 2048,
     ) -> None:
-        from lookbench.optional import require
+        from lookbench._util.optional import require
 
         self.torch = require("torch", "torch", "--search torch")
         self.device = device or ("cuda" if self.torch.cuda.is_available() else "cpu")

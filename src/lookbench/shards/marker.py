@@ -7,8 +7,8 @@ import socket
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from lookbench.atomic import write_text_atomic
-from lookbench.jsontext import loads
+from lookbench._util.atomic import write_text_atomic
+from lookbench._util.jsontext import loads
 from lookbench.shards.plan import Shard
 
 

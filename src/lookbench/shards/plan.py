@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from lookbench._util.hashing import parts_sha256
 from lookbench.errors import LookBenchError
-from lookbench.hashing import parts_sha256
 
 MARKER_SUFFIX = ".done.json"
 

@@ -12,8 +12,8 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lookbench.atomic import atomic_path
-from lookbench.hashing import file_sha256
+from lookbench._util.atomic import atomic_path
+from lookbench._util.hashing import file_sha256
 from lookbench.shards.executor import Executor, Needs, Progress, ShardError, ShardTask
 from lookbench.shards.marker import ShardMarker, new_marker, write_marker
 from lookbench.shards.plan import Shard, shard_ranges, text_fingerprint

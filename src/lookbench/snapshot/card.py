@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lookbench._util.jsontext import loads
 from lookbench.errors import SnapshotError, first_problem
-from lookbench.jsontext import loads
 
 CARD_NAME = "DATASET.json"
 CARD_FORMAT = "lookbench-dataset/1"

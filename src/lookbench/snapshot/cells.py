@@ -9,8 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from lookbench._util.jsontext import loads
 from lookbench.errors import SnapshotError
-from lookbench.jsontext import loads
 
 
 @contextlib.contextmanager

@@ -11,8 +11,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lookbench._util.labels import canonical_text, normalise_label
 from lookbench.errors import SnapshotError
-from lookbench.labels import canonical_text, normalise_label
 from lookbench.snapshot.cells import list_cell, reading
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.splits import SplitSource

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.atomic import write_bytes_atomic
-from lookbench.cache import default_cache_dir
-from lookbench.cores import usable_cores
-from lookbench.hashing import digest, digest_size, file_sha256, sha256_hex
+from lookbench._util.atomic import write_bytes_atomic
+from lookbench._util.cache import default_cache_dir
+from lookbench._util.cores import usable_cores
+from lookbench._util.hashing import digest, digest_size, file_sha256, sha256_hex
 
 log = logging.getLogger(__name__)
 

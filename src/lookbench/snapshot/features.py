@@ -7,7 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from lookbench.jsontext import loads
+from lookbench._util.jsontext import loads
 from lookbench.snapshot.schema import IMAGE_TYPE
 
 _LIST_TYPES = frozenset({"Sequence", "List", "LargeList"})

@@ -1,4 +1,4 @@
-"""Per-row labels of one split, read without the image bytes (compared in `lookbench.labels` canonical form)."""
+"""Per-row labels of one split, read without the image bytes (compared in `lookbench._util.labels` canonical form)."""
 
 from __future__ import annotations
 

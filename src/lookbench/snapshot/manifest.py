@@ -9,10 +9,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from lookbench.atomic import write_text_atomic
+from lookbench._util.atomic import write_text_atomic
+from lookbench._util.hashing import file_sha256
+from lookbench._util.jsontext import loads
 from lookbench.errors import SnapshotError
-from lookbench.hashing import file_sha256
-from lookbench.jsontext import loads
 
 MANIFEST_NAME = "MANIFEST.json"
 MANIFEST_FORMAT = "lookbench-manifest/1"

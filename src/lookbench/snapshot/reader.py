@@ -11,11 +11,11 @@ from typing import Any, cast
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lookbench.arrow import to_datetimes, to_numpy
+from lookbench._util.arrow import to_datetimes, to_numpy
+from lookbench._util.hashing import sha256_hex
+from lookbench._util.jsontext import loads
+from lookbench._util.labels import canonical_text, normalise_label
 from lookbench.errors import SnapshotError
-from lookbench.hashing import sha256_hex
-from lookbench.jsontext import loads
-from lookbench.labels import canonical_text, normalise_label
 from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.cells import list_cell, reading
 from lookbench.snapshot.composed import check_composed
@@ -472,7 +472,7 @@ class Snapshot:
 
     def validate(self, subsets: Sequence[str] | None = None, check_images: bool = False) -> list[str]:
         """Check columns, labels and (optionally) that every image decodes as `eval` decodes it; return a summary."""
-        from lookbench.images import BadImageError, decode_image
+        from lookbench._util.images import BadImageError, decode_image
 
         names = list(subsets) if subsets is not None else self.subsets
         if not names:

@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from lookbench.atomic import atomic_path
+from lookbench._util.atomic import atomic_path
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.features import huggingface_metadata
 from lookbench.snapshot.schema import OPTIONAL_COLUMNS, REQUIRED_COLUMNS

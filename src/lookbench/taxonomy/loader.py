@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from lookbench._util.yamlfile import YamlError, load_yaml, parse_yaml
 from lookbench.taxonomy.models import Taxonomy, TaxonomyError
-from lookbench.yamlfile import YamlError, load_yaml, parse_yaml
 
 DEFAULT_FILE = "taxonomy_v1.yaml"
 

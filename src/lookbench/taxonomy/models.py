@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lookbench._util.labels import normalise_label
 from lookbench.errors import LookBenchError
-from lookbench.labels import normalise_label
 
 Region = Literal["upper body", "lower body", "whole body", "feet", "head", "carried"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from lookbench.labels import normalise_label
+from lookbench._util.labels import normalise_label
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.taxonomy.models import Taxonomy, TaxonomyError
 

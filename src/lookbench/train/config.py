@@ -8,11 +8,11 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lookbench.configfile import StrictConfig, load_config_file, validate_config
+from lookbench._util.configfile import StrictConfig, load_config_file, validate_config
+from lookbench._util.precision import Precision
 from lookbench.errors import TrainError
 from lookbench.models.mix_record import PretrainedMix
-from lookbench.precision import Precision
-from lookbench.synth.embedded import DEFAULT_SNAPSHOT, VALIDATION_SNAPSHOT
+from lookbench.snapshot.named import DEFAULT_SNAPSHOT, VALIDATION_SNAPSHOT
 
 
 class TrainData(StrictConfig):
@@ -228,7 +228,7 @@ class Runtime(StrictConfig):
     device: str = "auto"
     """auto (cuda when present), cpu, cuda or cuda:N; cuda without a visible GPU is refused before any work."""
     precision: Precision = "fp32"
-    """The evaluation's vocabulary (`lookbench.precision`): fp32 (strict float32), tf32 (TF32 matmuls and
+    """The evaluation's vocabulary (`lookbench._util.precision`): fp32 (strict float32), tf32 (TF32 matmuls and
     convolutions on CUDA), bf16 (autocast of forward and loss; weights and optimiser stay float32), auto (bf16 on
     CUDA where supported, else fp32). fp16 is refused: it needs loss scaling, which training does not do."""
     threads: int | None = Field(default=None, ge=1)

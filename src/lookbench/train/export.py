@@ -9,7 +9,7 @@ from typing import Any
 
 import torch
 
-from lookbench.atomic import atomic_path, write_text_atomic
+from lookbench._util.atomic import atomic_path, write_text_atomic
 from lookbench.embeddings.meta import UNKNOWN, ModelMeta
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingModel

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.atomic import write_text_atomic
+from lookbench._util.atomic import write_text_atomic
+from lookbench._util.images import BadImageError
 from lookbench.embeddings.progress import image_progress
 from lookbench.errors import TrainError
-from lookbench.images import BadImageError
 from lookbench.results.query_sets import OVERLAP_QUERIES_FILE, OverlapQueries
+from lookbench.snapshot.named import open_location
 from lookbench.snapshot.reader import Snapshot
-from lookbench.synth.embedded import open_location
 from lookbench.train.config import Data, Guard
 from lookbench.train.data import TrainingSet, load_training_set
 from lookbench.train.fingerprints import EvaluationIndex, Fingerprint, training_fingerprint

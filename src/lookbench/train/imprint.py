@@ -14,9 +14,9 @@ import torch
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
+from lookbench._util.images import BadImageError, decode_image
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import TrainError
-from lookbench.images import BadImageError, decode_image
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.train.data import TrainingSet
 from lookbench.train.partial_fc import PartialFC

@@ -17,14 +17,14 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-from lookbench.atomic import write_text_atomic
+from lookbench._util.atomic import write_text_atomic
+from lookbench._util.images import BadImageError, decode_image
+from lookbench._util.precision import precision_context, resolve_precision
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import TrainError
-from lookbench.images import BadImageError, decode_image
 from lookbench.models.registry import create_backbone
-from lookbench.precision import precision_context, resolve_precision
 from lookbench.results.query_sets import OVERLAP_QUERIES_FILE
-from lookbench.synth.embedded import open_location
+from lookbench.snapshot.named import open_location
 from lookbench.train import checkpoint as ckpt
 from lookbench.train.augment import Transform, evaluation_preprocess, resolved_backend, train_transform
 from lookbench.train.config import TrainConfig

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lookbench.outfolder import Claim, claim_output_folder
+from lookbench._util.outfolder import Claim, claim_output_folder
 from lookbench.train.config import TrainConfig
 
 RUN_MARKER = ".lookbench-train"
-"""The marker of run folders from before `lookbench.outfolder`: a folder holding it is a train run's."""
+"""The marker of run folders from before `lookbench._util.outfolder`: a folder holding it is a train run's."""
 
 
 def claim_train_folder(folder: Path, cfg: TrainConfig, overwrite: bool) -> Claim:

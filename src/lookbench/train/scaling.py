@@ -17,12 +17,12 @@ from typing import Any, Literal
 
 from pydantic import Field, TypeAdapter, ValidationError, field_validator
 
-from lookbench.atomic import write_text_atomic
-from lookbench.configfile import StrictConfig, load_config_file, validation_message
+from lookbench._util.atomic import write_text_atomic
+from lookbench._util.configfile import StrictConfig, load_config_file, validation_message
+from lookbench._util.hashing import parts_sha256
+from lookbench._util.jsontext import loads
 from lookbench.errors import TrainError
-from lookbench.hashing import parts_sha256
-from lookbench.jsontext import loads
-from lookbench.synth.embedded import DEFAULT_SNAPSHOT
+from lookbench.snapshot.named import DEFAULT_SNAPSHOT
 from lookbench.train.config import TrainConfig, load_config, parse_config
 
 
@@ -158,7 +158,7 @@ def run_study(
     from lookbench.embeddings.options import EmbedOptions
     from lookbench.evaluation.runner import EvalSettings
     from lookbench.models.registry import resolve_model
-    from lookbench.synth.embedded import open_location
+    from lookbench.snapshot.named import open_location
     from lookbench.train.data import refuse_reported_validation
     from lookbench.train.headline import score_headline
 
@@ -230,11 +230,11 @@ def frozen_provider(backbone: str, options: Any) -> Any:
     """The backbone before training: its pooled features, L2-normalised, through the same pipeline."""
     import torch
 
+    from lookbench._util.optional import pick_device
     from lookbench.embeddings.model_provider import ModelEmbeddings
     from lookbench.models.backbones import EmbeddingHead, EmbeddingModel
     from lookbench.models.registry import create_backbone
     from lookbench.models.torch_base import TorchEncoder
-    from lookbench.optional import pick_device
 
     network = create_backbone(backbone)
     model = EmbeddingModel(network, EmbeddingHead(network.feature_dim, None))

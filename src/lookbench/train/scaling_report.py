@@ -8,9 +8,9 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from lookbench.atomic import atomic_path, write_text_atomic
+from lookbench._util.atomic import atomic_path, write_text_atomic
+from lookbench._util.safetext import csv_row
 from lookbench.errors import TrainError
-from lookbench.safetext import csv_row
 from lookbench.train.headline import REPORTED as HEADLINE
 from lookbench.train.scaling import CellResult
 

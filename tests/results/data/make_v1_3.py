@@ -12,8 +12,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
+from lookbench.publish.submissions.modelcard import DatasetRef, card_text
 from lookbench.results.io import load_result
-from lookbench.submissions.modelcard import DatasetRef, card_text
 
 OLD = Path(__file__).parent / "v1_2"
 HERE = Path(__file__).parent / "v1_3"

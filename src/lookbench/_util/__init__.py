@@ -1,0 +1,1 @@
+"""Shared helpers, one place for each concern: atomic writes, hashing, HTTP, dates, images, config files."""

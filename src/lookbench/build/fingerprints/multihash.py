@@ -1,0 +1,148 @@
+"""Multi-index hashing of 256-bit pHashes over numpy arrays: an exact Hamming range search whose time grows with
+the entries that share a substring with the query, not with all entries.
+
+Each code is cut into 16 substrings of 16 bits. A code within r bits of the query differs from it in at most
+r // 16 bits in at least one substring (pigeonhole: otherwise every substring differs in more, r + 16 bits in all),
+so probing, in every substring's table, each key within r // 16 flips of the query's substring finds every such
+code. At most r // (r // 16 + 1) substrings can differ by more than the flips probed, so an entry is compared on
+all 256 bits only when it turns up in at least 16 - r // (r // 16 + 1) tables (4 at 24 bits). The tables are
+levels, each the entry numbers grouped by key `substring number << 16 | substring` (64 B per entry and 4 MB of
+offsets per level), merged like a size-tiered log (amortised O(log n) per add, nothing rebuilt before a look-up);
+the newest entries, fewer than `TAIL`, are compared directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+
+from lookbench.build.fingerprints.hashes import popcount
+
+SUBSTRINGS = 16
+SUBSTRING_BITS = 16
+KEYS = SUBSTRINGS << SUBSTRING_BITS
+TAIL = 2048
+"""Entries compared directly before they are indexed (a fixed cost per look-up)."""
+MAX_FLIPS = 3
+"""Flips probed per substring at most (697 keys); a wider radius (64 bits and more) is scanned."""
+SCAN_SHARE = 2
+"""More candidates than entries / SCAN_SHARE (many entries near the query) and the scan is cheaper: it decides."""
+
+
+@cache
+def flip_masks(flips: int) -> np.ndarray:
+    """Every 16-bit mask with at most `flips` bits set."""
+    masks = np.arange(1 << SUBSTRING_BITS, dtype=np.int64)
+    return masks[popcount(masks) <= flips]
+
+
+def substring_keys(words: np.ndarray) -> np.ndarray:
+    """(n, 16) keys `substring number << 16 | substring` of (n, 4) uint64 codes."""
+    parts = np.ascontiguousarray(words, dtype=np.uint64).view(np.uint16).reshape(len(words), SUBSTRINGS)
+    return parts.astype(np.int64) | (np.arange(SUBSTRINGS, dtype=np.int64) << SUBSTRING_BITS)
+
+
+def expand(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Every position of the half-open ranges [starts, ends), range after range."""
+    lengths = ends - starts
+    before = np.cumsum(lengths) - lengths
+    return np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()))
+
+
+@dataclass(frozen=True)
+class Level:
+    """Entry numbers grouped by key: those with key k are `ids[offsets[k]:offsets[k + 1]]`, ascending."""
+
+    offsets: np.ndarray
+    ids: np.ndarray
+
+    @classmethod
+    def of(cls, words: np.ndarray, first: int) -> Level:
+        """The level of codes numbered from `first`."""
+        parts = np.ascontiguousarray(words, dtype=np.uint64).view(np.uint16).reshape(len(words), SUBSTRINGS)
+        ids = np.empty(SUBSTRINGS * len(words), dtype=np.uint32)
+        counts = np.empty(KEYS, dtype=np.int64)
+        for t in range(SUBSTRINGS):
+            # Per substring the keys are 16-bit, which numpy's stable argsort sorts by radix in linear time.
+            ids[t * len(words) : (t + 1) * len(words)] = np.argsort(parts[:, t], kind="stable") + first
+            counts[t << SUBSTRING_BITS : (t + 1) << SUBSTRING_BITS] = np.bincount(
+                parts[:, t], minlength=1 << SUBSTRING_BITS
+            )
+        offsets = np.zeros(KEYS + 1, dtype=np.uint32)
+        np.cumsum(counts, out=offsets[1:])
+        return cls(offsets, ids)
+
+    def merged(self, later: Level) -> Level:
+        """One level holding this one's entries and a later one's (linear in both: no sort)."""
+        counts, later_counts = np.diff(self.offsets.astype(np.int64)), np.diff(later.offsets.astype(np.int64))
+        offsets = np.zeros(KEYS + 1, dtype=np.int64)
+        np.cumsum(counts + later_counts, out=offsets[1:])
+        ids = np.empty(len(self.ids) + len(later.ids), dtype=np.uint32)
+        ids[expand(offsets[:-1], offsets[:-1] + counts)] = self.ids
+        ids[expand(offsets[:-1] + counts, offsets[1:])] = later.ids
+        return Level(offsets.astype(np.uint32), ids)
+
+    def __len__(self) -> int:
+        return len(self.ids) // SUBSTRINGS
+
+
+class MultiHash:
+    """Levels of substring keys over codes held elsewhere: `candidates` are the entries a radius needs compared."""
+
+    def __init__(self) -> None:
+        self.levels: list[Level] = []
+        self.indexed = 0
+        """Entries in the levels (the first `indexed` codes); the rest are the tail."""
+
+    def catch_up(self, matrix: np.ndarray) -> None:
+        """Index the codes beyond the levels once they are `TAIL` or more, merging levels of similar size."""
+        if len(matrix) - self.indexed < TAIL:
+            return
+        if len(matrix) * SUBSTRINGS >= 1 << 32:
+            raise OverflowError("multi-index hashing counts its keys in 32 bits (268M entries)")
+        level = Level.of(matrix[self.indexed :], self.indexed)
+        self.indexed = len(matrix)
+        while self.levels and len(self.levels[-1]) <= 2 * len(level):
+            level = self.levels.pop().merged(level)
+        self.levels.append(level)
+
+    def candidates(self, queries: np.ndarray, radius: int, limit: int) -> np.ndarray | None:
+        """Indexed entries, ascending, that share with a query enough substrings within `radius // 16` flips to be
+        within `radius` bits of it; None when the keys probed hold more than `limit` entries or the radius is too
+        wide to probe."""
+        flips = radius // SUBSTRING_BITS
+        if flips > MAX_FLIPS:
+            return None
+        if not self.levels:
+            return np.zeros(0, dtype=np.int64)
+        # Of the substrings of an entry within `radius`, at most radius // (flips + 1) differ by more than `flips`.
+        needed = SUBSTRINGS - radius // (flips + 1)
+        probes = substring_keys(queries)[:, :, None] ^ flip_masks(flips)
+        spans = [
+            (level.ids, level.offsets[probes].astype(np.int64), level.offsets[probes + 1].astype(np.int64))
+            for level in self.levels
+        ]
+        if sum(int((ends - starts).sum()) for _, starts, ends in spans) > limit:
+            return None
+        found = [np.zeros(0, dtype=np.uint32)]
+        for query in range(len(queries)):
+            hits = np.sort(np.concatenate([ids[expand(s[query].ravel(), e[query].ravel())] for ids, s, e in spans]))
+            if needed > 1 and len(hits):
+                firsts = np.flatnonzero(np.concatenate([[True], hits[1:] != hits[:-1]]))
+                hits = hits[firsts[np.diff(firsts, append=len(hits)) >= needed]]
+            found.append(hits)
+        return np.unique(np.concatenate(found)).astype(np.int64)
+
+
+def within_radius(matrix: np.ndarray, rows: np.ndarray, queries: np.ndarray, radius: int) -> np.ndarray:
+    """The `rows` of `matrix` within `radius` bits of any query, in their order."""
+    columns = np.take(matrix, rows, axis=0).T
+    near = np.zeros(len(rows), dtype=bool)
+    for query in queries:
+        distances = popcount(columns[0] ^ query[0], np.uint16)
+        for word in range(1, len(query)):
+            distances += popcount(columns[word] ^ query[word], np.uint16)
+        near |= distances <= radius
+    return rows[near]

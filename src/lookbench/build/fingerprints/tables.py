@@ -1,0 +1,306 @@
+"""Appendable tables of binary codes and their exact Hamming searches, one per dedup tier.
+
+Each table keeps its codes in a growable uint64 matrix (amortised O(1) `add`, nothing rebuilt on the next look-up).
+The `scan` tables search it in blocks (exact; transient memory bounded by `SCAN_BLOCK`, time linear in the
+entries). The pHash tier is otherwise searched by multi-index hashing over sorted numpy arrays (`multihash.py`,
+exact by pigeonhole; faster than faiss's exhaustive and multi-index searches, docs/benchmarks.md), and with
+faiss-cpu (part of the `release` extra) the window tier by faiss's exhaustive k-nearest search over every window
+code, whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal, Protocol
+
+import numpy as np
+
+from lookbench.build.config import CropPairs
+from lookbench.build.fingerprints.crops import FULL, WINDOWS
+from lookbench.build.fingerprints.hashes import HASH_SIZE, hamming, popcount
+from lookbench.build.fingerprints.multihash import SCAN_SHARE, MultiHash, within_radius
+
+Backend = Literal["faiss", "numpy", "scan"]
+"""`faiss`: the pHash tier by multi-index hashing, the window tier by faiss; `numpy` (no faiss installed): the
+window tier by the scan; `scan`: both tiers by the scan (the reference the others are tested against)."""
+PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
+SCAN_BLOCK = 1024
+"""Entries compared per step of a scan: bounds its transient memory (~1.3 KB per entry of a block, ~1.4 MB)."""
+
+
+def default_backend() -> Backend:
+    """`faiss` when faiss-cpu is installed, else `numpy`."""
+    try:
+        import faiss  # noqa: F401
+    except ImportError:
+        return "numpy"
+    return "faiss"
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """faiss on one thread for a single look-up: its OpenMP threads spin on shared cores (3-4x slower at load 20)."""
+    import faiss
+
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(threads)
+
+
+class Codes:
+    """An appendable (N, words) uint64 matrix: amortised O(1) appends, the live rows a view (never copied)."""
+
+    def __init__(self, words: int, capacity: int = 1024) -> None:
+        self._data = np.zeros((capacity, words), dtype=np.uint64)
+        self._size = 0
+
+    @classmethod
+    def of(cls, matrix: np.ndarray) -> Codes:
+        """Codes starting as `matrix` itself (a memory-mapped one stays on disk; the first add copies it)."""
+        codes = cls(matrix.shape[1], capacity=0)
+        codes._data, codes._size = matrix, len(matrix)
+        return codes
+
+    def add(self, rows: np.ndarray) -> None:
+        """Append (n, words) rows."""
+        rows = np.asarray(rows, dtype=np.uint64).reshape(-1, self._data.shape[1])
+        end = self._size + len(rows)
+        if end > len(self._data) or not self._data.flags.writeable:
+            grown = np.zeros((max(end, 2 * len(self._data), 1024), self._data.shape[1]), dtype=np.uint64)
+            grown[: self._size] = self._data[: self._size]
+            self._data = grown
+        self._data[self._size : end] = rows
+        self._size = end
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """The rows added so far."""
+        return self._data[: self._size]
+
+    def __len__(self) -> int:
+        return self._size
+
+
+def as_bytes(words: np.ndarray) -> np.ndarray:
+    """uint64 code words as faiss's uint8 codes (the same bits, so the same Hamming distances; a contiguous
+    matrix is viewed, not copied)."""
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    return words.view(np.uint8).reshape(len(words), 8 * words.shape[1])
+
+
+class PhashTable(Protocol):
+    """The pHash tier's table: one 256-bit code per entry."""
+
+    codes: Codes
+
+    def add(self, words: np.ndarray) -> None:
+        """Append entries' pHashes: (4,) uint64 words for one, (n, 4) for n."""
+
+    def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
+        """Entry numbers, ascending, within `radius` bits of any of the (q, 4) query hashes."""
+
+
+class WindowTable(Protocol):
+    """The crop tier's table: each entry's window hashes (64 bits each), or none for an image too flat."""
+
+    codes: Codes
+    present: Codes
+
+    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
+        """Append n entries' (n, W) window hashes; `present[i]` is False for an image too flat to have any."""
+
+    def nearest(
+        self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(entry numbers, their distances of all W x W window pairs) of the `limit` entries with the nearest
+        window pair among `pairs` within `radius` bits of the query's windows, nearest first (ties by entry
+        number)."""
+
+
+FRAME = WINDOWS.index(FULL)
+"""The column of the full frame's window hash."""
+
+
+def window_distances(query: np.ndarray, indexed: np.ndarray) -> np.ndarray:
+    """(n, W * W) Hamming distances of every (query window, indexed window) pair; pair p is query window p % W
+    against indexed window p // W."""
+    pairs = popcount(indexed[:, :, None] ^ query[None, None, :], np.uint8)
+    return pairs.reshape(len(indexed), len(query) * indexed.shape[1])
+
+
+def nearest_pairs(query: np.ndarray, indexed: np.ndarray, pairs: CropPairs) -> np.ndarray:
+    """(n,) distance of each indexed entry's nearest window pair among `pairs`: every pair, or only those with the
+    full frame on either side (the query's against every indexed window, every query window against the indexed
+    full frame)."""
+    if pairs == "all":
+        return window_distances(query, indexed).min(axis=1)
+    crop_of_indexed = popcount(indexed ^ query[FRAME], np.uint8).min(axis=1)
+    crop_of_query = popcount(indexed[:, FRAME, None] ^ query[None, :], np.uint8).min(axis=1)
+    return np.minimum(crop_of_indexed, crop_of_query)
+
+
+def ranked(rows: np.ndarray, nearest: np.ndarray, radius: int, limit: int) -> np.ndarray:
+    """The `limit` rows whose nearest pair is within `radius`, by (nearest, row)."""
+    keep = nearest <= radius
+    rows, nearest = rows[keep], nearest[keep]
+    return rows[np.lexsort((rows, nearest))][:limit]
+
+
+class ScanPhashes:
+    """The pHash table searched by a blocked scan."""
+
+    def __init__(self, codes: Codes | None = None) -> None:
+        self.codes = Codes(PHASH_WORDS) if codes is None else codes
+
+    def add(self, words: np.ndarray) -> None:
+        """Append entries' pHashes."""
+        self.codes.add(words)
+
+    def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
+        """Entry numbers within `radius` bits of any query."""
+        matrix = self.codes.matrix
+        found = []
+        for start in range(0, len(matrix), SCAN_BLOCK):
+            distances = hamming(matrix[start : start + SCAN_BLOCK, None, :], queries[None, :, :])
+            found.append(start + np.flatnonzero((distances <= radius).any(axis=1)))
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+
+
+class ScanWindows:
+    """The window table searched by a blocked scan."""
+
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
+        self.codes = Codes(len(WINDOWS)) if codes is None else codes
+        self.present = Codes(1) if present is None else present
+
+    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
+        """Append entries' window hashes (absent ones stored as zeros, marked absent)."""
+        rows = np.where(present[:, None], np.asarray(windows, dtype=np.uint64).reshape(len(present), len(WINDOWS)), 0)
+        self.codes.add(rows)
+        self.present.add(present.astype(np.uint64))
+
+    def nearest(
+        self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest entries by their nearest window pair, found by comparing the pairs of every entry."""
+        matrix, present = self.codes.matrix, self.present.matrix[:, 0].astype(bool)
+        rows, nearest = [], []
+        for start in range(0, len(matrix), SCAN_BLOCK):
+            block = nearest_pairs(query, matrix[start : start + SCAN_BLOCK], pairs)
+            near = np.flatnonzero(present[start : start + SCAN_BLOCK] & (block <= radius))
+            rows.append(start + near)
+            nearest.append(block[near])
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, len(WINDOWS) ** 2), dtype=np.uint8)
+        chosen = ranked(np.concatenate(rows), np.concatenate(nearest), radius, limit)
+        return chosen, window_distances(query, matrix[chosen])
+
+
+class HashedPhashes(ScanPhashes):
+    """The pHash table searched by multi-index hashing (`multihash.py`, numpy only): exact at any radius; the scan
+    decides when the radius is too wide to probe or the candidates are over half the entries."""
+
+    def __init__(self, codes: Codes | None = None) -> None:
+        super().__init__(codes)
+        self._hash = MultiHash()
+        self._hash.catch_up(self.codes.matrix)
+        self.scanned = 0
+        """Look-ups the scan decided."""
+
+    def add(self, words: np.ndarray) -> None:
+        """Append entries' pHashes (indexed once `TAIL` are waiting)."""
+        super().add(words)
+        self._hash.catch_up(self.codes.matrix)
+
+    def within(self, queries: np.ndarray, radius: int) -> np.ndarray:
+        """Entry numbers within `radius` bits of any query."""
+        matrix = self.codes.matrix
+        if radius < 0:
+            return np.zeros(0, dtype=np.int64)
+        found = self._hash.candidates(queries, radius, len(matrix) // SCAN_SHARE)
+        if found is None:
+            self.scanned += 1
+            return super().within(queries, radius)
+        tail = np.arange(self._hash.indexed, len(matrix))
+        return within_radius(matrix, np.concatenate([found, tail]), queries, radius)
+
+
+def knn(queries: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """(code numbers, distances) of the `k` nearest 64-bit codes to each query, all queries together, and the
+    smallest k-th distance (infinite when k covers every code): every code nearer than it was returned."""
+    import faiss
+
+    with one_thread():
+        distances, ids = faiss.knn_hamming(as_bytes(queries.reshape(-1, 1)), as_bytes(codes.reshape(-1, 1)), k)
+    bound = np.inf if k == codes.size else float(distances[:, -1].min())
+    return ids[ids >= 0], distances[ids >= 0].astype(np.int64), bound
+
+
+class FaissWindows(ScanWindows):
+    """The window table searched by faiss's exhaustive k-nearest search over window codes, read in place from the
+    codes matrix (`faiss.knn_hamming`: no copy, so a memory-mapped matrix stays on disk).
+
+    With `all` pairs, each query window's `limit * W` nearest codes cover at least `limit` entries. With
+    `full-frame` pairs, the query's full frame's `limit * W` nearest among every window code, and each query
+    window's `limit` nearest among the full frames' codes (a contiguous copy of that column, 8 B per entry, kept
+    up to date on the next look-up). Either way every entry whose nearest allowed pair is below the smallest k-th
+    distance T of these searches was returned with that pair; when the `limit`-th ranked entry (or, with fewer,
+    the radius) is below T, the answer is exact. Otherwise (many entries tied near the query, or absent entries'
+    zero codes among the nearest) the scan decides.
+    """
+
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
+        super().__init__(codes, present)
+        self._frames = Codes(1)
+        self.scanned = 0
+        """Look-ups the scan settled (the k-nearest answer could not be proven complete)."""
+
+    def frames(self) -> np.ndarray:
+        """(N, 1) the full frames' codes, contiguous (appended since the last call, so O(1) amortised per add)."""
+        matrix = self.codes.matrix
+        self._frames.add(matrix[len(self._frames) :, FRAME])
+        return self._frames.matrix
+
+    def nearest(
+        self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest entries by their nearest window pair."""
+        matrix = self.codes.matrix
+        total = matrix.size
+        if total == 0 or limit <= 0:
+            return super().nearest(query, radius, limit, pairs)
+        k = min(limit * len(WINDOWS), total)
+        if pairs == "all":
+            ids, reached, bound = knn(query, matrix, k)
+            owners = ids // len(WINDOWS)
+        else:
+            ids, reached, bound = knn(query[FRAME], matrix, k)
+            frames = self.frames()
+            ids_of_frames, reached_frames, bound_frames = knn(query, frames, min(limit, len(frames)))
+            owners = np.concatenate([ids // len(WINDOWS), ids_of_frames])
+            reached, bound = np.concatenate([reached, reached_frames]), min(bound, bound_frames)
+        present = self.present.matrix[owners, 0].astype(bool)
+        owners, reached = owners[present], reached[present]
+        order = np.lexsort((reached, owners))
+        rows, first = np.unique(owners[order], return_index=True)
+        # An entry's nearest pair below the bound was returned, so its value here is exact.
+        chosen = ranked(rows, reached[order][first], radius, limit)
+        last = reached[order][first][np.searchsorted(rows, chosen[-1])] if len(chosen) == limit else radius
+        if last >= bound:
+            self.scanned += 1
+            return super().nearest(query, radius, limit, pairs)
+        return chosen, window_distances(query, matrix[chosen])
+
+
+def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
+    """A pHash table searched by `backend` (multi-index hashing unless `scan`), empty or holding `codes`."""
+    return ScanPhashes(codes) if backend == "scan" else HashedPhashes(codes)
+
+
+def window_table(backend: Backend, codes: Codes | None = None, present: Codes | None = None) -> WindowTable:
+    """A window table searched by `backend`, empty or holding `codes` (and which rows have them, `present`)."""
+    return FaissWindows(codes, present) if backend == "faiss" else ScanWindows(codes, present)

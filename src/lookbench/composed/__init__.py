@@ -1,1 +1,0 @@
-"""Composed (intent-conditioned) retrieval: "like this, but with short sleeves"."""

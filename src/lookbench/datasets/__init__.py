@@ -1,0 +1,1 @@
+"""The datasets wing: named snapshots (the embedded default), Synth, legacy importers, composed derivation."""

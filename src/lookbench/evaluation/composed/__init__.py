@@ -1,0 +1,1 @@
+"""Composed retrieval (reference image + modification text): its task, encoders, methods and relevance."""

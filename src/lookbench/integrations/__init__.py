@@ -1,1 +1,0 @@
-"""Bridges to other benchmark ecosystems (each imports its library only when used)."""

@@ -1,0 +1,1 @@
+"""The publishing wing: reports and the site, submissions, MTEB, Hub cards."""
