@@ -59,9 +59,10 @@ def test_eval_imports_neither_other_commands_nor_pandas(tmp_path: Path) -> None:
     emb, out = tmp_path / "emb", tmp_path / "r.json"
     argv = ["lookbench", "eval", "-s", str(snap), "-m", f"embeddings:{emb}", "-o", str(out)]
     code = (
-        "import json, runpy, sys\n"
+        "import json, sys\n"
+        "from lookbench.cli.main import app\n"
         f"sys.argv = {argv!r}\n"
-        "try:\n    runpy.run_module('lookbench.cli.main', run_name='__main__')\n"
+        "try:\n    app()\n"
         "except SystemExit as exc:\n    assert not exc.code, exc.code\n"
         "print(json.dumps(sorted(sys.modules)))\n"
     )

@@ -130,7 +130,7 @@ def test_nfd_attribute_labels_score_as_nfc_in_graded_ndcg(tmp_path: Path) -> Non
 def test_the_taxonomy_cleans_labels_to_nfc_like_the_reader() -> None:
     import unicodedata
 
-    from lookbench.snapshot.labels import normalise_label
+    from lookbench._util.labels import normalise_label
     from lookbench.taxonomy.normalise import clean
 
     nfd = unicodedata.normalize("NFD", " Brodé_Côtelé ")

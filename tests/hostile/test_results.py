@@ -145,5 +145,5 @@ def test_markdown_tables_escape_html(tmp_path: Path) -> None:
     run = invoke("tables", str(out), "--out", str(tmp_path / "t"))
     assert run.exit_code == 0, run.output
     markdown = (tmp_path / "t" / "tables.md").read_text()
-    assert "<img" not in markdown and '&lt;img src=x onerror="alert(1)"&gt;\\|[/x]' in markdown
+    assert "<img" not in markdown and '&lt;img src=x onerror="alert(1)"&gt;\\|\\[/x\\]' in markdown
     assert pq.read_table(out.with_name("run.per_query.parquet")).num_rows == 4

@@ -143,7 +143,7 @@ def test_excluded_rows_are_never_relevant() -> None:
 
 
 def test_labels_are_case_and_space_insensitive_via_reader_normalisation() -> None:
-    from lookbench.snapshot.labels import normalise_label
+    from lookbench._util.labels import normalise_label
 
     assert normalise_label("  Blouse ") == "blouse"
     assert normalise_label(None) == ""

@@ -52,6 +52,11 @@ class CardInDescribe(Thumbnail):
 def card_in_describe():
     return CardInDescribe()
 
+def no_card():
+    model = Thumbnail()
+    model.card = None
+    return model
+
 def loose_card():
     model = Thumbnail()
     model.card = {"release_date": "2024-02", "accuracy": "not a fact"}
@@ -98,6 +103,7 @@ def test_a_card_attribute_is_recorded_and_read_by_since_cutoff(user_module: str)
     assert meta.details == {"factory": f"{user_module}:carded", "note": "carded"}
     assert cutoff_since(meta) == np.datetime64("2024-01-01", "us")
     assert resolve_model(f"python:{user_module}:make").describe().meta.fact_sheet() is None
+    assert resolve_model(f"python:{user_module}:no_card").describe().meta.fact_sheet() is None  # None: no card
     with pytest.raises(EmbeddingError, match="`card` must be a ModelMeta or a dict of its fields, got str"):
         resolve_model(f"python:{user_module}:bad_card")
     with pytest.raises(EmbeddingError, match=r"python:\w+:loose_card: card field accuracy: Extra inputs"):

@@ -8,7 +8,7 @@ from pathlib import Path
 import lookbench.build
 
 ROOT = Path(lookbench.build.__file__).parent
-BASE = {"config", "records", "jsontext"}
+BASE = {"config", "records"}
 STAGES = {"collect", "dedup", "crop", "annotate", "audit", "distractors", "split", "publish"}
 
 

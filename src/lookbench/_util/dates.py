@@ -93,6 +93,18 @@ def snapshot_date(snapshot_id: str) -> np.datetime64 | None:
     return None if day is None else np.datetime64(day, "us")
 
 
+def day_of(value: np.datetime64) -> dt.date:
+    """The calendar day (UTC) of a datetime64."""
+    return dt.date.fromisoformat(str(value.astype("datetime64[D]")))
+
+
+def day_after(day: dt.date) -> dt.date:
+    """The next day; ValueError names the day when it is the last one a date can hold (9999-12-31)."""
+    if day == dt.date.max:
+        raise ValueError(f"{day.isoformat()!r} has no day after it (the last representable date)")
+    return day + dt.timedelta(days=1)
+
+
 UNKNOWN_WORDS = frozenset({"", "unknown", "none", "null", "n/a", "na", "?"})
 """What cards write for a fact they do not know."""
 

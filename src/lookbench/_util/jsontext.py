@@ -1,4 +1,4 @@
-"""Decoding JSON text that came from outside (pages, records, model replies, cache files) without surprises."""
+"""Decoding JSON text that came from outside (result files, manifests, cards, pages, replies) without surprises."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 
 def loads(text: str | bytes) -> Any:
-    """`json.loads`, except that nesting too deep for the decoder is a ValueError like any other bad JSON."""
+    """`json.loads`, except that nesting too deep for the decoder is a JSONDecodeError like any other bad JSON."""
     try:
         return json.loads(text)
-    except RecursionError as exc:
-        raise ValueError("JSON nested too deeply to decode") from exc
+    except RecursionError:
+        raise json.JSONDecodeError("JSON nested too deeply to decode", "", 0) from None

@@ -65,6 +65,8 @@ def parse_yaml(text: str, where: str) -> Any:
         raise YamlError(f"{where}: not valid YAML: {place}{problem}") from exc
     except yaml.YAMLError as exc:
         raise YamlError(f"{where}: not valid YAML ({exc})") from exc
+    except RecursionError:
+        raise YamlError(f"{where}: not valid YAML: nested too deeply to parse") from None
 
 
 def load_yaml(path: Path | str) -> Any:

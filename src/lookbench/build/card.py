@@ -8,6 +8,7 @@ from typing import Any
 
 import yaml
 
+from lookbench._util.jsontext import loads
 from lookbench.build.audit.io import AUDIT_NAME, audit_markdown
 from lookbench.build.audit.schema import AuditReport
 from lookbench.build.fingerprints.crops import MIN_OVERLAP
@@ -215,7 +216,7 @@ def root_card(output: Path, title: str) -> str:
     manifests = []
     for folder in sorted(p for p in output.iterdir() if p.is_dir() and VERSION_RE.match(p.name)):
         if (folder / MANIFEST_NAME).is_file():
-            manifests.append(json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8")))
+            manifests.append(loads((folder / MANIFEST_NAME).read_text(encoding="utf-8")))
     configs: list[dict[str, Any]] = []
     for position, manifest in enumerate(reversed(manifests)):
         version = manifest["release"]["version"]

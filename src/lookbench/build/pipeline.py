@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.hashing import file_sha256, json_sha256
+from lookbench._util.jsontext import loads
 from lookbench.build.config import ReleaseConfig
 from lookbench.build.judge.judge import Judge
 from lookbench.build.records import Problem, write_problems
@@ -110,7 +111,7 @@ def output_sha256(path: Path) -> str:
 
 def _marker(path: Path) -> Marker | None:
     try:
-        return Marker.model_validate(json.loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
+        return Marker.model_validate(loads(path.read_text(encoding="utf-8"))) if path.is_file() else None
     except (OSError, ValueError, ValidationError):
         return None
 

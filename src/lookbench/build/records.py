@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from lookbench._util.atomic import atomic_path, write_text_atomic
 from lookbench._util.hashing import sha1_hex, sha256_hex
+from lookbench._util.jsontext import loads
 from lookbench.snapshot.schema import NOISE
 
 TS = pa.timestamp("us", tz="UTC")
@@ -134,7 +135,7 @@ class Sample:
         known = {f.name for f in fields(cls)}
         values = {k: v for k, v in row.items() if k in known}
         if isinstance(values.get("generation"), str):
-            values["generation"] = json.loads(values["generation"])
+            values["generation"] = loads(values["generation"])
         for name in ("first_seen_at", "source_published_at"):
             when = values.get(name)
             if isinstance(when, datetime) and when.tzinfo is None:

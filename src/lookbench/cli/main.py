@@ -3,10 +3,14 @@ points; each command's module is imported only when it runs."""
 
 from __future__ import annotations
 
+import atexit
 import importlib
+import os
+import sys
+import threading
 from functools import cache
 from importlib.metadata import entry_points
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 import typer.core
@@ -96,5 +100,30 @@ def main(
     set_debug(debug)
 
 
+def run() -> NoReturn:
+    """The `lookbench` console script: the app, Python's own exit steps, then the process ends at once.
+
+    Python's steps (waiting for its non-daemon threads, thread-pool and atexit hooks, flushing) all run; what is
+    skipped is the C++ static destruction after them, where Arrow's global thread pools are torn down and a worker
+    still alive aborts the process (SIGABRT, 'terminate called without an active exception') after its message.
+    """
+    code: int | str | None = 0
+    try:
+        app()
+    except SystemExit as stop:
+        code = stop.code
+    threading._shutdown()  # type: ignore[attr-defined]  # what Py_Finalize does first: join threads, run their hooks
+    atexit._run_exitfuncs()
+    if isinstance(code, str):
+        print(code, file=sys.stderr)
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`): status 120, as Python's own exit gives
+            code = code or 120
+    os._exit(code or 0)
+
+
 if __name__ == "__main__":
-    app()
+    run()

@@ -20,11 +20,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench._util.atomic import atomic_folder
+from lookbench._util.labels import normalise_label
 from lookbench.datasets.synth.pairs import pair_targets, read_synth_plan, render_pair_targets
 from lookbench.errors import SnapshotError
 from lookbench.evaluation.composed.texts import modification_text
 from lookbench.snapshot.composed import COMPOSED_COLUMNS, MAX_CHANGES, Change
-from lookbench.snapshot.labels import normalise_label
 from lookbench.snapshot.manifest import MANIFEST_NAME, read_manifest, write_manifest
 from lookbench.snapshot.reader import Snapshot, reading
 from lookbench.snapshot.schema import COMPOSED, SUBSETS

@@ -43,9 +43,13 @@ class PrecomputedEmbeddings(ProviderBase):
         if not path.is_file():
             raise EmbeddingError(f"missing embeddings file {path} for {subset}/{split}")
         try:
-            return np.load(path, allow_pickle=False)
+            loaded = np.load(path, allow_pickle=False)
         except Exception as exc:
             raise EmbeddingError(f"{path}: not a readable .npy file ({exc})") from exc
+        if not isinstance(loaded, np.ndarray):  # np.load opens whatever the bytes are: an .npz gives an archive
+            loaded.close()
+            raise EmbeddingError(f"{path}: an .npz archive, not a .npy array")
+        return loaded
 
     def _read_card(self) -> ModelMeta | None:
         """The folder's fact sheet, `model.json` (see `ModelMeta`), when there is one."""

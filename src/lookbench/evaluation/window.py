@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench._util.arrow import from_numpy, to_datetimes
-from lookbench._util.dates import lenient_date, snapshot_date
+from lookbench._util.dates import day_of, lenient_date, snapshot_date
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.summary import summarise_table
 from lookbench.results.schema import DateWindow, ResultFile
@@ -122,10 +122,10 @@ def filter_window(
 def window_start(per_query: pa.Table, snapshot_id: str, since: np.datetime64 | None) -> dt.date | None:
     """The first day of a window: `since`, else the earliest query date."""
     if since is not None:
-        return dt.date.fromisoformat(str(since)[:10])
+        return day_of(since)
     dates = query_dates(per_query, snapshot_id)
     dates = dates[~np.isnat(dates)]
-    return dt.date.fromisoformat(str(dates.min())[:10]) if len(dates) else None
+    return day_of(dates.min()) if len(dates) else None
 
 
 def result_window_start(result: ResultFile, per_query: pa.Table | None) -> dt.date | None:

@@ -11,12 +11,12 @@ answers fail at once; `timeout` is the total time one attempt may take.
 from __future__ import annotations
 
 import base64
-import json
 import os
 from typing import Any
 
 import numpy as np
 
+from lookbench._util.jsontext import loads
 from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
@@ -78,7 +78,7 @@ class ApiEncoder(EncoderBase):
                 f"{self.url}: HTTP {response.status}: {response.content[:200].decode(errors='replace')}"
             )
         try:
-            return json.loads(response.content)
+            return loads(response.content)
         except (ValueError, RecursionError) as exc:
             raise EmbeddingError(f"{self.url}: response is not JSON ({exc})") from exc
 

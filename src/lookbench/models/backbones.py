@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+from lookbench._util.jsontext import loads
 from lookbench._util.optional import require
 from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.errors import TrainError
@@ -272,7 +273,7 @@ def rebuild_backbone(architecture: dict[str, Any], folder: Path, preprocess: Pre
     if kind == "open_clip":
         open_clip = require("open_clip", "openclip")
         model = open_clip.create_model(f"local-dir:{folder / 'backbone'}", load_weights=False)
-        config = json.loads((folder / "backbone" / "open_clip_config.json").read_text())
+        config = loads((folder / "backbone" / "open_clip_config.json").read_text())
         return OpenClipBackbone(model, config, str(architecture.get("source")), preprocess)
     if kind == "python":
         return PythonBackbone(str(architecture["factory"]), pretrained=False)

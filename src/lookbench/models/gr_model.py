@@ -7,7 +7,6 @@ its own preprocessing and returns `(scores, embeddings)`. The model comes either
 
 from __future__ import annotations
 
-import json
 import pickle
 import re
 from collections.abc import Mapping
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from lookbench._util.hashing import file_sha256
+from lookbench._util.jsontext import loads
 from lookbench._util.optional import pick_device, require
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
@@ -72,7 +72,7 @@ def _has_auto_map(folder: Path) -> bool:
     if not config.is_file():
         return False
     try:
-        return "auto_map" in json.loads(config.read_text(encoding="utf-8"))
+        return "auto_map" in loads(config.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise EmbeddingError(f"{config}: not a readable JSON config ({exc})") from exc
 

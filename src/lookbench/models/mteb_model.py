@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 from PIL import Image
+from pydantic import ValidationError
 
 from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.meta import UNKNOWN, ModelMeta
 from lookbench.embeddings.options import EmbedOptions
-from lookbench.errors import LookBenchError
+from lookbench.errors import LookBenchError, first_problem
 from lookbench.models.spec import ModelSpec
 
 NO_REVISION = "no_revision_available"
@@ -65,17 +66,21 @@ def model_meta(argument: str) -> Any:
 
 
 def card_facts(meta: Any) -> ModelMeta:
-    """The fact sheet of an mteb `ModelMeta` (MTEB records no training cutoff: the release date stands in)."""
+    """The fact sheet of an mteb `ModelMeta` (MTEB records no training cutoff: the release date stands in);
+    MtebModelError names the field a registry entry gives in a form a card cannot hold."""
     datasets = meta.get_training_datasets()
-    return ModelMeta(
-        name=meta.name,
-        release_date=UNKNOWN if meta.release_date is None else str(meta.release_date),
-        params=meta.n_parameters,
-        training_data=tuple(sorted(datasets)) if datasets else (),
-        license=meta.license,
-        open_weights=meta.open_weights,
-        weights_source=f"MTEB model registry ({meta.reference})" if meta.reference else "MTEB model registry",
-    )
+    try:
+        return ModelMeta(
+            name=meta.name,
+            release_date=UNKNOWN if meta.release_date is None else str(meta.release_date),
+            params=meta.n_parameters,
+            training_data=tuple(sorted(datasets)) if datasets else (),
+            license=meta.license,
+            open_weights=meta.open_weights,
+            weights_source=f"MTEB model registry ({meta.reference})" if meta.reference else "MTEB model registry",
+        )
+    except ValidationError as exc:
+        raise MtebModelError(f"mteb:{meta.name}: its ModelMeta's {first_problem(exc)}") from exc
 
 
 def mteb_details(meta: Any) -> dict[str, Any]:

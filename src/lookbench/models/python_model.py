@@ -52,9 +52,9 @@ class DescribedModel(Protocol):
 class CardedModel(Protocol):
     """An ImageModel that declares its fact sheet as a `card` attribute: a `ModelMeta`, or a dict of its fields
     (`release_date`, `training_cutoff`, `training_data`, `params`, `name`...), recorded as the result's
-    `model.meta`."""
+    `model.meta`; None reads as no card, like a missing attribute."""
 
-    card: ModelMeta | dict[str, Any]
+    card: ModelMeta | dict[str, Any] | None
 
 
 class PythonEncoder(EncoderBase):
@@ -110,7 +110,7 @@ def _facts(model: ImageModel, spec: ModelSpec) -> ModelMeta | None:
     """The model's `card` attribute as a fact sheet, checked field by field."""
     if isinstance(model, DescribedModel) and "card" in model.describe():
         raise EmbeddingError(f"{spec}: describe() returns a card; declare it as the model's `card` attribute instead")
-    if not isinstance(model, CardedModel):
+    if not isinstance(model, CardedModel) or model.card is None:
         return None
     if isinstance(model.card, ModelMeta):
         return model.card

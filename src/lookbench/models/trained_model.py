@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.hashing import file_sha256
+from lookbench._util.jsontext import loads
 from lookbench.embeddings.encoder import Encoder
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.meta import ModelMeta
@@ -66,7 +67,7 @@ def read_model_info(folder: Path) -> TrainedModelInfo:
     if not path.is_file():
         raise EmbeddingError(f"{folder} is not an exported model: no {MODEL_JSON} (did `lookbench train` finish?)")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EmbeddingError(f"{path}: not readable JSON ({exc})") from exc
     try:

@@ -10,6 +10,7 @@ from filelock import FileLock, Timeout
 from pydantic import ValidationError
 
 from lookbench._util.atomic import write_text_atomic
+from lookbench._util.jsontext import loads
 from lookbench._util.outfolder import refuse_foreign_file
 from lookbench.errors import ResultError, first_problem
 from lookbench.results.naming import per_query_name
@@ -61,7 +62,7 @@ def check_result_target(path: Path, overwrite: bool) -> None:
 def load_result(path: Path) -> ResultFile:
     """Read and validate a result file, naming the file and field on error."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise ResultError(f"result file not found: {path}") from exc
     except OSError as exc:

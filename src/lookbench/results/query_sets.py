@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lookbench._util.atomic import write_text_atomic
+from lookbench._util.jsontext import loads
 from lookbench.errors import ResultError, first_problem
 from lookbench.taxonomy.designs import LABEL_CLASSES
 
@@ -114,7 +115,7 @@ def read_query_set(path: Path, classes: list[str], content_hash: str) -> set[Que
     text = _read_text(path)
     if text.lstrip().startswith(("{", "[")):
         try:
-            data = json.loads(text)
+            data = loads(text)
         except json.JSONDecodeError as exc:
             raise ResultError(f"{path}: not valid JSON ({exc})") from exc
         entry = _overlap_queries(path, data).for_snapshot(content_hash, path)

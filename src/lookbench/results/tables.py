@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import csv
-import html
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from lookbench._util.safetext import csv_row, markdown_cell
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.results.references import references_for
 from lookbench.results.schema import MetricValue, ResultFile
@@ -116,11 +116,6 @@ def percent(value: MetricValue | None, with_ci: bool = False, half_width: bool =
     return text
 
 
-def markdown_cell(text: str) -> str:
-    """Text safe inside a Markdown table cell: HTML escaped, pipes escaped, on one line."""
-    return html.escape(" ".join(text.split()), quote=False).replace("|", "\\|")
-
-
 def to_markdown(table: MetricTable, with_ci: bool = True) -> str:
     """A GitHub-flavoured Markdown table, values in percent."""
     header = table.header()
@@ -144,9 +139,9 @@ def to_csv(tables: list[MetricTable]) -> str:
             for scope in table.scopes:
                 v = cells[scope]
                 if v is not None:
-                    writer.writerow([label, table.metric, scope, v.value, v.ci_low, v.ci_high, v.n])
+                    writer.writerow(csv_row([label, table.metric, scope, v.value, v.ci_low, v.ci_high, v.n]))
         for label, numbers in table.references:  # published: no interval, no query count
             for scope in table.scopes:
                 if numbers[scope] is not None:
-                    writer.writerow([label, table.metric, scope, numbers[scope], "", "", ""])
+                    writer.writerow(csv_row([label, table.metric, scope, numbers[scope], "", "", ""]))
     return buf.getvalue()

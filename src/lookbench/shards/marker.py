@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.atomic import write_text_atomic
+from lookbench._util.jsontext import loads
 from lookbench.shards.plan import Shard
 
 
@@ -75,7 +75,7 @@ def read_marker(shard: Shard) -> ShardMarker | None:
     """The shard's marker if it is there, readable and written for this shard; else None."""
     path = shard.marker_path
     try:
-        marker = ShardMarker.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        marker = ShardMarker.model_validate(loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, ValidationError):
         return None
     return marker if marker.matches(shard) else None

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from lookbench._util.jsontext import loads
 from lookbench.errors import SnapshotError, first_problem
 
 CARD_NAME = "DATASET.json"
@@ -75,7 +76,7 @@ def read_card(root: Path) -> DatasetCard | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise SnapshotError(f"{path}: unreadable dataset card ({exc})") from exc
     except json.JSONDecodeError as exc:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from lookbench._util.jsontext import loads
 from lookbench.errors import SnapshotError
 
 
@@ -31,7 +31,7 @@ def list_cell(path: Path, row: int, column: str, value: Any, what: str = "a list
         if not text:
             return []
         try:
-            value = json.loads(text)
+            value = loads(text)
         except ValueError:
             value = None
         if not isinstance(value, list):

@@ -11,9 +11,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lookbench._util.labels import canonical_text, normalise_label
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.cells import list_cell, reading
-from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
+from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.splits import SplitSource
 from lookbench.taxonomy.loader import load_taxonomy
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lookbench._util.jsontext import loads
 from lookbench.snapshot.schema import IMAGE_TYPE
 
 _LIST_TYPES = frozenset({"Sequence", "List", "LargeList"})
@@ -42,7 +43,7 @@ def features_of(schema: pa.Schema) -> dict[str, Any]:
     if not raw:
         return {}
     try:
-        features = json.loads(raw).get("info", {}).get("features", {})
+        features = loads(raw).get("info", {}).get("features", {})
     except (ValueError, AttributeError):
         return {}
     return features if isinstance(features, dict) else {}

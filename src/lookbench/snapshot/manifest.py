@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.hashing import file_sha256
+from lookbench._util.jsontext import loads
 from lookbench.errors import SnapshotError
 
 MANIFEST_NAME = "MANIFEST.json"
@@ -51,7 +52,7 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise SnapshotError(f"{path}: unreadable manifest ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("files"), dict):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cached_property, partial
@@ -14,13 +13,15 @@ import pyarrow.parquet as pq
 
 from lookbench._util.arrow import to_datetimes, to_numpy
 from lookbench._util.hashing import sha256_hex
+from lookbench._util.jsontext import loads
+from lookbench._util.labels import canonical_text, normalise_label
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.card import DatasetCard, read_card
 from lookbench.snapshot.cells import list_cell, reading
 from lookbench.snapshot.composed import check_composed
 from lookbench.snapshot.digests import DigestIndex, ImageDigests, hash_images
 from lookbench.snapshot.features import class_names, features_of
-from lookbench.snapshot.labels import SplitLabels, canonical_text, normalise_label
+from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.manifest import verify_manifest
 from lookbench.snapshot.schema import (
     COMPOSED_SPLITS,
@@ -154,7 +155,7 @@ class Snapshot:
         and seed, e.g. `v20260601-synth-3-small-seed0`), else the version folder's name."""
         for manifest in NAMED_BY:
             try:
-                declared = json.loads((self.root / manifest).read_text(encoding="utf-8")).get("name")
+                declared = loads((self.root / manifest).read_text(encoding="utf-8")).get("name")
             except (OSError, ValueError, AttributeError):
                 continue
             if isinstance(declared, str) and re.fullmatch(r"[A-Za-z0-9._-]{1,100}", declared):

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lookbench._util.labels import normalise_label
 from lookbench.errors import LookBenchError
 
 Region = Literal["upper body", "lower body", "whole body", "feet", "head", "carried"]
@@ -29,8 +30,8 @@ class AttributeGroup(BaseModel):
     @classmethod
     def _canonical_names(cls, value: dict[str, str]) -> dict[str, str]:
         for name, definition in value.items():
-            if name != name.strip().lower() or not name:
-                raise ValueError(f"attribute name {name!r} must be lowercase and trimmed")
+            if name != normalise_label(name) or not name:
+                raise ValueError(f"attribute name {name!r} must be lowercase, trimmed and Unicode NFC")
             if not definition.strip():
                 raise ValueError(f"attribute {name!r} has an empty definition")
         return value
@@ -77,8 +78,8 @@ class Taxonomy(BaseModel):
                     raise ValueError(f"attribute {attr!r} is in groups {owner[attr]!r} and {group_name!r}")
                 owner[attr] = group_name
         for cat_name, cat in self.categories.items():
-            if cat_name != cat_name.strip().lower():
-                raise ValueError(f"category name {cat_name!r} must be lowercase and trimmed")
+            if cat_name != normalise_label(cat_name):
+                raise ValueError(f"category name {cat_name!r} must be lowercase, trimmed and Unicode NFC")
             for group_name, values in cat.attributes.items():
                 if group_name not in self.groups:
                     raise ValueError(f"category {cat_name!r}: unknown attribute group {group_name!r}")

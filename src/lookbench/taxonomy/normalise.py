@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 
+from lookbench._util.labels import normalise_label
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.taxonomy.models import Taxonomy, TaxonomyError
 
@@ -55,9 +55,8 @@ _ATTRIBUTE_SYNONYMS: dict[str, str] = {
 
 
 def clean(label: object) -> str:
-    """Trim, lowercase, Unicode NFC (as every label is compared) and collapse whitespace and underscores."""
-    text = "" if label is None else unicodedata.normalize("NFC", str(label))
-    return re.sub(r"[\s_]+", " ", unicodedata.normalize("NFC", text.strip().lower()))
+    """A label in the form every label is compared in (`normalise_label`), whitespace and underscores collapsed."""
+    return re.sub(r"[\s_]+", " ", normalise_label(label))
 
 
 def _singular(text: str) -> str:

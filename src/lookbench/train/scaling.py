@@ -20,6 +20,7 @@ from pydantic import Field, TypeAdapter, ValidationError, field_validator
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.configfile import StrictConfig, load_config_file, validation_message
 from lookbench._util.hashing import parts_sha256
+from lookbench._util.jsontext import loads
 from lookbench.errors import TrainError
 from lookbench.snapshot.named import DEFAULT_SNAPSHOT
 from lookbench.train.config import TrainConfig, load_config, parse_config
@@ -199,7 +200,7 @@ def run_study(
 def _kept_cell(record: Path) -> CellResult:
     """A cell record written by an earlier run of the study."""
     try:
-        data = json.loads(record.read_text(encoding="utf-8"))
+        data = loads(record.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise TrainError(f"{record}: not readable JSON ({exc}); delete it to evaluate the cell again") from exc
     return parse_cell_results([data], str(record))[0]

@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from lookbench._util.atomic import atomic_path, write_text_atomic
+from lookbench._util.safetext import csv_row
 from lookbench.errors import TrainError
 from lookbench.train.headline import REPORTED as HEADLINE
 from lookbench.train.scaling import CellResult
@@ -57,7 +58,7 @@ def to_csv(results: list[CellResult]) -> str:
         for m in HEADLINE:
             v = r.metrics.get(m, {})
             values += [v.get("value", ""), v.get("ci_low", ""), v.get("ci_high", "")]
-        writer.writerow([r.backbone, r.fraction, r.images, r.items, r.steps, *values])
+        writer.writerow(csv_row([r.backbone, r.fraction, r.images, r.items, r.steps, *values]))
     return buf.getvalue()
 
 

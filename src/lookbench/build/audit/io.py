@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from lookbench._util.atomic import write_text_atomic
+from lookbench._util.safetext import markdown_cell
 from lookbench.build.audit.schema import AuditReport
 from lookbench.errors import LookBenchError, first_problem
 
@@ -76,14 +77,16 @@ def audit_markdown(report: AuditReport) -> list[str]:
         lines.append(f"- statistics that separate most: {shown}")
     probe = report.separability.embedding_probe
     if probe is not None:
-        lines.append(f"- linear probe on `{probe.model}` embeddings: {_auc(probe.auc, probe.ci, probe.reason)}")
+        lines.append(
+            f"- linear probe on {markdown_cell(probe.model)} embeddings: {_auc(probe.auc, probe.ci, probe.reason)}"
+        )
     lines += [
         "",
         "| subset | queries | on the noise side (statistics) | on the noise side (embeddings) |",
         "|---|---|---|---|",
     ]
     lines += [
-        f"| {s} | {q.queries} | {_pct(q.image_statistics)} | {_pct(q.embedding_probe)} |"
+        f"| {markdown_cell(s)} | {q.queries} | {_pct(q.image_statistics)} | {_pct(q.embedding_probe)} |"
         for s, q in report.queries.items()
     ]
     if report.noise_effect:
@@ -95,7 +98,7 @@ def audit_markdown(report: AuditReport) -> list[str]:
         for scope, effect in report.noise_effect.items():
             fine = effect.fine_recall_at_1
             lines.append(
-                f"| {scope} | {_pct(fine.with_noise.value)} | {_pct(fine.without_noise.value)} | "
+                f"| {markdown_cell(scope)} | {_pct(fine.with_noise.value)} | {_pct(fine.without_noise.value)} | "
                 f"{_pct(effect.distractor_share_at_1.value)} |"
             )
     lines += [
@@ -105,7 +108,8 @@ def audit_markdown(report: AuditReport) -> list[str]:
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {s} | {c.queries} | {c.with_gallery_fine_match} | {c.noise_carries_main} | {c.noise_carries_all} |"
+        f"| {markdown_cell(s)} | {c.queries} | {c.with_gallery_fine_match} | {c.noise_carries_main} | "
+        f"{c.noise_carries_all} |"
         for s, c in report.label_consistency.items()
     ]
     if report.skipped_images:

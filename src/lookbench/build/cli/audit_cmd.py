@@ -80,7 +80,7 @@ def audit_command(
         None, "--model", "-m", help="Also probe this model's embeddings and measure the noise effect on its scores."
     ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the audit JSON here."),
-    seed: int = typer.Option(0, "--seed", help="Sampling, fold and bootstrap seed."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Sampling, fold and bootstrap seed."),
     per_side: int = typer.Option(2000, "--per-side", min=1, help="Images sampled from the galleries and the noise."),
     queries: int = typer.Option(500, "--queries", min=1, help="Queries sampled per subset."),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),

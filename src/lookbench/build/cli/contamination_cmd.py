@@ -12,6 +12,7 @@ from rich.table import Table
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.outfolder import refuse_foreign_file
+from lookbench._util.safetext import csv_cell
 from lookbench.cli.common import console, reports_errors
 from lookbench.errors import LookBenchError
 
@@ -78,7 +79,7 @@ def contamination(
         buffer = io.StringIO(newline="")
         writer = csv.DictWriter(buffer, MATCH_COLUMNS)
         writer.writeheader()
-        writer.writerows(report.matches)
+        writer.writerows({key: csv_cell(value) for key, value in match.items()} for match in report.matches)
         write_text_atomic(output, buffer.getvalue())
     if fail_on_match and report.matches:
         raise typer.Exit(1)

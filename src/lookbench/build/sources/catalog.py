@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from lookbench._util.dates import optional_datetime
 from lookbench._util.images import image_size
+from lookbench._util.labels import normalise_label
 from lookbench.build.config import CatalogSource
 from lookbench.build.records import Sample
 from lookbench.build.sources.base import CollectContext
@@ -87,8 +88,8 @@ class CatalogCollector:
         image_path = confined(base, row["image"])
         data = image_path.read_bytes()
         image_size(data)
-        category = str(row.get("category") or "").strip().lower()
-        main = str(row.get("main_attribute") or "").strip().lower()
+        category = normalise_label(row.get("category") or "")
+        main = normalise_label(row.get("main_attribute") or "")
         others = split_list(row.get("other_attributes"))
         if not main:
             main, others = colour_labels(row.get("color") or row.get("colour"))

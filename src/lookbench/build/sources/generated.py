@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from lookbench._util.dates import parse_datetime
 from lookbench._util.images import image_size
 from lookbench._util.jsontext import loads
+from lookbench._util.labels import normalise_label
 from lookbench.build.config import GeneratedSource
 from lookbench.build.records import Sample
 from lookbench.build.sources.base import CollectContext
@@ -95,8 +96,8 @@ class GeneratedCollector:
             product_id=record.product_id,
             image=data,
             first_seen_at=ctx.now(),
-            category=record.category.strip().lower(),
-            main_attribute=record.main_attribute.strip().lower(),
+            category=normalise_label(record.category),
+            main_attribute=normalise_label(record.main_attribute),
             other_attributes=split_list(record.other_attributes),
             subsets=list(self.config.subsets),
             license=self.config.license,

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from lookbench._util.labels import normalise_label
+
 _PATH_SPLIT = re.compile(r"\s*(?:>|/|\||»|›)\s*")
 _COLOUR_SPLIT = re.compile(r"\s*(?:/|,|;|&|\+|\band\b)\s*")
 
@@ -13,14 +15,14 @@ def category_label(text: str | None) -> str:
     if not text:
         return ""
     parts = [p for p in _PATH_SPLIT.split(text.strip()) if p]
-    return parts[-1].strip().lower() if parts else ""
+    return normalise_label(parts[-1]) if parts else ""
 
 
 def colour_labels(text: str | None) -> tuple[str, list[str]]:
     """Main and other attributes from colour text ("Navy / White" -> ("navy", ["white"]))."""
     if not text:
         return "", []
-    parts = [p.strip().lower() for p in _COLOUR_SPLIT.split(text.strip()) if p.strip()]
+    parts = [normalise_label(p) for p in _COLOUR_SPLIT.split(text.strip()) if p.strip()]
     return (parts[0], parts[1:]) if parts else ("", [])
 
 
@@ -29,8 +31,8 @@ def split_list(text: object) -> list[str]:
     if text is None:
         return []
     if isinstance(text, (list, tuple)):
-        return [str(v).strip().lower() for v in text if str(v).strip()]
-    return [p.strip().lower() for p in re.split(r"[;|]", str(text)) if p.strip()]
+        return [normalise_label(v) for v in text if str(v).strip()]
+    return [normalise_label(p) for p in re.split(r"[;|]", str(text)) if p.strip()]
 
 
 def web_url(value: object) -> str | None:

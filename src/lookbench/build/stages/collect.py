@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.hashing import json_sha256
+from lookbench._util.jsontext import loads
 from lookbench.build.config import SourceConfig
 from lookbench.build.records import SAMPLE_SCHEMA, Problem, Sample, samples_table, write_problems, write_table
 from lookbench.build.sources import CollectContext, make_source
@@ -113,7 +113,7 @@ def _finished(done: Path, key: str, part: Path) -> SourcePart | None:
     if not done.is_file() or not part.is_file():
         return None
     try:
-        record = SourcePart.model_validate(json.loads(done.read_text(encoding="utf-8")))
+        record = SourcePart.model_validate(loads(done.read_text(encoding="utf-8")))
     except (OSError, ValueError, ValidationError):
         return None
     return record if record.config_sha256 == key else None

@@ -10,6 +10,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from lookbench._util.labels import normalise_label
 from lookbench.build.compose import audit as composed_audit
 from lookbench.build.compose import paraphrase
 from lookbench.build.compose.audit import (
@@ -32,7 +33,6 @@ from lookbench.datasets.composed import in_validation
 from lookbench.errors import ReleaseError
 from lookbench.evaluation.composed.texts import modification_text
 from lookbench.shards.table import TableJob
-from lookbench.snapshot.labels import normalise_label
 from lookbench.snapshot.schema import COMPOSED, NOISE
 
 AUDIT_SCHEMA = pa.schema(

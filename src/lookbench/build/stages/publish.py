@@ -3,7 +3,6 @@ atomically."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections import defaultdict
@@ -16,6 +15,7 @@ import pyarrow as pa
 from lookbench import __version__
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.images import opened
+from lookbench._util.jsontext import loads
 from lookbench.build.audit.io import AUDIT_NAME, write_audit
 from lookbench.build.audit.run import audit_snapshot
 from lookbench.build.audit.schema import AuditReport, AuditSnapshot
@@ -89,7 +89,7 @@ def snapshot_row(sample: Sample) -> dict[str, Any]:
 
 def _composed_columns(sample: Sample) -> dict[str, Any]:
     """A composed query's text, changes and explicit targets (compose stage)."""
-    changes = json.loads(sample.changes) if sample.changes else None
+    changes = loads(sample.changes) if sample.changes else None
     return {"modification_text": sample.modification_text, "changes": changes, "target_ids": sample.target_ids}
 
 

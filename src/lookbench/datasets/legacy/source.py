@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from lookbench._util.hashing import file_sha256
+from lookbench._util.jsontext import loads
 from lookbench.errors import DatasetImportError
 from lookbench.snapshot.card import SourceFile
 
@@ -201,7 +202,7 @@ def _after_space(text: str, at: int) -> int:
 
 def _parse_json(path: Path, text: str) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as exc:
         raise DatasetImportError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno})") from exc
     except RecursionError as exc:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import os
 from datetime import date
 from pathlib import Path
 
+from lookbench._util.jsontext import loads
 from lookbench.datasets.synth.generate import MANIFEST, generate_snapshot
 from lookbench.datasets.synth.release import (
     DEFAULT_RELEASE,
@@ -62,7 +62,7 @@ def _cached(folder: Path, release: date, seed: int, purpose: str, what: str) -> 
 def is_complete(snapshot: Path) -> bool:
     """True if the manifest and every file it lists are present (a damaged cache is regenerated)."""
     try:
-        files = json.loads((snapshot / MANIFEST).read_text(encoding="utf-8"))["files"]
+        files = loads((snapshot / MANIFEST).read_text(encoding="utf-8"))["files"]
         return bool(files) and all((snapshot / name).is_file() for name in files)
     except (OSError, ValueError, KeyError, TypeError):
         return False

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench._util.atomic import write_text_atomic
+from lookbench._util.jsontext import loads
 from lookbench.datasets.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
 from lookbench.datasets.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
 from lookbench.datasets.synth.parallel import available_cpus, ordered_map
@@ -177,7 +178,7 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     """The `synth_manifest.json` of the snapshot in `root`; None where it has none."""
     path = root / MANIFEST
     try:
-        recorded = json.loads(path.read_text(encoding="utf-8"))
+        recorded = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

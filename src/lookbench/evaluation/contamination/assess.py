@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import datetime as dt
-
 import numpy as np
 import pyarrow as pa
 
+from lookbench._util.dates import day_after
 from lookbench.embeddings.meta import ModelRun
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.contamination.flags import Flag, contamination_flags
@@ -34,4 +33,7 @@ def cutoff_since(model: ModelRun) -> np.datetime64:
         if card.has_facts:
             why = f"declares training_cutoff={card.training_cutoff!r} and no release date"
         raise LookBenchError(f"--since cutoff: {name} {why}; give an explicit date (YYYY-MM-DD) instead")
-    return np.datetime64(bound[0] + dt.timedelta(days=1), "us")
+    try:
+        return np.datetime64(day_after(bound[0]), "us")
+    except ValueError as exc:
+        raise LookBenchError(f"--since cutoff: {model.name or model.spec or 'the model'}'s card: {exc}") from exc

@@ -12,6 +12,7 @@ from rich.table import Table
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.dates import parse_date
 from lookbench._util.outfolder import Claim, claim_output_folder
+from lookbench._util.safetext import markdown_cell
 from lookbench.cli.common import OVERWRITE_HELP, console, reports_errors
 from lookbench.errors import ResultError
 from lookbench.evaluation.contamination.tables import flag_legend, flagged, windowed_runs
@@ -22,7 +23,6 @@ from lookbench.results.query_sets import QuerySelection
 from lookbench.results.tables import (
     DEFAULT_TABLE_METRICS,
     build_tables,
-    markdown_cell,
     percent,
     to_csv,
     to_markdown,

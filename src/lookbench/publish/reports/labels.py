@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import PurePath
 from typing import Any
 
 from lookbench.results.naming import window_text
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import run_label
+
+
+def shown_location(location: str) -> str:
+    """A snapshot location as a published page shows it: a hub or URL location whole, a local path by its last
+    part only (the page travels; the folders of the machine that built it do not)."""
+    if "://" in location:
+        return location
+    return PurePath(location).name or location
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lookbench._util.safetext import LATEX, csv_row, latex_escape, markdown_cell
 from lookbench.errors import ResultError
 from lookbench.evaluation.contamination.flags import marks
 from lookbench.evaluation.contamination.tables import WindowedRun
@@ -20,7 +21,7 @@ from lookbench.publish.reports.runs import LoadedRun, query_set_groups
 from lookbench.publish.reports.ties import TIE_P
 from lookbench.publish.reports.tiestats import TIE_CONFIDENCE, TIE_RESAMPLES, PairTester
 from lookbench.results.schema import MetricValue
-from lookbench.results.tables import composed_scopes, markdown_cell, ordered_scopes, percent, scope_title, short_metric
+from lookbench.results.tables import composed_scopes, ordered_scopes, percent, scope_title, short_metric
 
 SUBSET_METRICS = ("fine_recall@1", "coarse_recall@1", "ndcg@5")
 OVERALL_METRIC = "fine_recall@1"
@@ -119,7 +120,7 @@ def page_spec(runs: list[LoadedRun]) -> dict[str, Any]:
         "tieP": TIE_P,
         "tieResamples": TIE_RESAMPLES,
         "tieConfidence": TIE_CONFIDENCE,
-        "latex": _LATEX,
+        "latex": LATEX,
     }
 
 
@@ -227,12 +228,8 @@ def to_markdown(table: PaperTable) -> str:
             text = _cell_text(cell)
             cells.append(f"**{text}**" if cell.mark == "best" else f"_{text}_" if cell.mark == "tied" else text)
         extra = [diff] if table.baseline is not None else []
-        lines.append("| " + " | ".join([_md_escape(row.label), *cells, *extra]) + " |")
+        lines.append("| " + " | ".join([markdown_cell(row.label), *cells, *extra]) + " |")
     return "\n".join(lines) + "\n\n" + table.caption("italics") + "\n"
-
-
-def _md_escape(text: str) -> str:
-    return markdown_cell(text).replace("*", "\\*").replace("_", "\\_")
 
 
 def to_csv(table: PaperTable) -> str:
@@ -245,7 +242,7 @@ def to_csv(table: PaperTable) -> str:
         head += [title, f"{title} ci_low", f"{title} ci_high", f"{title} n", f"{title} mark"]
     if table.baseline is not None:
         head += ["diff vs baseline", "diff ci_low", "diff ci_high", "diff p"]
-    writer.writerow(head)
+    writer.writerow(csv_row(head))
     for row in table.rows:
         line = [row.label]
         for cell in row.cells:
@@ -266,33 +263,8 @@ def to_csv(table: PaperTable) -> str:
                     f"{d.p_value:.4f}",
                 ]
             )
-        writer.writerow(line)
+        writer.writerow(csv_row(line))
     return buf.getvalue()
-
-
-_LATEX = {
-    "\\": r"\textbackslash{}",
-    "&": r"\&",
-    "%": r"\%",
-    "$": r"\$",
-    "#": r"\#",
-    "_": r"\_",
-    "{": r"\{",
-    "}": r"\}",
-    "~": r"\textasciitilde{}",
-    "^": r"\textasciicircum{}",
-    "‡": r"$\ddagger$",
-    "†": r"$\dagger$",
-    "Δ": r"$\Delta$",
-    "≥": r"$\geq$",
-    "±": r"$\pm$",
-    "–": "--",
-}
-
-
-def latex_escape(text: str) -> str:
-    """Text safe in LaTeX: special characters escaped, marks and symbols in math mode."""
-    return "".join(_LATEX.get(ch, ch) for ch in text)
 
 
 def to_latex(table: PaperTable) -> str:

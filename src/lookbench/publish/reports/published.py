@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from lookbench._util.jsontext import loads
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.metrics.definitions import metric_name
 from lookbench.models.card import find_card, load_cards
@@ -34,7 +34,7 @@ def load_published() -> dict[str, dict[str, dict[str, float]]]:
         .joinpath("data/lookbench_leaderboard_v2601.json")
         .read_text("utf-8")
     )
-    raw = json.loads(text)
+    raw = loads(text)
     out: dict[str, dict[str, dict[str, float]]] = {}
     for tab, subset in TABS.items():
         for model, families in raw.get(tab, {}).items():

@@ -14,7 +14,7 @@ from lookbench.evaluation.contamination.assess import assess
 from lookbench.evaluation.contamination.tables import load_with_per_query
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
 from lookbench.publish.reports.images import ImageTable
-from lookbench.publish.reports.labels import metric_title, run_title, run_window
+from lookbench.publish.reports.labels import metric_title, run_title, run_window, shown_location
 from lookbench.publish.reports.render import render
 from lookbench.publish.reports.retrieval import (
     ACROSS,
@@ -157,7 +157,7 @@ def build_report(
         subsets=list(dict.fromkeys(c.subset for c in cards)),
         images=images.by_id(),
         note=note,
-        location=location,
+        location=shown_location(location),
         audit=audit,
     )
     write_text_atomic(out / "index.html", page)

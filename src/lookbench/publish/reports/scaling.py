@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 from typing import Any
 
+from lookbench._util.jsontext import loads
 from lookbench.errors import LookBenchError
 from lookbench.publish.reports.labels import metric_title
 
@@ -32,7 +32,7 @@ def scaling_section(path: Path) -> dict[str, Any]:
 
     raw = path / "scaling.json" if path.is_dir() else path
     try:
-        results = parse_cell_results(json.loads(raw.read_text(encoding="utf-8")), str(raw))
+        results = parse_cell_results(loads(raw.read_text(encoding="utf-8")), str(raw))
     except FileNotFoundError as exc:
         raise LookBenchError(f"--scaling {path}: no scaling.json (run `lookbench scaling` first)") from exc
     except (OSError, UnicodeDecodeError, ValueError, TypeError) as exc:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.dates import optional_datetime
+from lookbench._util.jsontext import loads
 from lookbench.errors import ReleaseError
 
 
@@ -28,7 +29,7 @@ class CrawlState:
         self.path = folder / "pages.json"
         self.release = release
         try:
-            raw = json.loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
+            raw = loads(self.path.read_text(encoding="utf-8")) if self.path.is_file() else {}
             self.pages: dict[str, PageRecord] = {url: PageRecord(**rec) for url, rec in raw.items()}
         except (OSError, ValueError, TypeError, AttributeError) as exc:
             raise ReleaseError(f"{self.path}: crawl state is unreadable ({exc}); delete it to crawl afresh") from exc

@@ -597,9 +597,10 @@
     return D.paper.caption[tied] + extra + (model.baseline === null ? "" : D.paper.difference.replace("{baseline}", model.baseline));
   }
   function markdownCell(text) {
-    return text.split(/\s+/).filter(Boolean).join(" ").replace(/&/g, "&amp;").replace(/\x3c/g, "&lt;").replace(/\x3e/g, "&gt;")
-      .replace(/\|/g, "\\|").replace(/\*/g, "\\*").replace(/_/g, "\\_");
+    // as lookbench._util.safetext.markdown_cell: one line, HTML escaped, every character that makes markup backslash-escaped
+    return oneLine(text).replace(/[\\`*_\[\]|!]/g, "\\$&").replace(/&/g, "&amp;").replace(/\x3c/g, "&lt;").replace(/\x3e/g, "&gt;");
   }
+  function oneLine(text) { return text.split(/\s+/).filter(Boolean).join(" "); }
   function exportMarkdown(model) {
     var head = ["model"].concat(model.columns.map(function (c) { return c.title; }));
     if (model.baseline !== null) head.push("\u0394 vs " + model.baseline + " (pts)");
@@ -614,7 +615,11 @@
     });
     return lines.join("\n") + "\n\n" + caption(model, "italics") + "\n";
   }
-  function csvField(text) { return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text; }
+  function csvField(text) {
+    // as lookbench._util.safetext.csv_cell: a cell a spreadsheet would run as a formula gets a leading quote
+    if (/^[=+\-@\t\r]/.test(text) && !/^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(text)) text = "'" + text;
+    return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
+  }
   function exportCsv(model) {
     var head = ["model"];
     model.columns.forEach(function (c) { head.push(c.title, c.title + " ci_low", c.title + " ci_high", c.title + " n", c.title + " mark"); });
@@ -634,7 +639,7 @@
     });
     return lines.join("\n") + "\n";
   }
-  function latex(text) { return Array.from(text).map(function (ch) { return D.paper.latex[ch] || ch; }).join(""); }
+  function latex(text) { return Array.from(oneLine(text)).map(function (ch) { return D.paper.latex[ch] || ch; }).join(""); }
   function exportLatex(model) {
     var cols = model.columns, spans = [], diff = model.baseline !== null;
     cols.forEach(function (c) {
