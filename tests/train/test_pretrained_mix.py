@@ -122,7 +122,7 @@ def test_a_mix_is_never_served_the_fine_tuned_models_cached_vectors(
     first = np.asarray(alone.embed_split(snap, "real_studio_flat", "query"))
     second = np.asarray(mixed.embed_split(snap, "real_studio_flat", "query"))
     assert first.shape == (6, 8) and second.shape == (6, 8 + 16)
-    assert alone.describe().model_id != mixed.describe().model_id
+    assert alone.describe().meta.model_id != mixed.describe().meta.model_id
     np.testing.assert_allclose(second[:, :8] / np.sqrt(0.6), first / np.linalg.norm(first, axis=1, keepdims=True),
                                atol=1e-5)  # fmt: skip
 

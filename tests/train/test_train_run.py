@@ -115,10 +115,13 @@ def test_train_exports_a_model_that_eval_runs_with_its_card(snapshots: tuple[Pat
     onnx_ids = read_per_query(onnx_target.with_name("tiny-onnx.per_query.parquet")).column("topk_rows").to_pylist()
     assert [ids[:1] for ids in torch_ids] == [ids[:1] for ids in onnx_ids]
 
-    again = runner.invoke(
-        app, ["train", str(write_config(tmp_path / "c.yaml", tiny_config(train_snap, eval_snap))), "--out", str(out)]
-    )
+    same = tiny_config(train_snap, eval_snap, export={"onnx": True})
+    again = runner.invoke(app, ["train", str(write_config(tmp_path / "c.yaml", same)), "--out", str(out)])
     assert again.exit_code == 2 and "already holds a trained model" in again.output
+    other = runner.invoke(
+        app, ["train", str(write_config(tmp_path / "d.yaml", tiny_config(train_snap, eval_snap))), "--out", str(out)]
+    )
+    assert other.exit_code == 2 and "holds a train run of another config" in other.output
 
 
 def test_the_card_lists_the_categories_its_training_release_left_out(
@@ -161,7 +164,7 @@ def test_resume_after_a_kill_equals_an_uninterrupted_run_bitwise(snapshots: tupl
     assert killed.returncode == -9, killed.stderr
     assert [p.name for p in (tmp_path / "killed" / "checkpoints").iterdir()] == ["step-000000002"]
     changed = run_cli(["train", str(path), "--out", "killed", "--set", "optim.lr=0.02"], tmp_path)
-    assert changed.returncode == 2 and "started with another config" in changed.stderr
+    assert changed.returncode == 2 and "holds a train run of another config" in changed.stderr
     resumed = run_cli(["train", str(path), "--out", "killed", "--no-progress"], tmp_path)
     assert resumed.returncode == 0, resumed.stderr
     assert re.search(r"resuming\s+from\s+step\s+2", resumed.stdout), resumed.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,12 @@ def base_card(spec: str) -> ModelMeta | None:
     return find_card(spec) or card_for_spec(spec)
 
 
+def model_id_of(name: str) -> str:
+    """A card id from a run's folder name: lower case, every run of other characters one `-` (ids are slugs)."""
+    slug = re.sub(r"[^a-z0-9.]+", "-", name.lower()).strip("-.")
+    return slug or "trained-model"
+
+
 def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) -> ModelMeta:
     """The fact sheet: the training data (snapshots, their sources, the backbone's own data) and the training
     cutoff."""
@@ -36,7 +43,7 @@ def model_card(name: str, cfg: TrainConfig, training: TrainingSet, params: int) 
     if base:
         data.extend(base.training_data)
     return ModelMeta(
-        id=name.lower(),
+        id=model_id_of(name),
         name=name,
         release_date=dt.date.today().isoformat(),
         training_cutoff=training.training_cutoff() or UNKNOWN,
