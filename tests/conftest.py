@@ -37,6 +37,19 @@ def serving(httpd: HTTPServer) -> Iterator[int]:
         thread.join(timeout=5)
 
 
+def write_files(path: Path, contents: dict[str, bytes]) -> Path:
+    """Write `{relative name: bytes}` under `path` (a folder of a user's own files) and return it."""
+    for name, data in contents.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_bytes(data)
+    return path
+
+
+def files_under(path: Path) -> dict[str, bytes]:
+    """Every file under `path` by its relative name."""
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+
+
 def png_bytes(seed: int, size: int = 16) -> bytes:
     """A small deterministic RGB PNG."""
     rng = np.random.default_rng(seed)

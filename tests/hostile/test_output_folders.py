@@ -11,6 +11,7 @@ import pytest
 import yaml
 from hostilekit import clean_error, evaluate, invoke, make_snapshot, vectors, write_vectors
 
+from conftest import files_under, write_files
 from lookbench._util.outfolder import MARKER_NAME, claim_output_folder, read_marker
 
 USERS = {
@@ -30,16 +31,8 @@ USERS = {
 
 
 def users_folder(path: Path) -> Path:
-    """A folder of the user's own files, named like the outputs of every command."""
-    for name, data in USERS.items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_bytes(data)
-    return path
-
-
-def files(path: Path) -> dict[str, bytes]:
-    """Every file under `path` by its relative name."""
-    return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    """A folder of the user's own files, named like the outputs."""
+    return write_files(path, USERS)
 
 
 def release_config(tmp_path: Path, output: Path) -> Path:
@@ -97,7 +90,7 @@ def test_a_folder_of_the_users_files_is_refused_and_left_byte_identical(tmp_path
     folder = users_folder(tmp_path / "mine")
     result = invoke(*COMMANDS[name][1](tmp_path, folder))
     one_line(result, f"{folder}: not empty and not marked as a lookbench run folder", "--overwrite")
-    assert files(folder) == USERS
+    assert files_under(folder) == USERS
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -107,7 +100,7 @@ def test_a_malformed_marker_is_refused_in_one_line_even_with_overwrite(tmp_path:
     for extra in ([], ["--overwrite"]):
         result = invoke(*COMMANDS[name][1](tmp_path, folder), *extra)
         one_line(result, f"{folder / MARKER_NAME}: not a lookbench run marker")
-    assert files(folder) == {**USERS, MARKER_NAME: b'{"format": "lookbench-run/1", "tool": "lookbench"'}
+    assert files_under(folder) == {**USERS, MARKER_NAME: b'{"format": "lookbench-run/1", "tool": "lookbench"'}
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -116,7 +109,7 @@ def test_a_symlinked_marker_is_refused(tmp_path: Path, name: str) -> None:
     folder = users_folder(tmp_path / "mine")
     (folder / MARKER_NAME).symlink_to(real)
     one_line(invoke(*COMMANDS[name][1](tmp_path, folder)), f"{folder / MARKER_NAME}: not a plain file")
-    assert files(folder) == {**USERS, MARKER_NAME: real.read_bytes()}
+    assert files_under(folder) == {**USERS, MARKER_NAME: real.read_bytes()}
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -159,7 +152,7 @@ def test_overwrite_replaces_only_what_the_command_writes(tmp_path: Path, name: s
     result = invoke(*args, str(result_json), "--out", str(folder), "--overwrite")
     assert result.exit_code == 0, result.output
     kept = {k: v for k, v in USERS.items() if k != output and k != "data.json" and k != "tables.csv"}
-    assert {k: v for k, v in files(folder).items() if k in kept} == kept and (folder / "notes.txt").exists()
+    assert {k: v for k, v in files_under(folder).items() if k in kept} == kept and (folder / "notes.txt").exists()
     assert (folder / output).read_bytes() != USERS[output]
     marker = read_marker(folder)
     assert marker is not None and output in marker.files and "notes.txt" not in marker.files
@@ -184,7 +177,7 @@ def test_submit_into_a_marked_repository_adds_the_bundle_beside_the_users_files(
     assert invoke("submit", str(result_json), "--out", str(repo)).exit_code == 2
     result = invoke("submit", str(result_json), "--out", str(repo), "--overwrite")
     assert result.exit_code == 0, result.output
-    assert {k: v for k, v in files(repo).items() if k in USERS} == USERS
+    assert {k: v for k, v in files_under(repo).items() if k in USERS} == USERS
     again = invoke("submit", str(result_json), "--out", str(repo))  # its own repository now: same refusal as before
     clean_error(again, "already")
 
@@ -196,13 +189,13 @@ def test_eval_refuses_a_users_file_at_the_result_path(tmp_path: Path) -> None:
     users_folder(mine)
     (mine / "r.json").write_text('{"mine": true}\n')
     (mine / "s.per_query.parquet").write_text("mine\n")
-    before = files(mine)
+    before = files_under(mine)
     one_line(invoke(*args, "-o", str(mine / "r.json")), f"{mine / 'r.json'}: exists and was not written by lookbench")
     one_line(invoke(*args, "-o", str(mine / "s.json")), f"{mine / 's.per_query.parquet'}: exists and was not written")
-    assert files(mine) == before
+    assert files_under(mine) == before
     forced = invoke(*args, "-o", str(mine / "r.json"), "--overwrite")
     assert forced.exit_code == 0, forced.output
-    assert {k: v for k, v in files(mine).items() if k in USERS} == USERS
+    assert {k: v for k, v in files_under(mine).items() if k in USERS} == USERS
     evaluate(snap, emb, mine / "r.json")  # its own result now: replaced as before, without --overwrite
 
 

@@ -11,6 +11,7 @@ from click.testing import Result
 from trainkit import eval_snapshot, tiny_config, training_snapshot, write_config
 from typer.testing import CliRunner
 
+from conftest import files_under, write_files
 from lookbench._util.outfolder import MARKER_NAME, read_marker
 from lookbench.cli.main import app
 from lookbench.results.query_sets import OVERLAP_QUERIES_FILE
@@ -34,14 +35,8 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def users_folder(path: Path) -> Path:
-    for name, data in USERS.items():
-        (path / name).parent.mkdir(parents=True, exist_ok=True)
-        (path / name).write_bytes(data)
-    return path
-
-
-def files(path: Path) -> dict[str, bytes]:
-    return {p.relative_to(path).as_posix(): p.read_bytes() for p in path.rglob("*") if p.is_file()}
+    """A folder of the user's own files, named like the outputs."""
+    return write_files(path, USERS)
 
 
 def run(*args: str) -> Result:
@@ -66,14 +61,14 @@ def test_train_refuses_a_folder_of_the_users_files(tmp_path: Path, config: Path,
     out = users_folder(tmp_path / "mine")
     result = run("train", str(config), "--out", str(out), *(["--guard-only"] if guard_only else []))
     one_line_exit_2(result, f"{out}: not empty and not marked as a lookbench run folder", "--overwrite")
-    assert files(out) == USERS
+    assert files_under(out) == USERS
 
 
 def test_train_overwrite_replaces_only_the_runs_own_files(tmp_path: Path, config: Path) -> None:
     out = users_folder(tmp_path / "mine")
     result = run("train", str(config), "--out", str(out), "--guard-only", "--overwrite")
     assert result.exit_code == 0, result.output
-    after = files(out)
+    after = files_under(out)
     assert after.pop(GUARD_REPORT) != USERS[GUARD_REPORT] and OVERLAP_QUERIES_FILE in after
     assert {k: v for k, v in after.items() if k in USERS} == {k: v for k, v in USERS.items() if k != GUARD_REPORT}
     assert read_marker(out).files == (GUARD_REPORT, OVERLAP_QUERIES_FILE)  # type: ignore[union-attr]
@@ -82,10 +77,10 @@ def test_train_overwrite_replaces_only_the_runs_own_files(tmp_path: Path, config
 def test_train_refuses_a_run_folder_of_another_config(tmp_path: Path, config: Path) -> None:
     out = tmp_path / "run"
     assert run("train", str(config), "--out", str(out), "--guard-only").exit_code == 0
-    kept = files(out)
+    kept = files_under(out)
     other = run("train", str(config), "--out", str(out), "--guard-only", "--set", "seed=4")
     one_line_exit_2(other, f"{out}: holds a train run of another config", "--overwrite")
-    assert files(out) == kept
+    assert files_under(out) == kept
     forced = run("train", str(config), "--out", str(out), "--guard-only", "--set", "seed=4", "--overwrite")
     assert forced.exit_code == 0, forced.output
 
@@ -96,7 +91,7 @@ def test_train_refuses_a_malformed_marker(tmp_path: Path, config: Path) -> None:
     for extra in ([], ["--overwrite"]):
         result = run("train", str(config), "--out", str(out), "--guard-only", *extra)
         one_line_exit_2(result, f"{out / MARKER_NAME}: not a lookbench run marker")
-    assert files(out) == {**USERS, MARKER_NAME: b"not json\n"}
+    assert files_under(out) == {**USERS, MARKER_NAME: b"not json\n"}
 
 
 def test_train_takes_a_folder_marked_by_an_earlier_version_as_its_own(tmp_path: Path, config: Path) -> None:
@@ -114,9 +109,9 @@ def test_scaling_refuses_a_folder_of_the_users_files(tmp_path: Path, config: Pat
         run("scaling", str(scaling_config(tmp_path, config)), "--out", str(out)),
         f"{out}: not empty and not marked as a lookbench run folder",
     )
-    assert files(out) == USERS
+    assert files_under(out) == USERS
     (out / MARKER_NAME).write_text("{}")
     one_line_exit_2(
         run("scaling", str(scaling_config(tmp_path, config)), "--out", str(out)), "not a lookbench run marker"
     )
-    assert files(out) == {**USERS, MARKER_NAME: b"{}"}
+    assert files_under(out) == {**USERS, MARKER_NAME: b"{}"}
