@@ -30,6 +30,8 @@ from lookbench.results.schema import (
     SnapshotInfo,
     SubsetInfo,
 )
+from lookbench.search.backend import Corpus
+from lookbench.search.ties import tie_keys
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE
 
@@ -148,11 +150,12 @@ def gather(
     snapshot, name = run.snapshot, subset.name
     with clock.phase("embed_s"):
         query_vectors = embeddings.get(name, "query")
-        corpus = [embeddings.get(name, "gallery")]
+        parts = [embeddings.get(name, "gallery")]
         if subset.noise_rows:
-            corpus.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
+            parts.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
     queries = snapshot.labels(name, "query")
     labels = corpus_labels(snapshot, name, subset.noise)
+    corpus = Corpus(parts, ties=tie_keys(labels.item_id))
     gallery_rows = snapshot.num_rows(name, "gallery")
     excluded = np.zeros(len(labels), dtype=bool)
     for source, offset in [(name, 0)] + ([(NOISE, gallery_rows)] if subset.noise_rows else []):

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench.embeddings.meta import ModelRun
-from lookbench.search.backend import SearchBackend
+from lookbench.search.backend import Corpus, SearchBackend
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
 
@@ -57,8 +57,9 @@ class SubsetWork:
     """Query rows kept by the date window (skipped images left out)."""
     queries: SplitLabels
     query_vectors: np.ndarray
-    corpus: list[np.ndarray]
-    """Gallery vectors then the shared noise pool, as parts (searched in place, never concatenated)."""
+    corpus: Corpus
+    """Gallery vectors then the shared noise pool, as parts (searched in place, never concatenated), with the tie
+    keys of their item ids."""
     corpus_labels: SplitLabels
     gallery_rows: int
     excluded: np.ndarray

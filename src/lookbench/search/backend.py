@@ -11,7 +11,7 @@ import numpy as np
 
 MAX_K = 100
 
-CorpusLike = np.ndarray | Sequence[np.ndarray]
+Parts = np.ndarray | Sequence[np.ndarray]
 """One (rows, dim) array, or several whose rows follow each other (a gallery, then the shared noise pool)."""
 
 
@@ -24,19 +24,30 @@ class SearchResult:
 
 
 class Corpus:
-    """Corpus rows kept in their parts, never concatenated: a noise pool shared by every subset stays one copy."""
+    """Corpus rows kept in their parts, never concatenated: a noise pool shared by every subset stays one copy.
 
-    def __init__(self, parts: CorpusLike) -> None:
+    `ties` (one uint64 per row, see `lookbench.search.ties`) orders rows of equal score, lowest first; without it
+    the lower row wins.
+    """
+
+    def __init__(self, parts: Parts, ties: np.ndarray | None = None) -> None:
         arrays = [parts] if isinstance(parts, np.ndarray) else list(parts)
         if not arrays or any(a.ndim != 2 for a in arrays) or len({a.shape[1] for a in arrays}) != 1:
             raise ValueError(f"corpus parts must be 2-d arrays of one dimension, got {[a.shape for a in arrays]}")
         self.parts = arrays
         self.offsets = np.cumsum([0] + [len(a) for a in arrays])
+        if ties is not None and ties.shape != (len(self),):
+            raise ValueError(f"corpus tie keys must hold one key per row ({len(self)}), got shape {ties.shape}")
+        self.ties = ties
 
     @classmethod
-    def of(cls, corpus: CorpusLike | Corpus) -> Corpus:
+    def of(cls, corpus: CorpusLike) -> Corpus:
         """Wrap an array or a sequence of arrays (a Corpus passes through)."""
         return corpus if isinstance(corpus, Corpus) else cls(corpus)
+
+    def tie_order(self, rows: np.ndarray) -> np.ndarray:
+        """The sort keys that break ties among `rows` (global row numbers, each >= 0): lower wins."""
+        return rows if self.ties is None else self.ties[rows]
 
     def __len__(self) -> int:
         return int(self.offsets[-1])
@@ -68,6 +79,10 @@ class Corpus:
     def max_norm(self) -> float:
         """The largest row norm (about 1 for L2-normalised vectors); bounds the rounding error of every score."""
         return max((max_row_norm(part) for part in self.parts), default=0.0)
+
+
+CorpusLike = Parts | Corpus
+"""What a backend searches: the parts as arrays (ties to the lower row), or a `Corpus` with its tie keys."""
 
 
 _NORMS: dict[int, tuple[weakref.ref[np.ndarray], float]] = {}

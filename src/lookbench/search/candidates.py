@@ -3,7 +3,8 @@
 Every backend computes scores with some float32 matrix product (OpenBLAS, cuBLAS...), whose last bits depend on
 the library and the blocking. To return the same rows on every machine, the reported score of a (query, row) pair
 is its *exact score*: the dot product of the float32 vectors accumulated in float64 (each product is exact; the sum
-is pairwise in a fixed order) and rounded to float32. Ranking is by exact score, ties to the lower corpus row.
+is pairwise in a fixed order) and rounded to float32. Ranking is by exact score, ties by the corpus's tie keys
+(`lookbench.search.ties`; the lower row without them), then the lower row.
 
 A float32 dot product of length d is within gamma_d * |q| * |c| of the true value whatever the summation order
 (gamma_d = d u / (1 - d u), u = 2**-24), and the exact score is within 2**-24 |q| |c| of it. So with t the K-th best
@@ -47,7 +48,7 @@ def exact_scores(queries: np.ndarray, q_rows: np.ndarray, corpus: Corpus, c_rows
 
 
 def finish(queries: np.ndarray, corpus: Corpus, k: int, q_rows: np.ndarray, c_rows: np.ndarray) -> SearchResult:
-    """Top k of each query among candidate pairs, by exact score then lower row; -1 / -inf pad missing slots.
+    """Top k of each query among candidate pairs, by exact score, tie key, then row; -1 / -inf pad missing slots.
 
     The candidates of each query must include every row of its exact top k (ties included), each pair once.
     """
@@ -57,7 +58,7 @@ def finish(queries: np.ndarray, corpus: Corpus, k: int, q_rows: np.ndarray, c_ro
         return result
     q_rows, c_rows = q_rows.astype(np.int64, copy=False), c_rows.astype(np.int64, copy=False)
     exact = exact_scores(queries, q_rows, corpus, c_rows)
-    order = np.lexsort((c_rows, -exact, q_rows))
+    order = np.lexsort((c_rows, corpus.tie_order(c_rows), -exact, q_rows))
     q_sorted = q_rows[order]
     rank = np.arange(len(order)) - np.searchsorted(q_sorted, q_sorted, side="left")
     keep = rank < k

@@ -25,7 +25,7 @@ class ExactSearch(CheckedSearch):
 
     Each (query block, corpus block) product feeds a `CandidatePool`, which keeps the rows whose float32 score is
     within the rounding margin of the running K-th best; the survivors are ranked by exact score (float64
-    accumulation, see `lookbench.search.candidates`), ties to the lower corpus row. Memory is bounded by
+    accumulation, see `lookbench.search.candidates`), ties by `lookbench.search.ties`. Memory is bounded by
     `query_block * corpus_block` scores plus a few candidates per query, whatever the corpus size.
 
     With several cores, `workers` threads each scan every n-th corpus block (of `corpus_block / workers` rows) into

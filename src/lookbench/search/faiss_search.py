@@ -18,8 +18,9 @@ SMALL_PART = 10_000
 class FaissSearch(CheckedSearch):
     """One faiss index per corpus part (the shared noise pool is indexed once), results merged by score.
 
-    `flat` is brute force in float32 (ties in faiss's order), `ivf` an inverted file with `nlist` lists
-    (default 4 sqrt(rows)) probing `nprobe`, `hnsw` a graph with `hnsw_m` links searched with `ef_search`.
+    `flat` is brute force in float32 (ties within a part in faiss's order, across parts by the tie keys), `ivf` an
+    inverted file with `nlist` lists (default 4 sqrt(rows)) probing `nprobe`, `hnsw` a graph with `hnsw_m` links
+    searched with `ef_search`.
     Approximate backends are not `exact`: the runner measures their recall against `ExactSearch`.
     """
 
@@ -67,7 +68,7 @@ class FaissSearch(CheckedSearch):
             del selectors  # faiss holds raw pointers to them: alive until the search returned
             found_rows.append(np.where(idx >= 0, idx + int(offset), -1))
             found_scores.append(np.where(idx >= 0, scores, -np.inf).astype(np.float32))
-        return _merge(np.concatenate(found_rows, axis=1), np.concatenate(found_scores, axis=1), k)
+        return _merge(np.concatenate(found_rows, axis=1), np.concatenate(found_scores, axis=1), k, rows)
 
     def _kind(self, rows: int) -> IndexKind:
         return "flat" if rows < SMALL_PART else self.index
@@ -113,9 +114,11 @@ class FaissSearch(CheckedSearch):
         return (faiss.SearchParameters(**kwargs) if kwargs else None), selectors
 
 
-def _merge(rows: np.ndarray, scores: np.ndarray, k: int) -> SearchResult:
-    """The k best of each query's candidates from all parts, by score then lower row."""
-    order = np.lexsort((np.where(rows < 0, np.iinfo(np.int64).max, rows), -scores), axis=1)[:, :k]
+def _merge(rows: np.ndarray, scores: np.ndarray, k: int, corpus: Corpus) -> SearchResult:
+    """The k best of each query's candidates from all parts, by score, tie key, then row (empty slots last)."""
+    empty = rows < 0
+    ties = np.where(empty, 0, corpus.tie_order(np.where(empty, 0, rows)))
+    order = np.lexsort((np.where(empty, np.iinfo(np.int64).max, rows), ties, -scores), axis=1)[:, :k]
     indices = np.take_along_axis(rows, order, axis=1)
     best = np.take_along_axis(scores, order, axis=1)
     if indices.shape[1] < k:

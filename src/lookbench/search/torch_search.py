@@ -31,7 +31,7 @@ class TorchSearch(CheckedSearch):
 
     The device keeps each query's `k + extra` best float32 scores; the CPU then checks that every row the rounding
     margin allows into the exact top K is among them (`lookbench.search.candidates`) and ranks those by exact score,
-    ties to the lower row. A query with more near-ties than that is searched again with 4x the candidates, up to
+    ties by the corpus's tie keys. A query with more near-ties than that is searched again with 4x the candidates, up to
     `max_candidates`, then by `ExactSearch`. Corpus parts that cannot change (read-only arrays, such as the shared
     noise pool) are copied to the device once.
     """
@@ -83,7 +83,7 @@ class TorchSearch(CheckedSearch):
                 width *= 4
         result = finish(q, rows, k, np.concatenate(q_found), np.concatenate(c_found))
         if len(todo):  # more near-ties than max_candidates: the CPU pool finds the same rows
-            rest = ExactSearch().search(q[todo], rows.parts, k, exclude)
+            rest = ExactSearch().search(q[todo], rows, k, exclude)
             result.indices[todo] = rest.indices
             result.scores[todo] = rest.scores
         return result
