@@ -1,0 +1,184 @@
+"""The tie rule: rows of equal score are ordered by a hash of their item id, never by source or corpus position."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import make_row, write_snapshot
+from lookbench.cli.main import app
+from lookbench.search import Corpus, ExactSearch, make_backend
+from lookbench.search.candidates import CandidatePool, score_margin
+from lookbench.search.ties import tie_keys
+
+runner = CliRunner()
+
+
+def _hash_key(item: str, occurrence: int = 0) -> int:
+    """The documented key, computed with hashlib alone: blake2b-64 of `item_ID NUL occurrence`, big-endian."""
+    return int.from_bytes(hashlib.blake2b(f"{item}\0{occurrence}".encode(), digest_size=8).digest(), "big")
+
+
+def _tied(rng: np.random.Generator, n: int, d: int = 16) -> np.ndarray:
+    """Unit vectors with four entries of +-0.5: every dot product is a multiple of 1/4, so ties are everywhere."""
+    x = np.zeros((n, d), dtype=np.float32)
+    for row in x:
+        row[rng.choice(d, 4, replace=False)] = rng.choice([-0.5, 0.5], 4)
+    return x
+
+
+def _by_hash_reference(q: np.ndarray, c: np.ndarray, ids: list[str], k: int) -> np.ndarray:
+    """Brute force: float64 products rounded to float32, sorted by (-score, hash of the id via hashlib, row)."""
+    scores = (q.astype(np.float64) @ c.astype(np.float64).T).astype(np.float32)
+    seen: dict[str, int] = {}
+    keys = []
+    for item in ids:
+        keys.append(_hash_key(item, seen.get(item, 0)))
+        seen[item] = seen.get(item, 0) + 1
+    order = sorted(range(len(c)), key=lambda j: (keys[j], j))
+    return np.array([sorted(order, key=lambda j: -float(scores[i, j]))[:k] for i in range(len(q))])
+
+
+def _snapshot_by_size(root: Path, buckets: int, noise_per_bucket: int) -> tuple[Path, Path]:
+    """An "image size" feature: each row is the one-hot vector of its size bucket, so a query ties with every
+    corpus row of its bucket (one gallery row, `noise_per_bucket` noise rows) and scores 0 against the rest."""
+    queries = [make_row(f"g{b}", "dress", "red") for b in range(buckets)]
+    gallery = [make_row(f"g{b}", "dress", "red") for b in range(buckets)]
+    pool = [make_row(f"n{b}-{j}", "dress", "red") for b in range(buckets) for j in range(noise_per_bucket)]
+    snap = write_snapshot(
+        root / "snap", {"real_studio_flat": {"query": queries, "gallery": gallery}, "noise": {"gallery": pool}}
+    )
+    eye = np.eye(buckets, dtype=np.float32)
+    arrays = {
+        "real_studio_flat/query": eye,
+        "real_studio_flat/gallery": eye,
+        "noise/gallery": np.repeat(eye, noise_per_bucket, axis=0),
+    }
+    vectors = root / "vectors"
+    for key, array in arrays.items():
+        (vectors / key).parent.mkdir(parents=True, exist_ok=True)
+        np.save(vectors / f"{key}.npy", array)
+    return snap, vectors
+
+
+def test_a_blind_feature_ranks_distractors_first_about_as_often_as_they_make_up_its_tie_groups(
+    tmp_path: Path,
+) -> None:
+    buckets, noise_per_bucket = 120, 3
+    snap, vectors = _snapshot_by_size(tmp_path, buckets, noise_per_bucket)
+    out = tmp_path / "res.json"
+    args = ["eval", "-s", str(snap), "-m", f"embeddings:{vectors}", "-o", str(out), "--resamples", "20"]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    share = json.loads(out.read_text())["metrics"]["overall"]["distractor_share@1"]["value"]
+    # each query's top-1 is a uniform pick among its bucket's 1 + 3 rows: a noise row with p = 3/4, independently
+    p = noise_per_bucket / (1 + noise_per_bucket)
+    bound = 4.5 * np.sqrt(p * (1 - p) / buckets)  # 4.5 binomial standard deviations
+    assert abs(share - p) < bound, share
+    # and the winners are exactly those of the hash rule, computed with hashlib
+    noise_wins = sum(
+        min(_hash_key(f"n{b}-{j}") for j in range(noise_per_bucket)) < _hash_key(f"g{b}") for b in range(buckets)
+    )
+    assert share == pytest.approx(noise_wins / buckets)
+
+
+def test_tie_winner_does_not_depend_on_row_order_or_on_which_source_comes_first() -> None:
+    rng = np.random.default_rng(3)
+    gallery, noise = _tied(rng, 150), _tied(rng, 300)
+    g_ids, n_ids = [f"item-{i}" for i in range(150)], [f"noise-{i}" for i in range(300)]
+    q = _tied(rng, 40)
+    search = ExactSearch(query_block=16, corpus_block=64)
+
+    def ranked_ids(parts: list[np.ndarray], ids: list[str]) -> tuple[list[list[str]], np.ndarray]:
+        found = search.search(q, Corpus(parts, ties=tie_keys(ids)), 20)
+        return [[ids[r] for r in row] for row in found.indices], found.scores
+
+    first, scores = ranked_ids([gallery, noise], g_ids + n_ids)
+    swapped, swapped_scores = ranked_ids([noise, gallery], n_ids + g_ids)
+    shuffle = rng.permutation(450)
+    rows, ids = np.concatenate([gallery, noise]), g_ids + n_ids
+    shuffled, shuffled_scores = ranked_ids([rows[shuffle]], [ids[i] for i in shuffle])
+    assert first == swapped == shuffled
+    np.testing.assert_array_equal(scores, swapped_scores)
+    np.testing.assert_array_equal(scores, shuffled_scores)
+    # the data really ties across sources: in some query's top 20 a gallery row and a noise row share a score
+    groups = [
+        {item.split("-")[0] for item, value in zip(row, row_scores, strict=True) if value == tied}
+        for row, row_scores in zip(first, scores, strict=True)
+        for tied in set(row_scores.tolist())
+    ]
+    assert {"item", "noise"} in groups
+
+
+def test_tie_winner_is_the_lower_hash_of_the_ids() -> None:
+    rng = np.random.default_rng(5)
+    c = _tied(rng, 500)
+    ids = [f"sku-{i % 400}" for i in range(500)]  # 100 ids held by two rows: the second gets occurrence 1
+    q = np.concatenate([_tied(rng, 30), np.zeros((1, 16), dtype=np.float32)])  # the last query ties everything
+    corpus = Corpus([c[:200], c[200:]], ties=tie_keys(ids))
+    expected = _by_hash_reference(q, c, ids, 25)
+    for backend in (ExactSearch(), ExactSearch(query_block=7, corpus_block=33, workers=3)):
+        np.testing.assert_array_equal(backend.search(q, corpus, 25).indices, expected)
+    # a pool crowded past its cap is cut to the same exact top
+    pool = CandidatePool(q, corpus, 25, score_margin(16, 1.0, 1.0), cap=40)
+    for offset, block in corpus.blocks(50):
+        pool.offer(q @ block.T, offset)
+    np.testing.assert_array_equal(pool.result().indices, expected)
+    keys = [_hash_key(item, 1 if i >= 400 else 0) for i, item in enumerate(ids)]
+    assert expected[-1].tolist() == sorted(range(500), key=keys.__getitem__)[:25]
+
+
+def test_faiss_flat_merges_the_parts_by_the_tie_keys() -> None:
+    pytest.importorskip("faiss")
+    c = np.tile(np.array([[0.6, 0.8]], dtype=np.float32), (40, 1))
+    ids = [f"row-{i}" for i in range(40)]
+    q = np.array([[1.0, 0.0]], dtype=np.float32)
+    # every row ties: within a part faiss keeps its own order, so with one row per part the merge alone decides
+    found = make_backend("faiss").search(q, Corpus([c[i : i + 1] for i in range(40)], ties=tie_keys(ids)), 5)
+    assert found.indices[0].tolist() == sorted(range(40), key=lambda i: _hash_key(ids[i]))[:5]
+
+
+def test_without_ties_the_ranking_is_the_plain_score_order() -> None:
+    rng = np.random.default_rng(11)
+    c = rng.normal(size=(3000, 32)).astype(np.float32)
+    c /= np.linalg.norm(c, axis=1, keepdims=True)
+    q = rng.normal(size=(50, 32)).astype(np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    scores = (q.astype(np.float64) @ c.astype(np.float64).T).astype(np.float32)
+    # the authors' evaluator ranks by a descending argsort of the similarities: with no ties, one order
+    expected = np.argsort(-scores, axis=1)[:, :100]
+    top = np.take_along_axis(scores, np.argsort(-scores, axis=1)[:, :101], axis=1)
+    assert (np.diff(top, axis=1) < 0).all()  # no exact ties within (or just past) any query's top 100
+    ids = [f"x{i}" for i in range(3000)]
+    keyed = ExactSearch().search(q, Corpus([c[:1000], c[1000:]], ties=tie_keys(ids)), 100)
+    by_row = ExactSearch().search(q, c, 100)
+    np.testing.assert_array_equal(keyed.indices, expected)
+    np.testing.assert_array_equal(by_row.indices, expected)
+    np.testing.assert_array_equal(keyed.scores, np.take_along_axis(scores, expected, axis=1))
+
+
+def test_tie_keys_must_cover_every_row() -> None:
+    c = np.zeros((5, 4), dtype=np.float32)
+    with pytest.raises(ValueError, match="one key per row"):
+        Corpus([c[:2], c[2:]], ties=tie_keys(["a", "b", "c"]))
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("extra", "max_candidates"), [(32, 2048), (1, 8)])
+def test_torch_search_breaks_ties_by_the_same_keys(extra: int, max_candidates: int) -> None:
+    """Enough candidates, and the CPU fallback for queries with more ties than `max_candidates`."""
+    pytest.importorskip("torch")
+    from lookbench.search.torch_search import TorchSearch
+
+    rng = np.random.default_rng(7)
+    c = _tied(rng, 400)
+    ids = [f"sku-{i}" for i in range(400)]
+    q = np.concatenate([_tied(rng, 20), np.zeros((1, 16), dtype=np.float32)])
+    backend = TorchSearch(query_block=8, corpus_block=128, extra=extra, max_candidates=max_candidates)
+    found = backend.search(q, Corpus([c[:150], c[150:]], ties=tie_keys(ids)), 20)
+    np.testing.assert_array_equal(found.indices, _by_hash_reference(q, c, ids, 20))
