@@ -88,7 +88,7 @@ def test_absorbing_a_pool_keeps_exactly_the_union_entries_within_the_margin_of_i
     q, c = _unit(rng, 12, 8), _unit(rng, 300, 8)
     corpus = Corpus(c)
     k, margin = 5, 0.05
-    pools = [CandidatePool(q, corpus, k, margin) for _ in range(2)]
+    pools = [CandidatePool(q, np.zeros(len(q), np.uint64), corpus, k, margin) for _ in range(2)]
     for n, start in enumerate(range(0, 300, 50)):
         pools[n % 2].offer(q @ c[start : start + 50].T, start)
     union = [pools[0].entries(), pools[1].entries()]
@@ -154,7 +154,7 @@ def test_pool_with_massive_ties_is_cut_to_the_exact_top() -> None:
     c = np.tile(np.array([[0.6, 0.8]], dtype=np.float32), (3000, 1))
     q = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     corpus = Corpus(c)
-    pool = CandidatePool(q, corpus, 5, score_margin(2, 1.0, 1.0), cap=40)
+    pool = CandidatePool(q, np.zeros(len(q), np.uint64), corpus, 5, score_margin(2, 1.0, 1.0), cap=40)
     for offset, block in corpus.blocks(100):
         pool.offer(q @ block.T, offset)
         assert pool.vals.shape[1] <= 8 * 40 + 100  # bounded, though all 3000 rows tie

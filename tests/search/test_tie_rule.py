@@ -24,6 +24,24 @@ def _hash_key(item: str, occurrence: int = 0) -> int:
     return int.from_bytes(hashlib.blake2b(f"{item}\0{occurrence}".encode(), digest_size=8).digest(), "big")
 
 
+def _mixed(query_key: int, row_key: int) -> int:
+    """The documented pair order in Python integers: splitmix64's finaliser of the XOR of the two keys."""
+    mask = (1 << 64) - 1
+    z = query_key ^ row_key
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+    return z ^ (z >> 31)
+
+
+def _keys(ids: list[str]) -> list[int]:
+    seen: dict[str, int] = {}
+    keys = []
+    for item in ids:
+        keys.append(_hash_key(item, seen.get(item, 0)))
+        seen[item] = seen.get(item, 0) + 1
+    return keys
+
+
 def _tied(rng: np.random.Generator, n: int, d: int = 16) -> np.ndarray:
     """Unit vectors with four entries of +-0.5: every dot product is a multiple of 1/4, so ties are everywhere."""
     x = np.zeros((n, d), dtype=np.float32)
@@ -32,70 +50,67 @@ def _tied(rng: np.random.Generator, n: int, d: int = 16) -> np.ndarray:
     return x
 
 
-def _by_hash_reference(q: np.ndarray, c: np.ndarray, ids: list[str], k: int) -> np.ndarray:
-    """Brute force: float64 products rounded to float32, sorted by (-score, hash of the id via hashlib, row)."""
+def _by_hash_reference(q: np.ndarray, q_ids: list[str], c: np.ndarray, ids: list[str], k: int) -> np.ndarray:
+    """Brute force: float64 products rounded to float32, sorted by (-score, mixed hashlib keys, row)."""
     scores = (q.astype(np.float64) @ c.astype(np.float64).T).astype(np.float32)
-    seen: dict[str, int] = {}
-    keys = []
-    for item in ids:
-        keys.append(_hash_key(item, seen.get(item, 0)))
-        seen[item] = seen.get(item, 0) + 1
-    order = sorted(range(len(c)), key=lambda j: (keys[j], j))
-    return np.array([sorted(order, key=lambda j: -float(scores[i, j]))[:k] for i in range(len(q))])
-
-
-def _snapshot_by_size(root: Path, buckets: int, noise_per_bucket: int) -> tuple[Path, Path]:
-    """An "image size" feature: each row is the one-hot vector of its size bucket, so a query ties with every
-    corpus row of its bucket (one gallery row, `noise_per_bucket` noise rows) and scores 0 against the rest."""
-    queries = [make_row(f"g{b}", "dress", "red") for b in range(buckets)]
-    gallery = [make_row(f"g{b}", "dress", "red") for b in range(buckets)]
-    pool = [make_row(f"n{b}-{j}", "dress", "red") for b in range(buckets) for j in range(noise_per_bucket)]
-    snap = write_snapshot(
-        root / "snap", {"real_studio_flat": {"query": queries, "gallery": gallery}, "noise": {"gallery": pool}}
+    q_keys, c_keys = _keys(q_ids), _keys(ids)
+    return np.array(
+        [
+            sorted(range(len(c)), key=lambda j: (-float(scores[i, j]), _mixed(q_keys[i], c_keys[j]), j))[:k]
+            for i in range(len(q))
+        ]
     )
-    eye = np.eye(buckets, dtype=np.float32)
-    arrays = {
-        "real_studio_flat/query": eye,
-        "real_studio_flat/gallery": eye,
-        "noise/gallery": np.repeat(eye, noise_per_bucket, axis=0),
+
+
+def _constant_snapshot(root: Path, queries: int, gallery: int, noise: int) -> tuple[Path, Path]:
+    """A feature as blind as image size on images of one size: every query and corpus row has the same vector."""
+    spec = {
+        "real_studio_flat": {
+            "query": [make_row(f"q{i}", "dress", "red") for i in range(queries)],
+            "gallery": [make_row(f"g{i}", "dress", "red") for i in range(gallery)],
+        },
+        "noise": {"gallery": [make_row(f"n{i}", "dress", "red") for i in range(noise)]},
     }
+    snap = write_snapshot(root / "snap", spec)
     vectors = root / "vectors"
-    for key, array in arrays.items():
+    for key, rows in (
+        ("real_studio_flat/query", queries),
+        ("real_studio_flat/gallery", gallery),
+        ("noise/gallery", noise),
+    ):
         (vectors / key).parent.mkdir(parents=True, exist_ok=True)
-        np.save(vectors / f"{key}.npy", array)
+        np.save(vectors / f"{key}.npy", np.ones((rows, 4), dtype=np.float32))
     return snap, vectors
 
 
-def test_a_blind_feature_ranks_distractors_first_about_as_often_as_they_make_up_its_tie_groups(
-    tmp_path: Path,
-) -> None:
-    buckets, noise_per_bucket = 120, 3
-    snap, vectors = _snapshot_by_size(tmp_path, buckets, noise_per_bucket)
+def test_a_constant_feature_ranks_distractors_first_about_as_often_as_they_fill_the_corpus(tmp_path: Path) -> None:
+    queries, gallery, noise = 240, 20, 180
+    snap, vectors = _constant_snapshot(tmp_path, queries, gallery, noise)
     out = tmp_path / "res.json"
     args = ["eval", "-s", str(snap), "-m", f"embeddings:{vectors}", "-o", str(out), "--resamples", "20"]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
     share = json.loads(out.read_text())["metrics"]["overall"]["distractor_share@1"]["value"]
-    # each query's top-1 is a uniform pick among its bucket's 1 + 3 rows: a noise row with p = 3/4, independently
-    p = noise_per_bucket / (1 + noise_per_bucket)
-    bound = 4.5 * np.sqrt(p * (1 - p) / buckets)  # 4.5 binomial standard deviations
-    assert abs(share - p) < bound, share
+    # every row ties for every query: a source-blind rule picks a noise row with p = the noise share of the corpus
+    p = noise / (gallery + noise)
+    assert abs(share - p) < 4.5 * np.sqrt(p * (1 - p) / queries), share  # 4.5 binomial standard deviations
     # and the winners are exactly those of the hash rule, computed with hashlib
-    noise_wins = sum(
-        min(_hash_key(f"n{b}-{j}") for j in range(noise_per_bucket)) < _hash_key(f"g{b}") for b in range(buckets)
-    )
-    assert share == pytest.approx(noise_wins / buckets)
+    g_keys, n_keys = _keys([f"g{i}" for i in range(gallery)]), _keys([f"n{i}" for i in range(noise)])
+    wins = 0
+    for qk in _keys([f"q{i}" for i in range(queries)]):
+        wins += min(_mixed(qk, key) for key in n_keys) < min(_mixed(qk, key) for key in g_keys)
+    assert share == pytest.approx(wins / queries)
 
 
 def test_tie_winner_does_not_depend_on_row_order_or_on_which_source_comes_first() -> None:
     rng = np.random.default_rng(3)
     gallery, noise = _tied(rng, 150), _tied(rng, 300)
     g_ids, n_ids = [f"item-{i}" for i in range(150)], [f"noise-{i}" for i in range(300)]
-    q = _tied(rng, 40)
+    q, q_ties = _tied(rng, 40), tie_keys([f"query-{i}" for i in range(40)])
     search = ExactSearch(query_block=16, corpus_block=64)
 
     def ranked_ids(parts: list[np.ndarray], ids: list[str]) -> tuple[list[list[str]], np.ndarray]:
-        found = search.search(q, Corpus(parts, ties=tie_keys(ids)), 20)
+        found = search.search(q, Corpus(parts, ties=tie_keys(ids)), 20, query_ties=q_ties)
         return [[ids[r] for r in row] for row in found.indices], found.scores
 
     first, scores = ranked_ids([gallery, noise], g_ids + n_ids)
@@ -120,17 +135,20 @@ def test_tie_winner_is_the_lower_hash_of_the_ids() -> None:
     c = _tied(rng, 500)
     ids = [f"sku-{i % 400}" for i in range(500)]  # 100 ids held by two rows: the second gets occurrence 1
     q = np.concatenate([_tied(rng, 30), np.zeros((1, 16), dtype=np.float32)])  # the last query ties everything
+    q_ids = [f"look-{i % 20}" for i in range(31)]  # queries sharing an id get occurrences too
+    q_ties = tie_keys(q_ids)
     corpus = Corpus([c[:200], c[200:]], ties=tie_keys(ids))
-    expected = _by_hash_reference(q, c, ids, 25)
+    expected = _by_hash_reference(q, q_ids, c, ids, 25)
     for backend in (ExactSearch(), ExactSearch(query_block=7, corpus_block=33, workers=3)):
-        np.testing.assert_array_equal(backend.search(q, corpus, 25).indices, expected)
+        np.testing.assert_array_equal(backend.search(q, corpus, 25, query_ties=q_ties).indices, expected)
     # a pool crowded past its cap is cut to the same exact top
-    pool = CandidatePool(q, corpus, 25, score_margin(16, 1.0, 1.0), cap=40)
+    pool = CandidatePool(q, q_ties, corpus, 25, score_margin(16, 1.0, 1.0), cap=40)
     for offset, block in corpus.blocks(50):
         pool.offer(q @ block.T, offset)
     np.testing.assert_array_equal(pool.result().indices, expected)
     keys = [_hash_key(item, 1 if i >= 400 else 0) for i, item in enumerate(ids)]
-    assert expected[-1].tolist() == sorted(range(500), key=keys.__getitem__)[:25]
+    last = _hash_key("look-10", 1)
+    assert expected[-1].tolist() == sorted(range(500), key=lambda j: _mixed(last, keys[j]))[:25]
 
 
 def test_faiss_flat_merges_the_parts_by_the_tie_keys() -> None:
@@ -139,8 +157,10 @@ def test_faiss_flat_merges_the_parts_by_the_tie_keys() -> None:
     ids = [f"row-{i}" for i in range(40)]
     q = np.array([[1.0, 0.0]], dtype=np.float32)
     # every row ties: within a part faiss keeps its own order, so with one row per part the merge alone decides
-    found = make_backend("faiss").search(q, Corpus([c[i : i + 1] for i in range(40)], ties=tie_keys(ids)), 5)
-    assert found.indices[0].tolist() == sorted(range(40), key=lambda i: _hash_key(ids[i]))[:5]
+    corpus = Corpus([c[i : i + 1] for i in range(40)], ties=tie_keys(ids))
+    found = make_backend("faiss").search(q, corpus, 5, query_ties=tie_keys(["query"]))
+    query = _hash_key("query")
+    assert found.indices[0].tolist() == sorted(range(40), key=lambda i: _mixed(query, _hash_key(ids[i])))[:5]
 
 
 def test_without_ties_the_ranking_is_the_plain_score_order() -> None:
@@ -155,7 +175,8 @@ def test_without_ties_the_ranking_is_the_plain_score_order() -> None:
     top = np.take_along_axis(scores, np.argsort(-scores, axis=1)[:, :101], axis=1)
     assert (np.diff(top, axis=1) < 0).all()  # no exact ties within (or just past) any query's top 100
     ids = [f"x{i}" for i in range(3000)]
-    keyed = ExactSearch().search(q, Corpus([c[:1000], c[1000:]], ties=tie_keys(ids)), 100)
+    q_ties = tie_keys([f"q{i}" for i in range(50)])
+    keyed = ExactSearch().search(q, Corpus([c[:1000], c[1000:]], ties=tie_keys(ids)), 100, query_ties=q_ties)
     by_row = ExactSearch().search(q, c, 100)
     np.testing.assert_array_equal(keyed.indices, expected)
     np.testing.assert_array_equal(by_row.indices, expected)
@@ -166,6 +187,8 @@ def test_tie_keys_must_cover_every_row() -> None:
     c = np.zeros((5, 4), dtype=np.float32)
     with pytest.raises(ValueError, match="one key per row"):
         Corpus([c[:2], c[2:]], ties=tie_keys(["a", "b", "c"]))
+    with pytest.raises(ValueError, match="one key per query"):
+        ExactSearch().search(c[:2], c, 1, query_ties=tie_keys(["a"]))
 
 
 @pytest.mark.torch
@@ -179,6 +202,7 @@ def test_torch_search_breaks_ties_by_the_same_keys(extra: int, max_candidates: i
     c = _tied(rng, 400)
     ids = [f"sku-{i}" for i in range(400)]
     q = np.concatenate([_tied(rng, 20), np.zeros((1, 16), dtype=np.float32)])
+    q_ids = [f"look-{i}" for i in range(21)]
     backend = TorchSearch(query_block=8, corpus_block=128, extra=extra, max_candidates=max_candidates)
-    found = backend.search(q, Corpus([c[:150], c[150:]], ties=tie_keys(ids)), 20)
-    np.testing.assert_array_equal(found.indices, _by_hash_reference(q, c, ids, 20))
+    found = backend.search(q, Corpus([c[:150], c[150:]], ties=tie_keys(ids)), 20, query_ties=tie_keys(q_ids))
+    np.testing.assert_array_equal(found.indices, _by_hash_reference(q, q_ids, c, ids, 20))

@@ -29,10 +29,11 @@ class RetrievalTask:
         vectors = work.query_vectors[work.rows]
         exclude = work.excluded if work.excluded.any() else None
         with clock.phase("search_s"):
-            found = work.backend.search(vectors, work.corpus, max(work.ks), exclude=exclude)
+            ties = work.query_ties[work.rows]
+            found = work.backend.search(vectors, work.corpus, max(work.ks), exclude=exclude, query_ties=ties)
         if not work.backend.exact:
             with clock.phase("recall_s"):
-                recall = measured_recall(vectors, work.corpus, found, work.ks, exclude, self.recall_queries)
+                recall = measured_recall(vectors, ties, work.corpus, found, work.ks, exclude, self.recall_queries)
                 self.recall[work.subset] = recall
         with clock.phase("metrics_s"):
             kept = work.queries.take(work.rows)

@@ -179,6 +179,7 @@ def gather(
         name,
         rows,
         queries,
+        tie_keys(queries.item_id),
         query_vectors,
         corpus,
         labels,

@@ -56,6 +56,8 @@ class SubsetWork:
     rows: np.ndarray
     """Query rows kept by the date window (skipped images left out)."""
     queries: SplitLabels
+    query_ties: np.ndarray
+    """The tie key of every query row of the split (`lookbench.search.ties`)."""
     query_vectors: np.ndarray
     corpus: Corpus
     """Gallery vectors then the shared noise pool, as parts (searched in place, never concatenated), with the tie

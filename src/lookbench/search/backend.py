@@ -9,6 +9,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from lookbench.search.ties import pair_order
+
 MAX_K = 100
 
 Parts = np.ndarray | Sequence[np.ndarray]
@@ -26,8 +28,8 @@ class SearchResult:
 class Corpus:
     """Corpus rows kept in their parts, never concatenated: a noise pool shared by every subset stays one copy.
 
-    `ties` (one uint64 per row, see `lookbench.search.ties`) orders rows of equal score, lowest first; without it
-    the lower row wins.
+    `ties` (one uint64 key per row, see `lookbench.search.ties`) orders rows of equal score with each query's own
+    key; without it the lower row wins.
     """
 
     def __init__(self, parts: Parts, ties: np.ndarray | None = None) -> None:
@@ -45,9 +47,10 @@ class Corpus:
         """Wrap an array or a sequence of arrays (a Corpus passes through)."""
         return corpus if isinstance(corpus, Corpus) else cls(corpus)
 
-    def tie_order(self, rows: np.ndarray) -> np.ndarray:
-        """The sort keys that break ties among `rows` (global row numbers, each >= 0): lower wins."""
-        return rows if self.ties is None else self.ties[rows]
+    def tie_order(self, rows: np.ndarray, query_ties: np.ndarray) -> np.ndarray:
+        """The sort keys that break ties among `rows` (global row numbers, each >= 0) for the queries whose tie keys
+        `query_ties` holds, pair by pair: lower wins."""
+        return rows if self.ties is None else pair_order(query_ties, self.ties[rows])
 
     def __len__(self) -> int:
         return int(self.offsets[-1])
@@ -123,14 +126,20 @@ def no_result(queries: int, k: int) -> SearchResult:
     return SearchResult(np.full((queries, k), -1, dtype=np.int64), np.full((queries, k), -np.inf, dtype=np.float32))
 
 
-def search_inputs(queries: np.ndarray, corpus: CorpusLike, k: int) -> tuple[np.ndarray, Corpus]:
-    """Every backend's argument checks: float32 contiguous queries and the corpus in its parts."""
+def search_inputs(
+    queries: np.ndarray, corpus: CorpusLike, k: int, query_ties: np.ndarray | None
+) -> tuple[np.ndarray, Corpus, np.ndarray]:
+    """Every backend's argument checks: float32 contiguous queries, the corpus in its parts, the queries' tie keys
+    (zeros when not given)."""
     rows = Corpus.of(corpus)
     if not 1 <= k <= MAX_K:
         raise ValueError(f"k must be between 1 and {MAX_K}, got {k}")
     if queries.ndim != 2 or queries.shape[1] != rows.dim:
         raise ValueError(f"shape mismatch: queries {queries.shape}, corpus dim {rows.dim}")
-    return np.ascontiguousarray(queries, dtype=np.float32), rows
+    if query_ties is not None and query_ties.shape != (len(queries),):
+        raise ValueError(f"query tie keys must hold one key per query ({len(queries)}), got {query_ties.shape}")
+    keys = np.zeros(len(queries), dtype=np.uint64) if query_ties is None else query_ties.astype(np.uint64)
+    return np.ascontiguousarray(queries, dtype=np.float32), rows, keys
 
 
 @runtime_checkable
@@ -142,9 +151,15 @@ class SearchBackend(Protocol):
     """True when results equal `ExactSearch`'s row for row; approximate backends get their recall measured."""
 
     def search(
-        self, queries: np.ndarray, corpus: CorpusLike, k: int, exclude: np.ndarray | None = None
+        self,
+        queries: np.ndarray,
+        corpus: CorpusLike,
+        k: int,
+        exclude: np.ndarray | None = None,
+        query_ties: np.ndarray | None = None,
     ) -> SearchResult:
-        """Rank `corpus` rows for each row of `queries` (both L2-normalised); `exclude` marks rows never returned."""
+        """Rank `corpus` rows for each row of `queries` (both L2-normalised); `exclude` marks rows never returned,
+        `query_ties` (a key per query) orders each query's ties with the corpus's tie keys."""
         ...
 
     def describe(self) -> dict[str, Any]:
@@ -160,14 +175,21 @@ class CheckedSearch:
     exact: bool
 
     def search(
-        self, queries: np.ndarray, corpus: CorpusLike, k: int, exclude: np.ndarray | None = None
+        self,
+        queries: np.ndarray,
+        corpus: CorpusLike,
+        k: int,
+        exclude: np.ndarray | None = None,
+        query_ties: np.ndarray | None = None,
     ) -> SearchResult:
         """Top-K rows of `corpus` for each query, best first; -1 / -inf pad queries with fewer than K rows."""
-        q, rows = search_inputs(queries, corpus, k)
+        q, rows, q_ties = search_inputs(queries, corpus, k, query_ties)
         if len(q) == 0 or len(rows) == 0:
             return no_result(len(q), k)
-        return self._search(q, rows, k, exclude)
+        return self._search(q, rows, k, exclude, q_ties)
 
-    def _search(self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None) -> SearchResult:
+    def _search(
+        self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None, q_ties: np.ndarray
+    ) -> SearchResult:
         """The backend's own search, on at least one query and one corpus row."""
         raise NotImplementedError

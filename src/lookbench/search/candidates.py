@@ -47,7 +47,9 @@ def exact_scores(queries: np.ndarray, q_rows: np.ndarray, corpus: Corpus, c_rows
     return out
 
 
-def finish(queries: np.ndarray, corpus: Corpus, k: int, q_rows: np.ndarray, c_rows: np.ndarray) -> SearchResult:
+def finish(
+    queries: np.ndarray, corpus: Corpus, k: int, q_rows: np.ndarray, c_rows: np.ndarray, q_ties: np.ndarray
+) -> SearchResult:
     """Top k of each query among candidate pairs, by exact score, tie key, then row; -1 / -inf pad missing slots.
 
     The candidates of each query must include every row of its exact top k (ties included), each pair once.
@@ -58,7 +60,7 @@ def finish(queries: np.ndarray, corpus: Corpus, k: int, q_rows: np.ndarray, c_ro
         return result
     q_rows, c_rows = q_rows.astype(np.int64, copy=False), c_rows.astype(np.int64, copy=False)
     exact = exact_scores(queries, q_rows, corpus, c_rows)
-    order = np.lexsort((c_rows, corpus.tie_order(c_rows), -exact, q_rows))
+    order = np.lexsort((c_rows, corpus.tie_order(c_rows, q_ties[q_rows]), -exact, q_rows))
     q_sorted = q_rows[order]
     rank = np.arange(len(order)) - np.searchsorted(q_sorted, q_sorted, side="left")
     keep = rank < k
@@ -74,8 +76,11 @@ class CandidatePool:
     query whose pool grows past `cap` rows (massive ties) is cut to its exact top K on the spot.
     """
 
-    def __init__(self, queries: np.ndarray, corpus: Corpus, k: int, margin: float, cap: int = 2048) -> None:
+    def __init__(
+        self, queries: np.ndarray, q_ties: np.ndarray, corpus: Corpus, k: int, margin: float, cap: int = 2048
+    ) -> None:
         self.queries = queries
+        self.q_ties = q_ties
         self.corpus = corpus
         self.k = k
         self.margin = np.float32(margin)
@@ -144,7 +149,7 @@ class CandidatePool:
 
     def _cut_to_exact_top(self, rows: np.ndarray) -> None:
         q_rows, c_rows, vals = self.entries(rows)
-        best = finish(self.queries, self.corpus, self.k, q_rows, c_rows).indices[rows]
+        best = finish(self.queries, self.corpus, self.k, q_rows, c_rows, self.q_ties).indices[rows]
         # the kept entries keep their approximate scores: look them up by (query, corpus row)
         width = len(self.corpus) + 1
         keys = q_rows * width + c_rows
@@ -171,7 +176,7 @@ class CandidatePool:
     def result(self) -> SearchResult:
         """The exact top K of every query."""
         q_rows, c_rows, _ = self.entries()
-        return finish(self.queries, self.corpus, self.k, q_rows, c_rows)
+        return finish(self.queries, self.corpus, self.k, q_rows, c_rows, self.q_ties)
 
 
 def merged_result(pools: list[CandidatePool]) -> SearchResult:

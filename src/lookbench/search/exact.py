@@ -46,7 +46,9 @@ class ExactSearch(CheckedSearch):
         """Backend name (its results do not depend on the block sizes or the threads)."""
         return {"backend": self.name}
 
-    def _search(self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None) -> SearchResult:
+    def _search(
+        self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None, q_ties: np.ndarray
+    ) -> SearchResult:
         margin = score_margin(rows.dim, max_row_norm(q), rows.max_norm())
         cores = usable_cores()
         blocks = sum(-(-len(part) // self.corpus_block) for part in rows.parts)
@@ -57,9 +59,9 @@ class ExactSearch(CheckedSearch):
         limits = threadpool_limits(max(1, cores // workers), user_api="blas") if workers > 1 else nullcontext()
         with limits, ThreadPoolExecutor(workers) as threads:
             for qs in range(0, len(q), self.query_block):
-                block = q[qs : qs + self.query_block]
+                block, ties = q[qs : qs + self.query_block], q_ties[qs : qs + self.query_block]
                 scans = [
-                    threads.submit(self._scan, block, rows, k, margin, exclude, size, w, workers)
+                    threads.submit(self._scan, block, ties, rows, k, margin, exclude, size, w, workers)
                     for w in range(workers)
                 ]
                 found = merged_result([scan.result() for scan in scans])
@@ -70,6 +72,7 @@ class ExactSearch(CheckedSearch):
     def _scan(
         self,
         block: np.ndarray,
+        ties: np.ndarray,
         rows: Corpus,
         k: int,
         margin: float,
@@ -79,7 +82,7 @@ class ExactSearch(CheckedSearch):
         workers: int,
     ) -> CandidatePool:
         """The candidates of `block`'s queries among the corpus blocks of `size` rows worker, worker + workers, ..."""
-        pool = CandidatePool(block, rows, k, margin)
+        pool = CandidatePool(block, ties, rows, k, margin)
         for offset, part in islice(rows.blocks(size), worker, None, workers):
             product = block @ part.T
             if exclude is not None:

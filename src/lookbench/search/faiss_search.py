@@ -56,7 +56,9 @@ class FaissSearch(CheckedSearch):
             info |= {"hnsw_m": self.hnsw_m, "ef_search": self.ef_search, "ef_construction": self.ef_construction}
         return info
 
-    def _search(self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None) -> SearchResult:
+    def _search(
+        self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None, q_ties: np.ndarray
+    ) -> SearchResult:
         found_rows: list[np.ndarray] = []
         found_scores: list[np.ndarray] = []
         for offset, part in zip(rows.offsets, rows.parts, strict=False):
@@ -68,7 +70,7 @@ class FaissSearch(CheckedSearch):
             del selectors  # faiss holds raw pointers to them: alive until the search returned
             found_rows.append(np.where(idx >= 0, idx + int(offset), -1))
             found_scores.append(np.where(idx >= 0, scores, -np.inf).astype(np.float32))
-        return _merge(np.concatenate(found_rows, axis=1), np.concatenate(found_scores, axis=1), k, rows)
+        return _merge(np.concatenate(found_rows, axis=1), np.concatenate(found_scores, axis=1), k, rows, q_ties)
 
     def _kind(self, rows: int) -> IndexKind:
         return "flat" if rows < SMALL_PART else self.index
@@ -114,10 +116,10 @@ class FaissSearch(CheckedSearch):
         return (faiss.SearchParameters(**kwargs) if kwargs else None), selectors
 
 
-def _merge(rows: np.ndarray, scores: np.ndarray, k: int, corpus: Corpus) -> SearchResult:
+def _merge(rows: np.ndarray, scores: np.ndarray, k: int, corpus: Corpus, q_ties: np.ndarray) -> SearchResult:
     """The k best of each query's candidates from all parts, by score, tie key, then row (empty slots last)."""
     empty = rows < 0
-    ties = np.where(empty, 0, corpus.tie_order(np.where(empty, 0, rows)))
+    ties = np.where(empty, 0, corpus.tie_order(np.where(empty, 0, rows), q_ties[:, None]))
     order = np.lexsort((np.where(empty, np.iinfo(np.int64).max, rows), ties, -scores), axis=1)[:, :k]
     indices = np.take_along_axis(rows, order, axis=1)
     best = np.take_along_axis(scores, order, axis=1)

@@ -10,6 +10,7 @@ from lookbench.search.exact import ExactSearch
 
 def measured_recall(
     queries: np.ndarray,
+    query_ties: np.ndarray | None,
     corpus: CorpusLike,
     found: SearchResult,
     ks: tuple[int, ...],
@@ -19,7 +20,8 @@ def measured_recall(
     """`{"recall@K": value}`: over up to `sample` evenly spread queries, the mean fraction of each query's exact
     top K that `found` also has in its top K."""
     picked = np.unique(np.linspace(0, len(queries) - 1, min(sample, len(queries))).round().astype(np.int64))
-    truth = ExactSearch().search(queries[picked], corpus, max(ks), exclude=exclude).indices
+    ties = None if query_ties is None else query_ties[picked]
+    truth = ExactSearch().search(queries[picked], corpus, max(ks), exclude=exclude, query_ties=ties).indices
     got = found.indices[picked]
     out: dict[str, float] = {}
     for k in ks:

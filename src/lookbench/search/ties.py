@@ -1,11 +1,13 @@
-"""The tie rule: corpus rows of equal exact score are ordered by a hash of their item id, never by where they sit.
+"""The tie rule: rows of equal exact score are ordered by a hash of item ids, never by source or corpus position.
 
 Gallery rows come before the shared noise pool in every corpus, so "lower row wins" would hand every tie to the
-gallery (a feature as blind as image size would then never rank a distractor first). The key of a row is the
-8-byte blake2b (`lookbench._util.hashing.order_key`) of `item_ID`, NUL, and how many rows before it in the corpus
-carry the same `item_ID` (photos of one product, or noise rows without an id), read as a big-endian integer: the
-lower key wins, then the lower row. It depends on the ids alone, so a tie's winner is the same whichever source a
-row comes from and however the sources are ordered or concatenated.
+gallery (a feature as blind as image size would then never rank a distractor first). Instead every corpus row and
+every query gets a key: the 8-byte blake2b (`lookbench._util.hashing.order_key`) of its `item_ID`, NUL, and how many
+rows before it in its corpus (or query split) carry the same `item_ID`, read as a big-endian integer. Among rows of
+equal score for a query, the row with the lower `mix(query key XOR row key)` wins (`mix`: the splitmix64 finaliser),
+then the lower row. It depends on the ids alone, so a tie's winner is the same whichever source a row comes from and
+however the rows are ordered; and each query orders a tie group in its own way, so a blind feature's top 1 is a
+noise row about as often as noise rows fill its tie groups.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from lookbench._util.hashing import order_key
 
 
 def tie_keys(item_ids: Sequence[str]) -> np.ndarray:
-    """One uint64 tie key per corpus row, from its item id and its place among the rows sharing that id."""
+    """One uint64 tie key per row, from its item id and its place among the rows sharing that id."""
     seen: dict[str, int] = {}
     keys = bytearray()
     for item in item_ids:
@@ -26,3 +28,11 @@ def tie_keys(item_ids: Sequence[str]) -> np.ndarray:
         seen[item] = n + 1
         keys += order_key(f"{item}\0{n}")
     return np.frombuffer(bytes(keys), dtype=">u8").astype(np.uint64)
+
+
+def pair_order(query_keys: np.ndarray, row_keys: np.ndarray) -> np.ndarray:
+    """The tie order of (query, row) pairs: splitmix64's finaliser of the XOR of their keys; lower wins."""
+    z = np.bitwise_xor(query_keys, row_keys, dtype=np.uint64)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))

@@ -61,7 +61,9 @@ class TorchSearch(CheckedSearch):
         """Backend name and device (results equal `exact` on every device)."""
         return {"backend": self.name, "device": self.device}
 
-    def _search(self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None) -> SearchResult:
+    def _search(
+        self, q: np.ndarray, rows: Corpus, k: int, exclude: np.ndarray | None, q_ties: np.ndarray
+    ) -> SearchResult:
         margin = score_margin(rows.dim, max_row_norm(q), rows.max_norm())
         parts = [self._on_device(part) for part in rows.parts]
         blocked = None if exclude is None else self.torch.from_numpy(np.asarray(exclude, dtype=bool)).to(self.device)
@@ -81,9 +83,9 @@ class TorchSearch(CheckedSearch):
                     done[start : start + len(chunk)] = complete
                 todo = todo[~done]
                 width *= 4
-        result = finish(q, rows, k, np.concatenate(q_found), np.concatenate(c_found))
+        result = finish(q, rows, k, np.concatenate(q_found), np.concatenate(c_found), q_ties)
         if len(todo):  # more near-ties than max_candidates: the CPU pool finds the same rows
-            rest = ExactSearch().search(q[todo], rows, k, exclude)
+            rest = ExactSearch().search(q[todo], rows, k, exclude, q_ties[todo])
             result.indices[todo] = rest.indices
             result.scores[todo] = rest.scores
         return result

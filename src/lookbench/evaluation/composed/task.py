@@ -24,6 +24,7 @@ from lookbench.metrics.ranking import recall_at
 from lookbench.metrics.scoring import TaskScores
 from lookbench.results.per_query import task_table
 from lookbench.search.backend import MAX_K, Corpus, CorpusLike, SearchBackend, SearchResult
+from lookbench.search.ties import tie_keys
 from lookbench.snapshot.composed import ComposedQueries, read_composed_queries
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot
@@ -85,6 +86,7 @@ def search_without_reference(
     k: int,
     excluded: np.ndarray,
     reference_rows: list[np.ndarray],
+    query_ties: np.ndarray | None = None,
 ) -> SearchResult:
     """Top-k corpus rows per query with the query's reference item removed from its ranking (as CIRR does)."""
     extra = max((len(r) for r in reference_rows), default=0)
@@ -93,7 +95,7 @@ def search_without_reference(
         return SearchResult(np.zeros((0, k), np.int64), np.zeros((0, k), np.float32))
     exclude = excluded if excluded.any() else None
     if k + extra <= MAX_K:
-        found = backend.search(queries, corpus, k + extra, exclude=exclude)
+        found = backend.search(queries, corpus, k + extra, exclude=exclude, query_ties=query_ties)
         drop = np.zeros(found.indices.shape, dtype=bool)
         for q, rows in enumerate(reference_rows):
             if len(rows):
@@ -107,7 +109,8 @@ def search_without_reference(
     for key, members in groups.items():
         mask = excluded.copy()
         mask[np.frombuffer(key, dtype=np.int64)] = True
-        part = backend.search(queries[members], corpus, k, exclude=mask if mask.any() else None)
+        ties = None if query_ties is None else query_ties[members]
+        part = backend.search(queries[members], corpus, k, exclude=mask if mask.any() else None, query_ties=ties)
         indices[members], scores[members] = part.indices, part.scores
     return SearchResult(indices, scores)
 
@@ -133,10 +136,12 @@ def _search(
     relevance: ComposedRelevance,
     value: float | None,
     k: int,
+    query_ties: np.ndarray,
 ) -> SearchResult:
     where = f"{encoder.method} composed queries of {task.subset}"
     vectors = check_embeddings(encoder.embed_queries(batch, value), len(batch.texts), where, Corpus.of(task.corpus).dim)
-    return search_without_reference(task.backend, vectors, task.corpus, k, task.excluded, relevance.reference_rows())
+    references = relevance.reference_rows()
+    return search_without_reference(task.backend, vectors, task.corpus, k, task.excluded, references, query_ties)
 
 
 def _relevance(task: ComposedTask, queries: ComposedQueries) -> ComposedRelevance:
@@ -157,9 +162,10 @@ def tune(task: ComposedTask, encoder: ComposedQueryEncoder) -> dict[str, Any]:
     kept = queries.take(rows)
     batch = _batch(task, kept, "validation", rows)
     relevance = _relevance(task, kept)
+    ties = tie_keys(queries.labels.item_id)[rows]
     tried: dict[str, float] = {}
     for value in encoder.grid:
-        relevant, _ = relevance.flags(_search(task, encoder, batch, relevance, value, TUNING_K).indices)
+        relevant, _ = relevance.flags(_search(task, encoder, batch, relevance, value, TUNING_K, ties).indices)
         tried[repr(value)] = float(recall_at(relevant, TUNING_K).mean()) if len(rows) else 0.0
     best = max(tried.values())
     default = encoder.default if encoder.default is not None else encoder.grid[0]
@@ -185,10 +191,12 @@ def score_composed(
     record = tune(task, encoder)
     if "validation" in record:
         say(f"{task.subset}: {encoder.parameter} = {record['value']} (best {TUNING_METRIC} on the validation split)")
-    queries = read_composed_queries(task.snapshot, task.subset, "query").take(rows)
+    split = read_composed_queries(task.snapshot, task.subset, "query")
+    queries = split.take(rows)
     batch = _batch(task, queries, "query", rows)
     relevance = _relevance(task, queries)
-    found = _search(task, encoder, batch, relevance, record["value"], max(task.ks))
+    ties = tie_keys(split.labels.item_id)[rows]
+    found = _search(task, encoder, batch, relevance, record["value"], max(task.ks), ties)
     relevant, hard = relevance.flags(found.indices)
     fine = relevance.target.fine(found.indices, task.rule)
     coarse = relevance.target.coarse(found.indices)
