@@ -155,7 +155,7 @@ def gather(
             parts.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
     queries = snapshot.labels(name, "query")
     labels = corpus_labels(snapshot, name, subset.noise)
-    corpus = Corpus(parts, ties=tie_keys(labels.item_id))
+    corpus = Corpus(parts, ties=tie_keys(labels.item_id, "corpus"))
     gallery_rows = snapshot.num_rows(name, "gallery")
     excluded = np.zeros(len(labels), dtype=bool)
     for source, offset in [(name, 0)] + ([(NOISE, gallery_rows)] if subset.noise_rows else []):
@@ -179,7 +179,7 @@ def gather(
         name,
         rows,
         queries,
-        tie_keys(queries.item_id),
+        tie_keys(queries.item_id, "query"),
         query_vectors,
         corpus,
         labels,

@@ -162,7 +162,7 @@ def tune(task: ComposedTask, encoder: ComposedQueryEncoder) -> dict[str, Any]:
     kept = queries.take(rows)
     batch = _batch(task, kept, "validation", rows)
     relevance = _relevance(task, kept)
-    ties = tie_keys(queries.labels.item_id)[rows]
+    ties = tie_keys(queries.labels.item_id, "query")[rows]
     tried: dict[str, float] = {}
     for value in encoder.grid:
         relevant, _ = relevance.flags(_search(task, encoder, batch, relevance, value, TUNING_K, ties).indices)
@@ -195,7 +195,7 @@ def score_composed(
     queries = split.take(rows)
     batch = _batch(task, queries, "query", rows)
     relevance = _relevance(task, queries)
-    ties = tie_keys(split.labels.item_id)[rows]
+    ties = tie_keys(split.labels.item_id, "query")[rows]
     found = _search(task, encoder, batch, relevance, record["value"], max(task.ks), ties)
     relevant, hard = relevance.flags(found.indices)
     fine = relevance.target.fine(found.indices, task.rule)
