@@ -136,8 +136,10 @@ def test_a_model_with_constant_vectors_gets_no_auc(tmp_path: Path, monkeypatch: 
     probe = report.separability.embedding_probe
     assert probe is not None and probe.auc is None and "same vector" in (probe.reason or "")
     assert report.noise_effect is not None
-    # every score ties: the search keeps the lowest corpus row, gallery row 0, so no query's top-1 is noise
-    assert report.noise_effect["overall"].distractor_share_at_1.value == 0.0
+    # every score ties, and the source-blind tie rule puts noise first about as often as noise fills the
+    # corpus (60 of 120 rows): 20 queries land within a wide binomial band around one half, never at 0 or 1
+    share = report.noise_effect["overall"].distractor_share_at_1.value
+    assert 0.2 <= share <= 0.8
 
 
 @pytest.mark.parametrize("source", ["embeddings", "cache"])
