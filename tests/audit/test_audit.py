@@ -44,7 +44,7 @@ def test_report_schema_round_trips_and_rejects_unknown_fields(tmp_path: Path) ->
     report = _audit(audit_snapshot_dir(tmp_path / "snap"), tmp_path / "a.json")
     data = json.loads((tmp_path / "a.json").read_text())
     assert set(data["separability"]) == {"image_statistics", "embedding_probe"}
-    assert set(data["separability"]["image_statistics"]) == {"auc", "ci", "top_statistics", "reason"}
+    assert set(data["separability"]["image_statistics"]) == {"auc", "ci", "top_statistics", "reason", "test"}
     assert data["label_consistency"]["real_studio_flat"]["queries"] == 20
     assert AuditReport.model_validate_json((tmp_path / "a.json").read_text()) == report
     data["separability"]["image_statistics"]["surprise"] = 1

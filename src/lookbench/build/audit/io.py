@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.safetext import markdown_cell
-from lookbench.build.audit.schema import AuditReport
+from lookbench.build.audit.schema import AuditReport, SeparationTest
 from lookbench.errors import LookBenchError, first_problem
 
 AUDIT_NAME = "AUDIT.json"
@@ -56,6 +56,21 @@ def _auc(value: float | None, ci: tuple[float, float] | None, reason: str | None
     return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
+def separation_line(test: SeparationTest) -> str:
+    """The calibrated test in one sentence."""
+    verdict = "separable" if test.separable else "not separable"
+    planted = (
+        f"x{test.smallest_detected_brightness:g}"
+        if test.smallest_detected_brightness is not None
+        else "none of those tried"
+    )
+    return (
+        f"{verdict} at alpha {test.alpha:g}: largest AUC {test.statistic:.3f} ({test.statistic_group}), null "
+        f"{100 * (1 - test.alpha):g}% quantile {test.null_quantile:.3f}, p = {test.p_value:.3g} ({test.permutations} "
+        f"permutations); smallest planted brightness shift detected: {planted}"
+    )
+
+
 def _pct(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.1f}%"
 
@@ -75,6 +90,8 @@ def audit_markdown(report: AuditReport) -> list[str]:
     if stats.top_statistics:
         shown = ", ".join(f"{s.name} {s.auc:.3f}" for s in stats.top_statistics[:TOP_SHOWN])
         lines.append(f"- statistics that separate most: {shown}")
+    if stats.test is not None:
+        lines.append(f"- calibrated test: {separation_line(stats.test)}")
     probe = report.separability.embedding_probe
     if probe is not None:
         lines.append(

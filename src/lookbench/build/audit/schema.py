@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lookbench.results.schema import MetricValue, fraction
 
-AUDIT_SCHEMA_VERSION = "1"
+AUDIT_SCHEMA_VERSION = "2"
 
 _STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
@@ -37,6 +37,41 @@ class StatisticAuc(BaseModel):
     _auc = field_validator("auc")(fraction)
 
 
+class PlantedShift(BaseModel):
+    """The calibrated test on the sample with every sampled noise image's pixels brightened by `brightness`."""
+
+    model_config = _STRICT
+
+    brightness: float
+    statistic: float
+    p_value: float
+    detected: bool
+
+    _fractions = field_validator("statistic", "p_value")(fraction)
+
+
+class SeparationTest(BaseModel):
+    """The calibrated gallery-vs-noise test: a max-statistic permutation test (docs/audit.md#method)."""
+
+    model_config = _STRICT
+
+    statistic: float
+    """The largest cross-validated AUC of the ridge discriminant over the statistic groups and all together."""
+    statistic_group: str
+    null_quantile: float
+    """The (1 - alpha) quantile of the same maximum under shuffled gallery/noise labels."""
+    p_value: float
+    permutations: int
+    alpha: float
+    separable: bool
+    """p_value <= alpha: the noise pool is told from the galleries by its image statistics."""
+    planted: list[PlantedShift] = Field(default_factory=list)
+    smallest_detected_brightness: float | None = None
+    """The smallest planted brightness factor the test flags (None: none of those tried)."""
+
+    _fractions = field_validator("statistic", "null_quantile", "p_value", "alpha")(fraction)
+
+
 class ImageStatisticsProbe(BaseModel):
     """A linear probe on model-free image statistics; `auc` is None with a `reason` where it cannot be measured."""
 
@@ -46,6 +81,8 @@ class ImageStatisticsProbe(BaseModel):
     ci: tuple[float, float] | None
     top_statistics: list[StatisticAuc] = Field(default_factory=list)
     reason: str | None = None
+    test: SeparationTest | None = None
+    """The calibrated test (None where `auc` is, and in reports of schema 1)."""
 
     _auc = field_validator("auc")(optional_fraction)
     _ci = field_validator("ci")(interval)

@@ -8,8 +8,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from lookbench.build.audit.io import TOP_SHOWN, check_audit_target, write_audit
-from lookbench.build.audit.run import AuditSettings, audit_snapshot
+from lookbench.build.audit.calibration import ALPHA, PERMUTATIONS
+from lookbench.build.audit.io import TOP_SHOWN, check_audit_target, separation_line, write_audit
+from lookbench.build.audit.run import AuditSettings, audit_snapshot, check_settings
 from lookbench.build.audit.schema import AuditReport
 from lookbench.cli.common import console, err_console, reports_errors
 from lookbench.embeddings.options import EmbedOptions
@@ -37,6 +38,9 @@ def print_report(report: AuditReport) -> None:
     if probe is not None:
         sep.add_row(f"embeddings: {escape(probe.model)}", _auc_cell(probe.auc, probe.ci), escape(probe.reason or ""))
     console.print(sep)
+    if stats.test is not None:
+        colour = "red" if stats.test.separable else "green"
+        console.print(f"[{colour}]calibrated test[/{colour}]: {escape(separation_line(stats.test))}")
     queries = Table(title="Queries placed on the noise side (%)")
     for col in ("subset", "queries", "statistics", "embeddings"):
         queries.add_column(col, justify="left" if col == "subset" else "right")
@@ -84,16 +88,28 @@ def audit_command(
     per_side: int = typer.Option(2000, "--per-side", min=1, help="Images sampled from the galleries and the noise."),
     queries: int = typer.Option(500, "--queries", min=1, help="Queries sampled per subset."),
     resamples: int = typer.Option(1000, "--resamples", min=0, help="Bootstrap resamples for the intervals."),
+    permutations: int = typer.Option(
+        PERMUTATIONS, "--permutations", min=1, help="Label shuffles of the calibrated gallery-vs-noise test."
+    ),
+    alpha: float = typer.Option(ALPHA, "--alpha", help="Significance level of the calibrated test."),
     cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Embedding cache folder."),
 ) -> None:
     """Separability of distractors from galleries, queries on the noise side, the noise effect, label consistency."""
     from lookbench.models.registry import resolve_model
 
+    settings = AuditSettings(
+        seed=seed,
+        per_side=per_side,
+        queries_per_subset=queries,
+        resamples=resamples,
+        permutations=permutations,
+        alpha=alpha,
+    )
+    check_settings(settings)
     if output is not None:
         check_audit_target(output)  # before the work: a user's file there is refused, never replaced
     snap = open_location(snapshot)
     provider = resolve_model(model, EmbedOptions(cache_dir=cache_dir)) if model else None
-    settings = AuditSettings(seed=seed, per_side=per_side, queries_per_subset=queries, resamples=resamples)
     report = audit_snapshot(
         snap, provider, settings, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]")
     )
