@@ -17,7 +17,7 @@ from lookbench.build.audit.schema import AuditReport
 from lookbench.cli.main import app
 
 runner = CliRunner()
-FAST = ["--resamples", "200"]
+FAST = ["--resamples", "200", "--baselines", "none"]
 
 
 def _audit(snapshot: Path, out: Path, *extra: str) -> AuditReport:

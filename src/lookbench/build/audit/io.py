@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.safetext import markdown_cell
-from lookbench.build.audit.schema import AuditReport, SeparationTest
+from lookbench.build.audit.schema import AuditReport, QueryShortcuts, SeparationTest
 from lookbench.errors import LookBenchError, first_problem
 
 AUDIT_NAME = "AUDIT.json"
@@ -75,6 +75,30 @@ def _pct(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.1f}%"
 
 
+def shortcuts_markdown(shortcuts: QueryShortcuts) -> list[str]:
+    """The query-side table: the reference model's score, then each baseline's with its ratio (flagged in bold)."""
+    scopes = list(shortcuts.baselines[0].scores) if shortcuts.baselines else []
+    lines = [
+        "",
+        f"Query side: trivial fashion-blind baselines, {shortcuts.metric} (ratio to the reference model; in bold where "
+        f"it reaches {shortcuts.share_flagged:g}).",
+        "",
+        "| model | " + " | ".join(markdown_cell(s) for s in scopes) + " |",
+        "|---|" + "---|" * len(scopes),
+    ]
+    if shortcuts.reference_scores is not None:
+        scored = " | ".join(_pct(shortcuts.reference_scores[s].value) for s in scopes)
+        lines.append(f"| reference: {markdown_cell(shortcuts.reference or '')} | {scored} |")
+    for baseline in shortcuts.baselines:
+        cells = []
+        for scope in scopes:
+            score = baseline.scores[scope]
+            cell = _pct(score.value.value) + ("" if score.ratio is None else f" ({score.ratio:.2f})")
+            cells.append(f"**{cell}**" if score.flagged else cell)
+        lines.append(f"| {markdown_cell(baseline.model)} | {' | '.join(cells)} |")
+    return lines
+
+
 def audit_markdown(report: AuditReport) -> list[str]:
     """Markdown lines: separability, queries on the noise side, noise effect, label consistency."""
     stats = report.separability.image_statistics
@@ -118,6 +142,8 @@ def audit_markdown(report: AuditReport) -> list[str]:
                 f"| {markdown_cell(scope)} | {_pct(fine.with_noise.value)} | {_pct(fine.without_noise.value)} | "
                 f"{_pct(effect.distractor_share_at_1.value)} |"
             )
+    if report.shortcuts is not None:
+        lines += shortcuts_markdown(report.shortcuts)
     lines += [
         "",
         "| subset | queries | with a gallery fine match | a distractor has category and main attribute "

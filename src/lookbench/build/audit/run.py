@@ -4,7 +4,7 @@ measure the noise effect."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 import numpy as np
@@ -36,6 +36,12 @@ from lookbench.build.audit.schema import (
     SeparationTest,
     SkippedImage,
     StatisticAuc,
+)
+from lookbench.build.audit.shortcuts import (
+    Reference,
+    evaluated_reference,
+    query_shortcuts,
+    reference_from_noise_effect,
 )
 from lookbench.build.audit.statistics import GROUPS, WIDTH, Decoded, pixel_statistics, statistics_of
 from lookbench.embeddings.checks import check_embeddings
@@ -169,8 +175,11 @@ def audit_snapshot(
     provider: EmbeddingProvider | None = None,
     settings: AuditSettings | None = None,
     progress: Progress | None = None,
+    baselines: Sequence[EmbeddingProvider] = (),
+    reference: Reference | None = None,
 ) -> AuditReport:
-    """Audit `snapshot` (and `provider`'s embeddings of it, when given)."""
+    """Audit `snapshot` (and `provider`'s embeddings of it, when given); score `baselines` on the query side against
+    `reference`, else against `provider`."""
     settings = settings or AuditSettings()
     check_settings(settings)
     say = progress or (lambda _msg: None)
@@ -196,9 +205,23 @@ def audit_snapshot(
     timings["image_statistics_s"] = time.perf_counter() - t0
     embedding_probe, embed_share, effect = None, None, None
     if provider is not None:
+        provider = ReusedEmbeddings(provider)
         embedding_probe, embed_share, effect = _model_side(
             snapshot, provider, (gallery, noise, query_sides), subsets, settings, say, timings
         )
+    shortcuts = None
+    if baselines:
+        t0 = time.perf_counter()
+        say("query side: trivial baselines")
+        if reference is None and provider is not None:
+            name = provider.describe().name or provider.spec
+            reference = (
+                reference_from_noise_effect(name, effect)
+                if effect is not None
+                else evaluated_reference(snapshot, provider, name, subsets, settings.resamples, settings.seed)
+            )
+        shortcuts = query_shortcuts(snapshot, baselines, subsets, reference, settings.resamples, settings.seed)
+        timings["query_side_s"] = time.perf_counter() - t0
 
     noise_labels = snapshot.labels(NOISE, "gallery") if snapshot.has_noise else None
     consistency = {
@@ -229,6 +252,7 @@ def audit_snapshot(
             for s, q in query_sides.items()
         },
         noise_effect=effect,
+        shortcuts=shortcuts,
         label_consistency=consistency,
         skipped_images=skipped,
         timings={k: round(v, 3) for k, v in timings.items()},
@@ -298,7 +322,7 @@ def _model_side(
 ) -> tuple[EmbeddingProbe, dict[str, float] | None, dict[str, NoiseEffect] | None]:
     """The linear probe on the model's embeddings of the same samples, and the noise effect on retrieval."""
     gallery, noise, query_sides = samples
-    reused = ReusedEmbeddings(provider)
+    reused = provider
     name = provider.describe().name or provider.spec
     t0 = time.perf_counter()
     say(f"embedding probe: {name}")

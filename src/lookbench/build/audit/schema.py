@@ -141,6 +141,42 @@ class NoiseEffect(BaseModel):
     distractor_share_at_1: MetricValue = Field(alias="distractor_share@1")
 
 
+class BaselineScore(BaseModel):
+    """A trivial baseline's score on one scope, its ratio to the reference model's (None: no reference, or the
+    reference scores 0) and whether it reaches `share_flagged` of it."""
+
+    model_config = _STRICT
+
+    value: MetricValue
+    ratio: float | None
+    flagged: bool
+
+
+class TrivialBaseline(BaseModel):
+    """One fashion-blind baseline (a model spec) scored per subset and overall."""
+
+    model_config = _STRICT
+
+    model: str
+    scores: dict[str, BaselineScore]
+
+
+class QueryShortcuts(BaseModel):
+    """Query-side shortcuts: what trivial baselines score with the benchmark's own metric, against a named model."""
+
+    model_config = _STRICT
+
+    metric: str
+    share_flagged: float
+    reference: str | None
+    """The named model's name (None: no `--model` or `--reference-results`, so no ratios)."""
+    reference_source: str | None
+    reference_scores: dict[str, MetricValue] | None
+    baselines: list[TrivialBaseline]
+    flagged: list[str]
+    """`<baseline> on <scope> (<ratio> of the model)` for every flagged score."""
+
+
 class LabelConsistency(BaseModel):
     """Per subset: the label rule's own ceiling and how many queries a distractor carries the labels of."""
 
@@ -204,6 +240,8 @@ class AuditReport(BaseModel):
     separability: Separability
     queries: dict[str, QuerySide]
     noise_effect: dict[str, NoiseEffect] | None = None
+    shortcuts: QueryShortcuts | None = None
+    """None when no baselines were asked for (the audit of a built release)."""
     label_consistency: dict[str, LabelConsistency]
     skipped_images: list[SkippedImage] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
