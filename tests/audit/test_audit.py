@@ -172,7 +172,9 @@ def test_report_shows_the_audit_of_its_snapshot(tmp_path: Path) -> None:
     snap = audit_snapshot_dir(tmp_path / "snap")
     emb = _embeddings(tmp_path / "emb", snap, None)
     result = tmp_path / "res" / "run.json"
-    r = runner.invoke(app, ["eval", "-s", str(snap), "-m", f"embeddings:{emb}", "-o", str(result), *FAST])
+    r = runner.invoke(
+        app, ["eval", "-s", str(snap), "-m", f"embeddings:{emb}", "-o", str(result), "--resamples", "200"]
+    )
     assert r.exit_code == 0, r.output
     report = _audit(snap, tmp_path / "a.json", "--model", f"embeddings:{emb}")
     plain = runner.invoke(app, ["report", str(result), "-o", str(tmp_path / "plain")])
