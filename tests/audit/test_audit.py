@@ -187,6 +187,9 @@ def test_report_shows_the_audit_of_its_snapshot(tmp_path: Path) -> None:
     page = (tmp_path / "shown" / "index.html").read_text()
     stats = report.separability.image_statistics
     assert stats.auc is not None and f"Image statistics: {stats.auc:.3f}" in page
+    assert (
+        stats.test is not None and f"Calibrated test: not separable at alpha 0.01 (p = {stats.test.p_value:.3g}" in page
+    )
     effect = report.noise_effect
     assert effect is not None
     assert f"{100 * effect['overall'].fine_recall_at_1.without_noise.value:.2f}" in page
