@@ -74,6 +74,7 @@ def test_audit_output_that_cannot_be_written_is_one_line(runs: dict[str, Path], 
     blocker = tmp_path / "file"
     blocker.write_text("x")
     args = ["--per-side", "4", "--queries", "2", "--resamples", "5", "-o", str(blocker / "audit.json")]
+    args += ["--cache-dir", str(tmp_path / "cache")]
     clean_error(invoke("audit", str(runs["snapshot"]), *args), str(blocker))
 
 
