@@ -40,8 +40,11 @@ histogram) beside the default model EfficientNet-Lite0, each with the noise pool
 (`--noise none`), and prints Fine R@1 per subset and overall, Coarse R@1 and the share of queries whose top-1 is a
 distractor, each with its 95% interval. A benchmark whose trivial baselines came near the model would measure
 backdrops or colour, not garments; one whose noise pool they could avoid would carry a source signature.
+With `--audit`, also runs `lookbench audit --model efficientnet-lite0` on the release, its query side referred to
+the model's result file above, and records the calibrated gallery-vs-noise test and every fashion-blind baseline's
+Fine R@1 with its ratio to the model.
 
-    python benchmarks/synth.py baselines [--size small] [--out bench-out/synth_trivial_baselines]
+    python benchmarks/synth.py baselines [--size small] [--out bench-out/synth_trivial_baselines] [--audit]
 """
 
 from __future__ import annotations
@@ -62,7 +65,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-from measure import run_subcommand
+from measure import record, run_subcommand
 from onnx import numpy_helper
 from typer.testing import CliRunner
 
@@ -378,6 +381,7 @@ def main_baselines() -> None:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--release", type=date.fromisoformat, default=DEFAULT_RELEASE)
     parser.add_argument("--out", type=Path, default=Path("bench-out/synth_trivial_baselines"))
+    parser.add_argument("--audit", action="store_true", help="also audit the query side against the default model")
     args = parser.parse_args()
     snapshot = snapshot_for(args.size, args.release, args.seed)
     print(f"snapshot: {snapshot} (size {args.size})")
@@ -396,6 +400,43 @@ def main_baselines() -> None:
     print("| " + " | ".join("---" for _ in header) + " |")
     for row in rows:
         print("| " + " | ".join(row) + " |")
+    if args.audit:
+        model = args.out / args.size / f"{MODELS[-1]}__noise-all.json"
+        audit_query_side(snapshot, model, args.out / args.size / "audit.json")
+
+
+def audit_query_side(snapshot: Path, reference: Path, target: Path) -> None:
+    """`lookbench audit --model efficientnet-lite0` with `reference` as the query side's reference; records the
+    calibrated test and each baseline's Fine R@1 and ratio per scope."""
+    started = time.monotonic()
+    target.unlink(missing_ok=True)
+    options = ["--model", MODELS[-1], "--reference-results", str(reference), "-o", str(target)]
+    result = CliRunner().invoke(app, ["audit", str(snapshot), *options])
+    if result.exit_code != 0:
+        raise SystemExit(result.output)
+    report = json.loads(target.read_text())
+    test = report["separability"]["image_statistics"]["test"]
+    shortcuts = report["shortcuts"]
+    baselines = {
+        b["model"]: {scope: {"fine_recall@1": s["value"]["value"], "ratio": s["ratio"], "flagged": s["flagged"]}
+                     for scope, s in b["scores"].items()}
+        for b in shortcuts["baselines"]
+    }  # fmt: skip
+    reference_scores = {scope: v["value"] for scope, v in shortcuts["reference_scores"].items()}
+    record(
+        audit_test=test,
+        audit_reference=shortcuts["reference"],
+        audit_reference_fine_recall_at_1=reference_scores,
+        audit_baselines=baselines,
+        audit_flagged=shortcuts["flagged"],
+        audit_timings=report["timings"],
+    )
+    print(f"audit: {time.monotonic() - started:.0f} s; calibrated test {json.dumps(test)}")
+    print(f"query side against {shortcuts['reference']}: {json.dumps(reference_scores)}")
+    for name, scores in baselines.items():
+        cells = ", ".join(f"{scope} {100 * v['fine_recall@1']:.2f} ({v['ratio']:.2f})" for scope, v in scores.items())
+        print(f"{name}: {cells}")
+    print(f"flagged: {shortcuts['flagged']}")
 
 
 SUBCOMMANDS = {

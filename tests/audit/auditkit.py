@@ -1,5 +1,5 @@
 """Snapshots for the audit tests: gallery and noise drawn from one image distribution, optionally with a planted
-source signature (a coloured frame on every noise image)."""
+source signature (a coloured frame on every noise image; a brightness shift or a red border on studio pixels)."""
 
 from __future__ import annotations
 
@@ -54,4 +54,54 @@ def audit_snapshot_dir(
     }
     if with_noise:
         spec["noise"] = {"gallery": [row(f"n{i}", i, scene(3000 + i, frame)) for i in range(noise)]}
+    return write_snapshot(root, spec, "v20260301")
+
+
+STUDIO = 64
+
+
+def studio_pixels(seed: int) -> np.ndarray:
+    """(STUDIO, STUDIO, 3) uint8: a few coloured shapes on a light, slightly tinted studio backdrop."""
+    rng = np.random.default_rng(seed)
+    backdrop = tuple(int(v) for v in rng.integers(200, 236) + rng.integers(-6, 7, 3))
+    image = Image.new("RGB", (STUDIO, STUDIO), backdrop)
+    draw = ImageDraw.Draw(image)
+    for _ in range(3):
+        x0, y0 = (int(v) for v in rng.integers(8, STUDIO - 24, 2))
+        x1, y1 = x0 + int(rng.integers(8, 20)), y0 + int(rng.integers(8, 20))
+        draw.rectangle((x0, y0, x1, y1), fill=tuple(int(v) for v in rng.integers(0, 256, 3)))
+    return np.asarray(image)
+
+
+def jpeg(pixels: np.ndarray) -> bytes:
+    """The pixels encoded once as a quality-90 JPEG."""
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format="JPEG", quality=90)
+    return buf.getvalue()
+
+
+def brighter(pixels: np.ndarray, factor: float) -> np.ndarray:
+    """Every pixel value times `factor`, rounded and clipped at 255."""
+    return np.asarray(np.clip(np.rint(pixels * factor), 0, 255), dtype=np.uint8)
+
+
+def red_border(pixels: np.ndarray, width: int = 3) -> np.ndarray:
+    """The image with a pure red frame `width` pixels wide."""
+    framed = pixels.copy()
+    ring = np.ones(pixels.shape[:2], dtype=bool)
+    ring[width:-width, width:-width] = False
+    framed[ring] = (255, 0, 0)
+    return framed
+
+
+def studio_snapshot(root: Path, gallery: list[np.ndarray], noise: list[np.ndarray], queries: int = 20) -> Path:
+    """A studio subset (its first `queries` gallery images also as queries) and a noise pool, from pixels encoded
+    once each, so a planted change is the only difference between two such snapshots."""
+    spec: dict[str, dict[str, list[dict[str, Any]]]] = {
+        "real_studio_flat": {
+            "query": [row(f"g{i}", i, jpeg(p)) for i, p in enumerate(gallery[:queries])],
+            "gallery": [row(f"g{i}", i, jpeg(p)) for i, p in enumerate(gallery)],
+        },
+        "noise": {"gallery": [row(f"n{i}", i, jpeg(p)) for i, p in enumerate(noise)]},
+    }
     return write_snapshot(root, spec, "v20260301")

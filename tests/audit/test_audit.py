@@ -17,7 +17,7 @@ from lookbench.build.audit.schema import AuditReport
 from lookbench.cli.main import app
 
 runner = CliRunner()
-FAST = ["--resamples", "200"]
+FAST = ["--resamples", "200", "--baselines", "none"]
 
 
 def _audit(snapshot: Path, out: Path, *extra: str) -> AuditReport:
@@ -44,7 +44,7 @@ def test_report_schema_round_trips_and_rejects_unknown_fields(tmp_path: Path) ->
     report = _audit(audit_snapshot_dir(tmp_path / "snap"), tmp_path / "a.json")
     data = json.loads((tmp_path / "a.json").read_text())
     assert set(data["separability"]) == {"image_statistics", "embedding_probe"}
-    assert set(data["separability"]["image_statistics"]) == {"auc", "ci", "top_statistics", "reason"}
+    assert set(data["separability"]["image_statistics"]) == {"auc", "ci", "top_statistics", "reason", "test"}
     assert data["label_consistency"]["real_studio_flat"]["queries"] == 20
     assert AuditReport.model_validate_json((tmp_path / "a.json").read_text()) == report
     data["separability"]["image_statistics"]["surprise"] = 1
@@ -174,7 +174,9 @@ def test_report_shows_the_audit_of_its_snapshot(tmp_path: Path) -> None:
     snap = audit_snapshot_dir(tmp_path / "snap")
     emb = _embeddings(tmp_path / "emb", snap, None)
     result = tmp_path / "res" / "run.json"
-    r = runner.invoke(app, ["eval", "-s", str(snap), "-m", f"embeddings:{emb}", "-o", str(result), *FAST])
+    r = runner.invoke(
+        app, ["eval", "-s", str(snap), "-m", f"embeddings:{emb}", "-o", str(result), "--resamples", "200"]
+    )
     assert r.exit_code == 0, r.output
     report = _audit(snap, tmp_path / "a.json", "--model", f"embeddings:{emb}")
     plain = runner.invoke(app, ["report", str(result), "-o", str(tmp_path / "plain")])
@@ -187,6 +189,9 @@ def test_report_shows_the_audit_of_its_snapshot(tmp_path: Path) -> None:
     page = (tmp_path / "shown" / "index.html").read_text()
     stats = report.separability.image_statistics
     assert stats.auc is not None and f"Image statistics: {stats.auc:.3f}" in page
+    assert (
+        stats.test is not None and f"Calibrated test: not separable at alpha 0.01 (p = {stats.test.p_value:.3g}" in page
+    )
     effect = report.noise_effect
     assert effect is not None
     assert f"{100 * effect['overall'].fine_recall_at_1.without_noise.value:.2f}" in page

@@ -54,22 +54,27 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.mark.parametrize("key", NAMES)
 def test_audit_keeps_a_hostile_model_name_inert(runs: dict[str, Path], tmp_path: Path, key: str) -> None:
     out = tmp_path / "audit.json"
-    args = ["--per-side", "4", "--queries", "2", "--resamples", "5", "-o", str(out)]
+    args = ["--per-side", "4", "--queries", "2", "--resamples", "5", "-o", str(out), "--cache-dir", str(tmp_path)]
     run = invoke("audit", str(runs["snapshot"]), "-m", f"embeddings:{runs[f'emb-{key}']}", *args)
     assert run.exit_code == 0, run.output
     report = read_audit(out)
     assert report.separability.embedding_probe is not None
     assert report.separability.embedding_probe.model == NAMES[key]  # nothing lost
+    assert report.shortcuts is not None and report.shortcuts.reference == NAMES[key]
     lines = audit_markdown(report)
     probe = next(line for line in lines if line.startswith("- linear probe"))
     assert "\n" not in "".join(lines) and "<script" not in probe and "<img" not in probe
     assert "|" not in probe.replace("\\|", "")
+    named = next(line for line in lines if line.startswith("| reference"))
+    assert "<script" not in named and "<img" not in named
+    assert named.replace("\\|", "").count("|") == 2 + len(report.shortcuts.baselines[0].scores)  # no extra cell
 
 
 def test_audit_output_that_cannot_be_written_is_one_line(runs: dict[str, Path], tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     args = ["--per-side", "4", "--queries", "2", "--resamples", "5", "-o", str(blocker / "audit.json")]
+    args += ["--cache-dir", str(tmp_path / "cache")]
     clean_error(invoke("audit", str(runs["snapshot"]), *args), str(blocker))
 
 

@@ -1,11 +1,18 @@
-"""The weight-free `features:` models: thumbnail and colour-histogram baselines, and the names they answer to."""
+"""The weight-free `features:` models: thumbnail, colour-histogram, foreground-histogram and size baselines, their
+options, and the names they answer to."""
 
 from __future__ import annotations
+
+import io
+from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
+from typer.testing import CliRunner
 
+from conftest import make_row, write_snapshot
+from lookbench.cli.main import app
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.models.features import FEATURES, WeightFreeFeatures, load
@@ -52,13 +59,108 @@ def test_colour_histogram_ignores_where_the_colours_are() -> None:
     assert np.abs(t[0] - t[1]).max() > 100  # the thumbnail does see the layout
 
 
+WIDTHS = {"colour-gradient": 256, "thumbnail": 192, "colour-histogram": 512, "foreground-histogram": 4096, "size": 128}
+
+
+def _png(image: Image.Image) -> bytes:
+    buf = io.BytesIO()
+    image.save(buf, format="PNG")
+    return buf.getvalue()
+
+
 @pytest.mark.parametrize("name", sorted(FEATURES))
 def test_every_feature_gives_its_declared_width_for_any_image_size(name: str) -> None:
     images = [Image.new("RGB", (300, 120), (200, 30, 60)), Image.new("RGB", (17, 61), (5, 250, 5))]
     encoder = WeightFreeFeatures(name)
-    assert encoder.encode(images).shape == (2, FEATURES[name].dimension)
-    assert encoder.describe()["dimension"] == FEATURES[name].dimension
+    batch = [_png(im) for im in images] if encoder.input_kind == "bytes" else images
+    assert encoder.encode(batch).shape == (2, WIDTHS[name])
+    assert encoder.describe()["dimension"] == WIDTHS[name]
     assert encoder.model_id == f"features:{name}"
+
+
+def _centred_square(colours: list[tuple[int, int, int]], backdrop: tuple[int, int, int]) -> Image.Image:
+    """A 64x64 image of `backdrop` with a 32x32 centre square split into equal vertical bands of `colours`."""
+    pixels = np.empty((64, 64, 3), dtype=np.uint8)
+    pixels[:] = backdrop
+    band = 32 // len(colours)
+    for i, colour in enumerate(colours):
+        pixels[16:48, 16 + i * band : 16 + (i + 1) * band] = colour
+    return Image.fromarray(pixels)
+
+
+def test_foreground_histogram_counts_only_what_differs_from_the_border() -> None:
+    image = _centred_square([(255, 0, 0), (0, 0, 255)], (250, 250, 250))
+    vector = load(parse_spec("features:foreground-histogram?bins=4"), EmbedOptions()).encode([image])[0]
+    assert vector.shape == (64,)
+    red, blue = 3 * 16, 3  # cells (r, g, b) = (3, 0, 0) and (0, 0, 3); the white backdrop (3, 3, 3) is left out
+    expected = np.zeros(64)
+    expected[[red, blue]] = np.sqrt(0.5)  # sqrt of the half shares, then unit length
+    np.testing.assert_allclose(vector, expected, atol=1e-6)
+
+
+def test_foreground_histogram_ignores_the_backdrop_colour() -> None:
+    on_white = _centred_square([(200, 40, 40)], (255, 255, 255))
+    on_grey = _centred_square([(200, 40, 40)], (120, 120, 120))
+    a, b = WeightFreeFeatures("foreground-histogram").encode([on_white, on_grey])
+    assert float(a @ b) == pytest.approx(1.0)
+    whole = WeightFreeFeatures("colour-histogram").encode([on_white, on_grey])
+    assert float(whole[0] @ whole[1]) / float(np.linalg.norm(whole[0]) * np.linalg.norm(whole[1])) < 0.5
+
+
+def test_a_flat_image_has_its_one_colour_as_foreground() -> None:
+    vector = load(parse_spec("features:foreground-histogram?bins=2"), EmbedOptions()).encode(
+        [Image.new("RGB", (30, 50), (10, 200, 10))]
+    )[0]
+    assert vector.shape == (8,) and vector[2] == pytest.approx(1.0)  # cell (0, 1, 0)
+
+
+def test_thumbnail_side_option_gives_the_16x16_image_minus_its_mean() -> None:
+    image = _quadrant_image(16, (250, 10, 10), (10, 10, 250))
+    encoder = load(parse_spec("features:thumbnail?side=16"), EmbedOptions())
+    pixels = np.asarray(image, dtype=np.float64)
+    np.testing.assert_allclose(encoder.encode([image])[0], (pixels - pixels.mean()).ravel(), atol=1e-4)
+    assert encoder.model_id == "features:thumbnail?side=16"
+    assert load(parse_spec("features:thumbnail?side=8"), EmbedOptions()).model_id == "features:thumbnail"
+
+
+def test_size_peaks_at_the_nearest_centre_and_compares_by_closeness() -> None:
+    encoder = WeightFreeFeatures("size")
+    small = _png(Image.new("RGB", (200, 100), (1, 2, 3)))
+    vector = encoder.encode([small])[0].reshape(4, 32)
+    # centres 2 + 12 i / 31 (log2 pixels): log2(200) = 7.64 is nearest centre 15, log2(100) = 6.64 centre 12;
+    # log2 aspect 1 is nearest 21 of -3 + 6 i / 31
+    assert [int(np.argmax(vector[0])), int(np.argmax(vector[1])), int(np.argmax(vector[2]))] == [15, 12, 21]
+    np.testing.assert_allclose(np.linalg.norm(vector, axis=1), 1.0, rtol=1e-5)
+    padded = small + b"\0" * len(small)  # same pixels, twice the bytes: the file-size bump moves by 1 (log2)
+    a, b = encoder.encode([small, padded])
+    # three blocks equal, the fourth two unit Gaussians (sigma 0.5) 1 apart: exp(-1 / (4 * 0.25))
+    assert float(a @ b) / 4 == pytest.approx((3 + np.exp(-1.0)) / 4, abs=0.02)
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("features:foreground-histogram?bins=0", "bins='0' must be a whole number from 2 to 16"),
+        ("features:foreground-histogram?bins=17", "bins='17' must be a whole number from 2 to 16"),
+        ("features:foreground-histogram?bins=four", "bins='four' must be a whole number from 2 to 16"),
+        ("features:thumbnail?side=-3", "side='-3' must be a whole number from 2 to 32"),
+        ("features:size?bins=4", "unknown option(s) bins"),
+        ("features:foreground-histograms", "unknown feature 'foreground-histograms'"),
+    ],
+)
+def test_bad_feature_options_are_one_line_errors(spec: str, message: str) -> None:
+    with pytest.raises(LookBenchError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load(parse_spec(spec), EmbedOptions())
+
+
+def test_a_bad_bin_count_on_the_command_line_exits_2_with_one_line(tmp_path: Path) -> None:
+    rows = [make_row(f"i{i}", "dress", "red", seed=i) for i in range(3)]
+    snap = write_snapshot(tmp_path, {"real_studio_flat": {"query": rows[:1], "gallery": rows}})
+    spec = "features:foreground-histogram?bins=99"
+    result = CliRunner().invoke(app, ["eval", "-s", str(snap), "-m", spec, "-o", str(tmp_path / "r.json")])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.strip()]
+    assert len(errors) == 1 and "bins='99' must be a whole number from 2 to 16" in errors[0]
 
 
 def test_an_unknown_feature_is_one_clear_error_naming_the_known_ones() -> None:

@@ -4,20 +4,28 @@
   magnitude-weighted histograms of unsigned gradient orientations, on a 64x64 resize. The builder's probes and
   distractor mining use it where no learned model is wanted.
 - `thumbnail`, 192 numbers: the 8x8 RGB thumbnail minus its mean (cosine = correlation of the two thumbnails).
+  `thumbnail?side=N` (2 to 32): the N x N one.
 - `colour-histogram`, 512 numbers: the normalised 8x8x8 joint RGB histogram of the whole image on a 64x64 resize.
+- `foreground-histogram?bins=N` (2 to 16, default 16), N^3 numbers: the joint RGB histogram (N levels a channel) of
+  the foreground pixels of a 64x64 resize, those farther than 48 (RGB distance, 0-255) from the median colour of the
+  4-pixel border (every pixel when none is), square-rooted and L2-normalised (cosine = Hellinger affinity).
+- `size`, 4 x 32 numbers: log2 width, log2 height, log2 aspect and log2 file bytes, each as a Gaussian bump
+  (sigma 0.5) over 32 fixed centres, each block L2-normalised: cosine = mean closeness of the four.
 
-The last two are trivial baselines: what layout or colour alone scores on a snapshot (docs/synth.md).
+All but `colour-gradient` are fashion-blind baselines: what layout, colour or size alone scores on a snapshot
+(docs/synth.md, docs/audit.md#query-side-shortcuts).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from PIL import Image
 
+from lookbench._util.images import opened
 from lookbench.embeddings.encoder import EncoderBase, InputKind
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.options import EmbedOptions
@@ -29,11 +37,18 @@ CELLS = 4
 BINS = 8
 THUMB = 8
 HISTOGRAM_LEVELS = 8
+FOREGROUND_BORDER = 4
+FOREGROUND_DISTANCE = 48.0
+SIZE_CENTRES = 32
+SIZE_SIGMA = 0.5
+SIZE_RANGES = ((2.0, 14.0), (2.0, 14.0), (-3.0, 3.0), (6.0, 22.0))
+"""log2 ranges of the size feature's centres: width, height, aspect (width / height), file bytes."""
+Options = Mapping[str, int]
 
 
 def colour_histogram(rgb: np.ndarray, levels: int = 4) -> np.ndarray:
     """Normalised joint RGB histogram with `levels` per channel."""
-    codes = (rgb // (256 // levels)).astype(np.int64)
+    codes = (np.asarray(rgb, dtype=np.int64) * levels) // 256
     index = codes[..., 0] * levels * levels + codes[..., 1] * levels + codes[..., 2]
     hist = np.bincount(index.ravel(), minlength=levels**3).astype(np.float64)
     return hist / max(hist.sum(), 1.0)
@@ -62,60 +77,144 @@ def thumbnail(image: Image.Image, side: int = THUMB) -> np.ndarray:
     return small - small.mean()
 
 
+def _resized(image: Image.Image) -> np.ndarray:
+    return np.asarray(image.convert("RGB").resize((SIDE, SIDE), Image.Resampling.BILINEAR), dtype=np.int64)
+
+
+def foreground_mask(rgb: np.ndarray) -> np.ndarray:
+    """(h, w) True where a pixel is farther than FOREGROUND_DISTANCE from the median colour of the border frame."""
+    frame = np.ones(rgb.shape[:2], dtype=bool)
+    frame[FOREGROUND_BORDER:-FOREGROUND_BORDER, FOREGROUND_BORDER:-FOREGROUND_BORDER] = False
+    background = np.median(rgb[frame], axis=0)
+    return np.asarray(np.linalg.norm(rgb - background, axis=-1) > FOREGROUND_DISTANCE)
+
+
+def foreground_histogram(image: Image.Image, bins: int = 16) -> np.ndarray:
+    """Square-rooted, L2-normalised joint RGB histogram (`bins` levels a channel) of the foreground pixels."""
+    rgb = _resized(image)
+    mask = foreground_mask(rgb)
+    pixels = rgb[mask] if mask.any() else rgb.reshape(-1, 3)
+    root = np.sqrt(colour_histogram(pixels, bins))
+    return np.asarray(root / np.linalg.norm(root))
+
+
+def size_features(data: bytes) -> np.ndarray:
+    """log2 width, height, aspect and file bytes, each a Gaussian bump over SIZE_CENTRES centres, unit blocks."""
+    with opened(data) as header:
+        width, height = header.size
+    values = (np.log2(width), np.log2(height), np.log2(width / height), np.log2(len(data)))
+    blocks = []
+    for value, (low, high) in zip(values, SIZE_RANGES, strict=True):
+        centres = np.linspace(low, high, SIZE_CENTRES)
+        bump = np.exp(-0.5 * ((np.clip(value, low, high) - centres) / SIZE_SIGMA) ** 2)
+        blocks.append(bump / np.linalg.norm(bump))
+    return np.concatenate(blocks)
+
+
 def whole_colour_histogram(image: Image.Image) -> np.ndarray:
     """The normalised HISTOGRAM_LEVELS^3 joint RGB histogram of the image on a SIDE x SIDE resize."""
-    rgb = np.asarray(image.convert("RGB").resize((SIDE, SIDE), Image.Resampling.BILINEAR), dtype=np.int64)
-    return colour_histogram(rgb, HISTOGRAM_LEVELS)
+    return colour_histogram(_resized(image), HISTOGRAM_LEVELS)
 
 
 def image_features(image: Image.Image) -> np.ndarray:
     """Colour histogram (64) + centre colour histogram (64) + gradient histograms (128) of one RGB image."""
-    rgb = np.asarray(image.convert("RGB").resize((SIDE, SIDE), Image.Resampling.BILINEAR), dtype=np.int64)
+    rgb = _resized(image)
     centre = rgb[SIDE // 4 : 3 * SIDE // 4, SIDE // 4 : 3 * SIDE // 4]
     grey = rgb.astype(np.float64).mean(axis=2)
     return np.concatenate([colour_histogram(rgb), colour_histogram(centre), gradient_histograms(grey)])
 
 
 @dataclass(frozen=True)
-class Feature:
-    """One weight-free feature: how it is computed, its width, and its revision (part of the embedding cache key)."""
+class IntOption:
+    """A whole-number spec option (`?name=N`) and its allowed range."""
 
-    compute: Callable[[Image.Image], np.ndarray]
-    dimension: int
+    default: int
+    low: int
+    high: int
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One weight-free feature: how it is computed from its input and options, its width, and its revision (part
+    of the embedding cache key, beside the spec with its options)."""
+
+    compute: Callable[[Any, Options], np.ndarray]
+    width: Callable[[Options], int]
     revision: str
+    input_kind: InputKind = "image"
+    options: dict[str, IntOption] = field(default_factory=dict)
+
+    def resolved(self, given: Mapping[str, str], where: str) -> dict[str, int]:
+        """Every option's value: the given ones checked (whole numbers in range), the others at their defaults."""
+        values = {name: option.default for name, option in self.options.items()}
+        for name, text in given.items():
+            option = self.options[name]
+            if not text.strip().isdigit() or not option.low <= int(text) <= option.high:
+                raise LookBenchError(
+                    f"{where}: option {name}={text!r} must be a whole number from {option.low} to {option.high}"
+                )
+            values[name] = int(text)
+        return values
 
 
 FEATURES = {
-    "colour-gradient": Feature(image_features, 2 * 4**3 + CELLS * CELLS * BINS, "1"),
-    "thumbnail": Feature(thumbnail, THUMB * THUMB * 3, "1"),
-    "colour-histogram": Feature(whole_colour_histogram, HISTOGRAM_LEVELS**3, "1"),
+    "colour-gradient": Feature(lambda im, _: image_features(im), lambda _: 2 * 4**3 + CELLS * CELLS * BINS, "1"),
+    "thumbnail": Feature(
+        lambda im, o: thumbnail(im, o["side"]),
+        lambda o: o["side"] ** 2 * 3,
+        "1",
+        options={"side": IntOption(THUMB, 2, 32)},
+    ),
+    "colour-histogram": Feature(lambda im, _: whole_colour_histogram(im), lambda _: HISTOGRAM_LEVELS**3, "1"),
+    "foreground-histogram": Feature(
+        lambda im, o: foreground_histogram(im, o["bins"]),
+        lambda o: o["bins"] ** 3,
+        "1",
+        options={"bins": IntOption(16, 2, 16)},
+    ),
+    "size": Feature(lambda data, _: size_features(data), lambda _: 4 * SIZE_CENTRES, "1", input_kind="bytes"),
 }
+FASHION_BLIND = (
+    "features:foreground-histogram?bins=4",
+    "features:foreground-histogram?bins=8",
+    "features:foreground-histogram?bins=16",
+    "features:thumbnail",
+    "features:thumbnail?side=16",
+    "features:size",
+)
+"""The trivial baselines `lookbench audit` scores on the query side (docs/audit.md#query-side-shortcuts)."""
 
 
 class WeightFreeFeatures(EncoderBase):
-    """The Encoder of `features:<name>`: decoded RGB images in, the feature's numbers out."""
+    """The Encoder of `features:<name>[?option=N]`: decoded RGB images (or encoded bytes) in, the feature's numbers
+    out."""
 
-    input_kind: InputKind = "image"
     preprocess: Preprocess | None = None
 
-    def __init__(self, name: str = "colour-gradient") -> None:
-        self.model_id = f"features:{name}"
+    def __init__(self, name: str = "colour-gradient", options: Options | None = None) -> None:
         self.feature = FEATURES[name]
+        self.options = dict(options) if options is not None else self.feature.resolved({}, name)
+        given = "&".join(f"{k}={v}" for k, v in self.options.items() if v != self.feature.options[k].default)
+        self.model_id = f"features:{name}" + (f"?{given}" if given else "")
         self.revision = self.feature.revision
+        self.input_kind: InputKind = self.feature.input_kind
+        self.dimension = self.feature.width(self.options)
 
-    def encode(self, batch: list[Image.Image]) -> np.ndarray:
+    def encode(self, batch: list[Any]) -> np.ndarray:
         """A (len(batch), dimension) float array."""
-        rows = [self.feature.compute(image) for image in batch]
-        return np.asarray(rows, dtype=np.float32).reshape(len(batch), self.feature.dimension)
+        rows = [self.feature.compute(item, self.options) for item in batch]
+        return np.asarray(rows, dtype=np.float32).reshape(len(batch), self.dimension)
 
     def describe(self) -> dict[str, Any]:
         """Kind and dimension."""
-        return {"kind": "features", "dimension": self.feature.dimension, "weights": "none"}
+        return {"kind": "features", "dimension": self.dimension, "weights": "none"}
 
 
 def load(spec: ModelSpec, options: EmbedOptions) -> WeightFreeFeatures:
-    """The feature named by `features:<name>`."""
-    argument = spec.argument
-    if argument not in FEATURES:
-        raise LookBenchError(f"unknown feature {argument!r}; known: {', '.join(FEATURES)}")
-    return WeightFreeFeatures(argument)
+    """The feature named by `features:<name>[?option=N]`."""
+    name = spec.argument.partition("?")[0]
+    if name not in FEATURES:
+        raise LookBenchError(f"unknown feature {name!r}; known: {', '.join(FEATURES)}")
+    feature = FEATURES[name]
+    _, given = spec.options(set(feature.options))
+    return WeightFreeFeatures(name, feature.resolved(given, str(spec)))

@@ -8,7 +8,7 @@ from pydantic import ValidationError
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.safetext import markdown_cell
-from lookbench.build.audit.schema import AuditReport
+from lookbench.build.audit.schema import AuditReport, QueryShortcuts, SeparationTest
 from lookbench.errors import LookBenchError, first_problem
 
 AUDIT_NAME = "AUDIT.json"
@@ -56,8 +56,47 @@ def _auc(value: float | None, ci: tuple[float, float] | None, reason: str | None
     return f"{value:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
 
 
+def separation_line(test: SeparationTest) -> str:
+    """The calibrated test in one sentence."""
+    verdict = "separable" if test.separable else "not separable"
+    planted = (
+        f"x{test.smallest_detected_brightness:g}"
+        if test.smallest_detected_brightness is not None
+        else "none of those tried"
+    )
+    return (
+        f"{verdict} at alpha {test.alpha:g}: largest AUC {test.statistic:.3f} ({test.statistic_group}), null "
+        f"{100 * (1 - test.alpha):g}% quantile {test.null_quantile:.3f}, p = {test.p_value:.3g} ({test.permutations} "
+        f"permutations); smallest planted brightness shift detected: {planted}"
+    )
+
+
 def _pct(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.1f}%"
+
+
+def shortcuts_markdown(shortcuts: QueryShortcuts) -> list[str]:
+    """The query-side table: the reference model's score, then each baseline's with its ratio (flagged in bold)."""
+    scopes = list(shortcuts.baselines[0].scores) if shortcuts.baselines else []
+    lines = [
+        "",
+        f"Query side: trivial fashion-blind baselines, {shortcuts.metric} (ratio to the reference model; in bold where "
+        f"it reaches {shortcuts.share_flagged:g}).",
+        "",
+        "| model | " + " | ".join(markdown_cell(s) for s in scopes) + " |",
+        "|---|" + "---|" * len(scopes),
+    ]
+    if shortcuts.reference_scores is not None:
+        scored = " | ".join(_pct(shortcuts.reference_scores[s].value) for s in scopes)
+        lines.append(f"| reference: {markdown_cell(shortcuts.reference or '')} | {scored} |")
+    for baseline in shortcuts.baselines:
+        cells = []
+        for scope in scopes:
+            score = baseline.scores[scope]
+            cell = _pct(score.value.value) + ("" if score.ratio is None else f" ({score.ratio:.2f})")
+            cells.append(f"**{cell}**" if score.flagged else cell)
+        lines.append(f"| {markdown_cell(baseline.model)} | {' | '.join(cells)} |")
+    return lines
 
 
 def audit_markdown(report: AuditReport) -> list[str]:
@@ -75,6 +114,8 @@ def audit_markdown(report: AuditReport) -> list[str]:
     if stats.top_statistics:
         shown = ", ".join(f"{s.name} {s.auc:.3f}" for s in stats.top_statistics[:TOP_SHOWN])
         lines.append(f"- statistics that separate most: {shown}")
+    if stats.test is not None:
+        lines.append(f"- calibrated test: {separation_line(stats.test)}")
     probe = report.separability.embedding_probe
     if probe is not None:
         lines.append(
@@ -101,6 +142,8 @@ def audit_markdown(report: AuditReport) -> list[str]:
                 f"| {markdown_cell(scope)} | {_pct(fine.with_noise.value)} | {_pct(fine.without_noise.value)} | "
                 f"{_pct(effect.distractor_share_at_1.value)} |"
             )
+    if report.shortcuts is not None:
+        lines += shortcuts_markdown(report.shortcuts)
     lines += [
         "",
         "| subset | queries | with a gallery fine match | a distractor has category and main attribute "

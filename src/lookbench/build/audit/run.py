@@ -4,13 +4,21 @@ measure the noise effect."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
 import lookbench
+from lookbench.build.audit.calibration import (
+    ALPHA,
+    PERMUTATIONS,
+    PLANTED_BRIGHTNESS,
+    Outcome,
+    brightened,
+    permutation_test,
+)
 from lookbench.build.audit.labels import label_consistency
 from lookbench.build.audit.noise_effect import ReusedEmbeddings, noise_effect
 from lookbench.build.audit.probe import NO_VARIATION, bootstrap_auc, fit_probe, out_of_fold_scores, unmeasurable
@@ -21,13 +29,21 @@ from lookbench.build.audit.schema import (
     EmbeddingProbe,
     ImageStatisticsProbe,
     NoiseEffect,
+    PlantedShift,
     QuerySide,
     Sampling,
     Separability,
+    SeparationTest,
     SkippedImage,
     StatisticAuc,
 )
-from lookbench.build.audit.statistics import GROUPS, WIDTH, statistics_of
+from lookbench.build.audit.shortcuts import (
+    Reference,
+    evaluated_reference,
+    query_shortcuts,
+    reference_from_noise_effect,
+)
+from lookbench.build.audit.statistics import GROUPS, WIDTH, Decoded, pixel_statistics, statistics_of
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
@@ -53,6 +69,9 @@ class AuditSettings:
     queries_per_subset: int = 500
     folds: int = 5
     resamples: int = 1000
+    permutations: int = PERMUTATIONS
+    alpha: float = ALPHA
+    planted: tuple[float, ...] = PLANTED_BRIGHTNESS
 
 
 @dataclass(frozen=True)
@@ -61,6 +80,8 @@ class Side:
 
     parts: Parts
     features: np.ndarray
+    decoded: list[Decoded] | None = None
+    """Each kept row's resize and file facts (the noise sample's, for the planted shifts)."""
 
     @property
     def size(self) -> int:
@@ -68,17 +89,33 @@ class Side:
         return len(self.features)
 
 
-def _measure(snapshot: Snapshot, wanted: Parts, skipped: list[SkippedImage]) -> Side:
+def check_settings(settings: AuditSettings) -> None:
+    """Refuse a test that cannot be calibrated: alpha outside (0, 1), or too few permutations to ever reach it."""
+    if not 0.0 < settings.alpha < 1.0:
+        raise LookBenchError(f"--alpha {settings.alpha:g}: must lie strictly between 0 and 1")
+    needed = int(np.ceil(1.0 / settings.alpha - 1.0 - 1e-9))
+    if settings.permutations < needed:
+        raise LookBenchError(
+            f"--permutations {settings.permutations} cannot reach --alpha {settings.alpha:g}: at least {needed} are "
+            "needed (the smallest p-value is 1 / (permutations + 1))"
+        )
+
+
+def _measure(snapshot: Snapshot, wanted: Parts, skipped: list[SkippedImage], keep_decoded: bool = False) -> Side:
     """Statistics of the wanted rows; rows that do not decode are recorded in `skipped` and dropped."""
     parts = []
     blocks = []
+    decoded: list[Decoded] = []
     for subset, split, rows in wanted:
-        features, failed = statistics_of(snapshot.image_rows(subset, split, rows.tolist()), rows)
+        measured = statistics_of(snapshot.image_rows(subset, split, rows.tolist()), rows, keep_decoded)
+        failed = measured.failed
         skipped += [SkippedImage(subset=subset, split=split, row=r, error=e) for r, e in sorted(failed.items())]
-        keep = ~np.isnan(features).any(axis=1)
+        keep = ~np.isnan(measured.features).any(axis=1)
         parts.append((subset, split, rows[keep]))
-        blocks.append(features[keep])
-    return Side(parts=parts, features=np.concatenate(blocks) if blocks else np.zeros((0, WIDTH)))
+        blocks.append(measured.features[keep])
+        decoded += [d for d in measured.decoded or [] if d is not None]
+    features = np.concatenate(blocks) if blocks else np.zeros((0, WIDTH))
+    return Side(parts=parts, features=features, decoded=decoded if keep_decoded else None)
 
 
 def _gallery_sample(snapshot: Snapshot, subsets: list[str], settings: AuditSettings) -> Parts:
@@ -138,9 +175,13 @@ def audit_snapshot(
     provider: EmbeddingProvider | None = None,
     settings: AuditSettings | None = None,
     progress: Progress | None = None,
+    baselines: Sequence[EmbeddingProvider] = (),
+    reference: Reference | None = None,
 ) -> AuditReport:
-    """Audit `snapshot` (and `provider`'s embeddings of it, when given)."""
+    """Audit `snapshot` (and `provider`'s embeddings of it, when given); score `baselines` on the query side against
+    `reference`, else against `provider`."""
     settings = settings or AuditSettings()
+    check_settings(settings)
     say = progress or (lambda _msg: None)
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -153,7 +194,7 @@ def audit_snapshot(
 
     say("image statistics: sampling and decoding")
     gallery = _measure(snapshot, _gallery_sample(snapshot, subsets, settings), skipped)
-    noise = _measure(snapshot, _noise_sample(snapshot, settings), skipped) if snapshot.has_noise else None
+    noise = _measure(snapshot, _noise_sample(snapshot, settings), skipped, True) if snapshot.has_noise else None
     query_sides = {s: _measure(snapshot, [(s, "query", _query_sample(snapshot, s, settings, i))], skipped)
                    for i, s in enumerate(subsets)}  # fmt: skip
     timings["decode_s"] = time.perf_counter() - started
@@ -164,9 +205,23 @@ def audit_snapshot(
     timings["image_statistics_s"] = time.perf_counter() - t0
     embedding_probe, embed_share, effect = None, None, None
     if provider is not None:
+        provider = ReusedEmbeddings(provider)
         embedding_probe, embed_share, effect = _model_side(
             snapshot, provider, (gallery, noise, query_sides), subsets, settings, say, timings
         )
+    shortcuts = None
+    if baselines:
+        t0 = time.perf_counter()
+        say("query side: trivial baselines")
+        if reference is None and provider is not None:
+            name = provider.describe().name or provider.spec
+            reference = (
+                reference_from_noise_effect(name, effect)
+                if effect is not None
+                else evaluated_reference(snapshot, provider, name, subsets, settings.resamples, settings.seed)
+            )
+        shortcuts = query_shortcuts(snapshot, baselines, subsets, reference, settings.resamples, settings.seed)
+        timings["query_side_s"] = time.perf_counter() - t0
 
     noise_labels = snapshot.labels(NOISE, "gallery") if snapshot.has_noise else None
     consistency = {
@@ -197,6 +252,7 @@ def audit_snapshot(
             for s, q in query_sides.items()
         },
         noise_effect=effect,
+        shortcuts=shortcuts,
         label_consistency=consistency,
         skipped_images=skipped,
         timings={k: round(v, 3) for k, v in timings.items()},
@@ -220,7 +276,39 @@ def _statistics_probe(
             top.append(StatisticAuc(name=group.name, auc=0.5 if group_auc is None else group_auc))
         top.sort(key=lambda s: -s.auc)
         share = _noise_side_share(x, is_noise, {s: q.features for s, q in query_sides.items()})
-    return ImageStatisticsProbe(auc=value, ci=ci, top_statistics=top, reason=reason), share
+        test = _separation_test(gallery, noise, settings)
+    else:
+        test = None
+    return ImageStatisticsProbe(auc=value, ci=ci, top_statistics=top, reason=reason, test=test), share
+
+
+def _separation_test(gallery: Side, noise: Side, settings: AuditSettings) -> SeparationTest:
+    """The permutation test on the sample, then on the sample with brightened noise pixels, smallest factor first,
+    up to the first one it flags."""
+    is_noise = np.r_[np.zeros(gallery.size, bool), np.ones(noise.size, bool)]
+
+    def run(noise_features: np.ndarray) -> Outcome:
+        x = np.concatenate([gallery.features, noise_features])
+        with threadpool_limits(limits=1, user_api="blas"):  # see ONE_BLAS_THREAD
+            return permutation_test(x, is_noise, settings.permutations, settings.alpha, settings.seed, settings.folds)
+
+    observed = run(noise.features)
+    planted: list[PlantedShift] = []
+    for factor in sorted(settings.planted):
+        shifted = np.asarray([pixel_statistics(brightened(d.pixels, factor), d.header) for d in noise.decoded or []])
+        outcome = run(shifted)
+        detected = outcome.p_value <= settings.alpha
+        planted.append(
+            PlantedShift(brightness=factor, statistic=outcome.statistic, p_value=outcome.p_value, detected=detected)
+        )
+        if detected:
+            break
+    smallest = planted[-1].brightness if planted and planted[-1].detected else None
+    separable = observed.p_value <= settings.alpha
+    return SeparationTest(
+        **asdict(observed), permutations=settings.permutations, alpha=settings.alpha, separable=separable,
+        planted=planted, smallest_detected_brightness=smallest,
+    )  # fmt: skip
 
 
 def _model_side(
@@ -234,7 +322,7 @@ def _model_side(
 ) -> tuple[EmbeddingProbe, dict[str, float] | None, dict[str, NoiseEffect] | None]:
     """The linear probe on the model's embeddings of the same samples, and the noise effect on retrieval."""
     gallery, noise, query_sides = samples
-    reused = ReusedEmbeddings(provider)
+    reused = provider
     name = provider.describe().name or provider.spec
     t0 = time.perf_counter()
     say(f"embedding probe: {name}")

@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from lookbench.results.schema import MetricValue, fraction
 
-AUDIT_SCHEMA_VERSION = "1"
+AUDIT_SCHEMA_VERSION = "2"
 
 _STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=True)
 
@@ -37,6 +37,41 @@ class StatisticAuc(BaseModel):
     _auc = field_validator("auc")(fraction)
 
 
+class PlantedShift(BaseModel):
+    """The calibrated test on the sample with every sampled noise image's pixels brightened by `brightness`."""
+
+    model_config = _STRICT
+
+    brightness: float
+    statistic: float
+    p_value: float
+    detected: bool
+
+    _fractions = field_validator("statistic", "p_value")(fraction)
+
+
+class SeparationTest(BaseModel):
+    """The calibrated gallery-vs-noise test: a max-statistic permutation test (docs/audit.md#method)."""
+
+    model_config = _STRICT
+
+    statistic: float
+    """The largest cross-validated AUC of the ridge discriminant over the statistic groups and all together."""
+    statistic_group: str
+    null_quantile: float
+    """The (1 - alpha) quantile of the same maximum under shuffled gallery/noise labels."""
+    p_value: float
+    permutations: int
+    alpha: float
+    separable: bool
+    """p_value <= alpha: the noise pool is told from the galleries by its image statistics."""
+    planted: list[PlantedShift] = Field(default_factory=list)
+    smallest_detected_brightness: float | None = None
+    """The smallest planted brightness factor the test flags (None: none of those tried)."""
+
+    _fractions = field_validator("statistic", "null_quantile", "p_value", "alpha")(fraction)
+
+
 class ImageStatisticsProbe(BaseModel):
     """A linear probe on model-free image statistics; `auc` is None with a `reason` where it cannot be measured."""
 
@@ -46,6 +81,8 @@ class ImageStatisticsProbe(BaseModel):
     ci: tuple[float, float] | None
     top_statistics: list[StatisticAuc] = Field(default_factory=list)
     reason: str | None = None
+    test: SeparationTest | None = None
+    """The calibrated test (None where `auc` is, and in reports of schema 1)."""
 
     _auc = field_validator("auc")(optional_fraction)
     _ci = field_validator("ci")(interval)
@@ -102,6 +139,42 @@ class NoiseEffect(BaseModel):
 
     fine_recall_at_1: WithAndWithout = Field(alias="fine_recall@1")
     distractor_share_at_1: MetricValue = Field(alias="distractor_share@1")
+
+
+class BaselineScore(BaseModel):
+    """A trivial baseline's score on one scope, its ratio to the reference model's (None: no reference, or the
+    reference scores 0) and whether it reaches `share_flagged` of it."""
+
+    model_config = _STRICT
+
+    value: MetricValue
+    ratio: float | None
+    flagged: bool
+
+
+class TrivialBaseline(BaseModel):
+    """One fashion-blind baseline (a model spec) scored per subset and overall."""
+
+    model_config = _STRICT
+
+    model: str
+    scores: dict[str, BaselineScore]
+
+
+class QueryShortcuts(BaseModel):
+    """Query-side shortcuts: what trivial baselines score with the benchmark's own metric, against a named model."""
+
+    model_config = _STRICT
+
+    metric: str
+    share_flagged: float
+    reference: str | None
+    """The named model's name (None: no `--model` or `--reference-results`, so no ratios)."""
+    reference_source: str | None
+    reference_scores: dict[str, MetricValue] | None
+    baselines: list[TrivialBaseline]
+    flagged: list[str]
+    """`<baseline> on <scope> (<ratio> of the model)` for every flagged score."""
 
 
 class LabelConsistency(BaseModel):
@@ -167,6 +240,8 @@ class AuditReport(BaseModel):
     separability: Separability
     queries: dict[str, QuerySide]
     noise_effect: dict[str, NoiseEffect] | None = None
+    shortcuts: QueryShortcuts | None = None
+    """None when no baselines were asked for (the audit of a built release)."""
     label_consistency: dict[str, LabelConsistency]
     skipped_images: list[SkippedImage] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)

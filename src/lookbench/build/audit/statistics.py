@@ -61,13 +61,33 @@ def _quantisation(image: Image.Image) -> tuple[float, float, float]:
     return 1.0, float(luma), float(chroma)
 
 
-def image_statistics(data: bytes | None) -> np.ndarray:
-    """(WIDTH,) statistics of one encoded image, in GROUPS order; BadImageError when it does not decode."""
+HEADER_WIDTH = 7
+"""Columns read from the file rather than the pixels: size, aspect, file size, format and JPEG quantisation."""
+
+
+@dataclass(frozen=True)
+class Decoded:
+    """What the statistics read of one image: its SIDE x SIDE resize and its file's facts."""
+
+    pixels: np.ndarray
+    """(SIDE, SIDE, 3) uint8."""
+    header: np.ndarray
+    """(HEADER_WIDTH,) log width, log height, log aspect, log file bytes, is JPEG, mean luma and chroma tables."""
+
+
+def decode_for_statistics(data: bytes | None) -> Decoded:
+    """The resize and the file's facts of one encoded image; BadImageError when it does not decode."""
     with opened(data) as header:
         width, height = header.size
         quant = _quantisation(header)
     picture = decode_image(data, draft=2 * SIDE)
-    small = np.asarray(picture.resize((SIDE, SIDE), Image.Resampling.BILINEAR), dtype=np.float64) / 255.0
+    small = np.asarray(picture.resize((SIDE, SIDE), Image.Resampling.BILINEAR), dtype=np.uint8)
+    facts = [np.log(width), np.log(height), np.log(width / height), np.log(len(data or b"x")), *quant]
+    return Decoded(pixels=small, header=np.asarray(facts, dtype=np.float64))
+
+
+def pixel_statistics(small: np.ndarray, header: np.ndarray) -> np.ndarray:
+    """(WIDTH,) statistics, in GROUPS order, of a (SIDE, SIDE, 3) resize in [0, 1] and its file's facts."""
     frame = np.ones((SIDE, SIDE), dtype=bool)
     frame[BORDER:-BORDER, BORDER:-BORDER] = False
     border = small[frame]
@@ -84,28 +104,44 @@ def image_statistics(data: bytes | None) -> np.ndarray:
             [_saturation(small).mean(), grey.std()],
             [(gradient > EDGE_THRESHOLD).mean(), gradient.mean()],
             histogram,
-            [np.log(width), np.log(height)],
-            [np.log(width / height)],
-            [np.log(len(data or b"x"))],
-            quant,
+            header,
         ]
     )
     assert out.shape == (WIDTH,)
     return out
 
 
-def statistics_of(images: dict[int, bytes], rows: np.ndarray) -> tuple[np.ndarray, dict[int, str]]:
-    """(len(rows), WIDTH) statistics of the given rows and {row: error} for rows that could not be read
-    (their lines are left as NaN)."""
+def image_statistics(data: bytes | None) -> np.ndarray:
+    """(WIDTH,) statistics of one encoded image, in GROUPS order; BadImageError when it does not decode."""
+    decoded = decode_for_statistics(data)
+    return pixel_statistics(decoded.pixels / 255.0, decoded.header)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Statistics of some rows (NaN lines where a row failed), why rows failed, and what was decoded when kept."""
+
+    features: np.ndarray
+    failed: dict[int, str]
+    decoded: list[Decoded | None] | None = None
+
+
+def statistics_of(images: dict[int, bytes], rows: np.ndarray, keep_decoded: bool = False) -> Measured:
+    """(len(rows), WIDTH) statistics of the given rows and {row: error} for rows that could not be read (their
+    lines are left as NaN); with `keep_decoded`, each row's resize and facts too (None where it failed)."""
     out = np.full((len(rows), WIDTH), np.nan)
     failed: dict[int, str] = {}
+    decoded: list[Decoded | None] = [None] * len(rows)
     for i, row in enumerate(rows):
         data = images.get(int(row))
         if data is None:
             failed[int(row)] = "image has no bytes"
             continue
         try:
-            out[i] = image_statistics(data)
+            one = decode_for_statistics(data)
         except BadImageError as exc:
             failed[int(row)] = str(exc)
-    return out, failed
+            continue
+        decoded[i] = one
+        out[i] = pixel_statistics(one.pixels / 255.0, one.header)
+    return Measured(out, failed, decoded if keep_decoded else None)
