@@ -319,16 +319,16 @@ TINY_SEED7_DIGESTS = {
         "1102a89c969d9c04a94f9d1f3a8c9f152f5d73a6d66d396c30c4dd1eb9ceaf33",
     ),
     "aigen_streetlook/query.parquet": (
-        "e6e3071efe9407677dfe08bb46a4b2c3ee3d336348104a592425e5c0c344c9c4",
-        "2d5d17dac02364ca56b222e2de15a9f0c919d09f29ce7a2a61811f00cb44961b",
+        "a78e164b73d127eff9eb332f4a8a4626a1d9d1d9a0060aa2328d037a06a306ab",
+        "bd7ded2262edcc3ec35719f8e7995b3f2f8a2aec5f4684b036961f55edb3a07b",
     ),
     "aigen_studio/gallery.parquet": (
         "8752109c0e2799ab7b5b9f5a2883662e90e5ce622fb3bcd7ae9dc15da15ef89d",
         "fa8f4e3488ffbc93fd9b6db855f7c23fa1bdb3887cec024e85e894e096c4340d",
     ),
     "aigen_studio/query.parquet": (
-        "29f6280eb39907134532d464a1ebebc126ef0509cd7288d392a0186314adb77e",
-        "d6f841a5de90a43fe8f66fa00d0da458cb91d4f9966422aeec8ad75e16059a86",
+        "3cbfe8b8a09064635d725e2785100b88cafe1a076062fb9d4bb67c4e8d53ab2d",
+        "3e72af4f1f78d25b197e8721c095e749d152a971d9de30a94e603cc206a83846",
     ),
     "noise/gallery-00000-of-00001.parquet": (
         "0a41df706b8810265813e55664f0e8d6f8531ddecfae3f402d5f9a5ded4d3797",
