@@ -63,10 +63,10 @@ def test_layout_is_readable_by_the_core_reader(tiny: Path) -> None:
 
 
 def test_snapshot_name_tells_sizes_and_seeds_apart(tiny: Path, tmp_path: Path) -> None:
-    assert open_snapshot(tiny).name == "v20260601-synth-3-tiny-seed7"
+    assert open_snapshot(tiny).name == "v20260601-synth-4-tiny-seed7"
     assert open_snapshot(tiny).snapshot_id == "v20260601"
     other = generate_snapshot(tmp_path, RELEASE, "tiny", seed=8)
-    assert open_snapshot(other).name == "v20260601-synth-3-tiny-seed8"
+    assert open_snapshot(other).name == "v20260601-synth-4-tiny-seed8"
     (other / MANIFEST).write_text(json.dumps({"name": "../../etc/passwd"}))
     assert open_snapshot(other).name == "v20260601"
     (other / MANIFEST).write_text("{not json")
@@ -234,7 +234,7 @@ def test_a_crash_leaves_no_half_snapshot_and_a_rerun_resumes(tmp_path: Path, mon
 def test_a_resumed_run_redoes_a_damaged_file(tmp_path: Path) -> None:
     """A file in the partial folder that is not a parquet file of the planned row count is rendered again."""
     fresh = generate_snapshot(tmp_path / "fresh", RELEASE, "tiny", seed=4, workers=1)
-    partial = tmp_path / "out" / ".v20260601.synth-3-tiny-seed4.partial"
+    partial = tmp_path / "out" / ".v20260601.synth-4-tiny-seed4.partial"
     (partial / "real_studio_flat").mkdir(parents=True)
     (partial / "real_studio_flat" / "query.parquet").write_bytes(b"PAR1 not really")
     (partial / "aigen_studio").mkdir()
@@ -315,48 +315,48 @@ PINNED_VERSIONS = {"numpy": "2.4.6", "Pillow": "13.0.0", "pyarrow": "26.0.1"}
 JPEGs and pyarrow writes the parquet files, so another version may change bytes the renderer did not."""
 TINY_SEED7_DIGESTS = {
     "aigen_streetlook/gallery.parquet": (
-        "ecaed743dec41f552d2e8a2257280335f7e0d30dbb605af8a39b5a509e60fae5",
-        "c26d6c15a253ac8b1761017f9748309a93578ab00ebfe1751d4b4fc395c6e86f",
+        "dc7b820b75c5d7a962bfea16e8788342fda1b83f17a18c89488a37b0ba44b63e",
+        "1102a89c969d9c04a94f9d1f3a8c9f152f5d73a6d66d396c30c4dd1eb9ceaf33",
     ),
     "aigen_streetlook/query.parquet": (
-        "1496e3db8a11536f769ad4a88c69ed40174f6b3c592ae74381580ebf856bffd3",
-        "78323e6b076356b67a3d8a98eeebc34714b901e4b8f45e0e6794217899ac415f",
+        "a78e164b73d127eff9eb332f4a8a4626a1d9d1d9a0060aa2328d037a06a306ab",
+        "bd7ded2262edcc3ec35719f8e7995b3f2f8a2aec5f4684b036961f55edb3a07b",
     ),
     "aigen_studio/gallery.parquet": (
-        "52c80e38aba354482c0bb01a79c10d85ab05ff5b08f6128bd85ca8f16b1443e0",
-        "8ef60cbf2b569331f30733f57ee33b3e59e21b1646798b8d33cc60da6ffd4bd9",
+        "8752109c0e2799ab7b5b9f5a2883662e90e5ce622fb3bcd7ae9dc15da15ef89d",
+        "fa8f4e3488ffbc93fd9b6db855f7c23fa1bdb3887cec024e85e894e096c4340d",
     ),
     "aigen_studio/query.parquet": (
-        "ee37f1fe8dd6c04c58b736de3babd17d3d2ce4a3ca7035388521161a2e3f8176",
-        "55b1349fcb856791687a1d02c7cb6881b0d35ca564cba249306d3580c904b020",
+        "3cbfe8b8a09064635d725e2785100b88cafe1a076062fb9d4bb67c4e8d53ab2d",
+        "3e72af4f1f78d25b197e8721c095e749d152a971d9de30a94e603cc206a83846",
     ),
     "noise/gallery-00000-of-00001.parquet": (
-        "17dd59ea27d55748fc4193d63d2e78915fc39ccedc471299871a2526b6004837",
-        "35d9bf6f8138c823c58175c068937a7a7b69566f62acaa46a5ae917f104062ae",
+        "0a41df706b8810265813e55664f0e8d6f8531ddecfae3f402d5f9a5ded4d3797",
+        "e90f3e6655db6da20d1d6fc78c11c115fb8ed029493bfe4cc6531ac147919557",
     ),
     "real_streetlook/gallery.parquet": (
-        "496fad3ba58bb9123b8082d88445dc9d5aebec546dc97a5c32333921c921a1c9",
-        "f02fc8811d7f48b4cea48d8af46094630451e038654ec84011c5b6446a163f2b",
+        "8b0ba48fb175a6893fd2dd4919d57570050f36fd614cbd9ccac6691baf677a91",
+        "cdb8cba35bea6505e2e19ffba306b19839e0da03251a212d0be90c867d303c89",
     ),
     "real_streetlook/query.parquet": (
-        "1f641c78808af66b8c06c4cfed2cc12bed86aaae9b5f9cef159d995883035013",
-        "e6060a5dd673b79edaaee392b24b06ea3809e9655ce50d98b3a92816d88f4cfa",
+        "a034a8260cb961d7a2f0ba67a100eb6a6e73b0936affaf2fb3a8bea8cd63b811",
+        "8901f8436c42b44352190e8dd2010932e2ea62fbfda91d74977206197a353587",
     ),
     "real_studio_flat/gallery.parquet": (
-        "2b39631e9728c7625af79da257d6f4749cf06a158743fc69c517a3391b046a92",
-        "cd3b9efc1dca4c8b7f4e7247be989c68b1e3cdc9ca64a9f96dedcda6c6fa14a6",
+        "7df028fb4e88ca38dc0f19c0d840ae5958526dfc4fccc1bf92569f623b96dc39",
+        "5f5c387409b0eeefcb7b27399ed96cc101f046b07825b5c4bedeba47f24ebf78",
     ),
     "real_studio_flat/query.parquet": (
-        "d5739671b56e8504bdb53519f4f04fb9bf8330c5e511ee5eb4a953f965396792",
-        "448be026b7d99a572a0423a1476ebf64c1624f18e000c71514a80fc1d9093c4f",
+        "99c5338d95e683a05828579f9a12cc96c8985724f83f8d9932dbf6400e9c4316",
+        "80228b01b890e21d12d0321aa4e3fea950e0551d624afec11d56985ec536e7b1",
     ),
     "synth_manifest.json": (
-        "db581d7539b1a6dc05c0be1f87ed99eaa58733f7a8aade8a2c4b9e495d9836af",
-        "db581d7539b1a6dc05c0be1f87ed99eaa58733f7a8aade8a2c4b9e495d9836af",
+        "292e94f18a22738693b832b896b49ceb9fb898994628c8b24ba5d164e2a5941c",
+        "292e94f18a22738693b832b896b49ceb9fb898994628c8b24ba5d164e2a5941c",
     ),
 }
 """Per file of `tiny` seed 7: sha256 of its rows (column names and each value's repr, images' JPEG bytes included)
-and of the file itself, taken from the renderer at commit 87b3758 (synth-3, before its speed-ups)."""
+and of the file itself, taken from the `synth-4` renderer (per-shot camera development, shade families)."""
 
 
 def _content_digest(path: Path) -> str:

@@ -212,9 +212,10 @@ def test_validation_releases_and_exclusion_names(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "expected synth:SEED:YYYY-MM-DD:SIZE" in bad.output
 
 
-DEFAULT_TINY_PLAN_SHA256 = "1dc4499e81f9f96dcc2b9e13923509ba074312f36505cbe83368ec09c127694b"
+DEFAULT_TINY_PLAN_SHA256 = "0996a34538bff93eb5eb74658f7775fb769f1fe0e0e7910da9a8833180f0206a"
 """`_plan_digest` of `plan_training(0, 2026-03-01, "tiny", default exclusion)` on main before `--exhausted-categories`
-existed (5fb9812): the option must leave a plan that exhausts nothing as it was."""
+existed (5fb9812), re-taken when `synth-4` drew shades from shade families (the digest holds each product's RGB): the
+option must leave a plan that exhausts nothing as it was."""
 VALIDATION = "synth:1:2026-05-01:small"
 
 
@@ -233,15 +234,14 @@ def _plan_digest(plan: TrainingPlan) -> str:
 
 
 @pytest.fixture(scope="module")
-def default_and_validation() -> tuple[QueryDesigns, list[Product]]:
-    """The exclusion of the default snapshot and the validation release, and their query products (from the plans)."""
+def three_releases() -> tuple[QueryDesigns, list[Product]]:
+    """The exclusion of the default snapshot, the validation release and seed 2's release of the validation date,
+    and their query products (from the plans)."""
+    releases = ((0, date(2026, 6, 1)), (1, date(2026, 5, 1)), (2, date(2026, 5, 1)))
     queries = [
-        p
-        for seed, day in ((0, date(2026, 6, 1)), (1, date(2026, 5, 1)))
-        for sub in plan_release(seed, day, "small").subsets
-        for p in sub.query_products()
+        p for seed, day in releases for sub in plan_release(seed, day, "small").subsets for p in sub.query_products()
     ]
-    exclusion = excluded_designs(["default", VALIDATION])
+    exclusion = excluded_designs(["default", VALIDATION, "synth:2:2026-05-01:small"])
     assert exclusion is not None
     return exclusion, queries
 
@@ -263,10 +263,10 @@ def test_label_space_holds_every_label_set_the_sampler_draws() -> None:
     assert len(set(label_space("bag"))) == 10 * 2 * 5 * 3  # colours x pattern x bag style x material
 
 
-def test_excluding_default_and_validation_exhausts_bags_fails_by_default_and_drops_them_on_request(
-    default_and_validation: tuple[QueryDesigns, list[Product]],
+def test_excluding_three_releases_exhausts_bags_fails_by_default_and_drops_them_on_request(
+    three_releases: tuple[QueryDesigns, list[Product]],
 ) -> None:
-    exclusion, queries = default_and_validation
+    exclusion, queries = three_releases
     bag_designs = {_design(q) for q in queries if q.category == "bag"}
     assert len(bag_designs) == 2 * 5 * 3  # every pattern x bag style x material: no bag design is left
     with pytest.raises(SnapshotError, match=r"every design of bag .*--exhausted-categories drop"):

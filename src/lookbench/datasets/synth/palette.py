@@ -100,10 +100,46 @@ def shade_pool(colour: str, spread: float, margin: float) -> np.ndarray:
     return pool if len(pool) else np.asarray([COLOURS[colour]], dtype=np.int64)
 
 
-def sample_shade(colour: str, rng: np.random.Generator, spread: float = 34.0, margin: float = 26.0) -> RGB:
-    """A random shade of a colour name from its pool."""
-    pool = shade_pool(colour, spread, margin)
-    r, g, b = (int(v) for v in pool[int(rng.integers(len(pool)))])
+FAMILIES = 3
+"""Shade families per colour name (navy-like to sky-like blues): many products share one, as shops' colours do."""
+FAMILY_RADIUS = 9.0
+"""How far (RGB distance) a product's shade lies from its family's centre: small against a shot's camera."""
+
+
+@lru_cache(maxsize=32)
+def shade_families(colour: str, spread: float = 34.0, margin: float = 26.0) -> tuple[np.ndarray, ...]:
+    """Per family of a colour name, the (n, 3) pool shades within `FAMILY_RADIUS` of its centre; the centres are the
+    pool shades nearest a k-means clustering of the pool (deterministic), so every family keeps the pool's margin."""
+    pool = shade_pool(colour, spread, margin).astype(np.float64)
+    ref = np.asarray(COLOURS[colour], dtype=np.float64)
+    centres = [pool[np.argmin(((pool - ref) ** 2).sum(axis=1))]]
+    while len(centres) < min(FAMILIES, len(pool)):
+        d = np.min([((pool - c) ** 2).sum(axis=1) for c in centres], axis=0)
+        centres.append(pool[int(np.argmax(d))])
+    means = np.asarray(centres)
+    for _ in range(12):
+        nearest = np.argmin(((pool[:, None, :] - means[None]) ** 2).sum(axis=2), axis=1)
+        counts = np.bincount(nearest, minlength=len(means))[:, None]
+        sums = np.stack([np.bincount(nearest, weights=pool[:, c], minlength=len(means)) for c in range(3)], axis=1)
+        means = np.where(counts > 0, sums / np.maximum(counts, 1), means)
+    out = []
+    for mean in means:
+        centre = pool[np.argmin(((pool - mean) ** 2).sum(axis=1))]
+        out.append(pool[((pool - centre) ** 2).sum(axis=1) <= FAMILY_RADIUS**2].astype(np.int64))
+    return tuple(out)
+
+
+def family_of(colour: str, rgb: RGB) -> int:
+    """The index of the shade family of `colour` whose shades lie nearest to `rgb`."""
+    families = shade_families(colour)
+    return int(np.argmin([((f - np.asarray(rgb)) ** 2).sum(axis=1).min() for f in families]))
+
+
+def sample_shade(colour: str, rng: np.random.Generator, family: int | None = None) -> RGB:
+    """A random shade of a colour name: a family (random unless given), then a shade near its centre."""
+    families = shade_families(colour)
+    members = families[int(rng.integers(len(families))) if family is None else family % len(families)]
+    r, g, b = (int(v) for v in members[int(rng.integers(len(members)))])
     return (r, g, b)
 
 

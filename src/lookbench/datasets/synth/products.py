@@ -12,7 +12,7 @@ from itertools import product as cartesian
 import numpy as np
 
 from lookbench.datasets.synth.catalogue import BAG_STRAPS, SPECS
-from lookbench.datasets.synth.palette import RGB, accent, sample_shade
+from lookbench.datasets.synth.palette import RGB, accent, family_of, sample_shade
 from lookbench.datasets.synth.patterns import PatternLook, sample_pattern_look
 from lookbench.datasets.synth.salience import pick_main
 from lookbench.taxonomy import load_taxonomy
@@ -20,6 +20,8 @@ from lookbench.taxonomy import load_taxonomy
 DETAILS = "details"
 OPTIONAL_SHARE = 0.4
 """How often an optional group is left unrecorded (drawn in its plain form)."""
+SAME_FAMILY_SHARE = 0.5
+"""How often a restyled product (a near-miss distractor) keeps the shade family; otherwise it draws one afresh."""
 LINKED_GROUPS = frozenset({"bag style"})
 """Groups whose change also changes another recorded attribute (a bag's style sets its strap)."""
 
@@ -134,14 +136,12 @@ def label_space(category: str) -> Iterator[frozenset[str]]:
                 yield values | frozenset(spec.always_details) | frozenset(details)
 
 
-def sample_product(
-    rng: np.random.Generator, category: str, product_id: str, first_seen_at: datetime, spread: float = 34.0
-) -> Product:
+def sample_product(rng: np.random.Generator, category: str, product_id: str, first_seen_at: datetime) -> Product:
     """A random product of a category, with exact labels and a wide non-label look."""
     spec = SPECS[category]
     attributes = sample_attributes(rng, category)
     details = spec.always_details + tuple(d for d in spec.optional_details if rng.random() < 0.4)
-    rgb = sample_shade(attributes["colour"], rng, spread=spread)
+    rgb = sample_shade(attributes["colour"], rng)
     second = accent(rng, rgb)
     look = sample_pattern_look(rng)
     main = choose_main(category, attributes, details, rgb)
@@ -206,8 +206,11 @@ def variant(product: Product, group: str, rng: np.random.Generator, product_id: 
 
 
 def restyled(product: Product, rng: np.random.Generator, product_id: str, first_seen_at: datetime) -> Product:
-    """The same labels in another shop's look: a new shade within the colour name, print look and shape."""
-    rgb = sample_shade(product.attributes["colour"], rng)
+    """The same labels in another shop's look: a new shade within the colour name (as often as not in the same
+    shade family), print look and shape."""
+    colour = product.attributes["colour"]
+    family = family_of(colour, product.rgb) if rng.random() < SAME_FAMILY_SHARE else None
+    rgb = sample_shade(colour, rng, family)
     main = choose_main(product.category, product.attributes, product.details, rgb)
     return replace(
         product,

@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageOps
 
+from lookbench.datasets.synth.camera import develop
 from lookbench.datasets.synth.catalogue import SPECS
 from lookbench.datasets.synth.drape import Light, sample_light
 from lookbench.datasets.synth.palette import SKIN_TONES, shade
-from lookbench.datasets.synth.pixels import apply_gain
 from lookbench.datasets.synth.products import Product
 from lookbench.datasets.synth.render import render_product
 from lookbench.datasets.synth.shape import Pose
@@ -200,9 +200,10 @@ def _compose(
 
 
 def _camera(image: Image.Image, rng: np.random.Generator) -> Image.Image:
-    """Exposure and white balance, sensor noise and sometimes sharpening, drawn alike for every shop photo."""
-    gain = rng.uniform(0.94, 1.06) * (1.0 + rng.uniform(-0.03, 0.03, size=3))
-    out = Image.fromarray(add_sensor_noise(apply_gain(image, gain), rng, float(rng.uniform(*SENSOR_SIGMA))))
+    """White balance, exposure and tone, sensor noise and sometimes sharpening, drawn alike for every shop photo."""
+    out = Image.fromarray(
+        add_sensor_noise(np.asarray(develop(image, rng, "real")), rng, float(rng.uniform(*SENSOR_SIGMA)))
+    )
     if rng.random() < SHARPENED:
         out = out.filter(ImageFilter.UnsharpMask(radius=1.5, percent=60, threshold=2))
     return out

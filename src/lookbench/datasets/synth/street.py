@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter, ImageOps
 
+from lookbench.datasets.synth.camera import develop
 from lookbench.datasets.synth.catalogue import SPECS
 from lookbench.datasets.synth.drape import Light, drape, sample_light
 from lookbench.datasets.synth.palette import HAIR, RGB, SKIN_TONES
@@ -256,7 +257,7 @@ def compose(
                 size, Image.Transform.PERSPECTIVE, coeffs, Image.Resampling.NEAREST, fillcolor=0
             )
         image = image.filter(ImageFilter.BoxBlur(p.blur * scale * 1.5))
-        image = finish(image, style, rng, subject if style == "aigen" else None)
+        image = finish(develop(image, rng, style), style, rng, subject if style == "aigen" else None)
     return Scene(image if full else None, _items(products, np.asarray(labels), area, size))
 
 

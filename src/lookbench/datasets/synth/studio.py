@@ -8,6 +8,7 @@ from functools import lru_cache
 import numpy as np
 from PIL import Image, ImageFilter, ImageOps
 
+from lookbench.datasets.synth.camera import develop
 from lookbench.datasets.synth.catalogue import SPECS
 from lookbench.datasets.synth.drape import Light, drape, sample_light
 from lookbench.datasets.synth.render import Rendered
@@ -101,4 +102,4 @@ def studio_image(
         canvas = Image.fromarray(
             np.clip(np.asarray(canvas, dtype=np.float32) * ramp[None, :, None], 0, 255).astype(np.uint8)
         )
-    return finish(canvas, style, rng, subject)
+    return finish(develop(canvas, rng, style), style, rng, subject)

@@ -112,14 +112,22 @@ def street_background(style: Style, size: tuple[int, int], rng: np.random.Genera
     return image
 
 
+PRINT_EDGE = 24
+"""Local contrast (levels) above which the AI look keeps a pixel sharp: print edges, not weave or grain."""
+
+
 def smooth_garment(garment: Image.Image, style: Style) -> Image.Image:
-    """Aigen: the over-smooth, plastic surface of generated fabric (texture blurred inside a crisp silhouette)."""
+    """Aigen: the over-smooth, plastic surface of generated fabric inside a crisp silhouette. Weave and grain are
+    blurred away, but where a pixel stands out from its blur by more than `PRINT_EDGE` (a print's edge) it stays
+    sharp: generators smooth surfaces, not the motifs printed on them."""
     if style == "real":
         return garment
     alpha = garment.getchannel("A")
-    radius = max(1.0, garment.width / 150)
     rgb = garment.convert("RGB")
-    out = Image.blend(rgb, rgb.filter(ImageFilter.GaussianBlur(radius)), 0.65).convert("RGBA")
+    sharp = np.asarray(rgb, dtype=np.int16)
+    soft = np.asarray(rgb.filter(ImageFilter.GaussianBlur(max(1.0, garment.width / 150))), dtype=np.int16)
+    edge = np.abs(sharp - soft).max(axis=2, keepdims=True) > PRINT_EDGE
+    out = Image.fromarray(np.where(edge, sharp, soft).astype(np.uint8)).convert("RGBA")
     out.putalpha(alpha)
     return out
 
