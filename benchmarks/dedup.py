@@ -99,6 +99,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -107,7 +108,7 @@ import tracemalloc
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any, get_args
@@ -115,11 +116,12 @@ from typing import Any, get_args
 import faiss
 import numpy as np
 import pyarrow as pa
-from measure import run_subcommand
+from measure import record, run_subcommand
 from PIL import Image, ImageEnhance, ImageOps
 
+from lookbench._util.hashing import file_sha256
 from lookbench._util.images import decode_image
-from lookbench.build.config import CropPairs
+from lookbench.build.config import CropPairs, DedupConfig
 from lookbench.build.fingerprints import crops, hashes, history
 from lookbench.build.fingerprints import index as index_module
 from lookbench.build.fingerprints.crops import GREY_BYTES, WINDOWS, CropView
@@ -142,7 +144,10 @@ from lookbench.build.fingerprints.tables import (
     nearest_pairs,
     one_thread,
 )
-from lookbench.shards.executor import Needs, Progress
+from lookbench.build.records import Sample, write_samples
+from lookbench.build.stages.base import StageContext
+from lookbench.build.stages.dedup import DedupStage, DedupStats
+from lookbench.shards.executor import Executor, Needs, Progress
 from lookbench.shards.local import LocalExecutor
 from lookbench.shards.table import Mapped, RowStream, TableItems, TableJob, map_items
 from lookbench.snapshot import open_snapshot
@@ -1395,10 +1400,127 @@ def main_lookup() -> None:
     print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}), flush=True)
 
 
+def cluster_batch(images: list[bytes], n: int, seed: int) -> list[Sample]:
+    """`n` batch samples made from a published snapshot's images: a third edits of history images (near copies,
+    crops, mirrored crops), a third images the history does not hold (a history image turned a quarter), and a
+    third edits of those new ones; seen at random times."""
+    rng = np.random.default_rng(seed)
+    fresh: list[Image.Image] = []
+    samples = []
+    for row in range(n):
+        roll = rng.random()
+        source = decode_image(images[int(rng.integers(0, len(images)))])
+        if roll < 1 / 3 or not fresh:
+            im = source.transpose(Image.Transpose.ROTATE_90)
+            fresh.append(im)
+        else:
+            im = source if roll < 2 / 3 else fresh[int(rng.integers(0, len(fresh)))]
+            im = [jittered, lambda x: cropped(x, 0.06), lambda x: ImageOps.mirror(cropped(x, 0.05))][row % 3](im)
+        seen = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(minutes=int(rng.integers(0, 100_000)))
+        data = encoded(im, "JPEG", 90)
+        samples.append(Sample("shop", "feed", f"p{row}", data, seen, "dress", "red", ["real_studio_flat"], "cc0"))
+    return samples
+
+
+def marker_seconds(folder: Path) -> float:
+    """Seconds the shards of one job folder worked, summed over their markers."""
+    return round(sum(json.loads(path.read_text())["seconds"] for path in folder.glob("*.done.json")), 2)
+
+
+def timed_stage(root: Path, out: Path, samples: list[Sample], executor: Executor, shards: int, pairs: CropPairs):
+    """One run of the dedup stage from scratch: wall seconds, shard seconds per job, and its counters."""
+    ctx = StageContext(
+        "v20260601", date(2026, 6, 1), out, root / "work", root / "state", executor=executor, shards=shards
+    )
+    ctx.say = lambda _line: None
+    previous = write_samples(samples, root / "collected.parquet")
+    started = time.perf_counter()
+    result = DedupStage(DedupConfig(crop_pairs=pairs)).run(ctx, previous)
+    wall = time.perf_counter() - started
+    jobs = {
+        job: marker_seconds(root / "work" / "dedup" / "shards" / job) for job in ("hash", "candidates", "decisions")
+    }
+    stats = result.stats
+    assert isinstance(stats, DedupStats)
+    tables = {name: file_sha256(root / "work" / "dedup" / name) for name in ("samples.parquet", "dropped.parquet")}
+    return {
+        "wall_s": round(wall, 2),
+        "shard_seconds": jobs,
+        "candidate_pairs": stats.candidate_pairs,
+        "accepted_pairs": stats.accepted_pairs,
+        "kept": stats.kept,
+        "transitive_chains": stats.transitive_chains,
+        "tables_sha256": tables,
+    }
+
+
+def main_cluster() -> None:
+    """The sharded dedup stage end to end (hash, batch store, candidates, decisions, groups) on real images."""
+    parser = argparse.ArgumentParser(prog="dedup.py cluster", description=main_cluster.__doc__)
+    parser.add_argument("snapshot", type=Path, help="a published Synth version folder (vYYYYMMDD): the history")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000, 2000], help="batch sizes")
+    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2], help="local worker processes")
+    parser.add_argument("--ray-workers", type=int, nargs="*", default=[], help="local Ray workers (e.g. 1 2 4)")
+    parser.add_argument("--ray-size", type=int, default=500, help="batch size of the Ray runs")
+    parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    images = [data for _, data in published(args.snapshot)]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        out.mkdir()
+        (out / "v20260101").symlink_to(args.snapshot.resolve(), target_is_directory=True)
+        history.history_store(out, "v20260601", Path(tmp) / "state" / "fingerprints")
+        runs = []
+        for size in args.sizes:
+            samples = cluster_batch(images, size, args.seed)
+            for processes in args.processes:
+                executor = LocalExecutor(processes if processes > 1 else None)
+                root = Path(tmp) / f"local-{size}-{processes}"
+                found = timed_stage(root, out, samples, executor, 2 * processes * 4, args.crop_pairs)
+                runs.append({"batch": size, "history": len(images), "executor": f"local x{processes}", **found})
+                print(json.dumps(runs[-1]), flush=True)
+                shutil.rmtree(root)
+        if args.ray_workers:
+            from lookbench.shards.ray_executor import RayExecutor
+
+            samples = cluster_batch(images, args.ray_size, args.seed)
+            for workers in args.ray_workers:
+                executor = RayExecutor(None, workers)
+                root = Path(tmp) / f"ray-{workers}"
+                try:
+                    found = timed_stage(root, out, samples, executor, 4 * max(args.ray_workers), args.crop_pairs)
+                finally:
+                    executor.close()
+                runs.append({"batch": args.ray_size, "history": len(images), "executor": f"ray x{workers}", **found})
+                print(json.dumps(runs[-1]), flush=True)
+                shutil.rmtree(root)
+    record(runs=runs, fits=cluster_fits(runs), load_average_end=[round(x, 2) for x in os.getloadavg()])
+
+
+def cluster_fits(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per executor, wall = a * batch^b fitted over the batch sizes, and its projection to 69k and 1M images."""
+    fits = {}
+    for name in sorted({run["executor"] for run in runs}):
+        points = [(run["batch"], run["wall_s"]) for run in runs if run["executor"] == name]
+        if len(points) < 2:
+            continue
+        slope, intercept = np.polyfit(np.log([p[0] for p in points]), np.log([p[1] for p in points]), 1)
+        fits[name] = {
+            "exponent": round(float(slope), 3),
+            "projected_hours": {
+                str(n): round(float(np.exp(intercept) * n**slope) / 3600, 2) for n in (69_000, 1_000_000)
+            },
+        }
+    return fits
+
+
 SUBCOMMANDS = {
     "errors": main_errors,
     "scale": main_scale,
     "lookup": main_lookup,
+    "cluster": main_cluster,
 }
 
 

@@ -199,15 +199,15 @@ class PairRows:
         group, order, starts = self._same
         return order[starts[group[row]] : starts[group[row] + 1]]
 
-    def candidates(self, row: int) -> dict[str, Any]:
-        """A batch row's history rows and batch rows (other bytes than its own)."""
+    def candidates(self, rows: list[int]) -> list[dict[str, Any]]:
+        """Each batch row's history rows and batch rows (other bytes than its own)."""
         settings, history = self.job.settings, self.history
         none = np.zeros(0, dtype=np.int64)
-        earlier = [] if history is None else candidate_rows(self.batch, row, history, settings, none)
-        return {
-            "earlier": earlier,
-            "batch": candidate_rows(self.batch, row, self.batch, settings, self.same_bytes(row)),
-        }
+        earlier = (
+            [[]] * len(rows) if history is None else candidate_rows(self.batch, rows, history, settings, lambda _: none)
+        )
+        batch = candidate_rows(self.batch, rows, self.batch, settings, self.same_bytes)
+        return [{"earlier": e, "batch": b} for e, b in zip(earlier, batch, strict=True)]
 
     def decision(self, pair: Pair) -> dict[str, Any]:
         """A pair's decision."""
@@ -220,8 +220,7 @@ class PairRows:
 
     def __call__(self, items: list[Any], progress: Progress, /) -> Mapped:
         """One row per item."""
-        step = self.candidates if self.job.step == "candidates" else self.decision
-        rows = [step(item) for item in items]
+        rows = self.candidates(items) if self.job.step == "candidates" else [self.decision(item) for item in items]
         progress(len(items))
         return Mapped(rows)
 

@@ -91,7 +91,7 @@ class Entries:
             self.backend, Codes.of(np.asarray(self.stored.windows)), Codes.of(np.asarray(self.stored.present))
         )
         self.keys = MappedKeys(self.stored.keys, self.stored.sha)
-        self._memo = {name: Memo() for name in ("image", "lab", "view")}
+        self._memo = {name: Memo() for name in ("image", "lab", "view", "windows")}
 
     def __len__(self) -> int:
         return len(self.stored)
@@ -136,6 +136,14 @@ class Entries:
         assert isinstance(found, CropView)
         return found
 
+    def window_codes(self, row: int, mirrored: bool = False) -> np.ndarray:
+        """A row's window hashes (stored), or its mirror's (computed from its stored view)."""
+        if not mirrored:
+            return np.asarray(self.stored.windows[row])
+        found = self._memo["windows"].get((row, True), lambda: self.view(row, True).windows)
+        assert isinstance(found, np.ndarray)
+        return found
+
     def query_words(self, row: int) -> np.ndarray:
         """(2, 4) pHash words of a row's image and of its mirror."""
         if self.mirror is None:
@@ -143,28 +151,36 @@ class Entries:
         return np.stack([np.asarray(self.stored.phash[row]), self.mirror[row]])
 
 
-def candidate_rows(query: Entries, q: int, against: Entries, settings: DedupConfig, exclude: np.ndarray) -> list[int]:
-    """Rows of `against` that batch row `q` is paired with, ascending: the row holding its bytes when there is one,
-    else its nearest `MAX_CANDIDATES` pHash neighbours within the threshold and (with crops) its nearest
-    `MAX_CROP_CANDIDATES` by window pairs, straight and mirrored, leaving out the rows in `exclude`."""
-    exact = against.keys.row_of(query.sha_hex(q))
-    if exact is not None and exact not in exclude:
-        return [exact]
-    found: set[int] = set()
-    both = query.query_words(q)
-    rows = against.phashes.within(both, settings.phash_threshold)
-    rows = rows[~np.isin(rows, exclude)]
-    distances = np.minimum(*(hamming(against.phashes.codes.matrix[rows], words) for words in both))
-    near = np.lexsort((rows, distances))[:MAX_CANDIDATES]
-    found.update(int(row) for row in rows[near])
-    if settings.crops and query.present(q):
+def candidate_rows(
+    query: Entries, rows: list[int], against: Entries, settings: DedupConfig, exclude: Callable[[int], np.ndarray]
+) -> list[list[int]]:
+    """For each batch row of `rows`, the rows of `against` it is paired with, ascending: the row holding its bytes
+    when there is one, else its nearest `MAX_CANDIDATES` pHash neighbours within the threshold and (with crops) its
+    nearest `MAX_CROP_CANDIDATES` by window pairs, straight and mirrored; never a row of `exclude(row)`. The window
+    searches of all the rows run together (one k-nearest search per side), with the same answers as one by one."""
+    found: dict[int, set[int]] = {}
+    cropped: dict[int, list[int]] = {}
+    for q in rows:
+        left_out = exclude(q)
+        exact = against.keys.row_of(query.sha_hex(q))
+        if exact is not None and exact not in left_out:
+            found[q] = {exact}
+            continue
+        both = query.query_words(q)
+        near = against.phashes.within(both, settings.phash_threshold)
+        near = near[~np.isin(near, left_out)]
+        distances = np.minimum(*(hamming(against.phashes.codes.matrix[near], words) for words in both))
+        found[q] = {int(row) for row in near[np.lexsort((near, distances))[:MAX_CANDIDATES]]}
+        if settings.crops and query.present(q):
+            cropped.setdefault(len(left_out), []).append(q)
+    for extra, queries in sorted(cropped.items()):
         for mirrored in (False, True):
-            windows = query.view(q, mirrored).windows
-            limit = MAX_CROP_CANDIDATES + len(exclude)
-            rows, _ = against.windows.nearest(windows, CROP_CANDIDATE_BITS, limit, against.crop_pairs)
-            rows = rows[~np.isin(rows, exclude)][:MAX_CROP_CANDIDATES]
-            found.update(int(row) for row in rows)
-    return sorted(found)
+            codes = np.stack([query.window_codes(q, mirrored) for q in queries])
+            limit = MAX_CROP_CANDIDATES + extra
+            answers = against.windows.nearest_many(codes, CROP_CANDIDATE_BITS, limit, against.crop_pairs)
+            for q, got in zip(queries, answers, strict=True):
+                found[q].update(int(row) for row in got[~np.isin(got, exclude(q))][:MAX_CROP_CANDIDATES])
+    return [sorted(found[q]) for q in rows]
 
 
 def decide_pair(query: Entries, q: int, indexed: Entries, i: int, settings: DedupConfig) -> Decision:
@@ -187,11 +203,12 @@ def decide_pair(query: Entries, q: int, indexed: Entries, i: int, settings: Dedu
     target = indexed.view(i)
     codes = np.asarray(indexed.stored.windows[i : i + 1])
     for flip in (False, True):
-        view = query.view(q, flip)
-        if int(nearest_pairs(view.windows, codes, indexed.crop_pairs)[0]) > CROP_CANDIDATE_BITS:
+        windows = query.window_codes(q, flip)
+        if int(nearest_pairs(windows, codes, indexed.crop_pairs)[0]) > CROP_CANDIDATE_BITS:
             continue
+        view = query.view(q, flip)
         ratio = target.aspect / view.aspect
-        distances = window_distances(view.windows, codes)[0]
+        distances = window_distances(windows, codes)[0]
         starts = [Placement.from_windows(a, b, ratio) for a, b in start_pairs(distances)]
         aligned = align(view, target, starts)
         boxes = aligned[0].overlap() if aligned is not None else None
