@@ -128,11 +128,13 @@ from lookbench.build.fingerprints.crops import GREY_BYTES, WINDOWS, CropView
 from lookbench.build.fingerprints.hashes import Fingerprint, fingerprint
 from lookbench.build.fingerprints.index import (
     CROP_CANDIDATE_BITS,
+    MAX_CANDIDATES,
     MAX_CROP_CANDIDATES,
     Candidate,
     FingerprintIndex,
     decide,
 )
+from lookbench.build.fingerprints.pairs import Entries, candidate_rows
 from lookbench.build.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.build.fingerprints.tables import (
     FRAME,
@@ -425,8 +427,29 @@ def false_merges(rows: list[SynthImage], settings: tuple[Setting, ...], pairs: C
     return results
 
 
+@contextmanager
+def crop_rule(candidates: int, floor: float) -> Iterator[None]:
+    """Look-ups with another crop-candidate rule for a while: `candidates` nearest by window pair per side
+    (`index.MAX_CROP_CANDIDATES`) and alignments given up when they start below `floor` (`crops._START_FLOOR`)."""
+    saved = index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR
+    index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR = candidates, floor
+    try:
+        yield
+    finally:
+        index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR = saved
+
+
+def parse_rule(text: str) -> tuple[int, float]:
+    """`CANDIDATES:FLOOR`, e.g. `16:0.5` (the defaults)."""
+    try:
+        count, floor = text.split(":")
+        return int(count), float(floor)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected CANDIDATES:FLOOR ({exc})") from exc
+
+
 def main_errors() -> None:
-    """Print the measurements as a Markdown table, one column per setting."""
+    """Print the measurements as a Markdown table, one column per setting (one table per crop-candidate rule)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fashion-mnist", type=Path, help="folder of t10k-images-idx3-ubyte.gz")
     parser.add_argument("--count", type=int, default=2000)
@@ -435,7 +458,22 @@ def main_errors() -> None:
     parser.add_argument("--embedding-model", help="also measure the embedding tier with this model spec (FMNIST)")
     parser.add_argument("--embedding-threshold", type=float, default=0.97)
     parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all", help="dedup.crop_pairs")
+    parser.add_argument(
+        "--crop-rule",
+        type=parse_rule,
+        action="append",
+        help="CANDIDATES:FLOOR, crop candidates per side and the alignment's start floor (repeatable; default: "
+        f"{index_module.MAX_CROP_CANDIDATES}:{crops._START_FLOOR})",
+    )
     args = parser.parse_args()
+    for candidates, floor in args.crop_rule or [(index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR)]:
+        print(f"\ncrop-candidate rule: {candidates} per side, alignment start floor {floor}", flush=True)
+        with crop_rule(candidates, floor):
+            errors_table(args)
+
+
+def errors_table(args: argparse.Namespace) -> None:
+    """The measurements under the crop-candidate rule in force."""
     settings = tuple(args.setting or SETTINGS)
     started = time.monotonic()
     lines = ["| | " + " | ".join(s.label for s in settings) + " |", "|---|" + "---|" * len(settings)]
@@ -1428,10 +1466,10 @@ def marker_seconds(folder: Path) -> float:
 
 
 def timed_stage(root: Path, out: Path, samples: list[Sample], executor: Executor, shards: int, pairs: CropPairs):
-    """One run of the dedup stage from scratch: wall seconds, shard seconds per job, and its counters."""
-    ctx = StageContext(
-        "v20260601", date(2026, 6, 1), out, root / "work", root / "state", executor=executor, shards=shards
-    )
+    """One run of the dedup stage from scratch but for the history's store (built once, before: every release
+    after the first finds it cached): wall seconds, shard seconds per job, and its counters."""
+    state = out.parent / "state"
+    ctx = StageContext("v20260601", date(2026, 6, 1), out, root / "work", state, executor=executor, shards=shards)
     ctx.say = lambda _line: None
     previous = write_samples(samples, root / "collected.parquet")
     started = time.perf_counter()
@@ -1442,7 +1480,7 @@ def timed_stage(root: Path, out: Path, samples: list[Sample], executor: Executor
     }
     stats = result.stats
     assert isinstance(stats, DedupStats)
-    tables = {name: file_sha256(root / "work" / "dedup" / name) for name in ("samples.parquet", "dropped.parquet")}
+    tables = {name: file_sha256(ctx.work / "dedup" / name) for name in ("samples.parquet", "dropped.parquet")}
     return {
         "wall_s": round(wall, 2),
         "shard_seconds": jobs,
@@ -1464,8 +1502,10 @@ def main_cluster() -> None:
     parser.add_argument("--ray-size", type=int, default=500, help="batch size of the Ray runs")
     parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--growth", type=int, nargs="*", default=[], help="history sizes of the search growth")
     args = parser.parse_args()
     print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    growth = search_growth(args.growth, args.seed, args.crop_pairs) if args.growth else []
     images = [data for _, data in published(args.snapshot)]
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
@@ -1496,7 +1536,92 @@ def main_cluster() -> None:
                 runs.append({"batch": args.ray_size, "history": len(images), "executor": f"ray x{workers}", **found})
                 print(json.dumps(runs[-1]), flush=True)
                 shutil.rmtree(root)
-    record(runs=runs, fits=cluster_fits(runs), load_average_end=[round(x, 2) for x in os.getloadavg()])
+    record(
+        growth=growth,
+        runs=runs,
+        fits=cluster_fits(runs),
+        projection=projection(runs, growth),
+        load_average_end=[round(x, 2) for x in os.getloadavg()],
+    )
+
+
+def synthetic_entries(rng: np.random.Generator, n: int, queries: bool = False) -> Entries:
+    """`n` entries of synthetic fingerprints in memory (uniform codes: no aligned candidate), as the dedup stage's
+    candidate search sees a store; with `queries`, mirror pHashes too."""
+    (stored,) = synthetic_parts(rng, n, chunk=n)
+    return Entries(stored, lambda _row: b"", random_words(rng, (n, 4)) if queries else None)
+
+
+def search_growth(sizes: list[int], seed: int, pairs: CropPairs, shard: int = 512) -> list[dict[str, Any]]:
+    """Per history size, the CPU milliseconds of one batch image's candidate search in it (pHash tier, window
+    pairs straight and mirrored): a shard of `shard` queries searched together, as the candidates job does, and one
+    by one."""
+    rng = np.random.default_rng(seed)
+    queries = synthetic_entries(rng, shard, queries=True)
+    settings, none = DedupConfig(crop_pairs=pairs), np.zeros(0, dtype=np.int64)
+    rows = list(range(shard))
+    found = []
+    for n in sizes:
+        history = synthetic_entries(rng, n)
+
+        def together(history: Entries = history) -> object:
+            return candidate_rows(queries, rows, history, settings, lambda _: none)
+
+        def alone(history: Entries = history) -> object:
+            return [candidate_rows(queries, [q], history, settings, lambda _: none) for q in rows[:64]]
+
+        ms = {"together": 1000 * cpu(together) / shard, "alone": 1000 * cpu(alone) / 64}
+        found.append({"history": n, "cpu_ms_per_image": {name: round(value, 3) for name, value in ms.items()}})
+        print(json.dumps({"search_growth": found[-1]}), flush=True)
+    return found
+
+
+def exponent(points: list[tuple[float, float]]) -> float:
+    """b of y = a * x^b fitted to the points (least squares in logs)."""
+    slope, _ = np.polyfit(np.log([p[0] for p in points]), np.log([p[1] for p in points]), 1)
+    return round(float(slope), 3)
+
+
+PAIRS_AT_CAPS = 2 * (2 * MAX_CROP_CANDIDATES + MAX_CANDIDATES)
+"""Pairs one batch image can bring when every cap is reached in the history and in the batch: crop candidates
+straight and mirrored and pHash candidates, on each side (an upper bound: a pair found from both sides counts once)."""
+
+
+def projection(runs: list[dict[str, Any]], growth: list[dict[str, Any]], cores: int = 2) -> dict[str, Any]:
+    """CPU and wall hours of a whole dedup of n new images against a history of n, per image: its hashing and
+    decisions at the caps (CPU per pair from the largest one-process run) and its candidate search in both indexes
+    (the growth fit), spread over `cores` at the efficiency measured with two processes."""
+    local = [run for run in runs if run["executor"] == "local x1"]
+    if not local or len(growth) < 2:
+        return {}
+    largest = max(local, key=lambda run: run["batch"])
+    pair_ms = 1000 * largest["shard_seconds"]["decisions"] / largest["candidate_pairs"]
+    hash_ms = 1000 * largest["shard_seconds"]["hash"] / largest["batch"]
+    points = [(g["history"], g["cpu_ms_per_image"]["together"]) for g in growth]
+    b = exponent(points)
+    a = points[-1][1] / points[-1][0] ** b
+    two = [run for run in runs if run["executor"] == "local x2" and run["batch"] == largest["batch"]]
+    efficiency = largest["wall_s"] / (2 * two[0]["wall_s"]) if two else 1.0
+    out: dict[str, Any] = {
+        "cpu_ms_per_pair": round(pair_ms, 3),
+        "pairs_per_image_measured": round(largest["candidate_pairs"] / largest["batch"], 1),
+        "pairs_per_image_at_caps": PAIRS_AT_CAPS,
+        "hash_ms_per_image": round(hash_ms, 2),
+        "search_exponent": b,
+        "two_process_efficiency": round(efficiency, 3),
+    }
+    for n in (69_000, 1_000_000):
+        search_ms = 2 * a * n**b
+        per_image = hash_ms + search_ms + PAIRS_AT_CAPS * pair_ms
+        cpu_hours = n * per_image / 1000 / 3600
+        out[f"{n} against {n}"] = {
+            "cpu_ms_per_image": {"search": round(search_ms, 1), "decisions": round(PAIRS_AT_CAPS * pair_ms, 1)},
+            "cpu_hours": round(cpu_hours, 2),
+            "wall_hours_on_2_cores": round(cpu_hours / (cores * min(efficiency, 1.0)), 2),
+        }
+    lookup = [(n, a * n**b + PAIRS_AT_CAPS / 2 * pair_ms) for n in (10_000, 300_000)]
+    out["lookup_cost_exponent_10k_to_300k"] = exponent(lookup)
+    return out
 
 
 def cluster_fits(runs: list[dict[str, Any]]) -> dict[str, Any]:

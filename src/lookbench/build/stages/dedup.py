@@ -162,7 +162,18 @@ def canonical(samples: list[Sample]) -> list[Sample]:
     """The samples in an order that does not depend on the order they came in."""
     return sorted(
         samples,
-        key=lambda s: (s.sample_id, s.first_seen_at, s.image_sha256, s.source, s.source_url or "", s.image_url or ""),
+        key=lambda s: (
+            s.sample_id,
+            s.first_seen_at,
+            s.image_sha256,
+            s.source,
+            s.source_url or "",
+            s.image_url or "",
+            s.product_id,
+            s.category,
+            s.main_attribute,
+            s.title or "",
+        ),
     )
 
 
@@ -200,7 +211,7 @@ def batch_folder(ctx: StageContext, stage: str, hashed: Hashed) -> Path:
             ctx.report(stage, str(folder), f"{exc}; rebuilt")
             shutil.rmtree(folder)
     for old in ctx.folder(stage).glob("batch-*"):
-        if old.is_dir() and BATCH_NAME.fullmatch(old.name):
+        if old.is_dir() and not old.is_symlink() and BATCH_NAME.fullmatch(old.name):
             shutil.rmtree(old)
     columns = {name: [row[name] for row in hashed.rows] for name in ("sha256", "phash", "windows", "grey", "aspect")}
     table = pa.table({"key": [s.sample_id for s in hashed.samples], **columns}, schema=FINGERPRINT_SCHEMA)
