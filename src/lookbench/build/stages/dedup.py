@@ -290,27 +290,27 @@ class DedupStage:
         decisions = self.sharded(ctx, job, ordered, pair_keys, json_sha256([*what, "decisions"]))
         edges = exact_edges(hashed, rank)
         counts: Counter[str] = Counter(candidate_pairs=len(ordered))
-        history = len(found)
+        offset = len(found)  # history row h is node offset + h
         for (against, query, other), decided in zip(ordered, decisions.rows, strict=True):
             counts["kept_apart_by_colour"] += decided["colour_rejected"]
             if decided["tier"] is not None:
-                node = other + history if against == "earlier" else other
+                node = other + offset if against == "earlier" else other
                 edges.append(Edge(query, node, decided["tier"], decided["distance"]))
         counts["accepted_pairs"] = len(edges)
         ranks: dict[int, tuple[Any, ...]] = dict(enumerate(rank))
-        ranks.update((e.b, (0, e.b - history)) for e in edges if e.b >= history)
-        names = history_keys(store, sorted({e.b - history for e in edges if e.b >= history}))
+        ranks.update((e.b, (0, e.b - offset)) for e in edges if e.b >= offset)
+        names = history_keys(store, sorted({e.b - offset for e in edges if e.b >= offset}))
 
         def name(node: int) -> str:
-            return found[node].sample_id if node < history else names[node - history]
+            return found[node].sample_id if node < offset else names[node - offset]
 
         dropped_rows: set[int] = set()
         dropped: list[Dropped] = []
         for found_drop in resolve(edges, ranks):
-            if found_drop.node >= history:
+            if found_drop.node >= offset:
                 continue  # an earlier version's image is never dropped
             dropped_rows.add(found_drop.node)
-            against = "earlier" if found_drop.representative >= history else "batch"
+            against = "earlier" if found_drop.representative >= offset else "batch"
             dropped.append(
                 Dropped(
                     found[found_drop.node],
