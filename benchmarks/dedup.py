@@ -1,7 +1,7 @@
 """The release builder's duplicate detection, measured: `errors` (missed copies, false matches, false merges), `scale`
 (look-up time and memory of the dedup tables at scale), `lookup` (where a look-up's time goes on real images).
 
-    python benchmarks/dedup.py errors|scale|lookup [options]     # --help after the subcommand
+    python benchmarks/dedup.py errors|scale|lookup|cluster [options]     # --help after the subcommand
 
 `errors`:
 Both error kinds of the builder's duplicate detection, measured (docs/release.md, "De-duplication").
@@ -11,11 +11,23 @@ edited copy (resize, JPEG re-encode, mirror, crops, small colour jitter) is look
 it matches its own original. False matches: each original is looked up among the originals before it. False
 merges: a LookBench-Synth release (every product known) is de-duplicated the way the dedup stage does it (first
 seen wins); a merge of two images of different products is false, and one of products whose labels differ too is
-a merge of distinct designs. Each is measured per setting (pHash threshold, colour threshold, crop tier on/off).
+a merge of distinct designs. Each is measured per setting (pHash threshold, colour threshold, crop tier on/off),
+and per crop-candidate rule (`--crop-rule CANDIDATES:FLOOR`: crop candidates per side and the alignment's start
+floor), so a more selective rule is measured against the default in one run.
 
     apt-get install dataset-fashion-mnist
     python benchmarks/dedup.py errors \
         --fashion-mnist "$(dirname "$(dpkg -L dataset-fashion-mnist | grep t10k-images)")" --synth small
+
+`cluster`:
+The dedup stage end to end (hashing, the batch's store, candidate pairs, pair decisions, groups) on a published
+Synth snapshot as the history and batches made from its images (edits of history images, images it does not hold,
+edits of those), per batch size on 1 and 2 local processes and on 1, 2, 4 local Ray workers: wall seconds, each
+job's shard seconds, and the tables' sha256 (the same for every executor). With `--growth SIZES` the candidate
+search of one batch image in a history of each size (synthetic codes) is timed too, and a whole release of n
+against n is projected from it and the measured CPU per pair decision at the candidate caps.
+
+    python benchmarks/dedup.py cluster SNAPSHOT --growth 10000 30000 100000 300000 --ray-workers 1 2 4
 
 `scale`:
 Dedup search at scale: per-look-up time and transient memory of each tier's table against the faiss floor.
