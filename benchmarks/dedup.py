@@ -1,7 +1,7 @@
 """The release builder's duplicate detection, measured: `errors` (missed copies, false matches, false merges), `scale`
 (look-up time and memory of the dedup tables at scale), `lookup` (where a look-up's time goes on real images).
 
-    python benchmarks/dedup.py errors|scale|lookup [options]     # --help after the subcommand
+    python benchmarks/dedup.py errors|scale|lookup|cluster [options]     # --help after the subcommand
 
 `errors`:
 Both error kinds of the builder's duplicate detection, measured (docs/release.md, "De-duplication").
@@ -11,11 +11,23 @@ edited copy (resize, JPEG re-encode, mirror, crops, small colour jitter) is look
 it matches its own original. False matches: each original is looked up among the originals before it. False
 merges: a LookBench-Synth release (every product known) is de-duplicated the way the dedup stage does it (first
 seen wins); a merge of two images of different products is false, and one of products whose labels differ too is
-a merge of distinct designs. Each is measured per setting (pHash threshold, colour threshold, crop tier on/off).
+a merge of distinct designs. Each is measured per setting (pHash threshold, colour threshold, crop tier on/off),
+and per crop-candidate rule (`--crop-rule CANDIDATES:FLOOR`: crop candidates per side and the alignment's start
+floor), so a more selective rule is measured against the default in one run.
 
     apt-get install dataset-fashion-mnist
     python benchmarks/dedup.py errors \
         --fashion-mnist "$(dirname "$(dpkg -L dataset-fashion-mnist | grep t10k-images)")" --synth small
+
+`cluster`:
+The dedup stage end to end (hashing, the batch's store, candidate pairs, pair decisions, groups) on a published
+Synth snapshot as the history and batches made from its images (edits of history images, images it does not hold,
+edits of those), per batch size on 1 and 2 local processes and on 1, 2, 4 local Ray workers: wall seconds, each
+job's shard seconds, and the tables' sha256 (the same for every executor). With `--growth SIZES` the candidate
+search of one batch image in a history of each size (synthetic codes) is timed too, and a whole release of n
+against n is projected from it and the measured CPU per pair decision at the candidate caps.
+
+    python benchmarks/dedup.py cluster SNAPSHOT --growth 10000 30000 100000 300000 --ray-workers 1 2 4
 
 `scale`:
 Dedup search at scale: per-look-up time and transient memory of each tier's table against the faiss floor.
@@ -99,6 +111,7 @@ import json
 import math
 import os
 import resource
+import shutil
 import statistics
 import sys
 import tempfile
@@ -107,7 +120,7 @@ import tracemalloc
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any, get_args
@@ -115,22 +128,25 @@ from typing import Any, get_args
 import faiss
 import numpy as np
 import pyarrow as pa
-from measure import run_subcommand
+from measure import record, run_subcommand
 from PIL import Image, ImageEnhance, ImageOps
 
+from lookbench._util.hashing import file_sha256
 from lookbench._util.images import decode_image
-from lookbench.build.config import CropPairs
+from lookbench.build.config import CropPairs, DedupConfig
 from lookbench.build.fingerprints import crops, hashes, history
 from lookbench.build.fingerprints import index as index_module
 from lookbench.build.fingerprints.crops import GREY_BYTES, WINDOWS, CropView
 from lookbench.build.fingerprints.hashes import Fingerprint, fingerprint
 from lookbench.build.fingerprints.index import (
     CROP_CANDIDATE_BITS,
+    MAX_CANDIDATES,
     MAX_CROP_CANDIDATES,
     Candidate,
     FingerprintIndex,
     decide,
 )
+from lookbench.build.fingerprints.pairs import Entries, candidate_rows
 from lookbench.build.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.build.fingerprints.tables import (
     FRAME,
@@ -142,7 +158,10 @@ from lookbench.build.fingerprints.tables import (
     nearest_pairs,
     one_thread,
 )
-from lookbench.shards.executor import Needs, Progress
+from lookbench.build.records import Sample, write_samples
+from lookbench.build.stages.base import StageContext
+from lookbench.build.stages.dedup import DedupStage, DedupStats
+from lookbench.shards.executor import Executor, Needs, Progress
 from lookbench.shards.local import LocalExecutor
 from lookbench.shards.table import Mapped, RowStream, TableItems, TableJob, map_items
 from lookbench.snapshot import open_snapshot
@@ -420,8 +439,29 @@ def false_merges(rows: list[SynthImage], settings: tuple[Setting, ...], pairs: C
     return results
 
 
+@contextmanager
+def crop_rule(candidates: int, floor: float) -> Iterator[None]:
+    """Look-ups with another crop-candidate rule for a while: `candidates` nearest by window pair per side
+    (`index.MAX_CROP_CANDIDATES`) and alignments given up when they start below `floor` (`crops._START_FLOOR`)."""
+    saved = index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR
+    index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR = candidates, floor
+    try:
+        yield
+    finally:
+        index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR = saved
+
+
+def parse_rule(text: str) -> tuple[int, float]:
+    """`CANDIDATES:FLOOR`, e.g. `16:0.5` (the defaults)."""
+    try:
+        count, floor = text.split(":")
+        return int(count), float(floor)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected CANDIDATES:FLOOR ({exc})") from exc
+
+
 def main_errors() -> None:
-    """Print the measurements as a Markdown table, one column per setting."""
+    """Print the measurements as a Markdown table, one column per setting (one table per crop-candidate rule)."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--fashion-mnist", type=Path, help="folder of t10k-images-idx3-ubyte.gz")
     parser.add_argument("--count", type=int, default=2000)
@@ -430,7 +470,22 @@ def main_errors() -> None:
     parser.add_argument("--embedding-model", help="also measure the embedding tier with this model spec (FMNIST)")
     parser.add_argument("--embedding-threshold", type=float, default=0.97)
     parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all", help="dedup.crop_pairs")
+    parser.add_argument(
+        "--crop-rule",
+        type=parse_rule,
+        action="append",
+        help="CANDIDATES:FLOOR, crop candidates per side and the alignment's start floor (repeatable; default: "
+        f"{index_module.MAX_CROP_CANDIDATES}:{crops._START_FLOOR})",
+    )
     args = parser.parse_args()
+    for candidates, floor in args.crop_rule or [(index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR)]:
+        print(f"\ncrop-candidate rule: {candidates} per side, alignment start floor {floor}", flush=True)
+        with crop_rule(candidates, floor):
+            errors_table(args)
+
+
+def errors_table(args: argparse.Namespace) -> None:
+    """The measurements under the crop-candidate rule in force."""
     settings = tuple(args.setting or SETTINGS)
     started = time.monotonic()
     lines = ["| | " + " | ".join(s.label for s in settings) + " |", "|---|" + "---|" * len(settings)]
@@ -1395,10 +1450,214 @@ def main_lookup() -> None:
     print(json.dumps({"load_average_end": [round(x, 2) for x in os.getloadavg()]}), flush=True)
 
 
+def cluster_batch(images: list[bytes], n: int, seed: int) -> list[Sample]:
+    """`n` batch samples made from a published snapshot's images: a third edits of history images (near copies,
+    crops, mirrored crops), a third images the history does not hold (a history image turned a quarter), and a
+    third edits of those new ones; seen at random times."""
+    rng = np.random.default_rng(seed)
+    fresh: list[Image.Image] = []
+    samples = []
+    for row in range(n):
+        roll = rng.random()
+        source = decode_image(images[int(rng.integers(0, len(images)))])
+        if roll < 1 / 3 or not fresh:
+            im = source.transpose(Image.Transpose.ROTATE_90)
+            fresh.append(im)
+        else:
+            im = source if roll < 2 / 3 else fresh[int(rng.integers(0, len(fresh)))]
+            im = [jittered, lambda x: cropped(x, 0.06), lambda x: ImageOps.mirror(cropped(x, 0.05))][row % 3](im)
+        seen = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(minutes=int(rng.integers(0, 100_000)))
+        data = encoded(im, "JPEG", 90)
+        samples.append(Sample("shop", "feed", f"p{row}", data, seen, "dress", "red", ["real_studio_flat"], "cc0"))
+    return samples
+
+
+def marker_seconds(folder: Path) -> float:
+    """Seconds the shards of one job folder worked, summed over their markers."""
+    return round(sum(json.loads(path.read_text())["seconds"] for path in folder.glob("*.done.json")), 2)
+
+
+def timed_stage(root: Path, out: Path, samples: list[Sample], executor: Executor, shards: int, pairs: CropPairs):
+    """One run of the dedup stage from scratch but for the history's store (built once, before: every release
+    after the first finds it cached): wall seconds, shard seconds per job, and its counters."""
+    state = out.parent / "state"
+    ctx = StageContext("v20260601", date(2026, 6, 1), out, root / "work", state, executor=executor, shards=shards)
+    ctx.say = lambda _line: None
+    previous = write_samples(samples, root / "collected.parquet")
+    started = time.perf_counter()
+    result = DedupStage(DedupConfig(crop_pairs=pairs)).run(ctx, previous)
+    wall = time.perf_counter() - started
+    jobs = {
+        job: marker_seconds(root / "work" / "dedup" / "shards" / job) for job in ("hash", "candidates", "decisions")
+    }
+    stats = result.stats
+    assert isinstance(stats, DedupStats)
+    tables = {name: file_sha256(ctx.work / "dedup" / name) for name in ("samples.parquet", "dropped.parquet")}
+    return {
+        "wall_s": round(wall, 2),
+        "shard_seconds": jobs,
+        "candidate_pairs": stats.candidate_pairs,
+        "accepted_pairs": stats.accepted_pairs,
+        "kept": stats.kept,
+        "transitive_chains": stats.transitive_chains,
+        "tables_sha256": tables,
+    }
+
+
+def main_cluster() -> None:
+    """The sharded dedup stage end to end (hash, batch store, candidates, decisions, groups) on real images."""
+    parser = argparse.ArgumentParser(prog="dedup.py cluster", description=main_cluster.__doc__)
+    parser.add_argument("snapshot", type=Path, help="a published Synth version folder (vYYYYMMDD): the history")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[250, 500, 1000, 2000], help="batch sizes")
+    parser.add_argument("--processes", type=int, nargs="+", default=[1, 2], help="local worker processes")
+    parser.add_argument("--ray-workers", type=int, nargs="*", default=[], help="local Ray workers (e.g. 1 2 4)")
+    parser.add_argument("--ray-size", type=int, default=500, help="batch size of the Ray runs")
+    parser.add_argument("--crop-pairs", choices=get_args(CropPairs), default="all")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--growth", type=int, nargs="*", default=[], help="history sizes of the search growth")
+    args = parser.parse_args()
+    print(json.dumps({"load_average": [round(x, 2) for x in os.getloadavg()]}), flush=True)
+    growth = search_growth(args.growth, args.seed, args.crop_pairs) if args.growth else []
+    images = [data for _, data in published(args.snapshot)]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        out.mkdir()
+        (out / "v20260101").symlink_to(args.snapshot.resolve(), target_is_directory=True)
+        history.history_store(out, "v20260601", Path(tmp) / "state" / "fingerprints")
+        runs = []
+        for size in args.sizes:
+            samples = cluster_batch(images, size, args.seed)
+            for processes in args.processes:
+                executor = LocalExecutor(processes if processes > 1 else None)
+                root = Path(tmp) / f"local-{size}-{processes}"
+                found = timed_stage(root, out, samples, executor, 2 * processes * 4, args.crop_pairs)
+                runs.append({"batch": size, "history": len(images), "executor": f"local x{processes}", **found})
+                print(json.dumps(runs[-1]), flush=True)
+                shutil.rmtree(root)
+        if args.ray_workers:
+            from lookbench.shards.ray_executor import RayExecutor
+
+            samples = cluster_batch(images, args.ray_size, args.seed)
+            for workers in args.ray_workers:
+                executor = RayExecutor(None, workers)
+                root = Path(tmp) / f"ray-{workers}"
+                try:
+                    found = timed_stage(root, out, samples, executor, 4 * max(args.ray_workers), args.crop_pairs)
+                finally:
+                    executor.close()
+                runs.append({"batch": args.ray_size, "history": len(images), "executor": f"ray x{workers}", **found})
+                print(json.dumps(runs[-1]), flush=True)
+                shutil.rmtree(root)
+    record(
+        growth=growth,
+        runs=runs,
+        fits=cluster_fits(runs),
+        projection=projection(runs, growth),
+        load_average_end=[round(x, 2) for x in os.getloadavg()],
+    )
+
+
+def synthetic_entries(rng: np.random.Generator, n: int, queries: bool = False) -> Entries:
+    """`n` entries of synthetic fingerprints in memory (uniform codes: no aligned candidate), as the dedup stage's
+    candidate search sees a store; with `queries`, mirror pHashes too."""
+    (stored,) = synthetic_parts(rng, n, chunk=n)
+    return Entries(stored, lambda _row: b"", random_words(rng, (n, 4)) if queries else None)
+
+
+def search_growth(sizes: list[int], seed: int, pairs: CropPairs, shard: int = 512) -> list[dict[str, Any]]:
+    """Per history size, the CPU milliseconds of one batch image's candidate search in it (pHash tier, window
+    pairs straight and mirrored): a shard of `shard` queries searched together, as the candidates job does, and one
+    by one."""
+    rng = np.random.default_rng(seed)
+    queries = synthetic_entries(rng, shard, queries=True)
+    settings, none = DedupConfig(crop_pairs=pairs), np.zeros(0, dtype=np.int64)
+    rows = list(range(shard))
+    found = []
+    for n in sizes:
+        history = synthetic_entries(rng, n)
+
+        def together(history: Entries = history) -> object:
+            return candidate_rows(queries, rows, history, settings, lambda _: none)
+
+        def alone(history: Entries = history) -> object:
+            return [candidate_rows(queries, [q], history, settings, lambda _: none) for q in rows[:64]]
+
+        ms = {"together": 1000 * cpu(together) / shard, "alone": 1000 * cpu(alone) / 64}
+        found.append({"history": n, "cpu_ms_per_image": {name: round(value, 3) for name, value in ms.items()}})
+        print(json.dumps({"search_growth": found[-1]}), flush=True)
+    return found
+
+
+def exponent(points: list[tuple[float, float]]) -> float:
+    """b of y = a * x^b fitted to the points (least squares in logs)."""
+    slope, _ = np.polyfit(np.log([p[0] for p in points]), np.log([p[1] for p in points]), 1)
+    return round(float(slope), 3)
+
+
+PAIRS_AT_CAPS = 2 * (2 * MAX_CROP_CANDIDATES + MAX_CANDIDATES)
+"""Pairs one batch image can bring when every cap is reached in the history and in the batch: crop candidates
+straight and mirrored and pHash candidates, on each side (an upper bound: a pair found from both sides counts once)."""
+
+
+def projection(runs: list[dict[str, Any]], growth: list[dict[str, Any]], cores: int = 2) -> dict[str, Any]:
+    """CPU and wall hours of a whole dedup of n new images against a history of n, per image: its hashing and
+    decisions at the caps (CPU per pair from the largest one-process run) and its candidate search in both indexes
+    (the growth fit), spread over `cores` at the efficiency measured with two processes."""
+    local = [run for run in runs if run["executor"] == "local x1"]
+    if not local or len(growth) < 2:
+        return {}
+    largest = max(local, key=lambda run: run["batch"])
+    pair_ms = 1000 * largest["shard_seconds"]["decisions"] / largest["candidate_pairs"]
+    hash_ms = 1000 * largest["shard_seconds"]["hash"] / largest["batch"]
+    points = [(g["history"], g["cpu_ms_per_image"]["together"]) for g in growth]
+    b = exponent(points)
+    a = points[-1][1] / points[-1][0] ** b
+    two = [run for run in runs if run["executor"] == "local x2" and run["batch"] == largest["batch"]]
+    efficiency = largest["wall_s"] / (2 * two[0]["wall_s"]) if two else 1.0
+    out: dict[str, Any] = {
+        "cpu_ms_per_pair": round(pair_ms, 3),
+        "pairs_per_image_measured": round(largest["candidate_pairs"] / largest["batch"], 1),
+        "pairs_per_image_at_caps": PAIRS_AT_CAPS,
+        "hash_ms_per_image": round(hash_ms, 2),
+        "search_exponent": b,
+        "two_process_efficiency": round(efficiency, 3),
+    }
+    for n in (69_000, 1_000_000):
+        search_ms = 2 * a * n**b
+        per_image = hash_ms + search_ms + PAIRS_AT_CAPS * pair_ms
+        cpu_hours = n * per_image / 1000 / 3600
+        out[f"{n} against {n}"] = {
+            "cpu_ms_per_image": {"search": round(search_ms, 1), "decisions": round(PAIRS_AT_CAPS * pair_ms, 1)},
+            "cpu_hours": round(cpu_hours, 2),
+            "wall_hours_on_2_cores": round(cpu_hours / (cores * min(efficiency, 1.0)), 2),
+        }
+    lookup = [(n, a * n**b + PAIRS_AT_CAPS / 2 * pair_ms) for n in (10_000, 300_000)]
+    out["lookup_cost_exponent_10k_to_300k"] = exponent(lookup)
+    return out
+
+
+def cluster_fits(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per executor, wall = a * batch^b fitted over the batch sizes, and its projection to 69k and 1M images."""
+    fits = {}
+    for name in sorted({run["executor"] for run in runs}):
+        points = [(run["batch"], run["wall_s"]) for run in runs if run["executor"] == name]
+        if len(points) < 2:
+            continue
+        slope, intercept = np.polyfit(np.log([p[0] for p in points]), np.log([p[1] for p in points]), 1)
+        fits[name] = {
+            "exponent": round(float(slope), 3),
+            "projected_hours": {
+                str(n): round(float(np.exp(intercept) * n**slope) / 3600, 2) for n in (69_000, 1_000_000)
+            },
+        }
+    return fits
+
+
 SUBCOMMANDS = {
     "errors": main_errors,
     "scale": main_scale,
     "lookup": main_lookup,
+    "cluster": main_cluster,
 }
 
 

@@ -138,6 +138,23 @@ def test_window_search_over_a_pair_set_ranks_entries_like_comparing_those_pairs(
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("allowed", ["all", "full-frame"])
+def test_searching_many_queries_together_ranks_each_like_comparing_its_pairs(
+    backend: Backend, allowed: CropPairs
+) -> None:
+    rng = np.random.default_rng(11)
+    query = rng.integers(0, 2**63, size=W, dtype=np.uint64)
+    codes, present = _crossed_windows(rng, query, 600)
+    table = window_table(backend)
+    table.add(codes, present)
+    queries = np.stack([query, codes[3], _near_copies(rng, codes[7], 1, 12)[0], codes[1] ^ codes[2], codes[9]])
+    for radius, limit in ((16, 16), (12, 4), (40, 64), (0, 16)):
+        found = table.nearest_many(queries, radius, limit, allowed)
+        expected = [_brute_force_nearest(q, codes, present, radius, limit, allowed)[0] for q in queries]
+        assert [rows.tolist() for rows in found] == expected, (radius, limit)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
 def test_full_frame_pairs_find_crops_either_way_but_not_two_crops_of_one_photo(backend: Backend) -> None:
     rng = np.random.default_rng(5)
     query = rng.integers(0, 2**63, size=W, dtype=np.uint64)
@@ -169,6 +186,9 @@ def test_faiss_window_search_falls_back_to_the_scan_only_when_its_answer_is_not_
         tied.add(same[None], np.array([True]))
     rows, _ = tied.nearest(same, 16, 16, allowed)
     assert rows.tolist() == list(range(16)) and tied.scanned == 1
+    # Searched with a spread query, the tied one still falls back alone.
+    many = tied.nearest_many(np.stack([spread[5], same]), 16, 16, allowed)
+    assert many[1].tolist() == list(range(16)) and tied.scanned == 2
 
 
 def test_codes_grow_by_appending_and_keep_every_row() -> None:

@@ -116,7 +116,7 @@ def test_dedup_hashes_the_same_on_worker_processes_and_leaves_out_an_undecodable
     assert dedup(tmp_path / "there", synth, server, collected, LocalExecutor(processes=2)) == here
 
 
-def test_lookups_in_earlier_versions_run_as_shards_and_decide_the_same_on_worker_processes(
+def test_candidates_and_decisions_against_earlier_versions_run_as_shards_and_agree_on_worker_processes(
     synth: Path, server: ChatServer, collected: Path, tmp_path: Path
 ) -> None:
     outputs = []
@@ -130,7 +130,8 @@ def test_lookups_in_earlier_versions_run_as_shards_and_decide_the_same_on_worker
         write_snapshot(release.output, {"real_studio_flat": {"query": rows[:1], "gallery": rows[1:]}}, "v20200101")
         ctx = release_context(release, Sharding(executor, 3))
         DedupStage(release.dedup).run(ctx, write_samples(samples, tmp_path / name / "collected.parquet"))
-        assert len(list((release.work / "dedup" / "shards" / "history").glob("*.done.json"))) == 3
+        for job in ("candidates", "decisions"):
+            assert len(list((release.work / "dedup" / "shards" / job).glob("*.done.json"))) == 3
         dropped = pq.read_table(release.work / "dedup" / "dropped.parquet").to_pylist()
         earlier = {row["sample_id"]: row for row in dropped if row["against"] == "earlier"}
         assert {s.sample_id for s in published} <= set(earlier)

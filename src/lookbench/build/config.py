@@ -125,6 +125,11 @@ class DedupConfig(StrictConfig):
         description="window pairs that make a crop candidate: `all` (two crops of one photo too) or `full-frame` "
         "(a crop of an earlier image or the other way round; ~6x less search, docs/release.md)",
     )
+    source_priority: list[str] = Field(
+        default_factory=list,
+        description="of a duplicate group's images first seen at the same time, those of the sources listed first "
+        "are kept (unlisted sources after, by sample id)",
+    )
     embedding_model: str | None = None
     embedding_threshold: float = Field(0.97, gt=0, le=1)
 

@@ -10,20 +10,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import numpy as np
 import pyarrow as pa
 
 from lookbench._util.hashing import json_sha256
 from lookbench._util.images import BadImageError
-from lookbench.build.config import ApiConfig, CropPairs
-from lookbench.build.fingerprints.hashes import HASH_SIZE, Fingerprint, fingerprint
-from lookbench.build.fingerprints.history import store_index
-from lookbench.build.fingerprints.index import FingerprintIndex, Lookup, Match
+from lookbench.build.config import ApiConfig, DedupConfig
+from lookbench.build.fingerprints.batch import open_batch
+from lookbench.build.fingerprints.crops import WINDOWS_ID
+from lookbench.build.fingerprints.hashes import HASH_SIZE, fingerprint
+from lookbench.build.fingerprints.history import PublishedImages
+from lookbench.build.fingerprints.pairs import Entries, candidate_rows, decide_pair
+from lookbench.build.fingerprints.store import open_store
 from lookbench.build.vlm.cache import AnswerCache
 from lookbench.build.vlm.client import ChatClient
 from lookbench.build.vlm.usage import Usage
-from lookbench.shards.executor import Needs, Progress
+from lookbench.shards.executor import Needs, Progress, ShardError
 from lookbench.shards.table import Mapped
 
 HTTP_SHARD_ITEMS = 256
@@ -31,11 +35,21 @@ HTTP_SHARD_ITEMS = 256
 CPU_SHARD_ITEMS = 1024
 """Items per shard for hashing."""
 HASH_SCHEMA = pa.schema(
-    [("sha256", pa.string()), ("phash", pa.string()), ("phash_mirror", pa.string()), ("bad", pa.string())]
+    [
+        ("sha256", pa.string()),
+        ("phash", pa.string()),
+        ("phash_mirror", pa.string()),
+        ("windows", pa.binary()),
+        ("grey", pa.binary()),
+        ("aspect", pa.float64()),
+        ("bad", pa.string()),
+    ]
 )
-"""A hashing shard's output: one image's sha256 and pHashes per row, or why it does not decode."""
-HASHING = json_sha256(["phash", HASH_SIZE, "rgb-on-white"])
-"""What changes the hashes: the pHash size, and images decoded by lookbench._util.images (alpha composited on white)."""
+"""A hashing shard's output: one image's sha256, pHashes and crop view (windows and grey thumbnail null for an image
+too flat, as in a history store) per row, or why it does not decode."""
+HASHING = json_sha256(["phash", HASH_SIZE, "rgb-on-white", WINDOWS_ID])
+"""What changes the hashes: the pHash size, images decoded by lookbench._util.images (alpha composited on white), and
+the crop tier's windows and views."""
 
 
 def http_needs(api: ApiConfig) -> Needs:
@@ -94,7 +108,7 @@ class AskedRows:
 
 @dataclass(frozen=True)
 class ImageHashes:
-    """Fingerprints (sha256, pHash of the image and of its mirror) of a shard's encoded images."""
+    """Fingerprints (sha256, pHash of the image and of its mirror, crop view) of a shard's encoded images."""
 
     def open(self, slots: int) -> ImageHashes:
         """Nothing to load."""
@@ -109,9 +123,20 @@ class ImageHashes:
                 found = fingerprint(data)
             except BadImageError as exc:
                 bad[index] = str(exc)
-                rows.append({"sha256": None, "phash": None, "phash_mirror": None, "bad": str(exc)})
+                rows.append(dict.fromkeys(HASH_SCHEMA.names) | {"bad": str(exc)})
                 continue
-            rows.append({"sha256": found.sha256, "phash": found.phash, "phash_mirror": found.phash_mirror, "bad": None})
+            windows = found.windows
+            rows.append(
+                {
+                    "sha256": found.sha256,
+                    "phash": found.phash,
+                    "phash_mirror": found.phash_mirror,
+                    "windows": None if windows is None else windows.astype(">u8").tobytes(),
+                    "grey": None if windows is None else found.view.grey_bytes(),
+                    "aspect": found.view.aspect,
+                    "bad": None,
+                }
+            )
         progress(len(images))
         return Mapped(rows, bad=bad)
 
@@ -119,69 +144,85 @@ class ImageHashes:
         """Nothing to release."""
 
 
-LOOKUP_SCHEMA = pa.schema(
-    [("key", pa.string()), ("tier", pa.string()), ("distance", pa.float64()), ("colour_rejected", pa.int64())]
-)
-"""A history look-up shard's output: per query the match (nulls when none) and the candidates the colour check
-kept apart."""
+CANDIDATE_SCHEMA = pa.schema([("earlier", pa.list_(pa.int64())), ("batch", pa.list_(pa.int64()))])
+"""A candidate shard's output: per batch row, the history rows and the batch rows it is paired with."""
+DECISION_SCHEMA = pa.schema([("tier", pa.string()), ("distance", pa.float64()), ("colour_rejected", pa.int64())])
+"""A decision shard's output: per pair, the tier that accepted it (null: kept apart), its distance, and the colour
+checks that kept it apart on the way."""
+Pair = tuple[str, int, int]
+"""A pair to decide: ("earlier", batch row, history row) or ("batch", later batch row, earlier batch row)."""
 
 
 @dataclass(frozen=True)
-class HistoryLookups:
-    """Look-ups of a shard's fingerprints in the earlier versions (their memory-mapped store, which each worker maps
-    once): a look-up does not depend on the others, so the answers are the same however the queries are cut."""
+class DedupPairs:
+    """One step of the sharded dedup over the history's store (None: no earlier version) and the batch's folder:
+    `candidates` (batch rows in, their candidate rows out) or `decisions` (pairs in, decisions out). Each worker maps
+    both once; their rows do not depend on how the work is cut, so neither do candidates and decisions."""
 
     output: Path
-    store: Path | None
-    threshold: int
-    colour_threshold: float
-    crops: bool
-    crop_threshold: int
-    crop_pairs: CropPairs = "all"
+    history: Path | None
+    batch: Path
+    settings: DedupConfig
+    step: Literal["candidates", "decisions"]
 
-    def open(self, slots: int) -> HistoryLookupRows:
-        """Map the store."""
-        return HistoryLookupRows(self, store_index(self.output, self.store, self.crop_pairs))
+    def open(self, slots: int) -> PairRows:
+        """Map the history and the batch."""
+        pairs = self.settings.crop_pairs
+        found = open_batch(self.batch)
+        batch = Entries(found.stored, found.image, found.mirror, pairs)
+        if self.history is None:
+            return PairRows(self, batch, None)
+        stored = open_store(self.history)
+        published = PublishedImages(self.output)
+        history = Entries(stored, lambda row: published(str(stored.keys[row].as_py())), crop_pairs=pairs)
+        return PairRows(self, batch, history)
 
 
 @dataclass
-class HistoryLookupRows:
-    """An opened history look-up job."""
+class PairRows:
+    """An opened step: the mapped history and batch, and the batch rows grouped by sha256 (equal bytes are paired
+    by the driver)."""
 
-    job: HistoryLookups
-    index: FingerprintIndex
+    job: DedupPairs
+    batch: Entries
+    history: Entries | None
+    _same: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
 
-    def __call__(self, queries: list[Fingerprint], progress: Progress, /) -> Mapped:
-        """One row per query."""
-        job, rows = self.job, []
-        for query in queries:
-            found = self.index.lookup(query, job.threshold, job.colour_threshold, job.crops, job.crop_threshold)
-            match = found.match
-            rows.append(
-                {
-                    "key": None if match is None else match.key,
-                    "tier": None if match is None else match.tier,
-                    "distance": None if match is None else float(match.distance),
-                    "colour_rejected": found.colour_rejected,
-                }
-            )
-        progress(len(queries))
+    def same_bytes(self, row: int) -> np.ndarray:
+        """The batch rows with the bytes of `row`, itself included."""
+        if self._same is None:
+            _, group = np.unique(np.asarray(self.batch.stored.sha), axis=0, return_inverse=True)
+            group = group.ravel()
+            order = np.argsort(group, kind="stable")
+            starts = np.concatenate([[0], np.cumsum(np.bincount(group))])
+            self._same = (group, order, starts)
+        group, order, starts = self._same
+        return order[starts[group[row]] : starts[group[row] + 1]]
+
+    def candidates(self, rows: list[int]) -> list[dict[str, Any]]:
+        """Each batch row's history rows and batch rows (other bytes than its own)."""
+        settings, history = self.job.settings, self.history
+        none = np.zeros(0, dtype=np.int64)
+        earlier = (
+            [[]] * len(rows) if history is None else candidate_rows(self.batch, rows, history, settings, lambda _: none)
+        )
+        batch = candidate_rows(self.batch, rows, self.batch, settings, self.same_bytes)
+        return [{"earlier": e, "batch": b} for e, b in zip(earlier, batch, strict=True)]
+
+    def decision(self, pair: Pair) -> dict[str, Any]:
+        """A pair's decision."""
+        against, query, other = pair
+        indexed = self.batch if against == "batch" else self.history
+        if indexed is None:
+            raise ShardError(f"a pair with history row {other} but the build has no earlier version")
+        found = decide_pair(self.batch, query, indexed, other, self.job.settings)
+        return {"tier": found.tier, "distance": found.distance, "colour_rejected": found.colour_rejected}
+
+    def __call__(self, items: list[Any], progress: Progress, /) -> Mapped:
+        """One row per item."""
+        rows = self.candidates(items) if self.job.step == "candidates" else [self.decision(item) for item in items]
+        progress(len(items))
         return Mapped(rows)
 
     def close(self) -> None:
-        """Nothing to release (the maps close with the index)."""
-
-
-def lookup_of(row: dict[str, Any]) -> Lookup:
-    """A query's Lookup from its row of a history look-up job."""
-    match = None if row["key"] is None else Match(row["key"], row["tier"], row["distance"])
-    return Lookup(match, row["colour_rejected"])
-
-
-def fingerprints_of(rows: list[dict[str, Any]], images: list[bytes]) -> list[Fingerprint | str]:
-    """Each image's Fingerprint from a hashing job's rows (decoded later, only if a look-up needs colours), or why
-    it does not decode."""
-    return [
-        Fingerprint(row["sha256"], row["phash"], row["phash_mirror"], data) if row["bad"] is None else str(row["bad"])
-        for row, data in zip(rows, images, strict=True)
-    ]
+        """Nothing to release (the maps close with the arrays)."""

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pyarrow as pa
@@ -25,6 +26,7 @@ from lookbench.build.fingerprints.crops import GREY_BYTES, CropView
 from lookbench.errors import ReleaseError
 
 MANIFEST = "manifest.json"
+Manifest = TypeVar("Manifest", bound=StrictConfig)
 KEYS_FILE = "keys.arrow"
 MATRICES: dict[str, tuple[type[np.generic], int]] = {
     "sha": (np.uint64, 4),
@@ -127,13 +129,18 @@ def remove_store(folder: Path) -> bool:
     return True
 
 
+def read_manifest(path: Path, kind: type[Manifest], what: str) -> Manifest:
+    """A folder's manifest (ReleaseError naming the file if it is missing or does not parse)."""
+    try:
+        return kind.model_validate_json(path.read_bytes())
+    except (OSError, ValidationError) as exc:
+        raise ReleaseError(f"{path}: not a readable {what} manifest ({exc})") from exc
+
+
 def open_store(folder: Path) -> StoredCodes:
     """The store in `folder`, memory-mapped (ReleaseError naming the file if anything is missing or differs)."""
     path = folder / MANIFEST
-    try:
-        manifest = StoreManifest.model_validate_json(path.read_bytes())
-    except (OSError, ValidationError) as exc:
-        raise ReleaseError(f"{path}: not a readable fingerprint store manifest ({exc})") from exc
+    manifest = read_manifest(path, StoreManifest, "fingerprint store")
     for name, digest in manifest.files.items():
         file = folder / name
         if not file.is_file() or file_sha256(file) != digest:

@@ -120,6 +120,9 @@ class WindowTable(Protocol):
         window pair among `pairs` within `radius` bits of the query's windows, nearest first (ties by entry
         number)."""
 
+    def nearest_many(self, queries: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all") -> list[np.ndarray]:
+        """The entry numbers `nearest` gives for each of (q, W) queries (searched together where that is cheaper)."""
+
 
 FRAME = WINDOWS.index(FULL)
 """The column of the full frame's window hash."""
@@ -199,6 +202,10 @@ class ScanWindows:
         chosen = ranked(np.concatenate(rows), np.concatenate(nearest), radius, limit)
         return chosen, window_distances(query, matrix[chosen])
 
+    def nearest_many(self, queries: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all") -> list[np.ndarray]:
+        """`nearest`'s entry numbers for each query, one after another."""
+        return [self.nearest(query, radius, limit, pairs)[0] for query in queries]
+
 
 class HashedPhashes(ScanPhashes):
     """The pHash table searched by multi-index hashing (`multihash.py`, numpy only): exact at any radius; the scan
@@ -227,17 +234,6 @@ class HashedPhashes(ScanPhashes):
             return super().within(queries, radius)
         tail = np.arange(self._hash.indexed, len(matrix))
         return within_radius(matrix, np.concatenate([found, tail]), queries, radius)
-
-
-def knn(queries: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, float]:
-    """(code numbers, distances) of the `k` nearest 64-bit codes to each query, all queries together, and the
-    smallest k-th distance (infinite when k covers every code): every code nearer than it was returned."""
-    import faiss
-
-    with one_thread():
-        distances, ids = faiss.knn_hamming(as_bytes(queries.reshape(-1, 1)), as_bytes(codes.reshape(-1, 1)), k)
-    bound = np.inf if k == codes.size else float(distances[:, -1].min())
-    return ids[ids >= 0], distances[ids >= 0].astype(np.int64), bound
 
 
 class FaissWindows(ScanWindows):
@@ -270,19 +266,51 @@ class FaissWindows(ScanWindows):
     ) -> tuple[np.ndarray, np.ndarray]:
         """The nearest entries by their nearest window pair."""
         matrix = self.codes.matrix
-        total = matrix.size
-        if total == 0 or limit <= 0:
+        if matrix.size == 0 or limit <= 0:
             return super().nearest(query, radius, limit, pairs)
+        (chosen,) = self.nearest_many(query[None], radius, limit, pairs)
+        return chosen, window_distances(query, matrix[chosen])
+
+    def nearest_many(self, queries: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all") -> list[np.ndarray]:
+        """The nearest entries of each query, from one k-nearest search of all their windows (faiss blocks it)."""
+        matrix = self.codes.matrix
+        total, count = matrix.size, len(queries)
+        if total == 0 or limit <= 0 or count == 0:
+            return super().nearest_many(queries, radius, limit, pairs)
         k = min(limit * len(WINDOWS), total)
         if pairs == "all":
-            ids, reached, bound = knn(query, matrix, k)
-            owners = ids // len(WINDOWS)
+            ids, reached = knn_all(queries.reshape(-1), matrix, k)
+            owners = (ids // len(WINDOWS)).reshape(count, -1)
+            reached = reached.reshape(count, -1)
+            bounds = np.full(count, np.inf) if k == total else reached_bounds(reached, len(WINDOWS), k)
         else:
-            ids, reached, bound = knn(query[FRAME], matrix, k)
+            ids, reached = knn_all(queries[:, FRAME], matrix, k)
             frames = self.frames()
-            ids_of_frames, reached_frames, bound_frames = knn(query, frames, min(limit, len(frames)))
-            owners = np.concatenate([ids // len(WINDOWS), ids_of_frames])
-            reached, bound = np.concatenate([reached, reached_frames]), min(bound, bound_frames)
+            k_frames = min(limit, len(frames))
+            ids_of_frames, reached_frames = knn_all(queries.reshape(-1), frames, k_frames)
+            bounds = np.minimum(
+                np.full(count, np.inf) if k == total else reached[:, -1].astype(float),
+                np.full(count, np.inf)
+                if k_frames == len(frames)
+                else reached_bounds(reached_frames.reshape(count, -1), len(WINDOWS), k_frames),
+            )
+            owners = np.concatenate([ids // len(WINDOWS), ids_of_frames.reshape(count, -1)], axis=1)
+            reached = np.concatenate([reached, reached_frames.reshape(count, -1)], axis=1)
+        found = []
+        for query, own, near, bound in zip(queries, owners, reached, bounds, strict=True):
+            chosen = self._settled(own, near, float(bound), radius, limit)
+            if chosen is None:
+                self.scanned += 1
+                chosen = ScanWindows.nearest(self, query, radius, limit, pairs)[0]
+            found.append(chosen)
+        return found
+
+    def _settled(
+        self, owners: np.ndarray, reached: np.ndarray, bound: float, radius: int, limit: int
+    ) -> np.ndarray | None:
+        """The ranked entries of one query's k-nearest answer, or None when it cannot be proven complete."""
+        keep = owners >= 0
+        owners, reached = owners[keep], reached[keep]
         present = self.present.matrix[owners, 0].astype(bool)
         owners, reached = owners[present], reached[present]
         order = np.lexsort((reached, owners))
@@ -290,10 +318,22 @@ class FaissWindows(ScanWindows):
         # An entry's nearest pair below the bound was returned, so its value here is exact.
         chosen = ranked(rows, reached[order][first], radius, limit)
         last = reached[order][first][np.searchsorted(rows, chosen[-1])] if len(chosen) == limit else radius
-        if last >= bound:
-            self.scanned += 1
-            return super().nearest(query, radius, limit, pairs)
-        return chosen, window_distances(query, matrix[chosen])
+        return None if last >= bound else chosen
+
+
+def knn_all(queries: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(code numbers, distances), each (q, k), of the `k` nearest 64-bit codes to each of q queries (-1 where
+    fewer)."""
+    import faiss
+
+    with one_thread():
+        distances, ids = faiss.knn_hamming(as_bytes(queries.reshape(-1, 1)), as_bytes(codes.reshape(-1, 1)), k)
+    return ids.astype(np.int64), distances.astype(np.int64)
+
+
+def reached_bounds(reached: np.ndarray, windows: int, k: int) -> np.ndarray:
+    """Per query, the smallest k-th distance over its `windows` searches (rows of `reached`, k per search)."""
+    return reached.reshape(len(reached), windows, k)[:, :, -1].min(axis=1).astype(float)
 
 
 def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
