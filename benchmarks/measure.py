@@ -145,14 +145,14 @@ def results_file(name: str) -> Iterator[None]:
     print(f"wrote {path}", file=sys.stderr)
 
 
-def run_subcommand(script: str, subcommands: dict[str, Callable[[], None]]) -> None:
-    """`python benchmarks/SCRIPT.py SUBCOMMAND [options]`: run one and write results/SCRIPT-SUBCOMMAND.json."""
+def run_subcommand(script: str, subcommands: dict[str, Callable[[], None]], suffix: str = "") -> None:
+    """`python benchmarks/SCRIPT.py SUBCOMMAND [options]`: run one and write results/SCRIPT-SUBCOMMAND[SUFFIX].json."""
     if len(sys.argv) < 2 or sys.argv[1] not in subcommands:
         names = ",".join(subcommands)
         raise SystemExit(f"usage: {sys.argv[0]} {{{names}}} [options]; --help after one for its options")
     command = sys.argv.pop(1)
     sys.argv[0] = f"{sys.argv[0]} {command}"
-    with results_file(f"{script}-{command}"):
+    with results_file(f"{script}-{command}{suffix}"):
         subcommands[command]()
 
 

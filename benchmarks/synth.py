@@ -447,7 +447,9 @@ SUBCOMMANDS = {
 
 
 def main() -> None:
-    run_subcommand("synth", SUBCOMMANDS)
+    # a size other than the default gets its own result file, so `--size real` keeps the `small` figures beside it
+    size = sys.argv[sys.argv.index("--size") + 1] if "--size" in sys.argv[:-1] else DEFAULT_SIZE
+    run_subcommand("synth", SUBCOMMANDS, "" if size == DEFAULT_SIZE else f"-{size}")
 
 
 if __name__ == "__main__":

@@ -31,14 +31,17 @@ def test_thumbnail_is_the_8x8_image_minus_its_mean() -> None:
     image = _quadrant_image(8, (250, 10, 10), (10, 10, 250))
     vector = WeightFreeFeatures("thumbnail").encode([image])
     pixels = np.asarray(image, dtype=np.float64)
-    expected = (pixels - pixels.mean()).ravel()
-    assert vector.shape == (1, 192)
+    expected = np.append((pixels - pixels.mean()).ravel(), 1.0)
+    assert vector.shape == (1, 193)
     np.testing.assert_allclose(vector[0], expected, atol=1e-4)
 
 
-def test_thumbnail_of_a_flat_image_is_zero_whatever_its_colour() -> None:
-    flat = Image.new("RGB", (40, 30), (90, 90, 90))
-    assert np.abs(WeightFreeFeatures("thumbnail").encode([flat])).max() < 1e-4
+def test_thumbnail_of_a_flat_grey_image_is_the_constant_direction_whatever_its_level() -> None:
+    flats = [Image.new("RGB", (40, 30), (level,) * 3) for level in (30, 90, 240)]
+    expected = np.zeros(193)
+    expected[-1] = 1.0  # no layout, but not the zero vector the evaluator refuses
+    for vector in WeightFreeFeatures("thumbnail").encode(flats):
+        np.testing.assert_allclose(vector, expected, atol=1e-4)
 
 
 def test_colour_histogram_counts_the_share_of_each_8x8x8_colour_cell() -> None:
@@ -59,7 +62,7 @@ def test_colour_histogram_ignores_where_the_colours_are() -> None:
     assert np.abs(t[0] - t[1]).max() > 100  # the thumbnail does see the layout
 
 
-WIDTHS = {"colour-gradient": 256, "thumbnail": 192, "colour-histogram": 512, "foreground-histogram": 4096, "size": 128}
+WIDTHS = {"colour-gradient": 256, "thumbnail": 193, "colour-histogram": 512, "foreground-histogram": 4096, "size": 128}
 
 
 def _png(image: Image.Image) -> bytes:
@@ -118,7 +121,8 @@ def test_thumbnail_side_option_gives_the_16x16_image_minus_its_mean() -> None:
     image = _quadrant_image(16, (250, 10, 10), (10, 10, 250))
     encoder = load(parse_spec("features:thumbnail?side=16"), EmbedOptions())
     pixels = np.asarray(image, dtype=np.float64)
-    np.testing.assert_allclose(encoder.encode([image])[0], (pixels - pixels.mean()).ravel(), atol=1e-4)
+    expected = np.append((pixels - pixels.mean()).ravel(), 1.0)
+    np.testing.assert_allclose(encoder.encode([image])[0], expected, atol=1e-4)
     assert encoder.model_id == "features:thumbnail?side=16"
     assert load(parse_spec("features:thumbnail?side=8"), EmbedOptions()).model_id == "features:thumbnail"
 

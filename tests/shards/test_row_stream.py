@@ -134,8 +134,10 @@ def test_a_reader_that_stops_early_stops_the_run_and_leaves_only_finished_shards
         threading.Timer(0.5, flag.touch).start()  # lets the shard finish well after the stop was asked for
     assert first == EXPECTED[0]
     done = sorted((tmp_path / "shards").glob("*.done.json"))
-    assert 3 <= len(done) <= 4  # the three before the held one, and perhaps the held one; never the last two
-    assert not any(path.name.startswith(("000000016-", "000000020-")) for path in done)
+    # the shards run in order: a prefix of them finished (the first one at least, which gave the row; how many of
+    # the next two depends on when the stop lands on a loaded machine), perhaps the held one; never the last two
+    assert 1 <= len(done) <= 4
+    assert [path.name.split("-")[0] for path in done] == [f"{4 * i:09d}" for i in range(len(done))]
     assert len(list((tmp_path / "shards").glob("*.parquet"))) == len(done)
 
 

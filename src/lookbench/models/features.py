@@ -3,7 +3,8 @@
 - `colour-gradient`, 256 numbers: a 4x4x4 RGB histogram of the whole image and of its centre, and 4x4 cells of 8-bin
   magnitude-weighted histograms of unsigned gradient orientations, on a 64x64 resize. The builder's probes and
   distractor mining use it where no learned model is wanted.
-- `thumbnail`, 192 numbers: the 8x8 RGB thumbnail minus its mean (cosine = correlation of the two thumbnails).
+- `thumbnail`, 193 numbers: the 8x8 RGB thumbnail minus its mean (cosine = correlation of the two thumbnails),
+  then a constant 1 (one grey level), so a flat image is that constant direction rather than a zero vector.
   `thumbnail?side=N` (2 to 32): the N x N one.
 - `colour-histogram`, 512 numbers: the normalised 8x8x8 joint RGB histogram of the whole image on a 64x64 resize.
 - `foreground-histogram?bins=N` (2 to 16, default 16), N^3 numbers: the joint RGB histogram (N levels a channel) of
@@ -36,6 +37,9 @@ SIDE = 64
 CELLS = 4
 BINS = 8
 THUMB = 8
+THUMB_FLAT = 1.0
+"""The thumbnail's last number: a flat image (plain fabric, a blank sweep) has no layout but is not a zero vector,
+which the evaluator refuses; against a thumbnail's norm (hundreds of grey levels) it moves cosines by ~1e-5."""
 HISTOGRAM_LEVELS = 8
 FOREGROUND_BORDER = 4
 FOREGROUND_DISTANCE = 48.0
@@ -71,10 +75,10 @@ def gradient_histograms(grey: np.ndarray) -> np.ndarray:
 
 
 def thumbnail(image: Image.Image, side: int = THUMB) -> np.ndarray:
-    """The (side * side * 3,) RGB thumbnail (bilinear, 0-255) minus its mean; JPEGs decode at a reduced scale."""
+    """The RGB thumbnail (bilinear, 0-255) minus its mean, then THUMB_FLAT; JPEGs decode at a reduced scale."""
     image.draft("RGB", (side * 4, side * 4))
     small = np.asarray(image.convert("RGB").resize((side, side), Image.Resampling.BILINEAR), dtype=np.float64).ravel()
-    return small - small.mean()
+    return np.append(small - small.mean(), THUMB_FLAT)
 
 
 def _resized(image: Image.Image) -> np.ndarray:
@@ -161,8 +165,8 @@ FEATURES = {
     "colour-gradient": Feature(lambda im, _: image_features(im), lambda _: 2 * 4**3 + CELLS * CELLS * BINS, "1"),
     "thumbnail": Feature(
         lambda im, o: thumbnail(im, o["side"]),
-        lambda o: o["side"] ** 2 * 3,
-        "1",
+        lambda o: o["side"] ** 2 * 3 + 1,
+        "2",
         options={"side": IntOption(THUMB, 2, 32)},
     ),
     "colour-histogram": Feature(lambda im, _: whole_colour_histogram(im), lambda _: HISTOGRAM_LEVELS**3, "1"),
