@@ -448,7 +448,9 @@ SUBCOMMANDS = {
 
 def main() -> None:
     # a size other than the default gets its own result file, so `--size real` keeps the `small` figures beside it
-    size = sys.argv[sys.argv.index("--size") + 1] if "--size" in sys.argv[:-1] else DEFAULT_SIZE
+    sized = argparse.ArgumentParser(add_help=False)
+    sized.add_argument("--size", default=DEFAULT_SIZE)
+    size = sized.parse_known_args(sys.argv[2:])[0].size  # as the subcommand reads it, `--size=real` too
     run_subcommand("synth", SUBCOMMANDS, "" if size == DEFAULT_SIZE else f"-{size}")
 
 
