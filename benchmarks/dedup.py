@@ -134,7 +134,7 @@ from PIL import Image, ImageEnhance, ImageOps
 from lookbench._util.hashing import file_sha256
 from lookbench._util.images import decode_image
 from lookbench.build.config import CropPairs, DedupConfig
-from lookbench.build.fingerprints import crops, hashes, history
+from lookbench.build.fingerprints import crops, hashes, history, tables
 from lookbench.build.fingerprints import index as index_module
 from lookbench.build.fingerprints.crops import GREY_BYTES, WINDOWS, CropView
 from lookbench.build.fingerprints.hashes import Fingerprint, fingerprint
@@ -439,25 +439,39 @@ def false_merges(rows: list[SynthImage], settings: tuple[Setting, ...], pairs: C
     return results
 
 
+Rule = tuple[int, float, int | None]
+"""(crop candidates per side, the alignment's start floor, the quarter flips a counted window pair may have)."""
+
+
 @contextmanager
-def crop_rule(candidates: int, floor: float) -> Iterator[None]:
-    """Look-ups with another crop-candidate rule for a while: `candidates` nearest by window pair per side
-    (`index.MAX_CROP_CANDIDATES`) and alignments given up when they start below `floor` (`crops._START_FLOOR`)."""
-    saved = index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR
-    index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR = candidates, floor
+def crop_rule(rule: Rule) -> Iterator[None]:
+    """Look-ups with another crop-candidate rule for a while: the nearest `candidates` by counted window pair per
+    side (`index.MAX_CROP_CANDIDATES`), alignments given up when they start below `floor` (`crops._START_FLOOR`),
+    window pairs counted when a quarter is within `flips` bits, or every pair (`tables.CROP_CANDIDATE_FLIPS`)."""
+    saved = index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR, tables.CROP_CANDIDATE_FLIPS
+    index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR, tables.CROP_CANDIDATE_FLIPS = rule
     try:
         yield
     finally:
-        index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR = saved
+        index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR, tables.CROP_CANDIDATE_FLIPS = saved
 
 
-def parse_rule(text: str) -> tuple[int, float]:
-    """`CANDIDATES:FLOOR`, e.g. `16:0.5` (the defaults)."""
+DEFAULT_RULE: Rule = (index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR, tables.CROP_CANDIDATE_FLIPS)
+
+
+def parse_rule(text: str) -> Rule:
+    """`CANDIDATES:FLOOR:FLIPS`, e.g. `16:0.5:1` (the defaults); FLIPS `all` counts every window pair."""
     try:
-        count, floor = text.split(":")
-        return int(count), float(floor)
+        count, floor, flips = text.split(":")
+        return int(count), float(floor), None if flips == "all" else int(flips)
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected CANDIDATES:FLOOR ({exc})") from exc
+        raise argparse.ArgumentTypeError(f"{text!r}: expected CANDIDATES:FLOOR:FLIPS|all ({exc})") from exc
+
+
+def rule_label(rule: Rule) -> str:
+    """How a rule reads in the output."""
+    counted = "every window pair" if rule[2] is None else f"window pairs with a quarter within {rule[2]} bits"
+    return f"{rule[0]} per side, alignment start floor {rule[1]}, {counted}"
 
 
 def main_errors() -> None:
@@ -474,13 +488,14 @@ def main_errors() -> None:
         "--crop-rule",
         type=parse_rule,
         action="append",
-        help="CANDIDATES:FLOOR, crop candidates per side and the alignment's start floor (repeatable; default: "
-        f"{index_module.MAX_CROP_CANDIDATES}:{crops._START_FLOOR})",
+        help="CANDIDATES:FLOOR:FLIPS, crop candidates per side, the alignment's start floor and the quarter flips "
+        "of a counted window pair, `all` for every pair (repeatable; default: "
+        f"{DEFAULT_RULE[0]}:{DEFAULT_RULE[1]}:{DEFAULT_RULE[2]})",
     )
     args = parser.parse_args()
-    for candidates, floor in args.crop_rule or [(index_module.MAX_CROP_CANDIDATES, crops._START_FLOOR)]:
-        print(f"\ncrop-candidate rule: {candidates} per side, alignment start floor {floor}", flush=True)
-        with crop_rule(candidates, floor):
+    for rule in args.crop_rule or [DEFAULT_RULE]:
+        print(f"\ncrop-candidate rule: {rule_label(rule)}", flush=True)
+        with crop_rule(rule):
             errors_table(args)
 
 
@@ -1161,8 +1176,8 @@ def recall_at_scale(originals: list[bytes], others: np.ndarray) -> None:
                 indexed, query = (fingerprint(encoded(edit(image))).windows for edit in (indexed_of, query_of))
                 if indexed is None or query is None:
                     continue
-                own = int(nearest_pairs(query, indexed[None], pairs)[0])
-                rest = nearest_pairs(query, others, pairs)
+                own = int(nearest_pairs(query, indexed[None], pairs, tables.CROP_CANDIDATE_FLIPS)[0])
+                rest = nearest_pairs(query, others, pairs, tables.CROP_CANDIDATE_FLIPS)
                 ahead = float((rest < own).mean() + 0.5 * (rest == own).mean())
                 for n in SIZES:
                     found[n].append(own <= CROP_CANDIDATE_BITS and ahead * n < MAX_CROP_CANDIDATES)
@@ -1318,7 +1333,9 @@ def main_lookup() -> None:
     codes = np.stack([p.windows for p in prints if p.windows is not None])
     picks = np.random.default_rng(0).choice(len(codes), size=min(200, len(codes)), replace=False)
     for pairs in ("all", "full-frame"):
-        nearest = np.stack([nearest_pairs(codes[i], np.delete(codes, i, axis=0), pairs) for i in picks])
+        nearest = np.stack(
+            [nearest_pairs(codes[i], np.delete(codes, i, axis=0), pairs, tables.CROP_CANDIDATE_FLIPS) for i in picks]
+        )
         shares = (nearest <= CROP_CANDIDATE_BITS).mean(axis=1).tolist()
         # Per look-up, the share of images within t bits for every t: the radius holding its 16 nearest at 1M.
         within = np.stack([(nearest <= t).mean(axis=1) for t in range(65)], axis=1)

@@ -1,5 +1,6 @@
-"""The dedup tables: faiss and scan searches give the brute-force answer on randomised codes (clusters of near
-copies, ties, absent windows, every radius), and add() grows storage without rebuilding anything."""
+"""The dedup tables: multi-index hashing, faiss and scan searches give the brute-force answer on randomised codes
+(clusters of near copies, ties, absent windows, every radius) under both crop-candidate rules, and add() grows
+storage without rebuilding anything."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pyarrow as pa
 import pytest
 
 from lookbench.build.config import CropPairs
+from lookbench.build.fingerprints import tables
 from lookbench.build.fingerprints.crops import FULL, GREY_BYTES, WINDOWS
 from lookbench.build.fingerprints.hashes import to_words
 from lookbench.build.fingerprints.history import FINGERPRINT_SCHEMA, stored_codes, table_codes
@@ -16,12 +18,20 @@ from lookbench.build.fingerprints.tables import (
     Backend,
     Codes,
     FaissWindows,
+    HashedWindows,
     phash_table,
     window_table,
 )
 
 BACKENDS: tuple[Backend, ...] = ("faiss", "numpy", "scan")
 W = len(WINDOWS)
+
+
+@pytest.fixture(params=[None, 1], ids=["every-pair", "quarter-within-1"])
+def flips(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int | None:
+    """The crop-candidate rule the window tables are built under (`tables.CROP_CANDIDATE_FLIPS`)."""
+    monkeypatch.setattr(tables, "CROP_CANDIDATE_FLIPS", request.param)
+    return request.param
 
 
 def _bits(words: np.ndarray) -> np.ndarray:
@@ -66,15 +76,25 @@ def test_phash_search_finds_exactly_the_entries_within_the_radius(backend: Backe
 
 
 def _brute_force_nearest(
-    query: np.ndarray, codes: np.ndarray, present: np.ndarray, radius: int, limit: int, allowed: CropPairs = "all"
+    query: np.ndarray,
+    codes: np.ndarray,
+    present: np.ndarray,
+    radius: int,
+    limit: int,
+    allowed: CropPairs = "all",
+    flips: int | None = None,
 ) -> tuple[list[int], np.ndarray]:
-    """The rows and pair distances the crop tier compared before the tables (every pair of every entry), ranked
-    by the `allowed` pairs only: with `full-frame`, those whose query or indexed window is the full frame."""
+    """The rows and pair distances the crop tier compares (every pair of every entry), ranked by the counted pairs
+    only: with `full-frame`, those whose query or indexed window is the full frame; with `flips`, those with a
+    16-bit quarter (two bytes of the little-endian word) within `flips` differing bits."""
     qbits, cbits = _bits(query[:, None]), _bits(codes[:, :, None])
-    pairs = (cbits[:, :, None, :] != qbits[None, None, :, :]).sum(axis=-1)  # (entry, its window, query window)
+    differ = cbits[:, :, None, :] != qbits[None, None, :, :]  # (entry, its window, query window, bit)
+    pairs = differ.sum(axis=-1)
     frame = WINDOWS.index(FULL)
     indexed_window, query_window = np.indices((W, W))
     counted = (indexed_window == frame) | (query_window == frame) if allowed == "full-frame" else True
+    if flips is not None:
+        counted = counted & (differ.reshape(*pairs.shape, 4, 16).sum(axis=-1).min(axis=-1) <= flips)
     ranked_by = np.where(counted, pairs, 65).reshape(len(codes), -1)
     pairs = pairs.reshape(len(codes), -1)
     nearest = np.where(present, ranked_by.min(axis=1), radius + 1)
@@ -92,7 +112,9 @@ def _windows(rng: np.random.Generator, n: int, tied: bool) -> tuple[np.ndarray, 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(("seed", "tied"), [(0, False), (1, False), (2, True), (3, True)])
-def test_window_search_ranks_entries_like_comparing_every_pair(backend: Backend, seed: int, tied: bool) -> None:
+def test_window_search_ranks_entries_like_comparing_every_counted_pair(
+    backend: Backend, seed: int, tied: bool, flips: int | None
+) -> None:
     rng = np.random.default_rng(seed)
     codes, present = _windows(rng, 400, tied)
     table = window_table(backend)
@@ -101,7 +123,7 @@ def test_window_search_ranks_entries_like_comparing_every_pair(backend: Backend,
     for query in (_near_copies(rng, codes[0], 1, 10)[0], _near_copies(rng, codes[5], 1, 14)[0], codes[1] ^ codes[2]):
         for radius, limit in ((16, 16), (24, 16), (20, 3), (40, 64), (0, 16)):
             rows, pairs = table.nearest(query, radius, limit)
-            expected_rows, expected_pairs = _brute_force_nearest(query, codes, present, radius, limit)
+            expected_rows, expected_pairs = _brute_force_nearest(query, codes, present, radius, limit, "all", flips)
             assert rows.tolist() == expected_rows, (radius, limit)
             assert np.array_equal(pairs, expected_pairs)
 
@@ -121,7 +143,7 @@ def _crossed_windows(rng: np.random.Generator, query: np.ndarray, n: int) -> tup
 @pytest.mark.parametrize("allowed", ["all", "full-frame"])
 @pytest.mark.parametrize("seed", range(4))
 def test_window_search_over_a_pair_set_ranks_entries_like_comparing_those_pairs(
-    backend: Backend, allowed: CropPairs, seed: int
+    backend: Backend, allowed: CropPairs, seed: int, flips: int | None
 ) -> None:
     rng = np.random.default_rng(100 + seed)
     query = rng.integers(0, 2**63, size=W, dtype=np.uint64)
@@ -132,7 +154,7 @@ def test_window_search_over_a_pair_set_ranks_entries_like_comparing_those_pairs(
         table.add(row[None], np.array([has]))
     for radius, limit in ((16, 16), (12, 16), (20, 3), (40, 64), (0, 16), (64, 700)):
         rows, pairs = table.nearest(query, radius, limit, allowed)
-        expected_rows, expected_pairs = _brute_force_nearest(query, codes, present, radius, limit, allowed)
+        expected_rows, expected_pairs = _brute_force_nearest(query, codes, present, radius, limit, allowed, flips)
         assert rows.tolist() == expected_rows, (radius, limit)
         assert np.array_equal(pairs, expected_pairs)
 
@@ -140,7 +162,7 @@ def test_window_search_over_a_pair_set_ranks_entries_like_comparing_those_pairs(
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("allowed", ["all", "full-frame"])
 def test_searching_many_queries_together_ranks_each_like_comparing_its_pairs(
-    backend: Backend, allowed: CropPairs
+    backend: Backend, allowed: CropPairs, flips: int | None
 ) -> None:
     rng = np.random.default_rng(11)
     query = rng.integers(0, 2**63, size=W, dtype=np.uint64)
@@ -150,12 +172,14 @@ def test_searching_many_queries_together_ranks_each_like_comparing_its_pairs(
     queries = np.stack([query, codes[3], _near_copies(rng, codes[7], 1, 12)[0], codes[1] ^ codes[2], codes[9]])
     for radius, limit in ((16, 16), (12, 4), (40, 64), (0, 16)):
         found = table.nearest_many(queries, radius, limit, allowed)
-        expected = [_brute_force_nearest(q, codes, present, radius, limit, allowed)[0] for q in queries]
+        expected = [_brute_force_nearest(q, codes, present, radius, limit, allowed, flips)[0] for q in queries]
         assert [rows.tolist() for rows in found] == expected, (radius, limit)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_full_frame_pairs_find_crops_either_way_but_not_two_crops_of_one_photo(backend: Backend) -> None:
+def test_full_frame_pairs_find_crops_either_way_but_not_two_crops_of_one_photo(
+    backend: Backend, flips: int | None
+) -> None:
     rng = np.random.default_rng(5)
     query = rng.integers(0, 2**63, size=W, dtype=np.uint64)
     codes = rng.integers(0, 2**63, size=(4, W), dtype=np.uint64)
@@ -168,6 +192,46 @@ def test_full_frame_pairs_find_crops_either_way_but_not_two_crops_of_one_photo(b
     table.add(codes, np.ones(4, bool))
     assert table.nearest(query, 16, 16, "all")[0].tolist() == [1, 2, 3]
     assert table.nearest(query, 16, 16, "full-frame")[0].tolist() == [1, 2]
+
+
+def _spread(code: np.uint64, per_quarter: tuple[int, int, int, int]) -> np.uint64:
+    """`code` with the lowest `per_quarter[q]` bits of its 16-bit quarter q flipped."""
+    mask = sum(((1 << bits) - 1) << (16 * q) for q, bits in enumerate(per_quarter))
+    return code ^ np.uint64(mask)
+
+
+@pytest.mark.parametrize("backend", ["faiss", "numpy"])
+def test_the_quarter_rule_counts_every_pair_within_seven_bits_and_no_pair_spread_wider(
+    backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tables, "CROP_CANDIDATE_FLIPS", 1)
+    rng = np.random.default_rng(9)
+    query = rng.integers(0, 2**63, size=W, dtype=np.uint64)
+    codes = rng.integers(0, 2**63, size=(3000, W), dtype=np.uint64)
+    # Entry 1: seven bits off, spread as evenly as the quarters allow (one quarter keeps a single flip); entry 2:
+    # three bits off; entry 3: eight bits off, two per quarter (no quarter within one flip).
+    codes[1, 4] = _spread(query[2], (2, 2, 2, 1))
+    codes[2, 0] = _spread(query[0], (0, 3, 0, 0))
+    codes[3, 7] = _spread(query[5], (2, 2, 2, 2))
+    table = window_table(backend)
+    table.add(codes, np.ones(len(codes), bool))
+    rows = table.nearest(query, 8, 16)[0].tolist()
+    assert 1 in rows and 2 in rows and 3 not in rows
+    assert rows == _brute_force_nearest(query, codes, np.ones(len(codes), bool), 8, 16, "all", 1)[0]
+
+
+def test_hashed_window_search_falls_back_to_the_scan_only_when_the_probes_find_more_pairs_than_codes() -> None:
+    rng = np.random.default_rng(7)
+    spread, _ = _windows(rng, 3000, tied=False)
+    table = HashedWindows()
+    table.add(spread, np.ones(len(spread), bool))
+    table.nearest_many(spread[:20], 16, 16)
+    assert table.scanned == 0
+    tied = HashedWindows()
+    same = np.full(W, spread[0, 0])
+    tied.add(np.repeat(same[None], 400, axis=0), np.ones(400, bool))
+    rows, _ = tied.nearest(same, 16, 16)
+    assert rows.tolist() == list(range(16)) and tied.scanned == 1
 
 
 @pytest.mark.parametrize("allowed", ["all", "full-frame"])
@@ -200,7 +264,7 @@ def test_codes_grow_by_appending_and_keep_every_row() -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_empty_tables_find_nothing(backend: Backend) -> None:
+def test_empty_tables_find_nothing(backend: Backend, flips: int | None) -> None:
     assert phash_table(backend).within(np.zeros((2, 4), np.uint64), 24).tolist() == []
     windows = window_table(backend)
     windows.add(np.ones((1, W), np.uint64), np.array([False]))
@@ -209,7 +273,7 @@ def test_empty_tables_find_nothing(backend: Backend) -> None:
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_adding_entries_in_bulk_answers_like_adding_them_one_by_one(backend: Backend) -> None:
+def test_adding_entries_in_bulk_answers_like_adding_them_one_by_one(backend: Backend, flips: int | None) -> None:
     rng = np.random.default_rng(11)
     codes, _ = _windows(rng, 300, tied=True)
     phashes = _phashes(rng, 300)
@@ -227,7 +291,7 @@ def test_adding_entries_in_bulk_answers_like_adding_them_one_by_one(backend: Bac
         rows, pairs = bulk.nearest(query, 16, 16)
         expected_rows, expected_pairs = one_by_one.nearest(query, 16, 16)
         assert rows.tolist() == expected_rows.tolist() and np.array_equal(pairs, expected_pairs)
-        shifted = [r + 1 for r in _brute_force_nearest(query, codes, np.ones(300, bool), 16, 16)[0]]
+        shifted = [r + 1 for r in _brute_force_nearest(query, codes, np.ones(300, bool), 16, 16, "all", flips)[0]]
         assert rows.tolist() == shifted
     for query in phashes[:20]:
         assert np.array_equal(bulk_phashes.within(query[None], 24), single_phashes.within(query[None], 24))

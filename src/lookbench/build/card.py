@@ -11,7 +11,7 @@ import yaml
 from lookbench._util.jsontext import loads
 from lookbench.build.audit.io import AUDIT_NAME, audit_markdown
 from lookbench.build.audit.schema import AuditReport
-from lookbench.build.fingerprints.crops import MIN_OVERLAP
+from lookbench.build.fingerprints.alignment import MIN_OVERLAP
 from lookbench.build.fingerprints.history import VERSION_RE
 from lookbench.snapshot.manifest import MANIFEST_NAME
 from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS, TRAIN, is_composed_subset

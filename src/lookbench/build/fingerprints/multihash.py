@@ -1,7 +1,8 @@
-"""Multi-index hashing of 256-bit pHashes over numpy arrays: an exact Hamming range search whose time grows with
-the entries that share a substring with the query, not with all entries.
+"""Multi-index hashing of binary codes over numpy arrays: an exact Hamming range search whose time grows with the
+entries that share a substring with the query, not with all entries.
 
-Each code is cut into 16 substrings of 16 bits. A code within r bits of the query differs from it in at most
+Each code is cut into 16-bit substrings (16 of a 256-bit pHash, 4 of a 64-bit window hash; the radius search below
+is the pHash tier's, `probe` the window tier's). A code within r bits of the query differs from it in at most
 r // 16 bits in at least one substring (pigeonhole: otherwise every substring differs in more, r + 16 bits in all),
 so probing, in every substring's table, each key within r // 16 flips of the query's substring finds every such
 code. At most r // (r // 16 + 1) substrings can differ by more than the flips probed, so an entry is compared on
@@ -21,8 +22,8 @@ import numpy as np
 from lookbench.build.fingerprints.hashes import popcount
 
 SUBSTRINGS = 16
+"""Of a 256-bit pHash."""
 SUBSTRING_BITS = 16
-KEYS = SUBSTRINGS << SUBSTRING_BITS
 TAIL = 2048
 """Entries compared directly before they are indexed (a fixed cost per look-up)."""
 MAX_FLIPS = 3
@@ -38,10 +39,16 @@ def flip_masks(flips: int) -> np.ndarray:
     return masks[popcount(masks) <= flips]
 
 
+def substrings(words: np.ndarray) -> np.ndarray:
+    """(n, 4 * words) 16-bit substrings of (n, words) uint64 codes."""
+    words = np.ascontiguousarray(words, dtype=np.uint64)
+    return words.view(np.uint16).reshape(len(words), 4 * words.shape[1])
+
+
 def substring_keys(words: np.ndarray) -> np.ndarray:
-    """(n, 16) keys `substring number << 16 | substring` of (n, 4) uint64 codes."""
-    parts = np.ascontiguousarray(words, dtype=np.uint64).view(np.uint16).reshape(len(words), SUBSTRINGS)
-    return parts.astype(np.int64) | (np.arange(SUBSTRINGS, dtype=np.int64) << SUBSTRING_BITS)
+    """(n, 4 * words) keys `substring number << 16 | substring` of (n, words) uint64 codes."""
+    parts = substrings(words)
+    return parts.astype(np.int64) | (np.arange(parts.shape[1], dtype=np.int64) << SUBSTRING_BITS)
 
 
 def expand(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -61,23 +68,29 @@ class Level:
     @classmethod
     def of(cls, words: np.ndarray, first: int) -> Level:
         """The level of codes numbered from `first`."""
-        parts = np.ascontiguousarray(words, dtype=np.uint64).view(np.uint16).reshape(len(words), SUBSTRINGS)
-        ids = np.empty(SUBSTRINGS * len(words), dtype=np.uint32)
-        counts = np.empty(KEYS, dtype=np.int64)
-        for t in range(SUBSTRINGS):
+        parts = substrings(words)
+        count = parts.shape[1]
+        ids = np.empty(count * len(words), dtype=np.uint32)
+        counts = np.empty(count << SUBSTRING_BITS, dtype=np.int64)
+        for t in range(count):
             # Per substring the keys are 16-bit, which numpy's stable argsort sorts by radix in linear time.
             ids[t * len(words) : (t + 1) * len(words)] = np.argsort(parts[:, t], kind="stable") + first
             counts[t << SUBSTRING_BITS : (t + 1) << SUBSTRING_BITS] = np.bincount(
                 parts[:, t], minlength=1 << SUBSTRING_BITS
             )
-        offsets = np.zeros(KEYS + 1, dtype=np.uint32)
+        offsets = np.zeros(len(counts) + 1, dtype=np.uint32)
         np.cumsum(counts, out=offsets[1:])
         return cls(offsets, ids)
+
+    @property
+    def substrings(self) -> int:
+        """Substrings per code."""
+        return (len(self.offsets) - 1) >> SUBSTRING_BITS
 
     def merged(self, later: Level) -> Level:
         """One level holding this one's entries and a later one's (linear in both: no sort)."""
         counts, later_counts = np.diff(self.offsets.astype(np.int64)), np.diff(later.offsets.astype(np.int64))
-        offsets = np.zeros(KEYS + 1, dtype=np.int64)
+        offsets = np.zeros(len(self.offsets), dtype=np.int64)
         np.cumsum(counts + later_counts, out=offsets[1:])
         ids = np.empty(len(self.ids) + len(later.ids), dtype=np.uint32)
         ids[expand(offsets[:-1], offsets[:-1] + counts)] = self.ids
@@ -85,7 +98,7 @@ class Level:
         return Level(offsets.astype(np.uint32), ids)
 
     def __len__(self) -> int:
-        return len(self.ids) // SUBSTRINGS
+        return len(self.ids) // self.substrings
 
 
 class MultiHash:
@@ -100,8 +113,8 @@ class MultiHash:
         """Index the codes beyond the levels once they are `TAIL` or more, merging levels of similar size."""
         if len(matrix) - self.indexed < TAIL:
             return
-        if len(matrix) * SUBSTRINGS >= 1 << 32:
-            raise OverflowError("multi-index hashing counts its keys in 32 bits (268M entries)")
+        if len(matrix) * 4 * matrix.shape[1] >= 1 << 32:
+            raise OverflowError("multi-index hashing counts its keys in 32 bits (268M pHashes, 1G window hashes)")
         level = Level.of(matrix[self.indexed :], self.indexed)
         self.indexed = len(matrix)
         while self.levels and len(self.levels[-1]) <= 2 * len(level):
@@ -134,6 +147,24 @@ class MultiHash:
                 hits = hits[firsts[np.diff(firsts, append=len(hits)) >= needed]]
             found.append(hits)
         return np.unique(np.concatenate(found)).astype(np.int64)
+
+    def probe(self, queries: np.ndarray, flips: int, limit: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """(query numbers, indexed entries) of every indexed entry with a substring within `flips` bits of the same
+        substring of one of (q, words) queries (an entry found through two substrings is listed twice); None when
+        that is more than `limit` pairs."""
+        none = np.zeros(0, dtype=np.int64)
+        if not self.levels or not len(queries):
+            return none, none
+        probes = (substring_keys(queries)[:, :, None] ^ flip_masks(flips)).reshape(len(queries), -1)
+        spans = [(level.ids, level.offsets[probes], level.offsets[probes + 1]) for level in self.levels]
+        if sum(int((ends.astype(np.int64) - starts).sum()) for _, starts, ends in spans) > limit:
+            return None
+        owners, entries = [], []
+        for ids, starts, ends in spans:
+            starts, ends = starts.astype(np.int64), ends.astype(np.int64)
+            owners.append(np.repeat(np.arange(len(queries)), (ends - starts).sum(axis=1)))
+            entries.append(ids[expand(starts.ravel(), ends.ravel())].astype(np.int64))
+        return np.concatenate(owners), np.concatenate(entries)
 
 
 def within_radius(matrix: np.ndarray, rows: np.ndarray, queries: np.ndarray, radius: int) -> np.ndarray:

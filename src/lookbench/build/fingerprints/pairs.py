@@ -186,8 +186,8 @@ def candidate_rows(
 def decide_pair(query: Entries, q: int, indexed: Entries, i: int, settings: DedupConfig) -> Decision:
     """Whether batch row `q` duplicates row `i` of `indexed`, read from their stored fingerprints and views: equal
     bytes; else pHashes within the threshold (straight or mirrored) and colours that agree; else (with crops) a
-    window pair within the candidate radius, an alignment, and an overlap within the crop threshold whose colours
-    agree."""
+    window pair the crop-candidate rule counts within the candidate radius, an alignment, and an overlap within the
+    crop threshold whose colours agree."""
     if np.array_equal(query.stored.sha[q], indexed.stored.sha[i]):
         return Decision("exact", 0.0, 0)
     rejected = 0
@@ -204,7 +204,7 @@ def decide_pair(query: Entries, q: int, indexed: Entries, i: int, settings: Dedu
     codes = np.asarray(indexed.stored.windows[i : i + 1])
     for flip in (False, True):
         windows = query.window_codes(q, flip)
-        if int(nearest_pairs(windows, codes, indexed.crop_pairs)[0]) > CROP_CANDIDATE_BITS:
+        if int(nearest_pairs(windows, codes, indexed.crop_pairs, indexed.windows.flips)[0]) > CROP_CANDIDATE_BITS:
             continue
         view = query.view(q, flip)
         ratio = target.aspect / view.aspect

@@ -2,10 +2,11 @@
 
 Each table keeps its codes in a growable uint64 matrix (amortised O(1) `add`, nothing rebuilt on the next look-up).
 The `scan` tables search it in blocks (exact; transient memory bounded by `SCAN_BLOCK`, time linear in the
-entries). The pHash tier is otherwise searched by multi-index hashing over sorted numpy arrays (`multihash.py`,
-exact by pigeonhole; faster than faiss's exhaustive and multi-index searches, docs/benchmarks.md), and with
-faiss-cpu (part of the `release` extra) the window tier by faiss's exhaustive k-nearest search over every window
-code, whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
+entries). Otherwise both tiers are searched by multi-index hashing over sorted numpy arrays (`multihash.py`): the
+pHash tier exactly by pigeonhole, the window tier over the window pairs the crop-candidate rule counts, those with
+a 16-bit quarter within `CROP_CANDIDATE_FLIPS` bits (`HashedWindows`). Under the rule that counts every pair
+(`CROP_CANDIDATE_FLIPS = None`), the window tier is searched by faiss's exhaustive k-nearest search when faiss-cpu
+is installed, whose answer is provably complete or else settled by the scan (`FaissWindows.nearest`).
 """
 
 from __future__ import annotations
@@ -22,8 +23,14 @@ from lookbench.build.fingerprints.hashes import HASH_SIZE, hamming, popcount
 from lookbench.build.fingerprints.multihash import SCAN_SHARE, MultiHash, within_radius
 
 Backend = Literal["faiss", "numpy", "scan"]
-"""`faiss`: the pHash tier by multi-index hashing, the window tier by faiss; `numpy` (no faiss installed): the
-window tier by the scan; `scan`: both tiers by the scan (the reference the others are tested against)."""
+"""`faiss` and `numpy`: both tiers by multi-index hashing (under the every-pair rule the window tier by faiss, or by
+the scan without faiss); `scan`: both tiers by the scan (the reference the others are tested against)."""
+CROP_CANDIDATE_FLIPS: int | None = 1
+"""A window pair counts towards a crop candidate when one of its four 16-bit quarters differs in at most this many
+bits (None: every pair counts). Every pair within 7 bits is counted, and the tables find the counted pairs by
+multi-index hashing, so the search grows with the pairs that share a quarter, not with the whole history; the
+measured cost in recall is in docs/release.md."""
+QUARTER = np.uint64(0xFFFF)
 PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
 SCAN_BLOCK = 1024
 """Entries compared per step of a scan: bounds its transient memory (~1.3 KB per entry of a block, ~1.4 MB)."""
@@ -105,10 +112,12 @@ class PhashTable(Protocol):
 
 
 class WindowTable(Protocol):
-    """The crop tier's table: each entry's window hashes (64 bits each), or none for an image too flat."""
+    """The crop tier's table: each entry's window hashes (64 bits each), or none for an image too flat; `flips` is
+    the crop-candidate rule its searches count pairs by (`CROP_CANDIDATE_FLIPS`)."""
 
     codes: Codes
     present: Codes
+    flips: int | None
 
     def add(self, windows: np.ndarray, present: np.ndarray) -> None:
         """Append n entries' (n, W) window hashes; `present[i]` is False for an image too flat to have any."""
@@ -117,8 +126,8 @@ class WindowTable(Protocol):
         self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
     ) -> tuple[np.ndarray, np.ndarray]:
         """(entry numbers, their distances of all W x W window pairs) of the `limit` entries with the nearest
-        window pair among `pairs` within `radius` bits of the query's windows, nearest first (ties by entry
-        number)."""
+        counted window pair (among `pairs`, by the table's rule) within `radius` bits of the query's windows,
+        nearest first (ties by entry number)."""
 
     def nearest_many(self, queries: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all") -> list[np.ndarray]:
         """The entry numbers `nearest` gives for each of (q, W) queries (searched together where that is cheaper)."""
@@ -135,15 +144,26 @@ def window_distances(query: np.ndarray, indexed: np.ndarray) -> np.ndarray:
     return pairs.reshape(len(indexed), len(query) * indexed.shape[1])
 
 
-def nearest_pairs(query: np.ndarray, indexed: np.ndarray, pairs: CropPairs) -> np.ndarray:
-    """(n,) distance of each indexed entry's nearest window pair among `pairs`: every pair, or only those with the
-    full frame on either side (the query's against every indexed window, every query window against the indexed
-    full frame)."""
-    if pairs == "all":
-        return window_distances(query, indexed).min(axis=1)
-    crop_of_indexed = popcount(indexed ^ query[FRAME], np.uint8).min(axis=1)
-    crop_of_query = popcount(indexed[:, FRAME, None] ^ query[None, :], np.uint8).min(axis=1)
-    return np.minimum(crop_of_indexed, crop_of_query)
+def quarter_distances(xor: np.ndarray) -> np.ndarray:
+    """The smallest number of differing bits in any 16-bit quarter, per element of XORed uint64 codes."""
+    quarters = [popcount((xor >> np.uint64(16 * q)) & QUARTER, np.uint8) for q in range(4)]
+    return np.minimum(np.minimum(quarters[0], quarters[1]), np.minimum(quarters[2], quarters[3]))
+
+
+def nearest_pairs(query: np.ndarray, indexed: np.ndarray, pairs: CropPairs, flips: int | None) -> np.ndarray:
+    """(n,) distance of each indexed entry's nearest counted window pair (255 when none counts): among `pairs`,
+    every pair or only those with the full frame on either side (the query's against every indexed window, every
+    query window against the indexed full frame), and of those, with `flips`, only pairs with a quarter within
+    `flips` bits."""
+    xor = indexed[:, :, None] ^ query[None, None, :]  # (entry, its window, query window)
+    distances = popcount(xor, np.uint8)
+    counted = np.ones(distances.shape, dtype=bool)
+    if pairs == "full-frame":
+        indexed_window, query_window = np.indices((indexed.shape[1], len(query)))
+        counted &= ((indexed_window == FRAME) | (query_window == FRAME))[None]
+    if flips is not None:
+        counted &= quarter_distances(xor) <= flips
+    return np.where(counted, distances, np.uint8(255)).reshape(len(indexed), -1).min(axis=1, initial=255)
 
 
 def ranked(rows: np.ndarray, nearest: np.ndarray, radius: int, limit: int) -> np.ndarray:
@@ -176,9 +196,10 @@ class ScanPhashes:
 class ScanWindows:
     """The window table searched by a blocked scan."""
 
-    def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None, flips: int | None = None) -> None:
         self.codes = Codes(len(WINDOWS)) if codes is None else codes
         self.present = Codes(1) if present is None else present
+        self.flips = flips
 
     def add(self, windows: np.ndarray, present: np.ndarray) -> None:
         """Append entries' window hashes (absent ones stored as zeros, marked absent)."""
@@ -193,7 +214,7 @@ class ScanWindows:
         matrix, present = self.codes.matrix, self.present.matrix[:, 0].astype(bool)
         rows, nearest = [], []
         for start in range(0, len(matrix), SCAN_BLOCK):
-            block = nearest_pairs(query, matrix[start : start + SCAN_BLOCK], pairs)
+            block = nearest_pairs(query, matrix[start : start + SCAN_BLOCK], pairs, self.flips)
             near = np.flatnonzero(present[start : start + SCAN_BLOCK] & (block <= radius))
             rows.append(start + near)
             nearest.append(block[near])
@@ -250,7 +271,7 @@ class FaissWindows(ScanWindows):
     """
 
     def __init__(self, codes: Codes | None = None, present: Codes | None = None) -> None:
-        super().__init__(codes, present)
+        super().__init__(codes, present, flips=None)
         self._frames = Codes(1)
         self.scanned = 0
         """Look-ups the scan settled (the k-nearest answer could not be proven complete)."""
@@ -336,11 +357,76 @@ def reached_bounds(reached: np.ndarray, windows: int, k: int) -> np.ndarray:
     return reached.reshape(len(reached), windows, k)[:, :, -1].min(axis=1).astype(float)
 
 
+class HashedWindows(ScanWindows):
+    """The window table searched by multi-index hashing over every window code (`multihash.py`, numpy only): the
+    codes with a quarter within `flips` bits of a query window's are exactly those a probe of each quarter's keys
+    within `flips` bits finds, so the answer is the scan's; the scan decides when the probes find more pairs than
+    there are codes (many entries near the query)."""
+
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None, flips: int = 1) -> None:
+        super().__init__(codes, present, flips)
+        self.visible = flips
+        self._hash = MultiHash()
+        self.scanned = 0
+        """Queries the scan decided."""
+
+    def add(self, windows: np.ndarray, present: np.ndarray) -> None:
+        """Append entries' window hashes (indexed once `TAIL` codes are waiting)."""
+        super().add(windows, present)
+        self._hash.catch_up(self._flat())
+
+    def _flat(self) -> np.ndarray:
+        """Every window code as a (N * W, 1) matrix: code c is window c % W of entry c // W (a view, not a copy)."""
+        return self.codes.matrix.reshape(-1, 1)
+
+    def nearest(
+        self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The nearest entries by their nearest counted window pair."""
+        (chosen,) = self.nearest_many(query[None], radius, limit, pairs)
+        return chosen, window_distances(query, self.codes.matrix[chosen])
+
+    def nearest_many(self, queries: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all") -> list[np.ndarray]:
+        """The nearest entries of each query: the indexed codes probed, the newest (the tail) compared directly."""
+        flat = self._flat()
+        self._hash.catch_up(flat)
+        found = []
+        for query in queries:
+            hits = self._hash.probe(query[:, None], self.visible, len(flat))
+            if hits is None or limit <= 0:
+                self.scanned += hits is None
+                found.append(ScanWindows.nearest(self, query, radius, limit, pairs)[0])
+                continue
+            window, codes = hits
+            tail = np.arange(self._hash.indexed, len(flat))
+            xor = flat[tail, 0][:, None] ^ query[None, :]
+            near_tail = np.nonzero(quarter_distances(xor) <= self.visible)
+            window = np.concatenate([window, near_tail[1]])
+            codes = np.concatenate([codes, tail[near_tail[0]]])
+            distances = popcount(flat[codes, 0] ^ query[window], np.uint8)
+            keep = distances <= radius
+            if pairs == "full-frame":
+                keep &= (window == FRAME) | (codes % len(WINDOWS) == FRAME)
+            entries, distances = codes[keep] // len(WINDOWS), distances[keep]
+            entries_present = self.present.matrix[entries, 0].astype(bool)
+            entries, distances = entries[entries_present], distances[entries_present]
+            order = np.lexsort((distances, entries))
+            rows, first = np.unique(entries[order], return_index=True)
+            found.append(ranked(rows, distances[order][first], radius, limit))
+        return found
+
+
 def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
     """A pHash table searched by `backend` (multi-index hashing unless `scan`), empty or holding `codes`."""
     return ScanPhashes(codes) if backend == "scan" else HashedPhashes(codes)
 
 
 def window_table(backend: Backend, codes: Codes | None = None, present: Codes | None = None) -> WindowTable:
-    """A window table searched by `backend`, empty or holding `codes` (and which rows have them, `present`)."""
+    """A window table searched by `backend` under the crop-candidate rule `CROP_CANDIDATE_FLIPS`, empty or holding
+    `codes` (and which rows have them, `present`)."""
+    flips = CROP_CANDIDATE_FLIPS
+    if backend == "scan":
+        return ScanWindows(codes, present, flips)
+    if flips is not None:
+        return HashedWindows(codes, present, flips)
     return FaissWindows(codes, present) if backend == "faiss" else ScanWindows(codes, present)
