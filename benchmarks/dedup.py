@@ -1,7 +1,7 @@
 """The release builder's duplicate detection, measured: `errors` (missed copies, false matches, false merges), `scale`
 (look-up time and memory of the dedup tables at scale), `lookup` (where a look-up's time goes on real images).
 
-    python benchmarks/dedup.py errors|scale|lookup|cluster [options]     # --help after the subcommand
+    python benchmarks/dedup.py errors|scale|lookup|cluster|release [options]     # --help after the subcommand
 
 `errors`:
 Both error kinds of the builder's duplicate detection, measured (docs/release.md, "De-duplication").
@@ -28,6 +28,14 @@ search of one batch image in a history of each size (synthetic codes) is timed t
 against n is projected from it and the measured CPU per pair decision at the candidate caps.
 
     python benchmarks/dedup.py cluster SNAPSHOT --growth 10000 30000 100000 300000 --ray-workers 1 2 4
+
+`release`:
+A batch of `--batch` images made the same way against a whole published snapshot as the history (the real-size
+Synth, 69k images), on `--processes` local processes: the stage's wall time per batch image, and the wall time of a
+batch of the history's size projected from it (the candidates job counted twice: the batch's own index then is as
+large as the history's).
+
+    python benchmarks/dedup.py release SNAPSHOT --batch 10000 --processes 2
 
 `scale`:
 Dedup search at scale: per-look-up time and transient memory of each tier's table against the faiss floor.
@@ -1574,6 +1582,51 @@ def main_cluster() -> None:
     )
 
 
+def main_release() -> None:
+    """A batch as large as a release against a whole published snapshot: the wall time of the dedup stage per
+    batch image, and the projected wall time of a batch of the history's size."""
+    parser = argparse.ArgumentParser(prog="dedup.py release", description=main_release.__doc__)
+    parser.add_argument("snapshot", type=Path, help="a published Synth version folder (vYYYYMMDD): the history")
+    parser.add_argument("--batch", type=int, default=10_000, help="batch images (edits of history images and new)")
+    parser.add_argument("--processes", type=int, default=2, help="local worker processes")
+    parser.add_argument("--cache", type=Path, help="fingerprint cache kept between runs (default: a temporary one)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    load = [round(x, 2) for x in os.getloadavg()]
+    images = [data for _, data in published(args.snapshot)]
+    with tempfile.TemporaryDirectory() as tmp:
+        out, cache = Path(tmp) / "out", args.cache or Path(tmp) / "state" / "fingerprints"
+        out.mkdir()
+        (out / "v20260101").symlink_to(args.snapshot.resolve(), target_is_directory=True)
+        started = time.perf_counter()
+        history.history_store(out, "v20260601", cache)
+        store_s = time.perf_counter() - started
+        started = time.perf_counter()
+        samples = cluster_batch(images, args.batch, args.seed)
+        made_s = time.perf_counter() - started
+        executor = LocalExecutor(args.processes if args.processes > 1 else None)
+        found = timed_stage(Path(tmp) / "run", out, samples, executor, 8 * args.processes, "all")
+    per_image = found["wall_s"] / args.batch
+    # The batch's own index is searched by every batch image: at the history's size its search costs what the
+    # history's does, so the candidates job's time per image is counted twice (an upper bound).
+    extra = found["shard_seconds"]["candidates"] / args.batch / args.processes
+    projected = len(images) * (per_image + extra)
+    record(
+        history=len(images),
+        batch=args.batch,
+        processes=args.processes,
+        history_store_s=round(store_s, 1),
+        batch_made_s=round(made_s, 1),
+        **found,
+        wall_ms_per_batch_image=round(1000 * per_image, 2),
+        projected={
+            f"{len(images)} against {len(images)}": {"wall_hours": round(projected / 3600, 3)},
+        },
+        load_average={"before": load, "after": [round(x, 2) for x in os.getloadavg()]},
+    )
+    print(json.dumps({"wall_ms_per_batch_image": round(1000 * per_image, 2), **found}), flush=True)
+
+
 def synthetic_entries(rng: np.random.Generator, n: int, queries: bool = False) -> Entries:
     """`n` entries of synthetic fingerprints in memory (uniform codes: no aligned candidate), as the dedup stage's
     candidate search sees a store; with `queries`, mirror pHashes too."""
@@ -1675,6 +1728,7 @@ SUBCOMMANDS = {
     "scale": main_scale,
     "lookup": main_lookup,
     "cluster": main_cluster,
+    "release": main_release,
 }
 
 

@@ -203,6 +203,8 @@ def test_samples_equal_the_public_resize_of_the_overlap_bit_for_bit_for_any_box(
         for _ in range(60):
             x0, y0 = rng.uniform(0.0, 0.3, size=2)
             boxes.append((x0, y0, x0 + rng.uniform(0.01, 1.0 - x0), y0 + rng.uniform(0.01, 1.0 - y0)))
+        for level, side in enumerate((32, 64)):
+            assert np.array_equal(view.levels[level].T, np.asarray(reference.levels[side]))
         for box in boxes:
             for level, side in enumerate((32, 64)):
                 got = alignment.resampled(view.levels[level], box, side)

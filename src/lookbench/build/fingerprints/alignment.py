@@ -65,26 +65,36 @@ def weights(first: float, last: float, size: int, side: int) -> tuple[np.ndarray
 
 @njit(cache=True, nogil=True)
 def resampled(level: np.ndarray, box: tuple[float, float, float, float], side: int) -> np.ndarray:
-    """`box` (fractions) of a square float32 image resampled to side x side float32, as Pillow's bilinear resize."""
+    """`box` (fractions) of a square float32 image resampled to side x side float32, as Pillow's bilinear resize.
+
+    `level` is the image transposed (column by column), so both passes run over contiguous memory; every sample
+    still sums its pixels in Pillow's order."""
     size = level.shape[0]
     xb, xk = weights(box[0] * size, box[2] * size, size, side)
     yb, yk = weights(box[1] * size, box[3] * size, size, side)
     top = yb[0, 0]
     rows = yb[side - 1, 0] + yb[side - 1, 1] - top
+    sums = np.empty(max(rows, side), dtype=np.float64)
     across = np.empty((rows, side), dtype=np.float32)
-    for y in range(rows):
-        for out in range(side):
-            total = 0.0
-            for x in range(xb[out, 1]):
-                total += level[y + top, x + xb[out, 0]] * xk[out, x]
-            across[y, out] = total
+    for out in range(side):
+        sums[:rows] = 0.0
+        for x in range(xb[out, 1]):
+            weight = xk[out, x]
+            source = level[xb[out, 0] + x]
+            for y in range(rows):
+                sums[y] += source[top + y] * weight
+        for y in range(rows):
+            across[y, out] = sums[y]
     result = np.empty((side, side), dtype=np.float32)
     for out in range(side):
+        sums[:side] = 0.0
+        for y in range(yb[out, 1]):
+            weight = yk[out, y]
+            source = across[y + yb[out, 0] - top]
+            for x in range(side):
+                sums[x] += source[x] * weight
         for x in range(side):
-            total = 0.0
-            for y in range(yb[out, 1]):
-                total += across[y + yb[out, 0] - top, x] * yk[out, y]
-            result[out, x] = total
+            result[out, x] = sums[x]
     return result
 
 
@@ -135,16 +145,25 @@ def overlap(edges: np.ndarray) -> tuple[bool, tuple[float, float, float, float],
 
 
 @njit(cache=True, nogil=True)
-def correlation(query: np.ndarray, indexed: np.ndarray, edges: np.ndarray, side: int) -> float:
-    """Normalised cross-correlation of the two overlaps sampled at side x side (-1 when too little overlaps)."""
+def correlation(
+    query: np.ndarray, indexed: np.ndarray, edges: np.ndarray, side: int, seen: np.ndarray, kept: np.ndarray
+) -> float:
+    """Normalised cross-correlation of the two overlaps sampled at side x side (-1 when too little overlaps).
+
+    The query's unit samples of the box `seen` are in `kept`; both are replaced when the query's box differs (it
+    stays the same while the query lies inside the indexed image)."""
     enough, query_box, indexed_box = overlap(edges)
     if not enough:
         return -1.0
-    a = unit(resampled(query, query_box, side))
+    if not (
+        seen[0] == query_box[0] and seen[1] == query_box[1] and seen[2] == query_box[2] and seen[3] == query_box[3]
+    ):
+        kept[:] = unit(resampled(query, query_box, side))
+        seen[0], seen[1], seen[2], seen[3] = query_box
     b = unit(resampled(indexed, indexed_box, side))
     total = 0.0
-    for i in range(a.size):
-        total += a[i] * b[i]
+    for i in range(b.size):
+        total += kept[i] * b[i]
     return total
 
 
@@ -182,12 +201,15 @@ def climb(
     best of `starts` ((n, 4) edges), refined stage by stage; found is False when it was given up (below
     `start_floor` at the start).
 
-    `query` and `indexed` are each an image's float levels (64 x 64 for 32 samples, 128 x 128 for 64)."""
+    `query` and `indexed` are each an image's float levels, transposed (64 x 64 for 32 samples, 128 x 128 for
+    64)."""
     steps = moves(ratio)
+    seen = (np.full(4, np.nan), np.full(4, np.nan))
+    kept = (np.empty(32 * 32), np.empty(64 * 64))
     placement = starts[0].copy()
     best = -2.0
     for s in range(len(starts)):
-        score = correlation(query[0], indexed[0], starts[s], 32)
+        score = correlation(query[0], indexed[0], starts[s], 32, seen[0], kept[0])
         if score > best:
             best, placement = score, starts[s].copy()
     if best < start_floor:
@@ -195,12 +217,12 @@ def climb(
     for stage in range(len(STAGES)):
         step, side, floor = STAGES[stage, 0], int(STAGES[stage, 1]), STAGES[stage, 2]
         level = 0 if side == 32 else 1
-        best = correlation(query[level], indexed[level], placement, side)
+        best = correlation(query[level], indexed[level], placement, side, seen[level], kept[level])
         for sweep in range(MAX_SWEEPS):
             improved = False
             for m in range(len(steps)):
                 trial = placement + steps[m] * step
-                score = correlation(query[level], indexed[level], trial, side)
+                score = correlation(query[level], indexed[level], trial, side, seen[level], kept[level])
                 if score > best:
                     placement, best, improved = trial, score, True
             if stage == 0 and sweep == 0 and best < FIRST_SWEEP_FLOOR:
