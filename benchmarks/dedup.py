@@ -158,8 +158,10 @@ from lookbench.build.fingerprints.pairs import Entries, candidate_rows
 from lookbench.build.fingerprints.store import StoredCodes, open_store, write_store
 from lookbench.build.fingerprints.tables import (
     FRAME,
+    Codes,
     FaissWindows,
     HashedPhashes,
+    HashedWindows,
     ScanPhashes,
     ScanWindows,
     as_bytes,
@@ -1606,25 +1608,69 @@ def main_release() -> None:
         made_s = time.perf_counter() - started
         executor = LocalExecutor(args.processes if args.processes > 1 else None)
         found = timed_stage(Path(tmp) / "run", out, samples, executor, 8 * args.processes, "all")
+        print(json.dumps(found), flush=True)
+        store_folder, _ = history.history_store(out, "v20260601", cache)
+        assert store_folder is not None
+        growth = real_search_growth(open_store(store_folder), args.seed)
+    n, shard = len(images), found["shard_seconds"]
     per_image = found["wall_s"] / args.batch
     # The batch's own index is searched by every batch image: at the history's size its search costs what the
     # history's does, so the candidates job's time per image is counted twice (an upper bound).
-    extra = found["shard_seconds"]["candidates"] / args.batch / args.processes
-    projected = len(images) * (per_image + extra)
+    extra = shard["candidates"] / args.batch / args.processes
+    # A crawl deduped as one batch of 1M: hashing and decisions per image as measured, the search in one index of
+    # 1M from the growth fit on real window codes, spread over the processes at the run's own efficiency.
+    efficiency = sum(shard.values()) / (args.processes * found["wall_s"])
+    fixed_ms = 1000 * (shard["hash"] + shard["decisions"]) / args.batch
+    b = exponent([(g["history"], g["cpu_ms_per_image"]) for g in growth])
+    a = growth[-1]["cpu_ms_per_image"] / growth[-1]["history"] ** b
+    crawl = 1_000_000
+    crawl_ms = fixed_ms + a * crawl**b
     record(
-        history=len(images),
+        history=n,
         batch=args.batch,
         processes=args.processes,
         history_store_s=round(store_s, 1),
         batch_made_s=round(made_s, 1),
         **found,
         wall_ms_per_batch_image=round(1000 * per_image, 2),
+        search_growth_on_real_codes=growth,
+        search_exponent=b,
+        efficiency=round(efficiency, 3),
         projected={
-            f"{len(images)} against {len(images)}": {"wall_hours": round(projected / 3600, 3)},
+            f"{n} against {n}": {"wall_hours": round(n * (per_image + extra) / 3600, 3)},
+            f"{crawl} in one batch": {
+                "cpu_ms_per_image": {"hash and decisions": round(fixed_ms, 1), "search": round(a * crawl**b, 1)},
+                "wall_hours": round(crawl * crawl_ms / 1000 / 3600 / (args.processes * efficiency), 2),
+            },
         },
         load_average={"before": load, "after": [round(x, 2) for x in os.getloadavg()]},
     )
     print(json.dumps({"wall_ms_per_batch_image": round(1000 * per_image, 2), **found}), flush=True)
+
+
+def real_search_growth(stored: StoredCodes, seed: int, queries: int = 300) -> list[dict[str, Any]]:
+    """CPU milliseconds of one image's crop-candidate search (straight and mirrored) in the first n entries of a
+    store of real window codes, for n from an eighth of it to all but the queries (other entries of it)."""
+    rng = np.random.default_rng(seed)
+    rows = len(stored)
+    picked = rng.choice(rows, queries, replace=False)
+    straight = np.asarray(stored.windows)[picked]
+    mirrored = np.stack([stored.view(int(row)).mirrored().windows for row in picked])
+    keep = np.setdiff1d(np.arange(rows), picked)
+    windows, present = np.asarray(stored.windows)[keep], np.asarray(stored.present)[keep]
+    found = []
+    for n in sorted({len(keep) // 8, len(keep) // 4, len(keep) // 2, len(keep)}):
+        table = HashedWindows(Codes.of(windows[:n]), Codes.of(present[:n]))
+        table.nearest_many(straight[:2], CROP_CANDIDATE_BITS, MAX_CROP_CANDIDATES)
+        times = []
+        for _ in range(3):
+            started = process_cpu_s()
+            table.nearest_many(straight, CROP_CANDIDATE_BITS, MAX_CROP_CANDIDATES)
+            table.nearest_many(mirrored, CROP_CANDIDATE_BITS, MAX_CROP_CANDIDATES)
+            times.append(1000 * (process_cpu_s() - started) / queries)
+        found.append({"history": n, "cpu_ms_per_image": round(min(times), 3), "median": round(sorted(times)[1], 3)})
+        print(json.dumps({"real_search_growth": found[-1]}), flush=True)
+    return found
 
 
 def synthetic_entries(rng: np.random.Generator, n: int, queries: bool = False) -> Entries:

@@ -16,6 +16,8 @@ from releasekit import earlier_release, encode, near_copy, photo
 
 from conftest import RayCluster
 from lookbench.build.config import CropPairs, DedupConfig
+from lookbench.build.fingerprints.batch import open_batch
+from lookbench.build.fingerprints.crops import WINDOWS
 from lookbench.build.fingerprints.hashes import fingerprint
 from lookbench.build.fingerprints.history import history_store, store_index
 from lookbench.build.fingerprints.index import FingerprintIndex
@@ -230,3 +232,28 @@ def test_on_ray_the_tables_are_byte_identical_to_one_local_shard(ray_cluster: Ra
     _, _, said = run_stage(tmp_path / "ray", out, shuffled, settings, RayExecutor(), 5)
     assert outputs(tmp_path / "ray") == outputs(tmp_path / "local")
     assert "dedup: decisions 5 of 5 shards run, 0 already done" in said
+
+
+def test_the_batch_store_holds_each_images_mirror_window_hashes_as_its_mirrored_view_gives_them(
+    tmp_path: Path,
+) -> None:
+    rng, out, samples = scene(tmp_path, 7, 600, 6, 20)
+    flat = Sample(
+        "shop",
+        "feed",
+        "flat",
+        encode(Image.new("RGB", (64, 64), (200, 30, 30))),
+        samples[0].first_seen_at,
+        "dress",
+        "red",
+        ["real_studio_flat"],
+        "cc0",
+    )
+    run_stage(tmp_path / "b", out, [*samples, flat], DedupConfig(), LocalExecutor(), 3)
+    (folder,) = (tmp_path / "b" / "work" / "dedup").glob("batch-*")
+    found = open_batch(folder)
+    for row in range(len(found)):
+        view = fingerprint(found.image(row)).view
+        expected = np.zeros(len(WINDOWS), np.uint64) if view.flat else view.mirrored().windows
+        assert np.array_equal(found.mirror_windows[row], expected), row
+    assert any(fingerprint(found.image(row)).view.flat for row in range(len(found)))

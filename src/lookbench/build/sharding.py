@@ -40,14 +40,15 @@ HASH_SCHEMA = pa.schema(
         ("phash", pa.string()),
         ("phash_mirror", pa.string()),
         ("windows", pa.binary()),
+        ("mirror_windows", pa.binary()),
         ("grey", pa.binary()),
         ("aspect", pa.float64()),
         ("bad", pa.string()),
     ]
 )
-"""A hashing shard's output: one image's sha256, pHashes and crop view (windows and grey thumbnail null for an image
-too flat, as in a history store) per row, or why it does not decode."""
-HASHING = json_sha256(["phash", HASH_SIZE, "rgb-on-white", WINDOWS_ID])
+"""A hashing shard's output: one image's sha256, pHashes and crop view (window hashes of the image and of its mirror,
+and the grey thumbnail, null for an image too flat, as in a history store) per row, or why it does not decode."""
+HASHING = json_sha256(["phash", HASH_SIZE, "rgb-on-white", WINDOWS_ID, "mirror-windows"])
 """What changes the hashes: the pHash size, images decoded by lookbench._util.images (alpha composited on white), and
 the crop tier's windows and views."""
 
@@ -132,6 +133,7 @@ class ImageHashes:
                     "phash": found.phash,
                     "phash_mirror": found.phash_mirror,
                     "windows": None if windows is None else windows.astype(">u8").tobytes(),
+                    "mirror_windows": None if windows is None else found.mirror_view.windows.astype(">u8").tobytes(),
                     "grey": None if windows is None else found.view.grey_bytes(),
                     "aspect": found.view.aspect,
                     "bad": None,
@@ -169,7 +171,7 @@ class DedupPairs:
         """Map the history and the batch."""
         pairs = self.settings.crop_pairs
         found = open_batch(self.batch)
-        batch = Entries(found.stored, found.image, found.mirror, pairs)
+        batch = Entries(found.stored, found.image, found.mirror, found.mirror_windows, pairs)
         if self.history is None:
             return PairRows(self, batch, None)
         stored = open_store(self.history)

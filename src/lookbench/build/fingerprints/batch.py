@@ -1,5 +1,6 @@
 """The batch's fingerprints on disk, like the history's: a store (`store.py`: codes, crop views) beside a side file of
-what only a batch needs (mirror pHashes, encoded images), so every worker of a sharded dedup maps the same bytes."""
+what only a batch needs (its images' mirrors' pHashes and window hashes, encoded images), so every worker of a
+sharded dedup maps the same bytes."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from lookbench.errors import ReleaseError
 STORE = "store"
 SIDE_FILE = "side.arrow"
 MANIFEST = "batch.json"
-SIDE_SCHEMA = pa.schema([("phash_mirror", pa.string()), ("image", pa.binary())])
+SIDE_SCHEMA = pa.schema([("phash_mirror", pa.string()), ("mirror_windows", pa.binary()), ("image", pa.binary())])
 
 
 class BatchManifest(StrictConfig):
@@ -34,10 +35,12 @@ class BatchManifest(StrictConfig):
 
 @dataclass(frozen=True)
 class BatchFingerprints:
-    """The batch's stored fingerprints by row: codes and views, mirror pHash words (n, 4) and encoded images."""
+    """The batch's stored fingerprints by row: codes and views, the mirrors' pHash words (n, 4) and window hashes
+    (n, W; zeros for an image too flat), and encoded images."""
 
     stored: StoredCodes
     mirror: np.ndarray
+    mirror_windows: np.ndarray
     images: pa.Array
 
     def __len__(self) -> int:
@@ -48,13 +51,23 @@ class BatchFingerprints:
         return bytes(self.images[row].as_py())
 
 
-def write_batch(folder: Path, rows: pa.Table, mirrors: Sequence[str], images: Sequence[bytes]) -> None:
-    """Write a batch folder atomically from fingerprint rows (`FINGERPRINT_SCHEMA`), their mirror pHashes and images."""
+def write_batch(
+    folder: Path,
+    rows: pa.Table,
+    mirrors: Sequence[str],
+    mirror_windows: Sequence[bytes | None],
+    images: Sequence[bytes],
+) -> None:
+    """Write a batch folder atomically from fingerprint rows (`FINGERPRINT_SCHEMA`), their mirrors' pHashes and
+    window hashes (big-endian uint64, as `windows`; None for an image too flat) and the images."""
     for batch in rows.to_batches():
         check_batch(folder, batch)
     with atomic_folder(folder) as tmp:
         write_store(tmp / STORE, [stored_codes(rows)], rows.num_rows, len(WINDOWS))
-        side = pa.table({"phash_mirror": list(mirrors), "image": list(images)}, schema=SIDE_SCHEMA)
+        side = pa.table(
+            {"phash_mirror": list(mirrors), "mirror_windows": list(mirror_windows), "image": list(images)},
+            schema=SIDE_SCHEMA,
+        )
         with pa.OSFile(str(tmp / SIDE_FILE), "wb") as sink, pa.ipc.new_file(sink, SIDE_SCHEMA) as writer:
             writer.write_table(side)
         manifest = BatchManifest(rows=rows.num_rows, side_sha256=file_sha256(tmp / SIDE_FILE))
@@ -76,4 +89,20 @@ def open_batch(folder: Path) -> BatchFingerprints:
     if not table.schema.equals(SIDE_SCHEMA) or table.num_rows != manifest.rows or len(stored) != manifest.rows:
         raise ReleaseError(f"{side}: {table.num_rows} rows of {table.schema.names}, expected {manifest.rows}")
     mirror = to_words(table["phash_mirror"].to_pylist())
-    return BatchFingerprints(stored, mirror, table["image"].combine_chunks())
+    return BatchFingerprints(
+        stored, mirror, mirror_codes(side, table["mirror_windows"].to_pylist()), table["image"].combine_chunks()
+    )
+
+
+def mirror_codes(side: Path, values: list[bytes | None]) -> np.ndarray:
+    """(n, W) uint64 window hashes of the side file's mirrors (zeros where null: an image too flat)."""
+    codes = np.zeros((len(values), len(WINDOWS)), dtype=np.uint64)
+    for row, value in enumerate(values):
+        if value is None:
+            continue
+        if len(value) != 8 * len(WINDOWS):
+            raise ReleaseError(
+                f"{side}: row {row} holds {len(value)} bytes of mirror window hashes, not {8 * len(WINDOWS)}"
+            )
+        codes[row] = np.frombuffer(value, dtype=">u8")
+    return codes

@@ -75,12 +75,14 @@ class Memo:
 class Entries:
     """Stored fingerprints searched and compared by row: the history's store or the batch's.
 
-    `image_of(row)` gives a row's encoded image (decoded only for a colour check or a crop's overlap); `mirror`
-    holds the pHash words of each row's mirror image (the batch, whose rows are queries)."""
+    `image_of(row)` gives a row's encoded image (decoded only for a colour check or a crop's overlap); `mirror` and
+    `mirror_windows` hold the pHash words and window hashes of each row's mirror image (the batch, whose rows are
+    queries)."""
 
     stored: StoredCodes
     image_of: Callable[[int], bytes]
     mirror: np.ndarray | None = None
+    mirror_windows: np.ndarray | None = None
     crop_pairs: CropPairs = "all"
     backend: Backend = field(default_factory=default_backend)
     _memo: dict[str, Memo] = field(init=False, default_factory=dict)
@@ -137,9 +139,11 @@ class Entries:
         return found
 
     def window_codes(self, row: int, mirrored: bool = False) -> np.ndarray:
-        """A row's window hashes (stored), or its mirror's (computed from its stored view)."""
+        """A row's window hashes, or its mirror's (stored with a batch, else computed from its stored view)."""
         if not mirrored:
             return np.asarray(self.stored.windows[row])
+        if self.mirror_windows is not None:
+            return self.mirror_windows[row]
         found = self._memo["windows"].get((row, True), lambda: self.view(row, True).windows)
         assert isinstance(found, np.ndarray)
         return found

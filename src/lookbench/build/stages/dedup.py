@@ -216,7 +216,8 @@ def batch_folder(ctx: StageContext, stage: str, hashed: Hashed) -> Path:
     columns = {name: [row[name] for row in hashed.rows] for name in ("sha256", "phash", "windows", "grey", "aspect")}
     table = pa.table({"key": [s.sample_id for s in hashed.samples], **columns}, schema=FINGERPRINT_SCHEMA)
     mirrors = [str(row["phash_mirror"]) for row in hashed.rows]
-    write_batch(folder, table, mirrors, [s.image for s in hashed.samples])
+    mirror_windows = [row["mirror_windows"] for row in hashed.rows]
+    write_batch(folder, table, mirrors, mirror_windows, [s.image for s in hashed.samples])
     return folder
 
 
