@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+from numba import njit
 
 from lookbench.build.fingerprints.hashes import popcount
 
@@ -148,23 +149,59 @@ class MultiHash:
             found.append(hits)
         return np.unique(np.concatenate(found)).astype(np.int64)
 
-    def probe(self, queries: np.ndarray, flips: int, limit: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """(query numbers, indexed entries) of every indexed entry with a substring within `flips` bits of the same
-        substring of one of (q, words) queries (an entry found through two substrings is listed twice); None when
-        that is more than `limit` pairs."""
+    def near(self, codes: np.ndarray, queries: np.ndarray, flips: int, radius: int, limit: int) -> Near | None:
+        """(query numbers, code numbers, distances) of the indexed 64-bit `codes` within `radius` bits of one of
+        the (q,) query codes and with a 16-bit substring within `flips` bits of that query's (a code found through
+        two substrings is listed twice); None when the probed keys hold more than `limit` codes."""
         none = np.zeros(0, dtype=np.int64)
         if not self.levels or not len(queries):
-            return none, none
-        probes = (substring_keys(queries)[:, :, None] ^ flip_masks(flips)).reshape(len(queries), -1)
-        spans = [(level.ids, level.offsets[probes], level.offsets[probes + 1]) for level in self.levels]
+            return none, none, none
+        probes = (substring_keys(queries[:, None])[:, :, None] ^ flip_masks(flips)).reshape(len(queries), -1)
+        owners = np.repeat(np.arange(len(queries)), probes.shape[1])
+        spans = [(level.ids, level.offsets[probes].ravel(), level.offsets[probes + 1].ravel()) for level in self.levels]
         if sum(int((ends.astype(np.int64) - starts).sum()) for _, starts, ends in spans) > limit:
             return None
-        owners, entries = [], []
-        for ids, starts, ends in spans:
-            starts, ends = starts.astype(np.int64), ends.astype(np.int64)
-            owners.append(np.repeat(np.arange(len(queries)), (ends - starts).sum(axis=1)))
-            entries.append(ids[expand(starts.ravel(), ends.ravel())].astype(np.int64))
-        return np.concatenate(owners), np.concatenate(entries)
+        found = [near_codes(ids, starts, ends, owners, codes, queries, radius) for ids, starts, ends in spans]
+        return tuple(np.concatenate(part) for part in zip(*found, strict=True))  # type: ignore[return-value]
+
+
+Near = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""(query numbers, code numbers, distances) of codes near queries."""
+
+
+@njit(cache=True, nogil=True)
+def near_codes(
+    ids: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    owners: np.ndarray,
+    codes: np.ndarray,
+    queries: np.ndarray,
+    radius: int,
+) -> Near:
+    """The codes listed in `ids[starts[s]:ends[s]]` within `radius` bits of query `owners[s]`, span by span:
+    (query numbers, code numbers, distances)."""
+    total = 0
+    for s in range(len(starts)):
+        total += ends[s] - starts[s]
+    owner = np.empty(total, dtype=np.int64)
+    found = np.empty(total, dtype=np.int64)
+    distance = np.empty(total, dtype=np.int64)
+    n = 0
+    for s in range(len(starts)):
+        query = queries[owners[s]]
+        for j in range(starts[s], ends[s]):
+            code = ids[j]
+            bits = codes[code] ^ query
+            # Counting set bits by halves, nibbles, bytes: the same count as numpy's bitwise_count.
+            bits = bits - ((bits >> 1) & 0x5555555555555555)
+            bits = (bits & 0x3333333333333333) + ((bits >> 2) & 0x3333333333333333)
+            bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0F
+            count = (bits * 0x0101010101010101) >> 56
+            if count <= radius:
+                owner[n], found[n], distance[n] = owners[s], code, count
+                n += 1
+    return owner[:n], found[:n], distance[:n]
 
 
 def within_radius(matrix: np.ndarray, rows: np.ndarray, queries: np.ndarray, radius: int) -> np.ndarray:

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Literal, Protocol
 
 import numpy as np
+from numba import njit
 
 from lookbench.build.config import CropPairs
 from lookbench.build.fingerprints.crops import FULL, WINDOWS
@@ -391,29 +392,59 @@ class HashedWindows(ScanWindows):
         flat = self._flat()
         self._hash.catch_up(flat)
         found = []
+        words = flat[:, 0]
         for query in queries:
-            hits = self._hash.probe(query[:, None], self.visible, len(flat))
+            hits = self._hash.near(words, query, self.visible, radius, len(flat))
             if hits is None or limit <= 0:
                 self.scanned += hits is None
                 found.append(ScanWindows.nearest(self, query, radius, limit, pairs)[0])
                 continue
-            window, codes = hits
+            window, codes, distances = hits
             tail = np.arange(self._hash.indexed, len(flat))
-            xor = flat[tail, 0][:, None] ^ query[None, :]
-            near_tail = np.nonzero(quarter_distances(xor) <= self.visible)
+            xor = words[tail][:, None] ^ query[None, :]
+            near_tail = np.nonzero((quarter_distances(xor) <= self.visible) & (popcount(xor, np.uint8) <= radius))
             window = np.concatenate([window, near_tail[1]])
             codes = np.concatenate([codes, tail[near_tail[0]]])
-            distances = popcount(flat[codes, 0] ^ query[window], np.uint8)
-            keep = distances <= radius
+            distances = np.concatenate([distances, popcount(xor[near_tail], np.int64)])
+            keep = np.ones(len(codes), dtype=bool)
             if pairs == "full-frame":
                 keep &= (window == FRAME) | (codes % len(WINDOWS) == FRAME)
-            entries, distances = codes[keep] // len(WINDOWS), distances[keep]
-            entries_present = self.present.matrix[entries, 0].astype(bool)
-            entries, distances = entries[entries_present], distances[entries_present]
-            order = np.lexsort((distances, entries))
-            rows, first = np.unique(entries[order], return_index=True)
-            found.append(ranked(rows, distances[order][first], radius, limit))
+            present = self.present.matrix[:, 0]
+            found.append(nearest_entries(codes[keep] // len(WINDOWS), distances[keep], present, radius, limit))
         return found
+
+
+@njit(cache=True, nogil=True)
+def nearest_entries(entries: np.ndarray, distances: np.ndarray, present: np.ndarray, radius: int, limit: int):  # type: ignore[no-untyped-def]
+    """The `limit` present entries with the smallest distance among their (entry, distance) pairs, ranked by
+    (distance, entry): distance by distance (pairs bucketed by distance in one pass), each level's entries not
+    ranked before in ascending order."""
+    starts = np.zeros(radius + 2, dtype=np.int64)
+    for d in distances:
+        starts[d + 1] += 1
+    for level in range(radius + 1):
+        starts[level + 1] += starts[level]
+    filled = starts.copy()
+    bucketed = np.empty(len(entries), dtype=np.int64)
+    for i in range(len(entries)):
+        bucketed[filled[distances[i]]] = entries[i]
+        filled[distances[i]] += 1
+    seen = np.zeros(len(present), dtype=np.bool_)
+    chosen = np.empty(limit, dtype=np.int64)
+    count = 0
+    for level in range(radius + 1):
+        fresh = []
+        for entry in bucketed[starts[level] : starts[level + 1]]:
+            if not seen[entry] and present[entry] != 0:
+                seen[entry] = True
+                fresh.append(entry)
+        fresh.sort()
+        for entry in fresh:
+            if count == limit:
+                return chosen
+            chosen[count] = entry
+            count += 1
+    return chosen[:count]
 
 
 def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
