@@ -1505,10 +1505,19 @@ def marker_seconds(folder: Path) -> float:
     return round(sum(json.loads(path.read_text())["seconds"] for path in folder.glob("*.done.json")), 2)
 
 
-def timed_stage(root: Path, out: Path, samples: list[Sample], executor: Executor, shards: int, pairs: CropPairs):
-    """One run of the dedup stage from scratch but for the history's store (built once, before: every release
-    after the first finds it cached): wall seconds, shard seconds per job, and its counters."""
-    state = out.parent / "state"
+def timed_stage(
+    root: Path,
+    out: Path,
+    samples: list[Sample],
+    executor: Executor,
+    shards: int,
+    pairs: CropPairs,
+    state: Path | None = None,
+):
+    """One run of the dedup stage from scratch but for the history's store (built once, before, under `state`,
+    default next to `out`: every release after the first finds it cached): wall seconds, shard seconds per job, and
+    its counters."""
+    state = state or out.parent / "state"
     ctx = StageContext("v20260601", date(2026, 6, 1), out, root / "work", state, executor=executor, shards=shards)
     ctx.say = lambda _line: None
     previous = write_samples(samples, root / "collected.parquet")
@@ -1592,14 +1601,15 @@ def main_release() -> None:
     parser.add_argument("snapshot", type=Path, help="a published Synth version folder (vYYYYMMDD): the history")
     parser.add_argument("--batch", type=int, default=10_000, help="batch images (edits of history images and new)")
     parser.add_argument("--processes", type=int, default=2, help="local worker processes")
-    parser.add_argument("--cache", type=Path, help="fingerprint cache kept between runs (default: a temporary one)")
+    parser.add_argument("--state", type=Path, help="state folder kept between runs (default: a temporary one)")
     parser.add_argument("--repeats", type=int, default=3, help="runs of the stage (each from scratch)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     load = [round(x, 2) for x in os.getloadavg()]
     images = [data for _, data in published(args.snapshot)]
     with tempfile.TemporaryDirectory() as tmp:
-        out, cache = Path(tmp) / "out", args.cache or Path(tmp) / "state" / "fingerprints"
+        out, state = Path(tmp) / "out", args.state or Path(tmp) / "state"
+        cache = state / "fingerprints"
         out.mkdir()
         (out / "v20260101").symlink_to(args.snapshot.resolve(), target_is_directory=True)
         started = time.perf_counter()
@@ -1611,7 +1621,9 @@ def main_release() -> None:
         executor = LocalExecutor(args.processes if args.processes > 1 else None)
         runs = []
         for repeat in range(args.repeats):
-            runs.append(timed_stage(Path(tmp) / f"run{repeat}", out, samples, executor, 8 * args.processes, "all"))
+            runs.append(
+                timed_stage(Path(tmp) / f"run{repeat}", out, samples, executor, 8 * args.processes, "all", state)
+            )
             print(json.dumps(runs[-1]), flush=True)
             shutil.rmtree(Path(tmp) / f"run{repeat}")
         if len({json.dumps(run["tables_sha256"]) for run in runs}) != 1:

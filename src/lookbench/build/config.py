@@ -123,7 +123,7 @@ class DedupConfig(StrictConfig):
     crop_pairs: CropPairs = Field(
         "all",
         description="window pairs that make a crop candidate: `all` (two crops of one photo too) or `full-frame` "
-        "(a crop of an earlier image or the other way round; ~6x less search, docs/release.md)",
+        "(a crop of an earlier image or the other way round; docs/release.md)",
     )
     source_priority: list[str] = Field(
         default_factory=list,
