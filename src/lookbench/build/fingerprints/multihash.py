@@ -162,7 +162,11 @@ class MultiHash:
         if sum(int((ends.astype(np.int64) - starts).sum()) for _, starts, ends in spans) > limit:
             return None
         found = [near_codes(ids, starts, ends, owners, codes, queries, radius) for ids, starts, ends in spans]
-        return tuple(np.concatenate(part) for part in zip(*found, strict=True))  # type: ignore[return-value]
+        return (
+            np.concatenate([part[0] for part in found]),
+            np.concatenate([part[1] for part in found]),
+            np.concatenate([part[2] for part in found]),
+        )
 
 
 Near = tuple[np.ndarray, np.ndarray, np.ndarray]

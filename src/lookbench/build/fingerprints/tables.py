@@ -29,8 +29,8 @@ the scan without faiss); `scan`: both tiers by the scan (the reference the other
 CROP_CANDIDATE_FLIPS: int | None = 1
 """A window pair counts towards a crop candidate when one of its four 16-bit quarters differs in at most this many
 bits (None: every pair counts). Every pair within 7 bits is counted, and the tables find the counted pairs by
-multi-index hashing, so the search grows with the pairs that share a quarter, not with the whole history; the
-measured cost in recall is in docs/release.md."""
+multi-index hashing, so the search grows with the pairs that share a quarter, not with the whole history; its
+errors against counting every pair: `benchmarks/results/dedup-errors.json`."""
 QUARTER = np.uint64(0xFFFF)
 PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
 SCAN_BLOCK = 1024
@@ -359,10 +359,10 @@ def reached_bounds(reached: np.ndarray, windows: int, k: int) -> np.ndarray:
 
 
 class HashedWindows(ScanWindows):
-    """The window table searched by multi-index hashing over every window code (`multihash.py`, numpy only): the
-    codes with a quarter within `flips` bits of a query window's are exactly those a probe of each quarter's keys
-    within `flips` bits finds, so the answer is the scan's; the scan decides when the probes find more pairs than
-    there are codes (many entries near the query)."""
+    """The window table searched by multi-index hashing over every window code (`multihash.py`): the codes with a
+    quarter within `flips` bits of a query window's are exactly those a probe of each quarter's keys within `flips`
+    bits finds, so the answer is the scan's; the scan decides when the probes find more codes than the table holds
+    (many entries near the query)."""
 
     def __init__(self, codes: Codes | None = None, present: Codes | None = None, flips: int = 1) -> None:
         super().__init__(codes, present, flips)
@@ -415,7 +415,9 @@ class HashedWindows(ScanWindows):
 
 
 @njit(cache=True, nogil=True)
-def nearest_entries(entries: np.ndarray, distances: np.ndarray, present: np.ndarray, radius: int, limit: int):  # type: ignore[no-untyped-def]
+def nearest_entries(
+    entries: np.ndarray, distances: np.ndarray, present: np.ndarray, radius: int, limit: int
+) -> np.ndarray:
     """The `limit` present entries with the smallest distance among their (entry, distance) pairs, ranked by
     (distance, entry): distance by distance (pairs bucketed by distance in one pass), each level's entries not
     ranked before in ascending order."""
