@@ -13,9 +13,16 @@ from releasekit import earlier_release, encode, photo
 
 from lookbench._util.hashing import file_sha256
 from lookbench.build.config import DedupConfig
+from lookbench.build.fingerprints.batch import open_batch, write_batch
 from lookbench.build.fingerprints.crops import GREY_BYTES
 from lookbench.build.fingerprints.hashes import fingerprint
-from lookbench.build.fingerprints.history import HISTORY_NAME, history_index, history_store, prune_history_stores
+from lookbench.build.fingerprints.history import (
+    FINGERPRINT_SCHEMA,
+    HISTORY_NAME,
+    history_index,
+    history_store,
+    prune_history_stores,
+)
 from lookbench.build.fingerprints.keys import MappedKeys, MemoryKeys
 from lookbench.build.fingerprints.store import MANIFEST, StoredCodes, StoreManifest, open_store, write_store
 from lookbench.errors import ReleaseError
@@ -210,3 +217,27 @@ def test_superseded_history_stores_are_pruned_and_nothing_else(tmp_path: Path) -
     assert (tmp_path / "victim.txt").read_text() == "keep me"
     assert (cache / "history-1111111111111111-rgb-on-white-a" / "notes.txt").read_text() == "mine"
     assert prune_history_stores(cache, keep) == []
+
+
+def test_a_batch_side_file_with_mirror_window_hashes_of_the_wrong_length_is_refused_naming_file_and_row(
+    tmp_path: Path,
+) -> None:
+    images = [encode(photo(seed, 96)) for seed in range(3)]
+    prints = [fingerprint(data) for data in images]
+    rows = pa.table(
+        {
+            "key": [f"s{i}" for i in range(3)],
+            "sha256": [p.sha256 for p in prints],
+            "phash": [p.phash for p in prints],
+            "windows": [p.view.windows.astype(">u8").tobytes() for p in prints],
+            "grey": [p.view.grey_bytes() for p in prints],
+            "aspect": [p.view.aspect for p in prints],
+        },
+        schema=FINGERPRINT_SCHEMA,
+    )
+    mirrors = [p.mirror_view.windows.astype(">u8").tobytes() for p in prints]
+    write_batch(tmp_path / "good", rows, [p.phash_mirror for p in prints], mirrors, images)
+    assert np.array_equal(open_batch(tmp_path / "good").mirror_windows[2], prints[2].mirror_view.windows)
+    write_batch(tmp_path / "bad", rows, [p.phash_mirror for p in prints], [*mirrors[:2], mirrors[2][:-8]], images)
+    with pytest.raises(ReleaseError, match=r"side\.arrow: row 2 holds 88 bytes of mirror window hashes"):
+        open_batch(tmp_path / "bad")
