@@ -84,20 +84,23 @@ def _brute_force_nearest(
     allowed: CropPairs = "all",
     flips: int | None = None,
 ) -> tuple[list[int], np.ndarray]:
-    """The rows and pair distances the crop tier compares (every pair of every entry), ranked by the counted pairs
-    only: with `full-frame`, those whose query or indexed window is the full frame; with `flips`, those with a
-    16-bit quarter (two bytes of the little-endian word) within `flips` differing bits."""
+    """The rows and pair distances the crop tier compares (every pair of every entry): the entries with a counted
+    pair within the radius, ranked by their nearest allowed pair. Allowed: with `full-frame`, pairs whose query or
+    indexed window is the full frame; counted: of those, with `flips`, pairs with a 16-bit quarter (two bytes of
+    the little-endian word) within `flips` differing bits."""
     qbits, cbits = _bits(query[:, None]), _bits(codes[:, :, None])
     differ = cbits[:, :, None, :] != qbits[None, None, :, :]  # (entry, its window, query window, bit)
     pairs = differ.sum(axis=-1)
     frame = WINDOWS.index(FULL)
     indexed_window, query_window = np.indices((W, W))
     counted = (indexed_window == frame) | (query_window == frame) if allowed == "full-frame" else True
+    allowed_pairs = np.broadcast_to(counted, pairs.shape)
     if flips is not None:
         counted = counted & (differ.reshape(*pairs.shape, 4, 16).sum(axis=-1).min(axis=-1) <= flips)
-    ranked_by = np.where(counted, pairs, 65).reshape(len(codes), -1)
+    candidate = np.where(counted, pairs, 65).reshape(len(codes), -1).min(axis=1) <= radius
+    ranked_by = np.where(allowed_pairs, pairs, 65).reshape(len(codes), -1)
     pairs = pairs.reshape(len(codes), -1)
-    nearest = np.where(present, ranked_by.min(axis=1), radius + 1)
+    nearest = np.where(present & candidate, ranked_by.min(axis=1), radius + 1)
     rows = [r for r in sorted(range(len(codes)), key=lambda r: (nearest[r], r)) if nearest[r] <= radius][:limit]
     return rows, pairs[rows]
 

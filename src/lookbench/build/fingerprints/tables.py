@@ -26,11 +26,13 @@ from lookbench.build.fingerprints.multihash import SCAN_SHARE, MultiHash, within
 Backend = Literal["faiss", "numpy", "scan"]
 """`faiss` and `numpy`: both tiers by multi-index hashing (under the every-pair rule the window tier by faiss, or by
 the scan without faiss); `scan`: both tiers by the scan (the reference the others are tested against)."""
-CROP_CANDIDATE_FLIPS: int | None = 1
-"""A window pair counts towards a crop candidate when one of its four 16-bit quarters differs in at most this many
-bits (None: every pair counts). Every pair within 7 bits is counted, and the tables find the counted pairs by
-multi-index hashing, so the search grows with the pairs that share a quarter, not with the whole history; its
-errors against counting every pair: `benchmarks/results/dedup-errors.json`."""
+CROP_CANDIDATE_FLIPS: int | None = 2
+"""An image is a crop candidate when one of its window pairs within the radius has a 16-bit quarter that differs in
+at most this many bits (None: any pair within the radius); candidates are then ranked by their nearest pair of
+any kind. With 2, every pair within 11 bits counts (pigeonhole; 1 lost two-crop pairs whose nearest pair is 10-16
+bits off, evenly spread), and the tables find the counted pairs by multi-index hashing, so the search grows with
+the pairs that share a quarter, not with the whole history. Errors against counting every pair:
+`benchmarks/results/dedup-errors*.json`."""
 QUARTER = np.uint64(0xFFFF)
 PHASH_WORDS = HASH_SIZE * HASH_SIZE // 64
 SCAN_BLOCK = 1024
@@ -126,9 +128,9 @@ class WindowTable(Protocol):
     def nearest(
         self, query: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all"
     ) -> tuple[np.ndarray, np.ndarray]:
-        """(entry numbers, their distances of all W x W window pairs) of the `limit` entries with the nearest
-        counted window pair (among `pairs`, by the table's rule) within `radius` bits of the query's windows,
-        nearest first (ties by entry number)."""
+        """(entry numbers, their distances of all W x W window pairs) of the `limit` entries nearest by their
+        nearest window pair among `pairs`, of those with a pair the table's rule counts within `radius` bits of the
+        query's windows, nearest first (ties by entry number)."""
 
     def nearest_many(self, queries: np.ndarray, radius: int, limit: int, pairs: CropPairs = "all") -> list[np.ndarray]:
         """The entry numbers `nearest` gives for each of (q, W) queries (searched together where that is cheaper)."""
@@ -164,7 +166,8 @@ def nearest_pairs(query: np.ndarray, indexed: np.ndarray, pairs: CropPairs, flip
         counted &= ((indexed_window == FRAME) | (query_window == FRAME))[None]
     if flips is not None:
         counted &= quarter_distances(xor) <= flips
-    return np.where(counted, distances, np.uint8(255)).reshape(len(indexed), -1).min(axis=1, initial=255)
+    pair_count = indexed.shape[1] * len(query)
+    return np.where(counted, distances, np.uint8(255)).reshape(len(indexed), pair_count).min(axis=1, initial=255)
 
 
 def ranked(rows: np.ndarray, nearest: np.ndarray, radius: int, limit: int) -> np.ndarray:
@@ -215,10 +218,11 @@ class ScanWindows:
         matrix, present = self.codes.matrix, self.present.matrix[:, 0].astype(bool)
         rows, nearest = [], []
         for start in range(0, len(matrix), SCAN_BLOCK):
-            block = nearest_pairs(query, matrix[start : start + SCAN_BLOCK], pairs, self.flips)
-            near = np.flatnonzero(present[start : start + SCAN_BLOCK] & (block <= radius))
+            block = matrix[start : start + SCAN_BLOCK]
+            counted = nearest_pairs(query, block, pairs, self.flips)
+            near = np.flatnonzero(present[start : start + SCAN_BLOCK] & (counted <= radius))
             rows.append(start + near)
-            nearest.append(block[near])
+            nearest.append(counted[near] if self.flips is None else nearest_pairs(query, block[near], pairs, None))
         if not rows:
             return np.zeros(0, dtype=np.int64), np.zeros((0, len(WINDOWS) ** 2), dtype=np.uint8)
         chosen = ranked(np.concatenate(rows), np.concatenate(nearest), radius, limit)
@@ -364,7 +368,7 @@ class HashedWindows(ScanWindows):
     bits finds, so the answer is the scan's; the scan decides when the probes find more codes than the table holds
     (many entries near the query)."""
 
-    def __init__(self, codes: Codes | None = None, present: Codes | None = None, flips: int = 1) -> None:
+    def __init__(self, codes: Codes | None = None, present: Codes | None = None, flips: int = 2) -> None:
         super().__init__(codes, present, flips)
         self.visible = flips
         self._hash = MultiHash()
@@ -410,43 +414,42 @@ class HashedWindows(ScanWindows):
             if pairs == "full-frame":
                 keep &= (window == FRAME) | (codes % len(WINDOWS) == FRAME)
             present = self.present.matrix[:, 0]
-            found.append(nearest_entries(codes[keep] // len(WINDOWS), distances[keep], present, radius, limit))
+            entries = codes[keep] // len(WINDOWS)
+            found.append(nearest_entries(entries, present, self.codes.matrix, query, pairs == "full-frame", limit))
         return found
 
 
 @njit(cache=True, nogil=True)
 def nearest_entries(
-    entries: np.ndarray, distances: np.ndarray, present: np.ndarray, radius: int, limit: int
+    entries: np.ndarray, present: np.ndarray, codes: np.ndarray, query: np.ndarray, full_frame: bool, limit: int
 ) -> np.ndarray:
-    """The `limit` present entries with the smallest distance among their (entry, distance) pairs, ranked by
-    (distance, entry): distance by distance (pairs bucketed by distance in one pass), each level's entries not
-    ranked before in ascending order."""
-    starts = np.zeros(radius + 2, dtype=np.int64)
-    for d in distances:
-        starts[d + 1] += 1
-    for level in range(radius + 1):
-        starts[level + 1] += starts[level]
-    filled = starts.copy()
-    bucketed = np.empty(len(entries), dtype=np.int64)
-    for i in range(len(entries)):
-        bucketed[filled[distances[i]]] = entries[i]
-        filled[distances[i]] += 1
+    """The `limit` present ones of `entries` (repeats allowed) ranked by (their nearest window pair to the query's
+    windows, entry): every pair, or with `full_frame` those with the full frame on either side."""
     seen = np.zeros(len(present), dtype=np.bool_)
-    chosen = np.empty(limit, dtype=np.int64)
-    count = 0
-    for level in range(radius + 1):
-        fresh = []
-        for entry in bucketed[starts[level] : starts[level + 1]]:
-            if not seen[entry] and present[entry] != 0:
-                seen[entry] = True
-                fresh.append(entry)
-        fresh.sort()
-        for entry in fresh:
-            if count == limit:
-                return chosen
-            chosen[count] = entry
-            count += 1
-    return chosen[:count]
+    unique = []
+    for entry in entries:
+        if not seen[entry] and present[entry] != 0:
+            seen[entry] = True
+            unique.append(entry)
+    nearest = np.empty(len(unique), dtype=np.int64)
+    for n in range(len(unique)):
+        best = 65
+        for a in range(codes.shape[1]):
+            for b in range(len(query)):
+                if full_frame and a != FRAME and b != FRAME:
+                    continue
+                bits = codes[unique[n], a] ^ query[b]
+                # Counting set bits by halves, nibbles, bytes: the same count as numpy's bitwise_count.
+                bits = bits - ((bits >> 1) & 0x5555555555555555)
+                bits = (bits & 0x3333333333333333) + ((bits >> 2) & 0x3333333333333333)
+                bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0F
+                best = min(best, int((bits * 0x0101010101010101) >> 56))
+        nearest[n] = best
+    order = np.argsort(nearest * (len(present) + 1) + np.array(unique, dtype=np.int64), kind="mergesort")
+    chosen = np.empty(min(limit, len(unique)), dtype=np.int64)
+    for n in range(len(chosen)):
+        chosen[n] = unique[order[n]]
+    return chosen
 
 
 def phash_table(backend: Backend, codes: Codes | None = None) -> PhashTable:
