@@ -174,6 +174,15 @@ Near = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 @njit(cache=True, nogil=True)
+def bit_count(bits: np.uint64) -> int:
+    """Set bits of one uint64, counted by halves, nibbles and bytes (the count numpy's bitwise_count gives)."""
+    bits = bits - ((bits >> 1) & 0x5555555555555555)
+    bits = (bits & 0x3333333333333333) + ((bits >> 2) & 0x3333333333333333)
+    bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0F
+    return int((bits * 0x0101010101010101) >> 56)
+
+
+@njit(cache=True, nogil=True)
 def near_codes(
     ids: np.ndarray,
     starts: np.ndarray,
@@ -196,12 +205,7 @@ def near_codes(
         query = queries[owners[s]]
         for j in range(starts[s], ends[s]):
             code = ids[j]
-            bits = codes[code] ^ query
-            # Counting set bits by halves, nibbles, bytes: the same count as numpy's bitwise_count.
-            bits = bits - ((bits >> 1) & 0x5555555555555555)
-            bits = (bits & 0x3333333333333333) + ((bits >> 2) & 0x3333333333333333)
-            bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0F
-            count = (bits * 0x0101010101010101) >> 56
+            count = bit_count(codes[code] ^ query)
             if count <= radius:
                 owner[n], found[n], distance[n] = owners[s], code, count
                 n += 1

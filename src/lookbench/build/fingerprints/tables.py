@@ -21,7 +21,7 @@ from numba import njit
 from lookbench.build.config import CropPairs
 from lookbench.build.fingerprints.crops import FULL, WINDOWS
 from lookbench.build.fingerprints.hashes import HASH_SIZE, hamming, popcount
-from lookbench.build.fingerprints.multihash import SCAN_SHARE, MultiHash, within_radius
+from lookbench.build.fingerprints.multihash import SCAN_SHARE, MultiHash, bit_count, within_radius
 
 Backend = Literal["faiss", "numpy", "scan"]
 """`faiss` and `numpy`: both tiers by multi-index hashing (under the every-pair rule the window tier by faiss, or by
@@ -371,6 +371,7 @@ class HashedWindows(ScanWindows):
     def __init__(self, codes: Codes | None = None, present: Codes | None = None, flips: int = 2) -> None:
         super().__init__(codes, present, flips)
         self.visible = flips
+        """`flips` as an int: this table always counts by quarters."""
         self._hash = MultiHash()
         self.scanned = 0
         """Queries the scan decided."""
@@ -438,12 +439,7 @@ def nearest_entries(
             for b in range(len(query)):
                 if full_frame and a != FRAME and b != FRAME:
                     continue
-                bits = codes[unique[n], a] ^ query[b]
-                # Counting set bits by halves, nibbles, bytes: the same count as numpy's bitwise_count.
-                bits = bits - ((bits >> 1) & 0x5555555555555555)
-                bits = (bits & 0x3333333333333333) + ((bits >> 2) & 0x3333333333333333)
-                bits = (bits + (bits >> 4)) & 0x0F0F0F0F0F0F0F0F
-                best = min(best, int((bits * 0x0101010101010101) >> 56))
+                best = min(best, bit_count(codes[unique[n], a] ^ query[b]))
         nearest[n] = best
     order = np.argsort(nearest * (len(present) + 1) + np.array(unique, dtype=np.int64), kind="mergesort")
     chosen = np.empty(min(limit, len(unique)), dtype=np.int64)
