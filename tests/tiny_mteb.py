@@ -32,8 +32,10 @@ def embed(images: list[Image.Image]) -> np.ndarray:
     return thumbnails(images) @ projection()
 
 
-def tiny_meta(release_date: str | None = "2025-06-01", modalities: list[str] | None = None) -> Any:
-    """A ModelMeta whose loader builds the tiny encoder (an mteb AbsEncoder)."""
+def tiny_meta(
+    release_date: str | None = "2025-06-01", modalities: list[str] | None = None, extras: list[str] | None = None
+) -> Any:
+    """A ModelMeta whose loader builds the tiny encoder (an mteb AbsEncoder); `extras` are mteb extras it needs."""
     from mteb.models.abs_encoder import AbsEncoder
     from mteb.models.model_meta import ModelMeta
 
@@ -63,6 +65,7 @@ def tiny_meta(release_date: str | None = "2025-06-01", modalities: list[str] | N
         use_instructions=False,
         training_datasets={"CUB200I2IRetrieval"},
         modalities=modalities or ["image"],
+        extra_requirements_groups=extras,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -44,6 +45,7 @@ def test_models_source_mteb_lists_the_registry_image_models() -> None:
 
 
 def test_eval_runs_a_registered_model_through_its_own_encode(registered: None, tmp_path: Path) -> None:
+    pytest.importorskip("torchvision", reason="MTEB loads an image model only where torchvision is installed")
     snapshot_dir = build_snapshot(tmp_path / "snap")
     out = tmp_path / "r.json"
     args = ["eval", "-s", str(snapshot_dir), "-m", f"mteb:{NAME}", "-o", str(out), "--resamples", "20"]
@@ -101,3 +103,19 @@ def test_eval_refuses_a_model_meta_without_release_date(monkeypatch: pytest.Monk
     outcome = runner.invoke(app, ["eval", "-s", str(build_snapshot(tmp_path)), "-m", f"mteb:{NAME}"])
     assert outcome.exit_code == 2
     assert f"mteb:{NAME}: field release_date of its ModelMeta is not set" in " ".join(outcome.output.split())
+
+
+def test_eval_refuses_a_model_whose_mteb_extras_are_not_installed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    if importlib.util.find_spec("torchaudio") is not None:
+        pytest.skip("torchaudio is installed, so MTEB's audio extra is not missing")
+    from mteb.models.model_implementations import MODEL_REGISTRY
+
+    monkeypatch.setitem(MODEL_REGISTRY, NAME, tiny_meta(extras=["audio"]))
+    out = tmp_path / "r.json"
+    outcome = runner.invoke(app, ["eval", "-s", str(build_snapshot(tmp_path)), "-m", f"mteb:{NAME}", "-o", str(out)])
+    assert outcome.exit_code == 2, outcome.output
+    said = " ".join(outcome.output.split())
+    assert f"mteb:{NAME}: Model {NAME} is missing required dependencies:" in said and "torchaudio" in said
+    assert "Traceback" not in outcome.output and not out.exists()

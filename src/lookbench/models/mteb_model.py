@@ -162,7 +162,13 @@ def load(spec: ModelSpec, options: EmbedOptions) -> MtebEncoder:
     meta = model_meta(argument)
     if meta.loader is None:
         raise MtebModelError(f"mteb:{argument}: field loader of its ModelMeta is not set (no implementation)")
-    return MtebEncoder(meta, meta.load_model())
+    try:
+        model = meta.load_model()
+    except ImportError as exc:
+        # MTEB checks a model's extras (every image model needs torchvision) before its loader runs
+        lines = [line for line in str(exc).splitlines() if line.strip()]
+        raise MtebModelError(f"mteb:{argument}: {' '.join(lines[:2]) or type(exc).__name__}") from exc
+    return MtebEncoder(meta, model)
 
 
 def image_model_metas(modality: str | None = "image") -> list[Any]:
