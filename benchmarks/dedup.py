@@ -1483,16 +1483,20 @@ def cluster_batch(images: list[bytes], n: int, seed: int) -> list[Sample]:
     crops, mirrored crops), a third images the history does not hold (a history image turned a quarter), and a
     third edits of those new ones; seen at random times."""
     rng = np.random.default_rng(seed)
-    fresh: list[Image.Image] = []
+    fresh: list[int] = []  # the new images' sources, not their pixels: a release-sized batch holds 23k of them
+
+    def turned(source: int) -> Image.Image:
+        return decode_image(images[source]).transpose(Image.Transpose.ROTATE_90)
+
     samples = []
     for row in range(n):
         roll = rng.random()
-        source = decode_image(images[int(rng.integers(0, len(images)))])
+        drawn = int(rng.integers(0, len(images)))
         if roll < 1 / 3 or not fresh:
-            im = source.transpose(Image.Transpose.ROTATE_90)
-            fresh.append(im)
+            im = turned(drawn)
+            fresh.append(drawn)
         else:
-            im = source if roll < 2 / 3 else fresh[int(rng.integers(0, len(fresh)))]
+            im = decode_image(images[drawn]) if roll < 2 / 3 else turned(fresh[int(rng.integers(0, len(fresh)))])
             im = [jittered, lambda x: cropped(x, 0.06), lambda x: ImageOps.mirror(cropped(x, 0.05))][row % 3](im)
         seen = datetime(2026, 5, 1, tzinfo=UTC) + timedelta(minutes=int(rng.integers(0, 100_000)))
         data = encoded(im, "JPEG", 90)
