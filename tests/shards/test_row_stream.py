@@ -131,7 +131,9 @@ def test_a_reader_that_stops_early_stops_the_run_and_leaves_only_finished_shards
     mapper = SquareMapper(wait_for=(ITEMS[12], str(flag)))  # the fourth shard runs on only after the reader has left
     with stream(tmp_path / "shards", LocalExecutor(), mapper) as rows_of:
         first = next(iter(rows_of))
-        threading.Timer(0.5, flag.touch).start()  # lets the shard finish well after the stop was asked for
+        release = threading.Timer(0.5, flag.touch)  # lets the shard finish well after the stop was asked for
+        release.start()
+    release.join()  # the flag is touched before the test's folder is deleted
     assert first == EXPECTED[0]
     done = sorted((tmp_path / "shards").glob("*.done.json"))
     # the shards run in order: a prefix of them finished (the first one at least, which gave the row; how many of
