@@ -73,16 +73,37 @@ if [ "$TORCH_TIER" != skip ]; then
   torch_setup=$!
 fi
 
+# The install matrix: the sdist and wheel built and checked as PyPI would, then each documented install made from the
+# wheel in a clean venv (tools/install_matrix.py), in the background while the core tier runs.
+rm -rf .matrix && mkdir -p .matrix/dist
+(cd .matrix && ../.venv/bin/python -m build -q --installer uv --outdir dist .. >build.log 2>&1) || {
+  cat .matrix/build.log >&2
+  exit 1
+}
+.venv/bin/twine check --strict .matrix/dist/*
+wheel=$(ls .matrix/dist/*.whl)
+.venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix >.matrix/log 2>&1 &
+matrix=$!
+
 .venv/bin/ruff check src tests benchmarks tools
 .venv/bin/ruff format --check src tests benchmarks tools
 .venv/bin/mypy
 .venv/bin/python -m pytest -q -n "$JOBS" --dist loadgroup "$@"
+matrix_ok=0
+wait "$matrix" || matrix_ok=$?
+cat .matrix/log
+if [ "$matrix_ok" != 0 ]; then exit 1; fi
 
 if [ -n "$torch_setup" ]; then
   if ! wait "$torch_setup"; then
     cat .venv-torch.log >&2
     echo "the torch tier's environment could not be installed (log above)" >&2
     exit 1
+  fi
+  if [ "$TORCH_TIER" = full ]; then
+    # the torch install of the matrix: its venv borrows the torch stack from .venv-torch's own packages
+    torch_site=$(.venv-torch/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch-site "$torch_site"
   fi
   .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$JOBS" --dist loadgroup -m torch
 fi

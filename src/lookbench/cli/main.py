@@ -8,15 +8,15 @@ import importlib
 import os
 import sys
 import threading
-from functools import cache
-from importlib.metadata import entry_points
 from typing import Any, NoReturn
 
 import typer
 import typer.core
 import typer.main
 
+from lookbench._util.entrypoints import warn_once
 from lookbench.cli.common import err_console, set_debug
+from lookbench.cli.plugins import CommandEntry, CommandTable, command_table
 
 CORE_COMMANDS: dict[str, str] = {
     "eval": "lookbench.cli.eval_cmd",
@@ -24,8 +24,7 @@ CORE_COMMANDS: dict[str, str] = {
     "taxonomy": "lookbench.cli.taxonomy_cmd",
     "snapshot": "lookbench.cli.snapshot_cmd",
 }
-"""The core's commands and their modules; `--help` lists them first, then the wings' in entry-point order."""
-GROUP = "lookbench.commands"
+"""The core's commands and their modules; `--help` lists them first, then the wings', then plugins' by name."""
 REMOVED: dict[str, str] = {"build": "release"}
 """Commands that were removed, and the one that replaces each."""
 
@@ -37,20 +36,31 @@ SETTINGS: dict[str, Any] = {
 }
 
 
-@cache
+def table() -> CommandTable:
+    """The installed commands (plugins that break the rules left out, with a warning)."""
+    return command_table(tuple(CORE_COMMANDS.items()), frozenset(REMOVED))
+
+
 def commands() -> dict[str, str]:
-    """Every command name and the module that registers it: the core's, then each wing's entry point."""
-    found = dict(CORE_COMMANDS)
-    for point in entry_points(group=GROUP):
-        found.setdefault(point.name, point.value)
-    return found
+    """Every command name and the module that registers it, in `--help` order."""
+    return {name: entry.module for name, entry in table().entries.items()}
 
 
-def module_commands(module: str) -> typer.core.TyperGroup:
-    """The commands one module registers, as a click group."""
+def module_command(entry: CommandEntry) -> Any:
+    """The command `entry` names, from its module's `register(app)`; a plugin whose module fails to import, or that
+    does not register that name, is left out with a one-line warning."""
     sub = typer.Typer(**SETTINGS)
-    importlib.import_module(module).register(sub)
-    return typer.main.get_group(sub)
+    try:
+        importlib.import_module(entry.module).register(sub)
+        found = typer.main.get_group(sub).commands.get(entry.name)
+    except Exception as exc:  # a plugin may fail in any way; lookbench's own modules import on the bare install
+        if not entry.plugin:
+            raise
+        warn_once(f"plugin command {entry.name!r} from {entry.distribution} left out: {type(exc).__name__}: {exc}")
+        return None
+    if found is None:
+        warn_once(f"plugin command {entry.name!r} from {entry.distribution} left out: its module does not register it")
+    return found
 
 
 def removed(name: str) -> Any:
@@ -69,16 +79,19 @@ class LazyCommands(typer.core.TyperGroup):
     """Imports a command's module when the command is looked up, so `lookbench eval` pays for eval's imports only."""
 
     def list_commands(self, ctx: Any) -> list[str]:
-        return list(commands())
+        return list(table().entries)
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         if cmd_name in REMOVED:
             return removed(cmd_name)
-        module = commands().get(cmd_name)
-        if module is None:
+        entry = table().entries.get(cmd_name)
+        if entry is None:
             return None
         if cmd_name not in self.commands:
-            self.commands.update(module_commands(module).commands)
+            found = module_command(entry)
+            if found is None:
+                return None
+            self.commands[cmd_name] = found
         return self.commands[cmd_name]
 
 

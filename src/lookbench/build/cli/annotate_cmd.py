@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from lookbench.cli.common import console, reports_errors
+from lookbench.cli.needs import needs
 
 if TYPE_CHECKING:
     from lookbench.build.label.base import Item
@@ -45,6 +46,7 @@ def _annotator_and_items(config_path: Path) -> tuple[OpenAIAnnotator, list[Item]
 
 
 @app.command("batch-export")
+@needs("release", "openai", "httpx", "tenacity", "imagehash", "scipy")
 @reports_errors
 def batch_export(
     config: Path = typer.Argument(..., help="Release config with an `annotate` section (backend openai)."),
@@ -67,6 +69,7 @@ def batch_export(
 
 
 @app.command("batch-import")
+@needs("release", "openai", "httpx", "tenacity", "imagehash", "scipy")
 @reports_errors
 def batch_import(
     config: Path = typer.Argument(..., help="The same release config."),

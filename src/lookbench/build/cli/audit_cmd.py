@@ -14,6 +14,7 @@ from lookbench.build.audit.run import AuditSettings, audit_snapshot, check_setti
 from lookbench.build.audit.schema import AuditReport, QueryShortcuts
 from lookbench.build.audit.shortcuts import reference_from_results
 from lookbench.cli.common import console, err_console, reports_errors
+from lookbench.cli.needs import needs
 from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.models.features import FASHION_BLIND
@@ -123,6 +124,7 @@ def print_report(report: AuditReport) -> None:
         )
 
 
+@needs("default", "scipy")
 @reports_errors
 def audit_command(
     snapshot: str = typer.Argument(..., help="Snapshot folder, hub location, `default` or `validation`."),

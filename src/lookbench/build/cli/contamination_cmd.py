@@ -14,6 +14,7 @@ from lookbench._util.atomic import write_text_atomic
 from lookbench._util.outfolder import refuse_foreign_file
 from lookbench._util.safetext import csv_cell
 from lookbench.cli.common import console, reports_errors
+from lookbench.cli.needs import needs
 from lookbench.errors import LookBenchError
 
 DEFAULT_THRESHOLD = 24
@@ -34,6 +35,7 @@ def is_match_list(path: Path) -> bool:
         return False
 
 
+@needs("release", "imagehash", "scipy", "numba")
 @reports_errors
 def contamination(
     snapshot: str = typer.Option(..., "--snapshot", help="Snapshot folder, hf:// location, `default` or `validation`."),

@@ -17,8 +17,22 @@ from lookbench.cli.common import (
     console,
     reports_errors,
 )
+from lookbench.cli.needs import needs
 
 
+@needs(
+    "release",
+    "httpx",
+    "tenacity",
+    "protego",
+    "openai",
+    "imagehash",
+    "scipy",
+    "warcio",
+    "huggingface_hub",
+    "faiss",
+    "numba",
+)
 @reports_errors
 def release(
     config: Path = typer.Argument(..., help="Release config YAML (release_date, sources, dedup, output)."),

@@ -7,9 +7,10 @@ from pathlib import Path
 import typer
 
 from lookbench.cli.common import OVERWRITE_HELP, console, reports_errors
-from lookbench.train.cli.train_cmd import require_torch
+from lookbench.cli.needs import needs
 
 
+@needs("train", "torch", "imagehash", "numba")
 @reports_errors
 def scaling(
     config: Path = typer.Argument(..., help="Scaling config (YAML): train, set, grid, evaluate; see docs/training.md."),
@@ -23,7 +24,6 @@ def scaling(
 
     study, base = load_scaling(config)
     claim = claim_output_folder(out, "scaling", overwrite=overwrite)
-    require_torch()
     from lookbench.train.scaling import run_study
     from lookbench.train.scaling_report import to_markdown, write_report
 

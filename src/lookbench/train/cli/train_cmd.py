@@ -9,17 +9,11 @@ from pathlib import Path
 import typer
 
 from lookbench.cli.common import console, reports_errors
+from lookbench.cli.needs import needs
 from lookbench.errors import LookBenchError
 
 
-def require_torch() -> None:
-    """Stop with the install hint when the training extra is missing."""
-    try:
-        import torch  # noqa: F401
-    except ImportError as exc:
-        raise LookBenchError("training needs torch: pip install -e '.[train]'") from exc
-
-
+@needs("train", "torch", "imagehash", "numba")
 @reports_errors
 def train(
     config: Path = typer.Argument(..., help="Training config (YAML); see docs/training.md."),
@@ -34,7 +28,9 @@ def train(
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show progress bars."),
     guard_only: bool = typer.Option(
-        False, "--guard-only", help="Only measure the overlap: OUT/guard.json and OUT/overlap_queries.json (no torch)."
+        False,
+        "--guard-only",
+        help="Only measure the overlap: OUT/guard.json and OUT/overlap_queries.json; no training.",
     ),
 ) -> None:
     """Train from snapshot data; resume automatically from the newest checkpoint in OUT. Multi-GPU: torchrun."""
@@ -53,7 +49,6 @@ def train(
             for line in report.console_lines():
                 console.print(line, highlight=False)
             return
-        require_torch()
         from lookbench.train.loop import Trainer
 
         try:
