@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
+import re
 import time
 from pathlib import Path
 
@@ -94,9 +96,17 @@ def test_hub_model_fails_fast_offline(monkeypatch: pytest.MonkeyPatch, tmp_path:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     started = time.monotonic()
-    specs = ("hf:facebook/dinov2-large", "open_clip:hf-hub:Marqo/marqo-fashionSigLIP", "marqo-fashionclip", "gr-lite")
-    for spec in specs:
-        with pytest.raises(EmbeddingError, match="not in the local Hugging Face cache"):
+    specs = {
+        "hf:facebook/dinov2-large": ("transformers", "hf"),
+        "open_clip:hf-hub:Marqo/marqo-fashionSigLIP": ("open_clip", "openclip"),
+        "marqo-fashionclip": ("open_clip", "openclip"),
+        "gr-lite": ("json", ""),
+    }
+    for spec, (library, extra) in specs.items():
+        # the library is asked for first (a bare install is told what to install), then the hub is checked
+        found = importlib.util.find_spec(library) is not None
+        wanted = "not in the local Hugging Face cache" if found else re.escape(f"pip install 'lookbench[{extra}]'")
+        with pytest.raises(EmbeddingError, match=wanted):
             resolve_model(spec)
     assert time.monotonic() - started < 2
     (tmp_path / "models--facebook--dinov2-large" / "snapshots" / "abc").mkdir(parents=True)

@@ -102,10 +102,10 @@ def create_hf(spec: ModelSpec) -> HfModel:
     name, opts = spec.options(OPTIONS)
     local = Path(name).expanduser()
     source = str(local) if local.exists() else name
+    transformers = require("transformers", "hf")
+    require("torch", "hf")
     if not local.exists():
         ensure_hub_model(name, str(spec))
-    transformers = require("transformers", "hf")
-    require("torch", "torch")
     kwargs: dict[str, Any] = {"trust_remote_code": opts.get("trust_remote_code", "0") in ("1", "true")}
     if "revision" in opts:
         kwargs["revision"] = opts["revision"]

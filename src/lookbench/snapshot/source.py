@@ -50,15 +50,14 @@ def download_hub_snapshot(uri: str, cache_dir: Path | None = None) -> Path:
         f"(`huggingface-cli download {repo} --repo-type dataset --local-dir DIR`) "
         f"and pass --snapshot DIR/{folder or 'vYYYYMMDD'}."
     )
-    if os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}:
-        raise SnapshotError(f"cannot download {uri}: HF_HUB_OFFLINE is set. {hint}")
     try:
         from huggingface_hub import snapshot_download
     except ImportError as exc:
         raise SnapshotError(f"reading {uri} needs huggingface_hub: pip install 'lookbench[hub]'. {hint}") from exc
     patterns = [f"{folder}/**"] if folder else ["v*/**", "*.md", "*.json"]
     os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "10")
-    try:
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in {"1", "true", "yes"}
+    try:  # with HF_HUB_OFFLINE set, huggingface_hub answers from its cache alone
         local = snapshot_download(
             repo_id=repo,
             repo_type="dataset",
@@ -67,6 +66,8 @@ def download_hub_snapshot(uri: str, cache_dir: Path | None = None) -> Path:
             cache_dir=str(cache_dir) if cache_dir else None,
         )
     except Exception as exc:  # network, auth and missing-repo errors all end the same way for the user
+        if offline:
+            raise SnapshotError(f"cannot download {uri}: HF_HUB_OFFLINE is set and it is not cached. {hint}") from exc
         raise SnapshotError(f"cannot download {uri}: {type(exc).__name__}: {exc}. {hint}") from exc
     path = Path(local)
     return path / folder if folder else path
