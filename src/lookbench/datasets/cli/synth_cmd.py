@@ -84,7 +84,9 @@ def synth(
         )
     images = plan_training(seed, when, size).total_images() if purpose == "train" else size_preset(size).total_images()
     target = out / version_name(when)
-    with claim_output_folder(out, "synth", overwrite=overwrite).recording():
+    with claim_output_folder(out, "synth", overwrite=overwrite).recording() as claim:
+        if overwrite:
+            claim.refuse_unlisted(target)
         if preview and target.exists() and not overwrite:
             console.print(escape(f"{target} exists; writing contact sheets only"), highlight=False)
         else:
