@@ -315,3 +315,28 @@ def test_verify_refuses_a_per_query_column_of_another_type(run: Run, tmp_path: P
     code, text = verify(bundle, run.snapshot)
     assert code == 2
     assert "column fine is list<element: int64>, but re-searching the bundled embeddings gives list<item: bool>" in text
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("ks", [1, 5, 1_000_000_000], "cut-offs must lie in 1..100"),
+        ("ks", [0, 5], "cut-offs must lie in 1..100"),
+        ("resamples", 10_000_000_000, "less than or equal to 100000"),
+    ],
+)
+def test_verify_refuses_a_declared_count_over_its_limit_in_one_line(
+    run: Run, tmp_path: Path, field: str, value: object, problem: str
+) -> None:
+    bundle = submit(run, tmp_path / "repo", embeddings=True)
+    data = json.loads((bundle / RESULT).read_text())
+    if field == "ks":
+        data["config"]["ks"] = value
+    else:
+        data["config"]["bootstrap"]["resamples"] = value
+    (bundle / RESULT).write_text(json.dumps(data))
+    reseal(bundle)
+    outcome = runner.invoke(app, ["verify", str(bundle), "--snapshot", str(run.snapshot)])
+    assert outcome.exit_code == 2 and isinstance(outcome.exception, SystemExit), outcome.output
+    assert len(outcome.output.strip().splitlines()) == 1 and problem in outcome.output, outcome.output
+    assert str(bundle / RESULT) in " ".join(outcome.output.split())

@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.jsontext import loads
+from lookbench._util.limits import MAX_PROCESSES, check_count
 from lookbench._util.outfolder import refuse_unlisted
 from lookbench.datasets.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
 from lookbench.datasets.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
@@ -298,6 +299,8 @@ def generate_snapshot(
     else:
         plan = plan_release(seed, release, size)
     images = plan.total_images() if isinstance(plan, TrainingPlan) else plan.preset.total_images()
+    if workers is not None:
+        check_count("--workers", workers, MAX_PROCESSES, low=1)
     if workers is None:
         workers = 1 if images < INLINE_BELOW else available_cpus()
     try:
