@@ -179,12 +179,14 @@ def _noise_side_share(x: np.ndarray, noise: np.ndarray, queries: dict[str, np.nd
 
 
 def _embeddings(provider: EmbeddingProvider, snapshot: Snapshot, parts: Parts) -> np.ndarray:
-    """Checked, L2-normalised embeddings of the sampled rows (whole splits are read: the cache holds them so)."""
+    """Checked, L2-normalised embeddings of the sampled rows (whole splits are read: the cache holds them so); rows
+    left out of the sample (an image that does not decode among them) are not checked."""
     blocks = []
     for subset, split, rows in parts:
         raw = np.asarray(provider.embed_split(snapshot, subset, split))
         where = f"{provider.spec} {subset}/{split}"
-        blocks.append(check_embeddings(raw, snapshot.num_rows(subset, split), where)[rows])
+        unsampled = np.setdiff1d(np.arange(len(raw)), rows).tolist()
+        blocks.append(check_embeddings(raw, snapshot.num_rows(subset, split), where, ignore_rows=unsampled)[rows])
     return np.concatenate(blocks) if blocks else np.zeros((0, 1))
 
 
