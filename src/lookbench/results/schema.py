@@ -34,10 +34,10 @@ class MetricValue(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int = Field(ge=0)
+    value: float = Field(strict=True)
+    ci_low: float = Field(strict=True)
+    ci_high: float = Field(strict=True)
+    n: int = Field(ge=0, strict=True)
 
     _fractions = field_validator("value", "ci_low", "ci_high")(fraction)
 
@@ -53,8 +53,8 @@ class CategoryValue(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: float
-    n: int = Field(ge=0)
+    value: float = Field(strict=True)
+    n: int = Field(ge=0, strict=True)
 
     _fraction = field_validator("value")(fraction)
 
