@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from lookbench._util.limits import MAX_K, MAX_RESAMPLES, check_count
+from lookbench._util.limits import MAX_RESAMPLES, check_count
 from lookbench.evaluation.noise import NoisePool
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.results.schema import BootstrapConfig
@@ -38,8 +38,6 @@ class EvalSettings:
 
     def __post_init__(self) -> None:
         check_count("resamples", self.resamples, MAX_RESAMPLES)
-        for k in self.ks or ():
-            check_count("cut-off k", k, MAX_K, low=1)
 
     def bootstrap(self) -> BootstrapConfig:
         """How the confidence intervals are drawn, as the result records it."""
