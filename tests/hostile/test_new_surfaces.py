@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hostilekit import clean_error, evaluate, invoke, make_snapshot, vectors, write_vectors
+from hostilekit import clean_error, evaluate, invoke, make_snapshot, snapshot_spec, vectors, write_vectors
 
 from lookbench.build.audit.io import audit_markdown, read_audit
 
@@ -218,3 +218,19 @@ def test_an_mteb_entry_keeps_a_hostile_name(key: str) -> None:
 
     facts = card_facts(_registry_entry(NAMES[key], dt.date(2025, 6, 1)))
     assert facts.name == NAMES[key] and facts.release_date == "2025-06-01"
+
+
+@pytest.mark.parametrize("extra", [[], ["--model", "features:thumbnail"]], ids=["baselines", "model"])
+def test_audit_leaves_out_and_lists_an_undecodable_noise_image(tmp_path: Path, extra: list[str]) -> None:
+    from conftest import make_row
+
+    spec = snapshot_spec()
+    noise = [make_row(f"n{i}", "bag", "black", seed=20 + i) for i in range(20)]
+    junk = {**make_row("junk", "bag", "black"), "image": {"bytes": b"not an image", "path": "junk.png"}}
+    spec["noise"]["gallery"] = [*noise, junk]
+    snap = make_snapshot(tmp_path / "snap", spec)
+    result = invoke("audit", str(snap), "--output", str(tmp_path / "a.json"), *extra)
+    assert result.exit_code == 0, result.output
+    report = read_audit(tmp_path / "a.json")
+    assert [(s.subset, s.split, s.row) for s in report.skipped_images] == [("noise", "gallery", 20)]
+    assert report.sampling.noise_sampled == 20

@@ -245,3 +245,45 @@ def test_annotate_batch_export_refuses_a_users_file_before_any_work(tmp_path: Pa
         f"{mine}: exists and was not written by lookbench",
     )
     assert mine.read_text() == '{"mine": true}\n'
+
+
+REPLACED = {"synth": "v20260601", "legacy import": "inshop", "composed derive": "v20260301"}
+"""The folder each command writes under OUT, which `--overwrite` would replace were it lookbench's."""
+
+
+@pytest.mark.parametrize("name", REPLACED)
+def test_overwrite_never_replaces_a_users_folder_named_like_the_output(tmp_path: Path, name: str) -> None:
+    folder = users_folder(tmp_path / "mine")
+    (folder / REPLACED[name]).mkdir(exist_ok=True)
+    (folder / REPLACED[name] / "mine.txt").write_bytes(b"x\n")
+    (tmp_path / "src").mkdir()
+    before = files_under(folder)
+    result = invoke(*COMMANDS[name][1](tmp_path, folder), "--overwrite")
+    one_line(result, f"{folder / REPLACED[name]}: exists and {folder / MARKER_NAME} does not list it")
+    assert files_under(folder) == before and not (folder / MARKER_NAME).exists()
+
+
+def test_release_overwrite_keeps_every_file_of_the_users(tmp_path: Path) -> None:
+    folder = users_folder(tmp_path / "mine")
+    (folder / "v20260601" / "mine.txt").write_bytes(b"x\n")
+    before = files_under(folder)
+    result = invoke(*COMMANDS["release"][1](tmp_path, folder), "--overwrite")
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert {k: v for k, v in files_under(folder).items() if k in before} == before
+
+
+def test_synth_overwrite_keeps_a_folder_the_user_added_to_its_own_marked_folder(tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    synth = ["synth", "--out", str(out), "--size", "tiny"]
+    assert invoke(*synth, "--release", "2026-05-01").exit_code == 0
+    (out / "v20260601").mkdir()
+    (out / "v20260601" / "mine.txt").write_text("x\n")
+    before = files_under(out)
+    one_line(
+        invoke(*synth, "--release", "2026-06-01", "--overwrite"),
+        f"{out / 'v20260601'}: exists and {out / MARKER_NAME} does not list it",
+    )
+    assert files_under(out) == before
+    again = invoke(*synth, "--release", "2026-05-01", "--overwrite")  # its own release: replaced as before
+    assert again.exit_code == 0, again.output
+    assert "v20260601" not in read_marker(out).files  # type: ignore[union-attr]

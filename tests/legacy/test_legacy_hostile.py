@@ -10,6 +10,7 @@ import pytest
 from legacykit import F200K_TEST, deepfashion2, fashion200k, fashioniq, inshop, street2shop
 from typer.testing import CliRunner
 
+from lookbench._util.outfolder import MARKER_NAME, claim_output_folder
 from lookbench.cli.main import app
 from lookbench.datasets.legacy import registry
 from lookbench.datasets.legacy.context import ImportOptions
@@ -204,7 +205,8 @@ def test_tirg_target_image_missing(tmp_path: Path) -> None:
 
 def test_interrupted_import_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     src = inshop(tmp_path / "s")
-    target = import_dataset("inshop", src, tmp_path / "out", ImportOptions())
+    with claim_output_folder(tmp_path / "out", "legacy import").recording():  # as the command does: it lists inshop
+        target = import_dataset("inshop", src, tmp_path / "out", ImportOptions())
     before = (target / "MANIFEST.json").read_bytes()
     with pytest.raises(DatasetImportError, match="already exists"):
         import_dataset("inshop", src, tmp_path / "out", ImportOptions())
@@ -220,7 +222,7 @@ def test_interrupted_import_leaves_nothing(tmp_path: Path, monkeypatch: pytest.M
     with pytest.raises(KeyboardInterrupt):
         import_dataset("inshop", src, tmp_path / "out", ImportOptions(), overwrite=True)
     assert (target / "MANIFEST.json").read_bytes() == before  # the earlier snapshot is untouched
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["inshop"]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [MARKER_NAME, "inshop"]
     open_snapshot(target)  # and still verifies against its manifest
 
 

@@ -315,3 +315,50 @@ def test_verify_refuses_a_per_query_column_of_another_type(run: Run, tmp_path: P
     code, text = verify(bundle, run.snapshot)
     assert code == 2
     assert "column fine is list<element: int64>, but re-searching the bundled embeddings gives list<item: bool>" in text
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("ks", [1, 5, 1_000_000_000], "cut-offs must lie in 1..100"),
+        ("ks", [0, 5], "cut-offs must lie in 1..100"),
+        ("resamples", 10_000_000_000, "less than or equal to 100000"),
+    ],
+)
+def test_verify_refuses_a_declared_count_over_its_limit_in_one_line(
+    run: Run, tmp_path: Path, field: str, value: object, problem: str
+) -> None:
+    bundle = submit(run, tmp_path / "repo", embeddings=True)
+    data = json.loads((bundle / RESULT).read_text())
+    if field == "ks":
+        data["config"]["ks"] = value
+    else:
+        data["config"]["bootstrap"]["resamples"] = value
+    (bundle / RESULT).write_text(json.dumps(data))
+    reseal(bundle)
+    outcome = runner.invoke(app, ["verify", str(bundle), "--snapshot", str(run.snapshot)])
+    assert outcome.exit_code == 2 and isinstance(outcome.exception, SystemExit), outcome.output
+    assert len(outcome.output.strip().splitlines()) == 1 and problem in outcome.output, outcome.output
+    assert str(bundle / RESULT) in " ".join(outcome.output.split())
+
+
+def test_verify_names_a_bundled_npy_that_is_an_npz_archive(run: Run, tmp_path: Path) -> None:
+    bundle = submit(run, tmp_path / "repo", embeddings=True)
+    (target,) = [p for p in (bundle / "embeddings").rglob("query.npy") if p.parent.name == SUBSET]
+    with target.open("wb") as file:
+        np.savez(file, vectors=np.load(run.embeddings / SUBSET / "query.npy"))
+    reseal(bundle)
+    code, text = verify(bundle, run.snapshot)
+    assert code == 2 and f"{target}: an .npz archive, not a .npy array" in text, text
+
+
+@pytest.mark.parametrize("name", ["manifest.json", "card.json"])
+def test_verify_names_a_file_nested_too_deeply_in_one_line(run: Run, tmp_path: Path, name: str) -> None:
+    bundle = submit(run, tmp_path / "repo", embeddings=False)
+    (bundle / name).write_text("[" * 200_000 + "]" * 200_000)
+    if name != "manifest.json":
+        reseal(bundle)
+    outcome = runner.invoke(app, ["verify", str(bundle), "--snapshot", str(run.snapshot)])
+    assert outcome.exit_code == 2 and isinstance(outcome.exception, SystemExit), outcome.output
+    text = " ".join(outcome.output.split())
+    assert len(outcome.output.strip().splitlines()) == 1 and f"{bundle / name}: not valid JSON" in text, text

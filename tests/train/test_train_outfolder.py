@@ -115,3 +115,23 @@ def test_scaling_refuses_a_folder_of_the_users_files(tmp_path: Path, config: Pat
         run("scaling", str(scaling_config(tmp_path, config)), "--out", str(out)), "not a lookbench run marker"
     )
     assert files_under(out) == {**USERS, MARKER_NAME: b"{}"}
+
+
+def test_train_overwrite_removes_only_what_the_marker_lists_and_refuses_a_users_folder(tmp_path: Path) -> None:
+    from lookbench._util.outfolder import OutputFolderError, claim_output_folder
+    from lookbench.train.runfolder import clear_for_overwrite
+
+    out = tmp_path / "run"
+    claim = claim_output_folder(out, "train")
+    write_files(out, {"checkpoints/step-1/main.pt": b"run\n", "train.jsonl": b"run\n"})
+    claim.record()
+    write_files(out, {"validation/mine.txt": b"mine\n", "model.json": b"mine\n"})
+    names = ("checkpoints", "train.jsonl", "validation", "model.json")
+    before = files_under(out)
+    with pytest.raises(OutputFolderError, match="validation: exists and .* does not list it"):
+        clear_for_overwrite(out, names)
+    assert files_under(out) == before
+    (out / "validation" / "mine.txt").unlink()
+    (out / "validation").rmdir()
+    clear_for_overwrite(out, names)
+    assert sorted(files_under(out)) == [MARKER_NAME, "model.json"] and (out / "model.json").read_bytes() == b"mine\n"

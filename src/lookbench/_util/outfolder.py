@@ -88,6 +88,10 @@ class Claim:
         """Whether a top-level entry was written by a lookbench run into this folder."""
         return name in self.marker.files
 
+    def refuse_unlisted(self, path: Path) -> None:
+        """Refuse to replace an existing `path` that the folder's marker does not list (see `refuse_unlisted`)."""
+        refuse_unlisted(path)
+
     def record(self) -> RunMarker:
         """Add the top-level entries the run created or changed to the marker's list of files it wrote."""
         if not self.folder.is_dir():
@@ -183,6 +187,18 @@ def output_folder(
     """Claim `folder` (see `claim_output_folder`) and record what the block wrote into it, even if it fails."""
     with claim_output_folder(folder, command, config_hash=config_hash, overwrite=overwrite).recording() as claim:
         yield claim
+
+
+def refuse_unlisted(path: Path) -> None:
+    """Refuse to replace or remove an existing `path` that its folder's marker does not list as a lookbench run's."""
+    if not (path.exists() or path.is_symlink()):
+        return
+    marker = read_marker(path.parent)
+    if marker is None or path.name not in marker.files:
+        raise OutputFolderError(
+            f"{path}: exists and {path.parent / MARKER_NAME} does not list it as written by lookbench, so --overwrite "
+            "will not replace it; move it away or choose another output folder"
+        )
 
 
 def refuse_foreign_file(path: Path, ours: bool, overwrite: bool) -> None:

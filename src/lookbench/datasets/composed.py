@@ -21,6 +21,8 @@ import pyarrow.parquet as pq
 
 from lookbench._util.atomic import atomic_folder
 from lookbench._util.labels import normalise_label
+from lookbench._util.limits import MAX_PROCESSES, check_count
+from lookbench._util.outfolder import refuse_unlisted
 from lookbench.datasets.synth.pairs import pair_targets, read_synth_plan, render_pair_targets
 from lookbench.errors import SnapshotError
 from lookbench.evaluation.composed.texts import modification_text
@@ -200,9 +202,12 @@ def derive_synth_composed(
     """
     if not 0.0 <= validation < 1.0:
         raise SnapshotError(f"validation fraction must lie in [0, 1), got {validation}")
+    check_count("--workers", workers, MAX_PROCESSES, low=1)
     target = Path(out) / source.root.name
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
+    if overwrite:
+        refuse_unlisted(target)
     gallery, pairs = synth_pairs(source, render, workers)
     held = [row for product, row in pairs if in_validation(product, validation, seed)]
     scored = [row for product, row in pairs if not in_validation(product, validation, seed)]

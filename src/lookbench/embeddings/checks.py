@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Collection
+from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -116,3 +118,15 @@ def _rows(indices: np.ndarray, limit: int = 10) -> str:
     shown = ", ".join(str(int(i)) for i in indices[:limit])
     more = f" and {len(indices) - limit} more" if len(indices) > limit else ""
     return shown + more
+
+
+def load_npy(path: Path, mmap_mode: Literal["r"] | None = None) -> np.ndarray:
+    """The array of a `.npy` file; bytes that are not one (an `.npz` archive among them) raise an EmbeddingError."""
+    try:
+        loaded = np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+    except Exception as exc:  # numpy raises many kinds on bytes that are no array
+        raise EmbeddingError(f"{path}: not a readable .npy file ({exc})") from exc
+    if not isinstance(loaded, np.ndarray):  # np.load opens whatever the bytes are: an .npz gives an archive
+        loaded.close()
+        raise EmbeddingError(f"{path}: an .npz archive, not a .npy array")
+    return loaded

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
+from lookbench._util.limits import MAX_BATCH, MAX_PROCESSES, check_count
 from lookbench._util.precision import Precision
 
 DecodePlace = Literal["auto", "cpu", "device"]
@@ -24,6 +25,14 @@ class EmbedOptions(BaseModel):
     workers: int | None = Field(default=None, ge=0)
     """Decoding threads; None: chosen from the machine (2 on CPU, all cores but one feeding a GPU)."""
     on_bad_image: Literal["stop", "skip"] = "stop"
+
+    @field_validator("batch_size", "workers")
+    @classmethod
+    def _bounded(cls, value: int | None, info: ValidationInfo) -> int | None:
+        name = info.field_name or ""
+        limit = MAX_BATCH if name == "batch_size" else MAX_PROCESSES
+        return None if value is None else check_count(f"--{name.replace('_', '-')}", value, limit)
+
     storage_dtype: Literal["float16", "float32"] = "float32"
     progress: bool = True
     jpeg_draft: bool = False

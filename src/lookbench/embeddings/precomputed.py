@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
+from lookbench.embeddings.checks import load_npy
 from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
 from lookbench.errors import EmbeddingError, first_problem
@@ -42,14 +43,7 @@ class PrecomputedEmbeddings(ProviderBase):
         path = self.path(subset, split)
         if not path.is_file():
             raise EmbeddingError(f"missing embeddings file {path} for {subset}/{split}")
-        try:
-            loaded = np.load(path, allow_pickle=False)
-        except Exception as exc:
-            raise EmbeddingError(f"{path}: not a readable .npy file ({exc})") from exc
-        if not isinstance(loaded, np.ndarray):  # np.load opens whatever the bytes are: an .npz gives an archive
-            loaded.close()
-            raise EmbeddingError(f"{path}: an .npz archive, not a .npy array")
-        return loaded
+        return load_npy(path)
 
     def _read_card(self) -> ModelMeta | None:
         """The folder's fact sheet, `model.json` (see `ModelMeta`), when there is one."""

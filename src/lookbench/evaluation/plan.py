@@ -7,6 +7,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from lookbench._util.dates import snapshot_date
+from lookbench._util.limits import MAX_K
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_rows
 from lookbench.evaluation.settings import EvalSettings
@@ -94,8 +95,8 @@ def build_plan(snapshot: Snapshot, settings: EvalSettings) -> RunPlan:
     protocol = protocol_of(snapshot)
     wanted = settings.ks if settings.ks is not None else DEFAULT_KS if protocol is None else protocol.ks
     ks = tuple(sorted(set(wanted)))
-    if not ks or ks[0] < 1:
-        raise LookBenchError(f"cut-offs must be positive integers, got {settings.ks}")
+    if not ks or ks[0] < 1 or ks[-1] > MAX_K:
+        raise LookBenchError(f"cut-offs must be positive integers up to {MAX_K}, got {settings.ks}")
     names = snapshot.check_subsets(settings.subsets) if settings.subsets else snapshot.subsets
     if not names:
         raise LookBenchError(f"snapshot {snapshot.root} has no subsets to evaluate")

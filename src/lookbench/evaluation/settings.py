@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lookbench._util.limits import MAX_RESAMPLES, check_count
 from lookbench.evaluation.noise import NoisePool
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
 from lookbench.results.schema import BootstrapConfig
@@ -34,6 +35,9 @@ class EvalSettings:
     """How composed subsets' queries are embedded (see `lookbench.evaluation.composed.methods.METHODS`)."""
     noise: NoisePool = NoisePool.ALL
     """Search each subset with the shared noise pool (`all`) or against its gallery alone (`none`)."""
+
+    def __post_init__(self) -> None:
+        check_count("resamples", self.resamples, MAX_RESAMPLES)
 
     def bootstrap(self) -> BootstrapConfig:
         """How the confidence intervals are drawn, as the result records it."""

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lookbench._util.limits import check_allocation
+
 
 def subset_rng(seed: int, subset: str) -> np.random.Generator:
     """A generator that depends only on the seed and the subset name, not on which other subsets run."""
@@ -15,6 +17,9 @@ def subset_rng(seed: int, subset: str) -> np.random.Generator:
 
 def resample_counts(rng: np.random.Generator, clusters: int, resamples: int) -> np.ndarray:
     """(B, C) how often each cluster is drawn in each resample (C draws with replacement)."""
+    check_allocation(  # the int64 draws and their float64 copy
+        f"{resamples:,} bootstrap resamples over {clusters:,} queries", 16 * resamples * clusters, "lower --resamples"
+    )
     if clusters == 0:
         return np.zeros((resamples, 0), dtype=np.float64)
     return rng.multinomial(clusters, np.full(clusters, 1.0 / clusters), size=resamples).astype(np.float64)

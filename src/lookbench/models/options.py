@@ -12,7 +12,11 @@ from lookbench.errors import LookBenchError
 def split_options(argument: str, allowed: set[str]) -> tuple[str, dict[str, str]]:
     """Split `path?k=v&k2=v2` into the path and its options, rejecting unknown keys."""
     base, sep, query = argument.rpartition("?") if "?" in argument else (argument, "", "")
-    options = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))) if sep else {}
+    pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)) if sep else []
+    options = dict(pairs)
+    repeated = sorted({key for key, _ in pairs if [k for k, _ in pairs].count(key) > 1})
+    if repeated:
+        raise LookBenchError(f"option(s) {', '.join(repeated)} given twice in {argument!r}; give each once")
     unknown = sorted(set(options) - allowed)
     if unknown:
         raise LookBenchError(

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from lookbench._util.limits import MAX_RESAMPLES, check_count
 from lookbench.errors import ResultError
 from lookbench.metrics.bootstrap import PairedTest, paired_bootstrap
 from lookbench.results.io import load_with_per_query
@@ -60,6 +61,7 @@ def compare_results(
 ) -> tuple[ResultFile, ResultFile, list[PairedTest]]:
     """Paired bootstrap tests of A - B on the queries both result files scored (same snapshot required), or on
     those of them `selection` keeps."""
+    check_count("--resamples", resamples, MAX_RESAMPLES)
     a, ta = _run_with_per_query(path_a)
     b, tb = _run_with_per_query(path_b)
     if a.snapshot.content_hash != b.snapshot.content_hash:

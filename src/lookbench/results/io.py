@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -71,8 +72,12 @@ def load_result(path: Path) -> ResultFile:
         raise ResultError(f"{path}: not a result file (not UTF-8 text: {exc})") from exc
     except json.JSONDecodeError as exc:
         raise ResultError(f"{path}: not valid JSON ({exc})") from exc
-    version = str(data.get("schema_version", "")) if isinstance(data, dict) else ""
-    if version.split(".")[0] not in READABLE_MAJORS:
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if (
+        not isinstance(version, str)
+        or not re.fullmatch(r"\d+\.\d+", version)
+        or version.split(".")[0] not in READABLE_MAJORS
+    ):
         expected = " or ".join(f"{major}.x" for major in READABLE_MAJORS)
         raise ResultError(f"{path}: result schema version {version!r} is not supported (expected {expected})")
     try:

@@ -6,6 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from lookbench._util.limits import MAX_K, MAX_RESAMPLES
 from lookbench.embeddings.meta import ModelRun, run_from_v1
 
 RESULT_SCHEMA_VERSION = "2.0"
@@ -33,10 +34,10 @@ class MetricValue(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: float
-    ci_low: float
-    ci_high: float
-    n: int = Field(ge=0)
+    value: float = Field(strict=True)
+    ci_low: float = Field(strict=True)
+    ci_high: float = Field(strict=True)
+    n: int = Field(ge=0, strict=True)
 
     _fractions = field_validator("value", "ci_low", "ci_high")(fraction)
 
@@ -52,8 +53,8 @@ class CategoryValue(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    value: float
-    n: int = Field(ge=0)
+    value: float = Field(strict=True)
+    n: int = Field(ge=0, strict=True)
 
     _fraction = field_validator("value")(fraction)
 
@@ -87,7 +88,7 @@ class BootstrapConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    resamples: int
+    resamples: int = Field(ge=0, le=MAX_RESAMPLES)
     seed: int
     confidence: float
     unit: str = "query; whole outfits on street-look subsets"
@@ -130,7 +131,15 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     fine_rule: str
-    ks: list[int]
+    ks: list[int] = Field(min_length=1)
+
+    @field_validator("ks")
+    @classmethod
+    def _ks_in_range(cls, ks: list[int]) -> list[int]:
+        if any(not 1 <= k <= MAX_K for k in ks):
+            raise ValueError(f"cut-offs must lie in 1..{MAX_K}, got {ks}")
+        return ks
+
     search_backend: str
     search: SearchInfo | None = None
     bootstrap: BootstrapConfig

@@ -9,9 +9,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from lookbench._util.limits import MAX_K
 from lookbench.search.ties import pair_order
-
-MAX_K = 100
 
 Parts = np.ndarray | Sequence[np.ndarray]
 """One (rows, dim) array, or several whose rows follow each other (a gallery, then the shared noise pool)."""

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
+from lookbench._util.limits import MAX_PROCESSES, MAX_SHARDS, check_count
 from lookbench.errors import LookBenchError
 from lookbench.shards.marker import ShardMarker
 from lookbench.shards.plan import Shard
@@ -127,5 +128,7 @@ def check_options(name: str, processes: int | None, address: str | None, shards:
         raise LookBenchError(f"--processes: expected a positive number, got {processes}")
     if shards is not None and shards < 1:
         raise LookBenchError(f"--shards: expected a positive number, got {shards}")
+    check_count("--processes", processes or 1, MAX_PROCESSES, low=1)
+    check_count("--shards", shards or 1, MAX_SHARDS, low=1)
     if address is not None and name != "ray":
         raise LookBenchError("--ray-address applies to --executor ray")

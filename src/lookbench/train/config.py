@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from lookbench._util.configfile import StrictConfig, load_config_file, validate_config
+from lookbench._util.limits import MAX_BATCH, MAX_PROCESSES, MAX_RESAMPLES
 from lookbench._util.precision import Precision
 from lookbench.errors import TrainError
 from lookbench.models.mix_record import PretrainedMix
@@ -45,8 +46,8 @@ class Validation(StrictConfig):
     the test set; it is refused unless this is true."""
     every_steps: int = Field(default=0, ge=0)
     """0: only once, after the last step."""
-    resamples: int = Field(default=200, ge=0)
-    batch_size: int = Field(default=64, ge=1)
+    resamples: int = Field(default=200, ge=0, le=MAX_RESAMPLES)
+    batch_size: int = Field(default=64, ge=1, le=MAX_BATCH)
 
 
 class Guard(StrictConfig):
@@ -67,7 +68,7 @@ class Data(StrictConfig):
     train: list[TrainData] = Field(min_length=1)
     validation: Validation | None = Validation()
     guard: Guard = Guard()
-    workers: int = Field(default=2, ge=0)
+    workers: int = Field(default=2, ge=0, le=MAX_PROCESSES)
     """DataLoader worker processes decoding and augmenting images (0: in the training process)."""
 
     @field_validator("train", mode="before")
@@ -166,7 +167,7 @@ class Optim(StrictConfig):
     weight_decay: float = Field(default=0.05, ge=0)
     betas: tuple[float, float] = (0.9, 0.999)
     clip_grad_norm: float | None = Field(default=1.0, gt=0)
-    accumulation: int = Field(default=1, ge=1)
+    accumulation: int = Field(default=1, ge=1, le=MAX_BATCH)
     """Micro-batches per optimiser step (the global batch is split across them)."""
 
 
@@ -190,8 +191,8 @@ class Schedule(StrictConfig):
 class Batch(StrictConfig):
     """The global batch: `size / m_per_class` items, `m_per_class` images each."""
 
-    size: int = Field(default=64, ge=2)
-    m_per_class: int = Field(default=2, ge=1)
+    size: int = Field(default=64, ge=2, le=MAX_BATCH)
+    m_per_class: int = Field(default=2, ge=1, le=MAX_BATCH)
 
     @model_validator(mode="after")
     def _divisible(self) -> Batch:
@@ -231,7 +232,7 @@ class Runtime(StrictConfig):
     """The evaluation's vocabulary (`lookbench._util.precision`): fp32 (strict float32), tf32 (TF32 matmuls and
     convolutions on CUDA), bf16 (autocast of forward and loss; weights and optimiser stay float32), auto (bf16 on
     CUDA where supported, else fp32). fp16 is refused: it needs loss scaling, which training does not do."""
-    threads: int | None = Field(default=None, ge=1)
+    threads: int | None = Field(default=None, ge=1, le=MAX_PROCESSES)
     channels_last: bool = False
 
     @field_validator("precision")

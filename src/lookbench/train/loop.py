@@ -6,7 +6,6 @@ import contextlib
 import functools
 import json
 import math
-import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -40,7 +39,7 @@ from lookbench.train.heads import TrainingModel
 from lookbench.train.losses import attribute_loss, category_loss
 from lookbench.train.optim import centre_optimizer, freeze_layers, lr_factor, make_optimizer, param_groups, set_lr
 from lookbench.train.partial_fc import PartialFC, identity_loss
-from lookbench.train.runfolder import claim_train_folder
+from lookbench.train.runfolder import claim_train_folder, clear_for_overwrite
 from lookbench.train.sampler import MPerClassSampler, StepBatches
 
 LOG = "train.jsonl"
@@ -285,17 +284,8 @@ class Trainer:
         if world.is_main:
             finished = (self.out / "model.json").is_file()
             if self.overwrite:
-                for name in (
-                    CHECKPOINTS,
-                    LOG,
-                    GUARD_REPORT,
-                    OVERLAP_QUERIES_FILE,
-                    CONFIG_COPY,
-                    "validation",
-                    "model.json",
-                ):
-                    path = self.out / name
-                    shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
+                names = (CHECKPOINTS, LOG, GUARD_REPORT, OVERLAP_QUERIES_FILE, CONFIG_COPY, "validation", "model.json")
+                clear_for_overwrite(self.out, names)
             elif finished:
                 raise TrainError(f"{self.out} already holds a trained model; use --overwrite to train again")
             self.out.mkdir(parents=True, exist_ok=True)

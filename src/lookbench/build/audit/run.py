@@ -11,6 +11,13 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 import lookbench
+from lookbench._util.limits import (
+    MAX_PERMUTATIONS,
+    MAX_RESAMPLES,
+    MAX_SAMPLE,
+    check_allocation,
+    check_count,
+)
 from lookbench.build.audit.calibration import (
     ALPHA,
     PERMUTATIONS,
@@ -90,7 +97,18 @@ class Side:
 
 
 def check_settings(settings: AuditSettings) -> None:
-    """Refuse a test that cannot be calibrated: alpha outside (0, 1), or too few permutations to ever reach it."""
+    """Refuse counts over their limits, and a test that cannot be calibrated: alpha outside (0, 1), too few
+    permutations to ever reach it, or too many for memory."""
+    check_count("--per-side", settings.per_side, MAX_SAMPLE, low=1)
+    check_count("--queries", settings.queries_per_subset, MAX_SAMPLE, low=1)
+    check_count("--resamples", settings.resamples, MAX_RESAMPLES)
+    check_count("--permutations", settings.permutations, MAX_PERMUTATIONS, low=1)
+    # the shuffled labels, their out-of-fold scores and the stacked copy: three (2 * per_side, permutations + 1)
+    check_allocation(
+        f"--permutations {settings.permutations:,} over --per-side {settings.per_side:,}",
+        3 * 8 * 2 * settings.per_side * (settings.permutations + 1),
+        "lower either",
+    )
     if not 0.0 < settings.alpha < 1.0:
         raise LookBenchError(f"--alpha {settings.alpha:g}: must lie strictly between 0 and 1")
     needed = int(np.ceil(1.0 / settings.alpha - 1.0 - 1e-9))
@@ -161,12 +179,14 @@ def _noise_side_share(x: np.ndarray, noise: np.ndarray, queries: dict[str, np.nd
 
 
 def _embeddings(provider: EmbeddingProvider, snapshot: Snapshot, parts: Parts) -> np.ndarray:
-    """Checked, L2-normalised embeddings of the sampled rows (whole splits are read: the cache holds them so)."""
+    """Checked, L2-normalised embeddings of the sampled rows (whole splits are read: the cache holds them so); rows
+    left out of the sample (an image that does not decode among them) are not checked."""
     blocks = []
     for subset, split, rows in parts:
         raw = np.asarray(provider.embed_split(snapshot, subset, split))
         where = f"{provider.spec} {subset}/{split}"
-        blocks.append(check_embeddings(raw, snapshot.num_rows(subset, split), where)[rows])
+        unsampled = np.setdiff1d(np.arange(len(raw)), rows).tolist()
+        blocks.append(check_embeddings(raw, snapshot.num_rows(subset, split), where, ignore_rows=unsampled)[rows])
     return np.concatenate(blocks) if blocks else np.zeros((0, 1))
 
 

@@ -165,7 +165,7 @@ def audit_command(
     if output is not None:
         check_audit_target(output)  # before the work: a user's file there is refused, never replaced
     snap = open_location(snapshot)
-    options = EmbedOptions(cache_dir=cache_dir)
+    options = EmbedOptions(cache_dir=cache_dir, on_bad_image="skip")  # left out and listed, as the statistics do
     provider = resolve_model(model, options) if model else None
     trivial = [resolve_model(spec, options) for spec in baseline_specs(baselines)]
     subsets = snap.subsets_of_kind("image")

@@ -9,6 +9,7 @@ import typer
 from rich.markup import escape
 
 from lookbench._util.dates import parse_day
+from lookbench._util.limits import MAX_PROCESSES, check_count
 from lookbench._util.outfolder import claim_output_folder
 from lookbench.cli.common import console, reports_errors
 from lookbench.datasets.synth.default import default_snapshot
@@ -76,6 +77,7 @@ def synth(
         when = parse_day(release)
     except ValueError as exc:
         raise LookBenchError(f"--release: {exc}") from exc
+    check_count("--workers", workers, MAX_PROCESSES)
     if purpose not in PURPOSES:
         raise LookBenchError(f"--purpose must be one of {', '.join(PURPOSES)}, got {purpose!r}")
     if exhausted_categories not in EXHAUSTED_POLICIES:
@@ -84,7 +86,9 @@ def synth(
         )
     images = plan_training(seed, when, size).total_images() if purpose == "train" else size_preset(size).total_images()
     target = out / version_name(when)
-    with claim_output_folder(out, "synth", overwrite=overwrite).recording():
+    with claim_output_folder(out, "synth", overwrite=overwrite).recording() as claim:
+        if overwrite:
+            claim.refuse_unlisted(target)
         if preview and target.exists() and not overwrite:
             console.print(escape(f"{target} exists; writing contact sheets only"), highlight=False)
         else:

@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from lookbench._util.outfolder import refuse_unlisted
 from lookbench.datasets.legacy.images import StoredImage
 from lookbench.errors import DatasetImportError, SnapshotError
 from lookbench.snapshot.card import CARD_NAME, DatasetCard, card_json
@@ -105,6 +106,8 @@ class SnapshotWriter:
         self.target = out / name
         if self.target.exists() and not overwrite:
             raise DatasetImportError(f"{self.target} already exists; pass --overwrite to replace it")
+        if overwrite:
+            refuse_unlisted(self.target)
         self.staging = out / f".{name}.staging"
         self.source = source
         self.licence = licence

@@ -7,6 +7,7 @@ from datetime import date
 from pathlib import Path
 
 from lookbench._util.jsontext import loads
+from lookbench._util.outfolder import claim_output_folder
 from lookbench.datasets.synth.generate import MANIFEST, generate_snapshot
 from lookbench.datasets.synth.release import (
     DEFAULT_RELEASE,
@@ -52,7 +53,8 @@ def _cached(folder: Path, release: date, seed: int, purpose: str, what: str) -> 
     if is_complete(target):
         return target
     try:
-        return generate_snapshot(folder, release, DEFAULT_SIZE, seed, overwrite=target.exists(), purpose=purpose)
+        with claim_output_folder(folder, "synth", overwrite=True).recording():
+            return generate_snapshot(folder, release, DEFAULT_SIZE, seed, overwrite=target.exists(), purpose=purpose)
     except (OSError, SnapshotError) as exc:
         if is_complete(target):
             return target

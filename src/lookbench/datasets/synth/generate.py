@@ -21,6 +21,8 @@ import pyarrow.parquet as pq
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.jsontext import loads
+from lookbench._util.limits import MAX_PROCESSES, check_count
+from lookbench._util.outfolder import refuse_unlisted
 from lookbench.datasets.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
 from lookbench.datasets.synth.disjoint import DEFAULT_EXCLUSION, excluded_designs, exclusion_key
 from lookbench.datasets.synth.parallel import available_cpus, ordered_map
@@ -272,7 +274,7 @@ def generate_snapshot(
     benchmark release), `validation` (the same, never the default snapshot's seed and date) or `train` (several
     views per product, clear of the designs of the evaluation releases `exclude_designs` names; default: the
     default snapshot's, see `synth.disjoint`); a category whose every design they hold is refused, or left out with
-    `exhausted="drop"`."""
+    `exhausted="drop"`. `overwrite` replaces only a release that the marker of `out` lists as lookbench's."""
     if purpose not in PURPOSES:
         raise SnapshotError(f"unknown synth purpose {purpose!r}; known: {', '.join(PURPOSES)}")
     if purpose == "validation" and (seed, release) == (DEFAULT_SEED, DEFAULT_RELEASE):
@@ -283,6 +285,8 @@ def generate_snapshot(
     target = Path(out) / version_name(release)
     if target.exists() and not overwrite:
         raise SnapshotError(f"{target} already exists; pass overwrite to replace it")
+    if overwrite:
+        refuse_unlisted(target)
     excluded = list(DEFAULT_EXCLUSION if exclude_designs is None else exclude_designs)
     work = _partial_folder(target, size, seed, purpose, excluded, exhausted)
     if purpose == "train":
@@ -295,6 +299,8 @@ def generate_snapshot(
     else:
         plan = plan_release(seed, release, size)
     images = plan.total_images() if isinstance(plan, TrainingPlan) else plan.preset.total_images()
+    if workers is not None:
+        check_count("--workers", workers, MAX_PROCESSES, low=1)
     if workers is None:
         workers = 1 if images < INLINE_BELOW else available_cpus()
     try:

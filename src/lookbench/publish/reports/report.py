@@ -8,6 +8,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from lookbench._util.atomic import write_text_atomic
+from lookbench._util.limits import MAX_SAMPLE, check_count
 from lookbench.build.audit.io import snapshot_audit
 from lookbench.errors import ResultError, SnapshotError
 from lookbench.evaluation.contamination.assess import assess
@@ -95,6 +96,8 @@ def build_report(
     found it; a snapshot whose content differs from the evaluated one is reported on the page. The source audit
     (docs/audit.md) is `audit_path`, else the snapshot's own `AUDIT.json` when it has one.
     """
+    check_count("--per-subset", per_subset, MAX_SAMPLE, low=1)
+    check_count("--per-category", per_category, MAX_SAMPLE, low=1)
     result, per_query = load_with_per_query(result_path)
     if per_query is None:
         raise ResultError(f"{result_path}: the report needs the run's per-query file")

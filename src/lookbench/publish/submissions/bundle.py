@@ -10,13 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.atomic import atomic_folder, write_text_atomic
 from lookbench._util.hashing import file_sha256
+from lookbench._util.jsontext import loads
+from lookbench.embeddings.checks import load_npy
 from lookbench.embeddings.meta import ModelMeta
-from lookbench.errors import SubmissionError, first_problem
+from lookbench.errors import EmbeddingError, SubmissionError, first_problem
 from lookbench.evaluation.noise import NoisePool, noise_tag
 from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.naming import slug
@@ -94,9 +95,9 @@ def check_embedding_files(folder: Path, result: ResultFile, result_path: Path) -
         if not path.is_file():
             raise SubmissionError(f"{path}: missing; the result {result_path} scored {subset}/{split}")
         try:
-            array = np.load(path, mmap_mode="r", allow_pickle=False)
-        except Exception as exc:
-            raise SubmissionError(f"{path}: not a readable .npy file ({exc})") from exc
+            array = load_npy(path, mmap_mode="r")
+        except EmbeddingError as exc:
+            raise SubmissionError(str(exc)) from exc
         count = "gallery" if split == "gallery" else "queries"
         field = "noise_rows" if subset == NOISE else f"subsets.{subset}.{count}"
         if array.ndim != 2 or (rows is not None and array.shape[0] != rows):
@@ -230,7 +231,7 @@ def read_manifest(root: Path) -> BundleManifest:
     """A bundle's manifest, validated; names the file and field at fault."""
     path = root / MANIFEST
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise SubmissionError(f"{path}: missing; {root} is not a submission bundle") from exc
     except (OSError, ValueError) as exc:
@@ -287,7 +288,7 @@ def open_bundle(root: Path) -> Bundle:
         raise SubmissionError(f"{root / name}: missing; {result_path} scored it (field files of {MANIFEST})")
     for name, record in ((manifest.card, card_of(result)), (manifest.environment, environment_of(result))):
         try:
-            stored = json.loads((root / name).read_text(encoding="utf-8"))
+            stored = loads((root / name).read_text(encoding="utf-8"))
         except ValueError as exc:  # UnicodeDecodeError is one too
             raise SubmissionError(f"{root / name}: not valid JSON ({exc})") from exc
         old_card = name == manifest.card and schema_tuple(result.schema_version) < TYPED_MODEL_SINCE
