@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+import socket
 from pathlib import Path
 
 import pytest
@@ -163,3 +166,19 @@ def test_a_failed_run_in_its_own_folder_records_what_it_wrote(tmp_path: Path) ->
         (tmp_path / "run" / "checkpoints").mkdir()
         raise RuntimeError("killed")
     assert read_marker(tmp_path / "run").files == ("checkpoints",)  # type: ignore[union-attr]
+
+
+def test_a_second_run_into_a_held_folder_is_refused_naming_the_holder(tmp_path: Path) -> None:
+    folder = tmp_path / "out"
+    first = claim_output_folder(folder, "release")
+    with first.recording():
+        (folder / "v20260601").mkdir()
+        second = claim_output_folder(folder, "release")
+        holder = rf"lookbench release \(pid {os.getpid()} on {re.escape(socket.gethostname())}, since [0-9T:+-]+\)"
+        refused = pytest.raises(OutputFolderError, match=rf"^{re.escape(str(folder))}: {holder} is writing into it;")
+        with refused, second.recording():
+            (folder / "v20260601" / "lost.txt").write_text("the second run must not get here")
+        assert not (folder / "v20260601" / "lost.txt").exists()
+    assert sorted(p.name for p in folder.iterdir()) == [MARKER_NAME, "v20260601"]  # no lock file left behind
+    with claim_output_folder(folder, "release").recording():  # free again once the first run ended
+        pass

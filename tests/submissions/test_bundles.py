@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -187,6 +188,12 @@ def test_leaderboard_marks_rows_and_leaves_out_a_forged_bundle(run: Run, tmp_pat
     data = json.loads((site / "data.json").read_text())
     status = {r["label"]: r["verification"]["status"] for r in data["runs"]}
     assert status == {"tiny": "verified", "other": "unverified"}
+    # the verification note names the snapshot by id and content hash, never by where it lies on this disk
+    notes = {r["label"]: r["verification"]["note"] for r in data["runs"]}
+    assert re.fullmatch(
+        r"300 numbers match, recomputed from its embeddings on v20260201 \([0-9a-f]{12}\)", notes["tiny"]
+    )
+    assert str(run.snapshot) not in (site / "index.html").read_text()
 
 
 THUMBS = """

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import os
 import secrets
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
+from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.atomic import write_text_atomic
@@ -17,6 +21,9 @@ from lookbench.errors import LookBenchError, first_problem
 
 MARKER_NAME = ".lookbench-run.json"
 MARKER_FORMAT: Literal["lookbench-run/1"] = "lookbench-run/1"
+LOCK_NAME = ".lookbench-run.lock"
+HOLDER_NAME = ".lookbench-run.holder.json"
+"""Who holds the lock: pid, host, command and start (the lock file itself is truncated by every try to take it)."""
 
 
 class OutputFolderError(LookBenchError):
@@ -44,7 +51,7 @@ def _entries(folder: Path) -> Entries:
     """Each top-level entry's (mtime_ns, size), the marker and atomic-write leftovers excepted."""
     found: Entries = {}
     for entry in folder.iterdir():
-        if entry.name == MARKER_NAME or entry.name.endswith(".tmp"):
+        if entry.name in (MARKER_NAME, LOCK_NAME, HOLDER_NAME) or entry.name.endswith(".tmp"):
             continue
         stat = entry.lstat()
         found[entry.name] = (stat.st_mtime_ns, stat.st_size)
@@ -116,13 +123,48 @@ class Claim:
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[Claim]:
-        """Record what the block wrote into the folder; a failed run that wrote nothing leaves no marker either."""
+        """Hold the folder against other lookbench runs and record what the block wrote into it; a failed run that
+        wrote nothing leaves no marker either."""
+        lock = hold(self.folder, self.marker.command)
         try:
             yield self
         except BaseException:
+            unhold(self.folder, lock)
             self.release()
             raise
+        unhold(self.folder, lock)
         self.record()
+
+
+def unhold(folder: Path, lock: FileLock) -> None:
+    """Give the folder's run lock back, leaving no lock file behind."""
+    (folder / HOLDER_NAME).unlink(missing_ok=True)
+    Path(lock.lock_file).unlink(missing_ok=True)
+    lock.release()
+
+
+def hold(folder: Path, command: str) -> FileLock:
+    """Take `folder`'s run lock at once, or refuse naming the run that holds it (its pid, host and start)."""
+    lock = FileLock(str(folder / LOCK_NAME), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        try:
+            holder = json.loads((folder / HOLDER_NAME).read_text(encoding="utf-8"))
+            who = f"lookbench {holder['command']} (pid {holder['pid']} on {holder['host']}, since {holder['started']})"
+        except (OSError, ValueError, KeyError, TypeError):
+            who = "another lookbench run"
+        raise OutputFolderError(
+            f"{folder}: {who} is writing into it; wait for it to end or choose another folder"
+        ) from None
+    holder = {
+        "command": command,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    write_text_atomic(folder / HOLDER_NAME, json.dumps(holder) + "\n")
+    return lock
 
 
 def claim_output_folder(

@@ -45,7 +45,9 @@ def scan_repository(repository: Path, snapshots: list[Snapshot]) -> RepositorySc
                 rows.append(RepositoryRow(bundle.result_path, Status.UNVERIFIED, note))
                 continue
             outcome = verify_bundle(root, snapshot)
-            rows.append(RepositoryRow(bundle.result_path, outcome.status, f"{outcome.note} on {snapshot.root}"))
+            # the snapshot by id and content hash: a local path would publish the maintainer's disk layout
+            where = f"{snapshot.snapshot_id} ({snapshot.content_hash[:12]})"
+            rows.append(RepositoryRow(bundle.result_path, outcome.status, f"{outcome.note} on {where}"))
         except (LookBenchError, OSError) as exc:  # one bad bundle is left out; the others are still shown
             refused.append(str(exc) if isinstance(exc, LookBenchError) else f"{root}: {type(exc).__name__}: {exc}")
     if not rows and not refused:
