@@ -11,6 +11,7 @@ from lookbench.evaluation.contamination.assess import assess
 from lookbench.evaluation.contamination.sources import local_snapshot, snapshot_sources
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.publish.reports.attributes import main_attributes
+from lookbench.publish.reports.comparable import comparable_groups, identity_labels, run_ids
 from lookbench.publish.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
 from lookbench.publish.reports.labels import METRICS, metric_infos, run_title, run_window
 from lookbench.publish.reports.paper import page_spec
@@ -131,14 +132,18 @@ def build_site_data(
     snapshots: dict[str, SnapshotFacts] = {}
     hashes: dict[str, int] = {}
     entries = []
-    for run in runs:
+    ids = run_ids([r.path for r in runs])
+    names = identity_labels([r.result for r in runs], ids)
+    for n, run in enumerate(runs):
         location = run.result.snapshot.location
         if location not in snapshots:
             snapshots[location] = SnapshotFacts.read(location)
         facts = snapshots[location]
         group = hashes.setdefault(run.result.snapshot.content_hash, len(hashes))
         checked = (verification or {}).get(run.path)
-        entries.append(_run_entry(run, facts, group, (subsets, categories, attributes), checked))
+        entry = _run_entry(run, facts, group, (subsets, categories, attributes), checked)
+        extra = names[n][len(entry["title"]) :].strip()
+        entries.append({**entry, "id": ids[n], "name": names[n], "nameExtra": extra})
     shared = share_query_columns([entry["q"] for entry in entries])
     shown = {s for r in runs for s in r.per_query["subset"].to_pylist()} | {OVERALL, COMPOSED_OVERALL}
     scopes = [s for s in ordered_scopes(s for r in runs for s in r.result.metrics) if s in shown]  # no `average`
@@ -157,6 +162,7 @@ def build_site_data(
         "attributes": attributes.values,
         "attributesKnown": all(f.attributes is not None for f in snapshots.values()),
         "runs": entries,
+        "groups": [{"title": g.title, "runs": g.members} for g in comparable_groups([r.result for r in runs])],
         "queries": shared,
         "ties": _default_ties(runs, metrics, scopes),
         "tieSeed": runs[0].result.config.bootstrap.seed,
