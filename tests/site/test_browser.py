@@ -341,7 +341,10 @@ def test_sorting_and_url_state_round_trip(driver: Any, synth_runs: tuple[Path, l
     assert driver.find_element("id", "subset").get_attribute("value") == "real_streetlook"
     assert driver.find_element("id", "since").get_attribute("value") == "2026-01-01"
     assert (_shown(driver, "ndcg@5"), order(), driver.find_element("id", "categories").text) == before
-    assert driver.find_element("css selector", "th[aria-sort] button.sort").get_attribute("data-key") == "value"
+    assert (
+        driver.find_element("css selector", "table.board th[aria-sort] button.sort").get_attribute("data-key")
+        == "value"
+    )
     _open(driver, index.as_uri() + "#metric=nonsense&k=7&since=2026-13-45&sort=value.sideways")  # ignored, safely
     assert driver.find_element("id", "family").get_attribute("value") == "fine_recall"
     assert driver.find_element("id", "since").get_attribute("value") == ""

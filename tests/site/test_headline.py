@@ -52,7 +52,6 @@ def test_marks_ranking_and_widths_on_a_two_release_board_with_a_window(
     board: list[Path], tmp_path: Path, width: int
 ) -> None:
     index = build_site(board, tmp_path / "site")
-    windowed = windowed_runs(board, None, None)
     cut = {w.path.stem: w.result for w in windowed_runs(board, np.datetime64(SINCE, "us"), None)}
     with chromium(width=width, height=900) as driver:
         driver.get(index.as_uri() + f"#since={SINCE}")
@@ -61,8 +60,12 @@ def test_marks_ranking_and_widths_on_a_two_release_board_with_a_window(
         for block, stems in enumerate((["sharp", "twin", "blurry", "sharp-seed7"], ["twin-old", "blurry-old"])):
             driver.get(index.as_uri() + f"#since={SINCE}&rel={block}")
             rows = _rows(driver)
-            ids = {json.loads(driver.execute_script("return document.getElementById('lookbench-data').textContent"))[
-                "runs"][int(r.get_attribute("data-run"))]["id"]: r for r in rows}
+            ids = {
+                json.loads(driver.execute_script("return document.getElementById('lookbench-data').textContent"))[
+                    "runs"
+                ][int(r.get_attribute("data-run"))]["id"]: r
+                for r in rows
+            }
             assert sorted(ids) == sorted(stems)  # only this release's runs
             overall = {s: cut[s].metrics["overall"]["fine_recall@1"].value for s in stems}
             assert list(ids) == sorted(stems, key=lambda s: -overall[s])  # ranked by Overall Fine R@1, by hand
@@ -80,7 +83,15 @@ def test_marks_ranking_and_widths_on_a_two_release_board_with_a_window(
                 table,
             )
             assert box[0] <= box[1] and box[2] <= box[3], box  # no sideways scroll, in the box or the page
-        assert windowed  # the unwindowed board loads too
+        # sortable by any column (c0: the first paper column, RealStudioFlat Fine R@1): lowest first on a second click
+        key = driver.find_element("css selector", 'table.headline button.sort[data-key="c0"]')
+        key.click()
+        driver.find_element("css selector", 'table.headline button.sort[data-key="c0"]').click()
+        shown = [float(_cell(r, "real_studio_flat", "fine_recall@1").text.split()[0]) for r in _rows(driver)]
+        by_hand = sorted(
+            100 * cut[s].metrics["real_studio_flat"]["fine_recall@1"].value for s in ("twin-old", "blurry-old")
+        )
+        assert shown == [float(f"{v:.2f}") for v in by_hand] and "osort=c0.asc" in driver.current_url
         labels = [o.text for o in driver.find_elements("css selector", "#baseline option")]
         assert "sharp (seed 0)" in labels and "sharp (seed 7)" in labels  # runs differing by seed told apart
         assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []

@@ -81,7 +81,10 @@ def test_formats(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
         r"\midrule",
         r"\bottomrule",
     ]
-    assert lines[lines.index(r"\midrule") + 1] == r"\multicolumn{10}{l}{\textit{v20260201, every date, with the noise pool}} \\"
+    assert (
+        lines[lines.index(r"\midrule") + 1]
+        == r"\multicolumn{10}{l}{\textit{v20260201, every date, with the noise pool}} \\"
+    )
     assert r"\caption{LookBench retrieval, in \%: value $\pm$ half the width of its 95\% bootstrap" in latex
     spec = next(ln for ln in lines if ln.startswith(r"\begin{tabular}"))
     width = sum(ch in "lr" for ch in spec.split("{")[2])
@@ -124,7 +127,10 @@ def test_formats(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--format", "pdf"], "--format 'pdf': choose one of latex, csv, markdown"),
-        (["--format", "csv", "--baseline", "nobody"], "--baseline 'nobody' is no run id or label; run ids: sharp, twin, blurry"),
+        (
+            ["--format", "csv", "--baseline", "nobody"],
+            "--baseline 'nobody' is no run id or label; run ids: sharp, twin, blurry",
+        ),
         (["--baseline", "sharp"], "--baseline needs --format"),
     ],
 )

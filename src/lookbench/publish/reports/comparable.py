@@ -23,7 +23,13 @@ class RunGroup:
 
 def _key(result: ResultFile) -> tuple[str, str, str, str, str]:
     config = result.config
-    return (result.snapshot.content_hash, run_window(result) or "", config.noise, config.protocol or "", config.fine_rule)
+    return (
+        result.snapshot.content_hash,
+        run_window(result) or "",
+        config.noise,
+        config.protocol or "",
+        config.fine_rule,
+    )
 
 
 def _release_day(result: ResultFile) -> dt.date:
@@ -59,9 +65,7 @@ def comparable_groups(results: Sequence[ResultFile]) -> list[RunGroup]:
         return (-_release_day(first).toordinal(), _inverse(first.snapshot.id), _key(first)[1], members[0])
 
     groups = sorted(keyed.values(), key=order)
-    return [
-        RunGroup(_group_title(results[m[0]], len(hashes_per_id[results[m[0]].snapshot.id]) > 1), m) for m in groups
-    ]
+    return [RunGroup(_group_title(results[m[0]], len(hashes_per_id[results[m[0]].snapshot.id]) > 1), m) for m in groups]
 
 
 def _inverse(text: str) -> str:

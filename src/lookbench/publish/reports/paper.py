@@ -215,7 +215,9 @@ def build_paper_table(
             if base is not None and i != base and base in block.members and _same_queries(runs, i, base):
                 difference = tester.test(i, base, OVERALL_METRIC, OVERALL)
             label = f"{labels[i]} {marks(windowed[i].flags)}".rstrip()
-            rows.append(PaperRow(labels[i], label, cells, difference, ids[i], g, rank, windowed[i].evaluated.snapshot.id))
+            rows.append(
+                PaperRow(labels[i], label, cells, difference, ids[i], g, rank, windowed[i].evaluated.snapshot.id)
+            )
     boot = runs[0].result.config.bootstrap
     shown_base = None if base is None else labels[base]
     return PaperTable(columns, rows, shown_base, boot.resamples, boot.confidence, [b.title for b in blocks])
@@ -256,7 +258,12 @@ def to_markdown(table: PaperTable) -> str:
     head = _header(table)
     parts = []
     for title, rows in _blocks(table):
-        lines = [f"**{markdown_cell(title)}**", "", "| " + " | ".join(head) + " |", "|---:|---|" + "---:|" * (len(head) - 2)]
+        lines = [
+            f"**{markdown_cell(title)}**",
+            "",
+            "| " + " | ".join(head) + " |",
+            "|---:|---|" + "---:|" * (len(head) - 2),
+        ]
         for row in rows:
             extra = [_difference_text(row, row.run, table.baseline)] if table.baseline is not None else []
             cells = [str(row.rank), markdown_cell(row.label), *map(_mark_markdown, row.cells), *extra]
@@ -323,7 +330,13 @@ def _latex_head(table: PaperTable) -> list[str]:
         top.append(latex_escape(f"Δ vs {table.baseline}"))
     sub = [r"\#", "Model", *[latex_escape(short_metric(m)) for _, m in table.columns]]
     sub += ["pts [95\\% CI]"] if diff else []
-    return [r"\begin{tabular}{" + spec + "}", r"\toprule", " & ".join(top) + r" \\", " ".join(rules), " & ".join(sub) + r" \\"]
+    return [
+        r"\begin{tabular}{" + spec + "}",
+        r"\toprule",
+        " & ".join(top) + r" \\",
+        " ".join(rules),
+        " & ".join(sub) + r" \\",
+    ]
 
 
 def to_latex(table: PaperTable) -> str:

@@ -347,7 +347,7 @@
     button.appendChild(el("span", { "class": "arrow", "aria-hidden": "true" }, sort.key === key ? (sort.dir === "asc" ? " \u25b2" : " \u25bc") : " \u21c5"));
     button.addEventListener("click", function () {
       if (sort.key === key) sort.dir = sort.dir === "asc" ? "desc" : "asc";
-      else { sort.key = key; sort.dir = DESCENDING_FIRST[key] || /^run-/.test(key) ? "desc" : "asc"; }
+      else { sort.key = key; sort.dir = DESCENDING_FIRST[key] || /^(run-|c\d+$|diff$)/.test(key) ? "desc" : "asc"; }
       onSort();
     });
     return th;
@@ -721,7 +721,12 @@
     top.lastChild.classList.add("model");
     shown.forEach(function (j) { var c = cols[j], last = spans[spans.length - 1]; if (last && last.scope === c.scope) last.n += 1; else spans.push({ scope: c.scope, title: c.group, n: 1 }); });
     spans.forEach(function (s) { top.appendChild(el("th", { colspan: s.n, scope: "colgroup", "class": "group" + (s.scope === "overall" ? " overall" : "") }, s.title)); });
-    shown.forEach(function (j) { sub.appendChild(sortHeader(cols[j].short, "c" + j, state.osort, true, renderAndSave)); });
+    shown.forEach(function (j) {
+      var label = el("span");
+      label.appendChild(el("span", { "class": "col-scope" }, cols[j].group + " "));
+      label.appendChild(document.createTextNode(cols[j].short));
+      sub.appendChild(sortHeader(label, "c" + j, state.osort, true, renderAndSave));
+    });
     if (model.baseline !== null) top.appendChild(sortHeader("\u0394 vs " + model.baseline + " (pts, 95% CI)", "diff", state.osort, true, renderAndSave)).setAttribute("rowspan", 2);
     head.appendChild(top);
     head.appendChild(sub);
