@@ -46,7 +46,7 @@ def tables_command(
         None, "--format", help="The paper's table instead (models x subsets): latex, csv or markdown."
     ),
     baseline: str | None = typer.Option(
-        None, "--baseline", help="With --format: a run label; adds its paired Overall Fine R@1 difference column."
+        None, "--baseline", help="With --format: a run id or label; adds its paired Overall Fine R@1 difference column."
     ),
     overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
