@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from site_fixtures import synth_data_fixture, synth_runs_fixture, windowed_run_fixture  # noqa: F401
-from synth_runs import NASTY_NAME
+from synth_runs import NASTY_NAME, copy_run, older_release
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
@@ -158,3 +158,34 @@ def test_the_distractor_share_column_marks_the_lowest(synth_runs: tuple[Path, li
     assert "lower is better" in table.caption()
     code, text = _tables(*map(str, paths), "--format", "markdown", "--distractor-share")
     assert code == 0 and "Overall Distractor@1" in text.splitlines()[2]
+
+
+def test_plain_tables_tell_runs_of_one_model_apart(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    _, paths = synth_runs
+    long_name = "efficientnet_b0_fashion_finetuned_large"
+
+    def reseeded(result: dict[str, object]) -> None:
+        result["config"]["bootstrap"]["seed"] = 7  # type: ignore[index]
+        result["model"]["name"] = long_name  # type: ignore[index]
+
+    def renamed(result: dict[str, object]) -> None:
+        result["model"]["name"] = long_name  # type: ignore[index]
+
+    runs = [copy_run(paths[0], tmp_path / "a.json", renamed), copy_run(paths[0], tmp_path / "b.json", reseeded)]
+    runs.append(copy_run(paths[0], tmp_path / "c.json", lambda r: (renamed(r), older_release(r))))
+    code, output = _tables(*map(str, runs), "--metrics", "fine_recall@1", "--out", str(tmp_path / "t"))
+    assert code == 0, output
+    assert long_name in output and "…" not in output  # the name column folds; it never cuts a name
+    with (tmp_path / "t" / "tables.csv").open() as fh:
+        rows = list(csv.DictReader(fh))
+    overall = {row["run_id"]: row for row in rows if row["subset"] == "overall"}
+    assert {i: (r["model"], r["release"]) for i, r in overall.items()} == {
+        "a": (f"{long_name} (v20260201, seed 0)", "v20260201"),
+        "b": (f"{long_name} (v20260201, seed 7)", "v20260201"),
+        "c": (f"{long_name} (v20251215, seed 0)", "v20251215"),
+    }
+    expected = load_result(paths[0]).metrics["overall"]["fine_recall@1"].value
+    assert {float(r["value"]) for r in overall.values()} == {expected}
+    md = (tmp_path / "t" / "tables.md").read_text()
+    shown = long_name.replace("_", "\\_")  # Markdown escapes the underscores
+    assert len({line.split(" | ")[0] for line in md.splitlines() if line.startswith(f"| {shown} (")}) == 3
