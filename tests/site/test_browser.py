@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from browser import NEEDS_CHROMIUM
+from scipy.stats import beta
 from site_fixtures import (  # noqa: F401
     artifacts_fixture,
     driver_fixture,
@@ -607,7 +608,15 @@ def test_window_intervals_and_ties_equal_python_to_the_last_digit(
             if r["metric"] == metric and r["subset"] in scopes:
                 key = (order.index(r["model"]), r["subset"])
                 value, low, high = (100 * float(r[c]) for c in ("value", "ci_low", "ci_high"))
-                expected[key] = f"{value:.2f}[{low:.2f}, {high:.2f}] {labels[key]}"
+                ci = f"[{low:.2f}, {high:.2f}]"
+                if metric == "outfit_recall@1" and low == high:  # no outfit scored, or every one: exact interval
+                    n, k = int(r["n"]), round(value * int(r["n"]) / 100)
+                    edges = (
+                        beta.ppf(0.025, k, n - k + 1) if k else 0.0,
+                        beta.ppf(0.975, k + 1, n - k) if k < n else 1.0,
+                    )
+                    ci = f"{k}/{n} outfits; exact 95%[{100 * edges[0]:.2f}, {100 * edges[1]:.2f}]"
+                expected[key] = f"{value:.2f}{ci} {labels[key]}"
         assert {k: v.replace(" [", "[") for k, v in shown.items()} == expected, metric
     _no_errors_no_overflow(driver)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from lookbench._util.safetext import csv_row, markdown_cell
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, OVERALL
+from lookbench.metrics.exact import edge_interval
 from lookbench.results.references import references_for
 from lookbench.results.schema import MetricValue, ResultFile
 from lookbench.snapshot.schema import SUBSET_TITLES, SUBSETS, is_composed_subset
@@ -115,11 +116,18 @@ def build_tables(
     return tables
 
 
-def percent(value: MetricValue | None, with_ci: bool = False, half_width: bool = False) -> str:
-    """A fraction as a percentage with 2 decimals; with its interval (`[low, high]`) or half-width (`±4.6`)."""
+def percent(value: MetricValue | None, with_ci: bool = False, half_width: bool = False, metric: str = "") -> str:
+    """A fraction as a percentage with 2 decimals; with its interval (`[low, high]`) or half-width (`±4.6`); a
+    `metric` of outfit recall whose bootstrap interval is one point (no outfit scored, or every one) shows the outfit
+    count and the exact (Clopper-Pearson) 95% interval instead."""
     if value is None:
         return "-"
     text = f"{100 * value.value:.2f}"
+    outfits = metric.startswith("outfit_recall") and value.ci_low == value.ci_high
+    exact = edge_interval(value.value, value.n) if outfits else None
+    if exact is not None and (with_ci or half_width):
+        hits = round(value.value * value.n)
+        return f"{text} ({hits}/{value.n} outfits; exact 95% [{100 * exact[0]:.2f}, {100 * exact[1]:.2f}])"
     if with_ci:
         return f"{text} [{100 * value.ci_low:.2f}, {100 * value.ci_high:.2f}]"
     if half_width:
@@ -132,7 +140,7 @@ def to_markdown(table: MetricTable, with_ci: bool = True) -> str:
     header = table.header()
     lines = [f"### {table.metric} (%)", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for label, cells in table.rows:
-        values = [percent(cells[s], with_ci) for s in table.scopes]
+        values = [percent(cells[s], with_ci, metric=table.metric) for s in table.scopes]
         lines.append("| " + " | ".join([markdown_cell(label), *values]) + " |")
     for label, numbers in table.references:
         shown = ["-" if v is None else f"{100 * v:.2f}" for v in (numbers[s] for s in table.scopes)]

@@ -102,7 +102,7 @@ def _tables(
             else:
                 rich_table.add_column(col, justify="right")
         for label, cells in t.rows:
-            rich_table.add_row(escape(label), *[percent(cells[s], ci) for s in t.scopes])
+            rich_table.add_row(escape(label), *[percent(cells[s], ci, metric=t.metric) for s in t.scopes])
         for label, numbers in t.references:  # published numbers of a legacy benchmark: labelled, never ranked
             shown = ["-" if numbers[s] is None else f"{100 * numbers[s]:.2f}" for s in t.scopes]  # type: ignore[operator]
             rich_table.add_row(f"[italic]{escape(label)}[/italic]", *shown)

@@ -425,7 +425,7 @@
           tr.appendChild(el("td", { "class": "rank", title: row.p === null || row.p === undefined ? "" : "p vs the row ranked above = " + row.p.toFixed(3) }, row.label));
           tr.appendChild(el("td", { "class": "model" })).appendChild(runName(row.run, false));
           tr.appendChild(flagCell(row.run));
-          var ci = "[" + pct(row.lo) + ", " + pct(row.hi) + "]";
+          var ci = exactOutfits(metric, row.value, row.lo, row.hi, row.n) || "[" + pct(row.lo) + ", " + pct(row.hi) + "]";
           var value = tr.appendChild(el("td", { "class": "num value", "data-scope": scope, "data-metric": metric, "data-run": row.run }, pct(row.value)));
           value.appendChild(el("span", { "class": "ci-inline", "aria-hidden": "true" }, ci));
           tr.appendChild(el("td", { "class": "num ci" }, ci));
@@ -606,6 +606,14 @@
   }
   function signed(x) { var t = fixed(x, 2); return t.charAt(0) === "-" ? t : "+" + t; }
   function halfWidth(v) { return fixed(50 * (v.hi - v.lo), 1); }
+  /* Outfit recall with no outfit scored (or every one): the bootstrap interval is one point, so the outfit count
+     and the exact (Clopper-Pearson) 95% interval, as lookbench.metrics.exact.edge_interval, are shown instead. */
+  function exactOutfits(metric, value, lo, hi, n) {
+    if (metric !== OUTFIT || lo !== hi || !(n > 0) || (value !== 0 && value !== 1)) return null;
+    var edge = 1 - Math.pow(0.025, 1 / n);
+    var low = value === 0 ? 0 : 1 - edge, high = value === 0 ? edge : 1;
+    return Math.round(value * n) + "/" + n + " outfits; exact 95% [" + pct(low) + ", " + pct(high) + "]";
+  }
   function diffText(row, model) {
     if (model.baseline === null) return "";
     if (row.run === state.baseline) return "baseline";
@@ -843,7 +851,8 @@
         var v = (D.runs[i].metrics.overall || {})[S.metric];
         if (!v) { td.textContent = "\u2013"; return; }
         td.appendChild(el("a", { href: "#model-" + i }, pct(v.v)));
-        td.appendChild(el("span", { "class": "pm" }, " \u00b1" + fixed(50 * (v.hi - v.lo), 1)));
+        var exact = exactOutfits(S.metric, v.v, v.lo, v.hi, v.n);
+        td.appendChild(el("span", { "class": "pm" }, exact ? " (" + exact + ")" : " \u00b1" + fixed(50 * (v.hi - v.lo), 1)));
         if (m.bound) {
           var after = r.date > m.bound.day;
           td.appendChild(el("span", { "class": "mark-word " + (after ? "after-cutoff" : "before-cutoff") }, after ? "after cutoff" : "on/before cutoff"));
