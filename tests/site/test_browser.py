@@ -484,7 +484,7 @@ def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path
         assert side["x"] + side["width"] <= hits["x"] + 1 and len({round(i["y"]) for i in items}) == 1
     summary = driver.find_element("css selector", "table.summary")
     summary.find_elements("css selector", "th button.sort")[1].click()
-    fine = [float(td.text) for td in summary.find_elements("css selector", "tbody tr td:nth-child(2)")]
+    fine = [float(td.text.split()[0]) for td in summary.find_elements("css selector", "tbody tr td:nth-child(2)")]
     assert fine == sorted(fine, reverse=True)
     legend = driver.find_element("id", "legend").text
     assert "distractors never count as a match" in legend
