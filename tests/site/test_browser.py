@@ -383,6 +383,8 @@ def test_labels_definitions_and_published_block(
     assert "parameters: 150M" in cards["model-0"] and "parameters: 400M" in cards["model-1"]
     assert "release date: 2025-06" in cards["model-0"] and "training cutoff: 2025-05\n" in cards["model-0"] + "\n"
     assert "embedding throughput: not known" in cards["model-0"]
+    assert f"run id: {paths[0].stem}\n" in cards["model-0"] and "report: none linked" in cards["model-0"]
+    assert "verification: not checked" in cards["model-0"] and "licence: " in cards["model-0"]
 
     # published numbers: collapsed (this board is not the real release), registry ids, an Overall block
     blocks = driver.find_elements("css selector", "details.published")

@@ -107,6 +107,10 @@ def _run_entry(
         "cutoffText": card.cutoff_text,
         "bound": bound_entry(card.cutoff_bound()),
         "params": card.parameters,
+        "embedDim": None if card.embed_dim is None else str(card.embed_dim),
+        "license": card.license,
+        "openWeights": None if card.open_weights is None else str(card.open_weights).lower(),
+        "weightsUrl": card.weights_source if web_link(card.weights_source) else None,
         "throughput": rate,
         "throughputNote": throughput_note,
         "machine": machine_text(result),
@@ -120,11 +124,19 @@ def _run_entry(
     }
 
 
+def web_link(text: str | None) -> bool:
+    """Whether a card's text is an http(s) URL the page may link to."""
+    return text is not None and text.lower().startswith(("https://", "http://"))
+
+
 def build_site_data(
-    paths: list[Path], published: bool = True, verification: dict[Path, tuple[str, str]] | None = None
+    paths: list[Path],
+    published: bool = True,
+    verification: dict[Path, tuple[str, str]] | None = None,
+    reports: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Runs, per-query arrays, default tie groups, flags and published numbers for the page; `verification` maps a
-    result path to its submission status and note (results-repository rows)."""
+    result path to its submission status and note (results-repository rows), `reports` a run id to its report."""
     runs = load_runs(paths)
     subsets, categories, attributes = Vocab(), Vocab(), Vocab()
     for name in SUBSETS:
@@ -143,7 +155,8 @@ def build_site_data(
         checked = (verification or {}).get(run.path)
         entry = _run_entry(run, facts, group, (subsets, categories, attributes), checked)
         extra = names[n][len(entry["title"]) :].strip()
-        entries.append({**entry, "id": ids[n], "name": names[n], "nameExtra": extra})
+        report = (reports or {}).get(ids[n])
+        entries.append({**entry, "id": ids[n], "name": names[n], "nameExtra": extra, "report": report})
     shared = share_query_columns([entry["q"] for entry in entries])
     shown = {s for r in runs for s in r.per_query["subset"].to_pylist()} | {OVERALL, COMPOSED_OVERALL}
     scopes = [s for s in ordered_scopes(s for r in runs for s in r.result.metrics) if s in shown]  # no `average`

@@ -1212,7 +1212,12 @@
       [["result file", run.file], ["snapshot", run.snapshot], ["spec", run.spec],
        ["release date", run.releaseText || "unknown"],
        ["training cutoff", run.cutoffText || (run.bound ? "not declared; the release date " + run.bound.text + " bounds it" : "unknown")],
+       ["run id", run.id],
        ["parameters", run.params === null ? "unknown" : count(run.params)],
+       ["embedding dimension", run.embedDim || "unknown"],
+       ["open weights", run.openWeights || "unknown"],
+       ["licence", run.license || "unknown"],
+       ["verification", run.verification ? run.verification.status + (run.verification.note ? " (" + run.verification.note + ")" : "") : "not checked (not from a results repository)"],
        ["evaluated window", w && run.windowText ? run.windowText + " (" + w.kept_queries + " of " + w.total_queries + " queries)" : "every date"],
        ["embedding throughput", run.throughput ? rate(run.throughput) + " on " + run.machine : "not known: " + run.throughputNote],
        ["machine", run.machine]
@@ -1223,6 +1228,10 @@
       });
       run.flags.forEach(function (f) { facts.appendChild(el("li", { "class": "flag-reason" }, f.mark + " " + f.reason + " (the run's own window)")); });
       box.appendChild(facts);
+      var links = box.appendChild(el("p", { "class": "run-links" }));
+      links.appendChild(el("span", { "class": "fact" }, "report: "));
+      links.appendChild(run.report ? el("a", { href: run.report, "class": "report-link" }, "retrieval report") : document.createTextNode("none linked"));
+      if (run.weightsUrl) { links.appendChild(document.createTextNode(" \u00b7 ")); links.appendChild(el("a", { href: run.weightsUrl, rel: "noopener" }, "weights")); }
       var url = run.card && (run.card.url || run.card.card_url || run.card.homepage);
       if (typeof url === "string" && /^https?:\/\//i.test(url)) box.appendChild(el("a", { href: url, rel: "noopener" }, "model card"));
       if (run.card) {
