@@ -749,6 +749,21 @@ def test_series_across_releases(
     cut = charts["twin"].find_element("css selector", "line.cutoff")
     assert dots["twin"][0][1] < float(cut.get_attribute("x1")) < dots["twin"][1][1]
     assert "training cutoff 2025-12-20" in cut.get_attribute("textContent")
+    # sharp's cutoff (2025-05, read as 2025-05-31) precedes both releases: its line sits at its own date, not the first
+    # release's; every x is linear in the date
+    sharp_cut = float(charts["sharp"].find_element("css selector", "line.cutoff").get_attribute("x1"))
+    day = {d: np.datetime64(d, "D").astype(int) for d in ("2025-05-31", "2025-12-15", "2025-12-20", "2026-02-01")}
+    (x0, x1), x_twin = (dots["twin"][0][1], dots["twin"][1][1]), float(cut.get_attribute("x1"))
+    for when, x in (("2025-05-31", sharp_cut), ("2025-12-20", x_twin)):
+        expected = (day[when] - day["2025-12-15"]) / (day["2026-02-01"] - day["2025-12-15"])
+        assert (x - x0) / (x1 - x0) == pytest.approx(expected, abs=1e-3)
+    # a y-axis with its top and bottom in percent, the higher on top, as every chart shares one scale
+    ticks = charts["sharp"].find_elements("css selector", "text.tick")
+    top, bottom = (float(t.get_attribute("data-value")) for t in ticks)
+    assert [t.text for t in ticks] == [f"{100 * top:.1f}", f"{100 * bottom:.1f}"] and top > bottom
+    value = values["sharp"]
+    height = float(charts["sharp"].find_element("css selector", "line.y-axis").get_attribute("y2")) - 8
+    assert dots["sharp"][0][2] == pytest.approx(8 + height * (top - value) / (top - bottom), abs=1e-3)
     # the overview names each row's release, as `tables --format` does
     driver.find_element("css selector", 'button[data-export="markdown"]').click()
     shown = driver.find_element("id", "export-text").get_attribute("value")

@@ -785,12 +785,14 @@
   }
 
   /* ---- the series across releases ---- */
-  /* A model's score per release (dot), its interval (whisker) and its cutoff bound (dashed line), on a scale shared
-     by every model's chart so they compare; releases are placed by date. */
-  var SPARK = { w: 168, h: 56, pad: 8 };
+  /* A model's score per release (dot), its interval (whisker) and its cutoff bound (dashed line, at its own date),
+     on a scale shared by every model's chart so they compare, with a y-axis in percent; releases and cutoffs are
+     placed by date. */
+  var SPARK = { w: 196, h: 64, pad: 8, left: 36 };
   function seriesScale(S) {
     var lo = 1, hi = 0, days = S.releases.map(function (r) { return Date.parse(r.date) / DAY; });
     S.models.forEach(function (m) {
+      if (m.bound) days.push(Date.parse(m.bound.day) / DAY);
       Object.keys(m.runs).forEach(function (id) {
         var v = (D.runs[m.runs[id]].metrics.overall || {})[S.metric];
         if (v) { lo = Math.min(lo, v.lo); hi = Math.max(hi, v.hi); }
@@ -798,20 +800,29 @@
     });
     if (hi < lo) { lo = 0; hi = 1; }
     if (hi - lo < 0.02) { lo -= 0.01; hi += 0.01; }
-    var first = days[0], span = Math.max(days[days.length - 1] - first, 1), inner = SPARK.w - 2 * SPARK.pad;
+    var first = Math.min.apply(null, days), span = Math.max(Math.max.apply(null, days) - first, 1);
+    var inner = SPARK.w - SPARK.left - SPARK.pad;
     return {
       lo: lo, hi: hi,
-      x: function (day) { return SPARK.pad + inner * Math.max(0, Math.min(1, (day - first) / span)); },
+      x: function (day) { return SPARK.left + inner * Math.max(0, Math.min(1, (day - first) / span)); },
       y: function (v) { return SPARK.pad + (SPARK.h - 2 * SPARK.pad) * (hi - v) / (hi - lo); }
     };
   }
+  function seriesAxes(svg, scale) {
+    var x = SPARK.left - 2;
+    svg.appendChild(svgEl("line", { "class": "axis", x1: x, x2: SPARK.w - SPARK.pad, y1: SPARK.h - 2, y2: SPARK.h - 2 }));
+    svg.appendChild(svgEl("line", { "class": "axis y-axis", x1: x, x2: x, y1: scale.y(scale.hi), y2: scale.y(scale.lo) }));
+    [scale.hi, scale.lo].forEach(function (v, j) {
+      svg.appendChild(svgEl("text", { "class": "tick", x: x - 2, y: scale.y(v) + (j ? 0 : 6), "text-anchor": "end", "data-value": v }, fixed(100 * v, 1)));
+    });
+  }
   function seriesChart(S, m, scale) {
     var svg = svgEl("svg", { "class": "spark", viewBox: "0 0 " + SPARK.w + " " + SPARK.h, width: SPARK.w, height: SPARK.h, role: "img",
-      "aria-label": m.model + ": " + metricTitle(S.metric) + " per release" });
-    svg.appendChild(svgEl("line", { "class": "axis", x1: SPARK.pad, x2: SPARK.w - SPARK.pad, y1: SPARK.h - 2, y2: SPARK.h - 2 }));
+      "aria-label": m.model + ": " + metricTitle(S.metric) + " per release, " + fixed(100 * scale.lo, 1) + " to " + fixed(100 * scale.hi, 1) + " %" });
+    seriesAxes(svg, scale);
     if (m.bound) {
       var cx = scale.x(Date.parse(m.bound.day) / DAY);
-      var cut = svg.appendChild(svgEl("line", { "class": "cutoff" + (m.bound.release ? " release-bound" : ""), x1: cx, x2: cx, y1: 2, y2: SPARK.h - 2 }));
+      var cut = svg.appendChild(svgEl("line", { "class": "cutoff" + (m.bound.release ? " release-bound" : ""), "data-day": m.bound.day, x1: cx, x2: cx, y1: 2, y2: SPARK.h - 2 }));
       cut.appendChild(svgEl("title", {}, (m.bound.release ? "release date " : "training cutoff ") + m.bound.text));
     }
     var points = [];
