@@ -142,7 +142,7 @@ def test_tables_and_compare(snapshot: Path, tmp_path: Path) -> None:
     md = (tmp_path / "tables" / "tables.md").read_text()
     assert "### fine_recall@1 (%)" in md and "| RealStudioFlat |" in md.replace("| model ", "")
     csv_text = (tmp_path / "tables" / "tables.csv").read_text().splitlines()
-    assert csv_text[0] == "model,metric,subset,value,ci_low,ci_high,n"
+    assert csv_text[0] == "model,metric,subset,value,ci_low,ci_high,n,release,run_id"
     r = runner.invoke(app, ["compare", str(paths[0]), str(paths[1]), "--resamples", "200"])
     assert r.exit_code == 0, r.output
     assert "fine_recall@1" in r.output

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 from browser import NEEDS_CHROMIUM
+from scipy.stats import beta
 from site_fixtures import (  # noqa: F401
     artifacts_fixture,
     driver_fixture,
@@ -210,8 +211,8 @@ def test_runs_on_different_query_sets_are_not_ranked_together(
     title = "sharp [since 2026-01-01]"
     for selector in ("#chart-recall ul.legend li", "#chart-scatter ul.legend li", "#model-cards h3"):
         assert title in [e.text for e in driver.find_elements("css selector", selector)], selector
-    header = driver.find_elements("css selector", "#categories th .run-name")[3].text
-    assert header.startswith(title)
+    headers = [h.text for h in driver.find_elements("css selector", "#categories th .run-name")]
+    assert len(headers) == 3 and not any(h.startswith(title) for h in headers)  # breakdowns: one release block
     assert [e.text for e in driver.find_elements("css selector", '#chart-scatter text.point-label[data-run="3"]')]
     assert "[since 2026-01-01]" in driver.find_element("css selector", '#window-counts li[data-run="3"]').text
     _no_page_overflow(driver)
@@ -341,7 +342,10 @@ def test_sorting_and_url_state_round_trip(driver: Any, synth_runs: tuple[Path, l
     assert driver.find_element("id", "subset").get_attribute("value") == "real_streetlook"
     assert driver.find_element("id", "since").get_attribute("value") == "2026-01-01"
     assert (_shown(driver, "ndcg@5"), order(), driver.find_element("id", "categories").text) == before
-    assert driver.find_element("css selector", "th[aria-sort] button.sort").get_attribute("data-key") == "value"
+    assert (
+        driver.find_element("css selector", "table.board th[aria-sort] button.sort").get_attribute("data-key")
+        == "value"
+    )
     _open(driver, index.as_uri() + "#metric=nonsense&k=7&since=2026-13-45&sort=value.sideways")  # ignored, safely
     assert driver.find_element("id", "family").get_attribute("value") == "fine_recall"
     assert driver.find_element("id", "since").get_attribute("value") == ""
@@ -379,6 +383,8 @@ def test_labels_definitions_and_published_block(
     assert "parameters: 150M" in cards["model-0"] and "parameters: 400M" in cards["model-1"]
     assert "release date: 2025-06" in cards["model-0"] and "training cutoff: 2025-05\n" in cards["model-0"] + "\n"
     assert "embedding throughput: not known" in cards["model-0"]
+    assert f"run id: {paths[0].stem}\n" in cards["model-0"] and "report: none linked" in cards["model-0"]
+    assert "verification: not checked" in cards["model-0"] and "licence: " in cards["model-0"]
 
     # published numbers: collapsed (this board is not the real release), registry ids, an Overall block
     blocks = driver.find_elements("css selector", "details.published")
@@ -417,7 +423,7 @@ def test_charts_legends_labels_and_throughput(
     index = build_site([*paths, windowed_run, *copies], tmp_path / "site")
     _open(driver, index.as_uri())
     legend = driver.find_elements("css selector", "#chart-categories ul.legend li")
-    assert len(legend) == 6
+    assert len(legend) == len([*paths, *copies])  # the chosen release block: the windowed run is a block of its own
     bars = driver.find_elements("css selector", "#chart-categories rect.bar")
     assert {b.get_attribute("data-group") for b in bars} == {"dress", "skirt", "pants", "shirt"}
 
@@ -480,7 +486,7 @@ def test_report(driver: Any, synth_runs: tuple[Path, list[Path]], tmp_path: Path
         assert side["x"] + side["width"] <= hits["x"] + 1 and len({round(i["y"]) for i in items}) == 1
     summary = driver.find_element("css selector", "table.summary")
     summary.find_elements("css selector", "th button.sort")[1].click()
-    fine = [float(td.text) for td in summary.find_elements("css selector", "tbody tr td:nth-child(2)")]
+    fine = [float(td.text.split()[0]) for td in summary.find_elements("css selector", "tbody tr td:nth-child(2)")]
     assert fine == sorted(fine, reverse=True)
     legend = driver.find_element("id", "legend").text
     assert "distractors never count as a match" in legend
@@ -604,7 +610,15 @@ def test_window_intervals_and_ties_equal_python_to_the_last_digit(
             if r["metric"] == metric and r["subset"] in scopes:
                 key = (order.index(r["model"]), r["subset"])
                 value, low, high = (100 * float(r[c]) for c in ("value", "ci_low", "ci_high"))
-                expected[key] = f"{value:.2f}[{low:.2f}, {high:.2f}] {labels[key]}"
+                ci = f"[{low:.2f}, {high:.2f}]"
+                if metric == "outfit_recall@1" and low == high:  # no outfit scored, or every one: exact interval
+                    n, k = int(r["n"]), round(value * int(r["n"]) / 100)
+                    edges = (
+                        beta.ppf(0.025, k, n - k + 1) if k else 0.0,
+                        beta.ppf(0.975, k + 1, n - k) if k < n else 1.0,
+                    )
+                    ci = f"{k}/{n} outfits; exact 95%[{100 * edges[0]:.2f}, {100 * edges[1]:.2f}]"
+                expected[key] = f"{value:.2f}{ci} {labels[key]}"
         assert {k: v.replace(" [", "[") for k, v in shown.items()} == expected, metric
     _no_errors_no_overflow(driver)
 
@@ -735,6 +749,21 @@ def test_series_across_releases(
     cut = charts["twin"].find_element("css selector", "line.cutoff")
     assert dots["twin"][0][1] < float(cut.get_attribute("x1")) < dots["twin"][1][1]
     assert "training cutoff 2025-12-20" in cut.get_attribute("textContent")
+    # sharp's cutoff (2025-05, read as 2025-05-31) precedes both releases: its line sits at its own date, not the first
+    # release's; every x is linear in the date
+    sharp_cut = float(charts["sharp"].find_element("css selector", "line.cutoff").get_attribute("x1"))
+    day = {d: np.datetime64(d, "D").astype(int) for d in ("2025-05-31", "2025-12-15", "2025-12-20", "2026-02-01")}
+    (x0, x1), x_twin = (dots["twin"][0][1], dots["twin"][1][1]), float(cut.get_attribute("x1"))
+    for when, x in (("2025-05-31", sharp_cut), ("2025-12-20", x_twin)):
+        expected = (day[when] - day["2025-12-15"]) / (day["2026-02-01"] - day["2025-12-15"])
+        assert (x - x0) / (x1 - x0) == pytest.approx(expected, abs=1e-3)
+    # a y-axis with its top and bottom in percent, the higher on top, as every chart shares one scale
+    ticks = charts["sharp"].find_elements("css selector", "text.tick")
+    top, bottom = (float(t.get_attribute("data-value")) for t in ticks)
+    assert [t.text for t in ticks] == [f"{100 * top:.1f}", f"{100 * bottom:.1f}"] and top > bottom
+    value = values["sharp"]
+    height = float(charts["sharp"].find_element("css selector", "line.y-axis").get_attribute("y2")) - 8
+    assert dots["sharp"][0][2] == pytest.approx(8 + height * (top - value) / (top - bottom), abs=1e-3)
     # the overview names each row's release, as `tables --format` does
     driver.find_element("css selector", 'button[data-export="markdown"]').click()
     shown = driver.find_element("id", "export-text").get_attribute("value")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from lookbench.publish.reports.encode import fine_at_1
 from lookbench.publish.reports.images import ImageTable
 from lookbench.publish.reports.report import build_report
 from lookbench.publish.reports.retrieval import ACROSS, attribute_group, confusions, query_cards, select_samples
+from lookbench.results.io import load_result
 from lookbench.snapshot import open_snapshot
 
 runner = CliRunner()
@@ -133,15 +135,26 @@ def test_the_reader_switches_between_misses_hits_and_a_random_sample(
     fine = fine_at_1(per_query)
     samples = select_samples(per_query, None, per_subset=6, per_category=2)
     assert set(samples) == {"misses", "hits", "random"}
-    assert [len(samples[k]) for k in ("misses", "hits", "random")] == [12, 6, 6]  # hits and random: half as many
-    assert fine[samples["misses"]].mean() < fine.mean() < fine[samples["hits"]].mean()
+    assert fine[samples["misses"]].tolist() == [0.0] * len(samples["misses"])  # only misses
+    assert fine[samples["hits"]].tolist() == [1.0] * len(samples["hits"])  # only hits
+    subsets, cats = per_query["subset"].to_pylist(), per_query["category"].to_pylist()
+    for name, wanted, cap in (("misses", 0.0, 6), ("hits", 1.0, 3)):  # hits and random: half as many
+        expected = 0
+        for subset in set(subsets):
+            pool = Counter(c for c, s, f in zip(cats, subsets, fine, strict=True) if s == subset and f == wanted)
+            expected += min(cap, sum(min(2, n) for n in pool.values()))  # up to 2 per category
+        assert len(samples[name]) == expected > 0, name
+    assert len(samples["random"]) == 6
     assert samples == select_samples(per_query, None, per_subset=6, per_category=2)  # seeded: the same sample
     assert samples["random"] != samples["misses"] and samples["random"] != samples["hits"]
     page = build_report(paths[2], tmp_path / "report", per_subset=6, per_category=2).read_text()
-    assert '<option value="hits">hits (6)</option>' in page and "3 queries drawn at random (seeded" in page
+    assert (
+        f'<option value="hits">hits ({len(samples["hits"])})</option>' in page
+        and "3 queries drawn at random (seeded" in page
+    )
     tags = re.findall(r'data-samples="([^"]*)"', page)
-    for name, n in (("misses", 12), ("hits", 6), ("random", 6)):
-        assert sum(name in t.split() for t in tags) == n
+    for name, members in samples.items():
+        assert sum(name in t.split() for t in tags) == len(members)
     chosen = build_report(paths[2], tmp_path / "chosen", chosen=[("real_studio_flat", 0)]).read_text()
     assert "Shown: the 1 queries asked for" in chosen and 'id="filter-sample"' not in chosen
 
@@ -183,3 +196,18 @@ def test_throughput_names_the_machine_and_the_load_or_says_it_was_not_recorded(
         "(a result file from before lookbench recorded it)"
     )
     assert lines["cached"].startswith("Throughput not known: no image was embedded in this run")
+
+
+def test_summary_intervals_and_the_link_back_to_the_board(synth_runs: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    _, paths = synth_runs
+    result = load_result(paths[0])
+    r = CliRunner().invoke(app, ["report", str(paths[0]), "-o", str(tmp_path / "r"), "--board", "../index.html"])
+    assert r.exit_code == 0, r.output
+    page = (tmp_path / "r" / "index.html").read_text()
+    assert '<a id="board-link" href="../index.html">Back to the leaderboard</a>' in page
+    fine = result.metrics["overall"]["fine_recall@1"]
+    shown = f'{100 * fine.value:.2f} <span class="ci">[{100 * fine.ci_low:.2f}, {100 * fine.ci_high:.2f}]</span>'
+    assert shown in page
+    r = CliRunner().invoke(app, ["report", str(paths[0]), "-o", str(tmp_path / "bad"), "--board", "javascript:x()"])
+    assert r.exit_code == 2 and "--board: expected a relative link or an http(s) URL" in r.output
+    assert len(r.output.strip().splitlines()) == 1

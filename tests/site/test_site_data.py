@@ -222,3 +222,29 @@ def test_runs_record_the_machine_and_load_and_the_page_shows_them(
 
     old = copy_run(paths[0], tmp_path / "old.json", older)
     assert "machine not recorded" in build_site_data([old])["runs"][0]["machine"]
+
+
+def test_each_run_lists_its_facts_and_the_report_found_for_it(
+    synth_runs: tuple[Path, list[Path]], tmp_path: Path
+) -> None:
+    _, paths = synth_runs
+
+    def carded(result: dict[str, Any]) -> None:
+        result["model"]["meta"].update(
+            embed_dim=256, license="apache-2.0", open_weights=True, weights_source="https://example.org/w"
+        )
+
+    runs = [copy_run(paths[0], tmp_path / "carded.json", carded), paths[1]]
+    (tmp_path / "reports" / "carded").mkdir(parents=True)
+    (tmp_path / "reports" / "carded" / "index.html").write_text("<html></html>")
+    r = CliRunner().invoke(
+        app, ["leaderboard", *map(str, runs), "-o", str(tmp_path / "site"), "--reports", str(tmp_path / "reports")]
+    )
+    assert r.exit_code == 0, r.output
+    data = json.loads((tmp_path / "site" / "data.json").read_text())
+    first, second = data["runs"]
+    assert first["id"] == "carded" and first["report"] == "../reports/carded/index.html"
+    assert (first["embedDim"], first["license"], first["openWeights"]) == ("256", "apache-2.0", "true")
+    assert first["weightsUrl"] == "https://example.org/w" and first["file"] == "carded.json"
+    meta = load_result(paths[1]).model.meta
+    assert second["report"] is None and second["license"] == meta.license and second["weightsUrl"] is None

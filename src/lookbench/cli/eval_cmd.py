@@ -91,7 +91,9 @@ def _print_summary(
             values = metrics[scope]
             queries = next(v.n for key, v in values.items() if key != OUTFIT_METRIC)
             table.add_row(
-                escape(scope_title(scope)), *[percent(values.get(m), half_width=intervals) for m in shown], str(queries)
+                escape(scope_title(scope)),
+                *[percent(values.get(m), half_width=intervals, metric=m) for m in shown],
+                str(queries),
             )
         console.print(table)
     if intervals:

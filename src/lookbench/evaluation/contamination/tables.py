@@ -64,6 +64,7 @@ def flagged(table: MetricTable, flags: list[list[Flag]]) -> MetricTable:
     return replace(table, rows=rows)
 
 
-def flag_legend(results: list[ResultFile], flags: list[list[Flag]]) -> list[str]:
-    """One line per flag: mark, run and reason."""
-    return [f"{f.mark} {run_label(r)}: {f.reason}" for r, fs in zip(results, flags, strict=True) for f in fs]
+def flag_legend(results: list[ResultFile], flags: list[list[Flag]], labels: list[str] | None = None) -> list[str]:
+    """One line per flag: mark, run (its label in `labels` where given) and reason."""
+    names = labels if labels is not None else [run_label(r) for r in results]
+    return [f"{f.mark} {name}: {f.reason}" for name, fs in zip(names, flags, strict=True) for f in fs]

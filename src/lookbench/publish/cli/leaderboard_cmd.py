@@ -27,6 +27,9 @@ def leaderboard_command(
     audit: list[Path] = typer.Option(
         [], "--audit", help="A `lookbench audit` JSON to show (repeatable); the results' snapshots' AUDIT.json too."
     ),
+    reports: Path | None = typer.Option(
+        None, "--reports", help="Folder of `lookbench report` pages, one RUN_ID/ each; the site links those found."
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
     """A static site (no server, no CDN): tables with ties and flags, a date-window filter, charts.
@@ -54,7 +57,14 @@ def leaderboard_command(
             verification[row.result_path] = (row.status.value, row.note)
     with claim.recording():
         index = build_site(
-            paths, out, published=published, title=title, scaling=scaling, verification=verification, audits=audit
+            paths,
+            out,
+            published=published,
+            title=title,
+            scaling=scaling,
+            verification=verification,
+            audits=audit,
+            reports=reports,
         )
     console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import typer
 from rich.markup import escape
@@ -17,6 +18,13 @@ def parse_query(text: str) -> tuple[str, int]:
     if not sep or not subset or not row.isdigit():
         raise LookBenchError(f"--query: expected SUBSET:ROW (e.g. real_studio_flat:12), got {text!r}")
     return subset, int(row)
+
+
+def board_link(text: str) -> str:
+    """A link back to the leaderboard: relative (e.g. `../index.html`) or an http(s) URL."""
+    if urlsplit(text).scheme not in ("", "http", "https") or not text.strip():
+        raise LookBenchError(f"--board: expected a relative link or an http(s) URL, got {text!r}")
+    return text
 
 
 @reports_errors
@@ -35,6 +43,9 @@ def report_command(
     audit: Path | None = typer.Option(
         None, "--audit", help="A `lookbench audit` JSON to show; default: the snapshot's AUDIT.json, if any."
     ),
+    board: str | None = typer.Option(
+        None, "--board", help="Link back to the leaderboard: relative (e.g. ../index.html) or an http(s) URL."
+    ),
     overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
     """Query crops beside their top-5 results with match marks, attribute confusions and filters."""
@@ -42,9 +53,10 @@ def report_command(
     from lookbench.publish.reports.report import build_report
 
     chosen = [parse_query(q) for q in query] or None
+    link = None if board is None else board_link(board)
     claim = claim_output_folder(out, "report", overwrite=overwrite)
     with claim.recording():
-        index = build_report(result, out, chosen, per_subset, per_category, snapshot, audit)
+        index = build_report(result, out, chosen, per_subset, per_category, snapshot, audit, link)
     console.print(escape(f"wrote {index} ({index.stat().st_size / 1024:.0f} KiB)"), highlight=False)
 
 

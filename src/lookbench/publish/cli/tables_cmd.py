@@ -17,6 +17,7 @@ from lookbench.cli.common import OVERWRITE_HELP, console, reports_errors
 from lookbench.errors import ResultError
 from lookbench.evaluation.contamination.tables import flag_legend, flagged, windowed_runs
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
+from lookbench.publish.reports.comparable import identity_labels, run_ids
 from lookbench.publish.reports.paper import FORMATS, build_paper_table, paper_file, render
 from lookbench.results.compare import compare_results
 from lookbench.results.query_sets import QuerySelection
@@ -46,7 +47,7 @@ def tables_command(
         None, "--format", help="The paper's table instead (models x subsets): latex, csv or markdown."
     ),
     baseline: str | None = typer.Option(
-        None, "--baseline", help="With --format: a run label; adds its paired Overall Fine R@1 difference column."
+        None, "--baseline", help="With --format: a run id or label; adds its paired Overall Fine R@1 difference column."
     ),
     overwrite: bool = typer.Option(False, "--overwrite", help=OVERWRITE_HELP),
 ) -> None:
@@ -87,20 +88,26 @@ def _tables(
     wanted = [m.strip() for m in metrics.split(",") if m.strip()]
     if distractors and DISTRACTOR_METRIC not in wanted:
         wanted.append(DISTRACTOR_METRIC)
-    tables = [flagged(t, flags) for t in build_tables(loaded, tuple(wanted))]
+    ids = run_ids([r.path for r in runs])
+    labels = identity_labels([r.evaluated for r in runs], ids)
+    tables = [flagged(t, flags) for t in build_tables(loaded, tuple(wanted), labels, ids)]
     if not tables:
         raise ResultError("none of the requested metrics is in the result files")
     for t in tables:
         rich_table = Table(title=escape(f"{t.metric} (%)"))
+        widest = max((len(word) for label, _ in t.rows for word in label.split()), default=5)
         for col in t.header():
-            rich_table.add_column(col, justify="left" if col == "model" else "right")
+            if col == "model":  # a long name folds onto a second line rather than ending in '…'
+                rich_table.add_column(col, justify="left", overflow="fold", min_width=min(widest, 48))
+            else:
+                rich_table.add_column(col, justify="right")
         for label, cells in t.rows:
-            rich_table.add_row(escape(label), *[percent(cells[s], ci) for s in t.scopes])
+            rich_table.add_row(escape(label), *[percent(cells[s], ci, metric=t.metric) for s in t.scopes])
         for label, numbers in t.references:  # published numbers of a legacy benchmark: labelled, never ranked
             shown = ["-" if numbers[s] is None else f"{100 * numbers[s]:.2f}" for s in t.scopes]  # type: ignore[operator]
             rich_table.add_row(f"[italic]{escape(label)}[/italic]", *shown)
         console.print(rich_table)
-    legend = flag_legend(loaded, flags)
+    legend = flag_legend(loaded, flags, labels)
     for line in legend:
         console.print(line, highlight=False, markup=False)
     if claim is not None:

@@ -16,7 +16,7 @@ from lookbench.evaluation.contamination.tables import WindowedRun
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.metrics.bootstrap import PairedTest
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
-from lookbench.publish.reports.labels import run_title
+from lookbench.publish.reports.comparable import comparable_groups, identity_labels, pick_run, run_ids
 from lookbench.publish.reports.runs import LoadedRun, query_set_groups
 from lookbench.publish.reports.ties import TIE_P
 from lookbench.publish.reports.tiestats import TIE_CONFIDENCE, TIE_RESAMPLES, PairTester
@@ -42,22 +42,32 @@ class PaperRow:
     """A run: its cells in column order and its Overall Fine R@1 difference against the baseline."""
 
     run: str
-    """The run's label (what --baseline names)."""
+    """The run's identity label (what --baseline names, as does `run_id`)."""
     label: str
     """The label with the run's contamination flags."""
     cells: list[PaperCell]
     difference: PairedTest | None
+    run_id: str = ""
+    group: int = 0
+    """Its block: the index of its release-window-noise group in `PaperTable.groups`."""
+    rank: int = 0
+    """1 for the highest Overall Fine R@1 of its block."""
+    release: str = ""
+    """The snapshot id it was scored on."""
 
 
 @dataclass(frozen=True)
 class PaperTable:
-    """Rows in the order the runs were given; columns (scope, metric)."""
+    """Rows block by block (newest release first), ranked by Overall Fine R@1 within a block; columns (scope,
+    metric)."""
 
     columns: list[tuple[str, str]]
     rows: list[PaperRow]
     baseline: str | None
     resamples: int
     confidence: float
+    groups: list[str] | None = None
+    """Each block's title: the release, window and noise setting its runs share."""
 
     def caption(self, tied: str = "underlined") -> str:
         """What the values, marks and difference mean (the interval convention); `tied`: how ties are shown."""
@@ -72,8 +82,10 @@ def caption_text(resamples: int, confidence: float, tied: str) -> str:
     return (
         f"LookBench retrieval, in %: value ± half the width of its {confidence:.0%} bootstrap percentile "
         f"interval ({resamples:,} resamples of queries within each subset, a street photo's garments "
-        f"resampled together). Bold: best of its column; {tied}: a paired bootstrap on the same queries cannot "
-        f"tell it from the best (p ≥ {TIE_P}). Overall: Fine R@1 over every query."
+        f"resampled together). Rows are ranked by Overall Fine R@1 within a block of runs on the same release, window "
+        f"and noise setting; marks compare only such runs. Bold: best of its column in its block; {tied}: a paired "
+        f"bootstrap on the same queries cannot tell it from the best (p ≥ {TIE_P}). Overall: Fine R@1 over every "
+        "query."
     )
 
 
@@ -136,12 +148,12 @@ def _value(run: LoadedRun, scope: str, metric: str) -> MetricValue | None:
     return run.result.metrics.get(scope, {}).get(metric)
 
 
-def _marks(runs: list[LoadedRun], tester: PairTester, scope: str, metric: str) -> dict[int, str]:
-    """Best and tied-with-best among the runs of the largest query set of a scope (runs on other queries: none);
-    the lowest is best for the distractor share."""
-    groups = query_set_groups(runs, scope)
-    members = [i for i in (groups[0] if groups else []) if _value(runs[i], scope, metric) is not None]
-    if not members:
+def _marks(runs: list[LoadedRun], tester: PairTester, scope: str, metric: str, block: list[int]) -> dict[int, str]:
+    """Best and tied-with-best among a block's runs of its largest query set of a scope (none for a lone run); the
+    lowest is best for the distractor share."""
+    groups = query_set_groups([runs[i] for i in block], scope)
+    members = [block[i] for i in (groups[0] if groups else []) if _value(runs[block[i]], scope, metric) is not None]
+    if len(members) < 2:
         return {}
     sign = -1.0 if metric == DISTRACTOR_METRIC else 1.0
     best = max(members, key=lambda i: (sign * _value(runs[i], scope, metric).value, -i))  # type: ignore[union-attr]
@@ -158,11 +170,17 @@ def _same_queries(runs: list[LoadedRun], a: int, b: int) -> bool:
     return any(a in group and b in group for group in query_set_groups(runs, OVERALL))
 
 
-def build_paper_table(
-    windowed: list[WindowedRun], baseline: str | None = None, distractors: bool = False
-) -> PaperTable:
-    """The table for runs (each already cut to its window); `baseline` is a row label (flags left out);
-    `distractors` adds Overall distractor share@1."""
+def ranked(runs: list[LoadedRun], block: list[int]) -> list[int]:
+    """A block's runs by Overall Fine R@1, highest first (runs without it last, in their order)."""
+
+    def key(i: int) -> tuple[bool, float, int]:
+        value = _value(runs[i], OVERALL, OVERALL_METRIC)
+        return (value is None, -(value.value if value is not None else 0.0), i)
+
+    return sorted(block, key=key)
+
+
+def _loaded(windowed: list[WindowedRun]) -> list[LoadedRun]:
     runs: list[LoadedRun] = []
     for w in windowed:
         if w.per_query is None:
@@ -170,29 +188,39 @@ def build_paper_table(
         runs.append(LoadedRun(w.path, w.result, w.per_query))
     if not runs:
         raise ResultError("no result files given")
-    several = len({w.evaluated.snapshot.id for w in windowed}) > 1  # a series: say which release each row is
-    labels = [run_title(w.evaluated) + (f" ({w.evaluated.snapshot.id})" if several else "") for w in windowed]
-    base = None
-    if baseline is not None:
-        if labels.count(baseline) != 1:
-            how = "names several runs" if baseline in labels else "is none of the runs"
-            raise ResultError(f"--baseline {baseline!r} {how}: {'; '.join(labels)}")
-        base = labels.index(baseline)
+    return runs
+
+
+def build_paper_table(
+    windowed: list[WindowedRun], baseline: str | None = None, distractors: bool = False
+) -> PaperTable:
+    """The table for runs (each already cut to its window), one block per release, window and noise setting;
+    `baseline` is a run id or label; `distractors` adds Overall distractor share@1."""
+    runs = _loaded(windowed)
+    ids = run_ids([w.path for w in windowed])
+    labels = identity_labels([w.evaluated for w in windowed], ids)
+    base = None if baseline is None else pick_run(baseline, ids, labels)
     tester = PairTester([r.per_query for r in runs], seed=runs[0].result.config.bootstrap.seed)
     columns = paper_columns(runs) + ([(OVERALL, DISTRACTOR_METRIC)] if distractors else [])
-    marks_by_column = [_marks(runs, tester, scope, metric) for scope, metric in columns]
+    blocks = comparable_groups([w.evaluated for w in windowed])
     rows = []
-    for i, (run, flags) in enumerate(zip(runs, (w.flags for w in windowed), strict=True)):
-        cells = [
-            PaperCell(_value(run, scope, metric), marks_by_column[j].get(i, ""))
-            for j, (scope, metric) in enumerate(columns)
-        ]
-        difference = None
-        if base is not None and i != base and _same_queries(runs, i, base):
-            difference = tester.test(i, base, OVERALL_METRIC, OVERALL)
-        rows.append(PaperRow(labels[i], f"{labels[i]} {marks(flags)}".rstrip(), cells, difference))
+    for g, block in enumerate(blocks):
+        marks_by_column = [_marks(runs, tester, scope, metric, block.members) for scope, metric in columns]
+        for rank, i in enumerate(ranked(runs, block.members), 1):
+            cells = [
+                PaperCell(_value(runs[i], scope, metric), marks_by_column[j].get(i, ""))
+                for j, (scope, metric) in enumerate(columns)
+            ]
+            difference = None
+            if base is not None and i != base and base in block.members and _same_queries(runs, i, base):
+                difference = tester.test(i, base, OVERALL_METRIC, OVERALL)
+            label = f"{labels[i]} {marks(windowed[i].flags)}".rstrip()
+            rows.append(
+                PaperRow(labels[i], label, cells, difference, ids[i], g, rank, windowed[i].evaluated.snapshot.id)
+            )
     boot = runs[0].result.config.bootstrap
-    return PaperTable(columns, rows, baseline, boot.resamples, boot.confidence)
+    shown_base = None if base is None else labels[base]
+    return PaperTable(columns, rows, shown_base, boot.resamples, boot.confidence, [b.title for b in blocks])
 
 
 def _cell_text(cell: PaperCell) -> str:
@@ -212,101 +240,126 @@ def _difference_text(row: PaperRow, label: str, baseline: str | None) -> str:
 
 def _header(table: PaperTable) -> list[str]:
     titles = [column_title(scope, metric) for scope, metric in table.columns]
-    return ["model", *titles, *([f"Δ vs {table.baseline} (pts)"] if table.baseline is not None else [])]
+    return ["#", "model", *titles, *([f"Δ vs {table.baseline} (pts)"] if table.baseline is not None else [])]
 
 
-def _differences(table: PaperTable) -> list[str]:
-    return [_difference_text(row, row.run, table.baseline) for row in table.rows]
+def _blocks(table: PaperTable) -> list[tuple[str, list[PaperRow]]]:
+    """Each block's title and rows."""
+    return [(title, [r for r in table.rows if r.group == g]) for g, title in enumerate(table.groups or [""])]
+
+
+def _mark_markdown(cell: PaperCell) -> str:
+    text = _cell_text(cell)
+    return f"**{text}**" if cell.mark == "best" else f"_{text}_" if cell.mark == "tied" else text
 
 
 def to_markdown(table: PaperTable) -> str:
-    """A Markdown table: best in bold, tied with the best in italics; the caption under it."""
-    lines = ["| " + " | ".join(_header(table)) + " |", "|---|" + "---:|" * (len(_header(table)) - 1)]
-    for row, diff in zip(table.rows, _differences(table), strict=True):
-        cells = []
-        for cell in row.cells:
-            text = _cell_text(cell)
-            cells.append(f"**{text}**" if cell.mark == "best" else f"_{text}_" if cell.mark == "tied" else text)
-        extra = [diff] if table.baseline is not None else []
-        lines.append("| " + " | ".join([markdown_cell(row.label), *cells, *extra]) + " |")
-    return "\n".join(lines) + "\n\n" + table.caption("italics") + "\n"
+    """A Markdown table per block under its title: best in bold, tied with the best in italics; the caption last."""
+    head = _header(table)
+    parts = []
+    for title, rows in _blocks(table):
+        lines = [
+            f"**{markdown_cell(title)}**",
+            "",
+            "| " + " | ".join(head) + " |",
+            "|---:|---|" + "---:|" * (len(head) - 2),
+        ]
+        for row in rows:
+            extra = [_difference_text(row, row.run, table.baseline)] if table.baseline is not None else []
+            cells = [str(row.rank), markdown_cell(row.label), *map(_mark_markdown, row.cells), *extra]
+            lines.append("| " + " | ".join(cells) + " |")
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n\n" + table.caption("italics") + "\n"
+
+
+def _csv_cells(row: PaperRow, baseline: str | None) -> list[str]:
+    line = [row.label]
+    for cell in row.cells:
+        v = cell.value
+        if v is None:
+            line += ["", "", "", "", ""]
+        else:
+            line += [f"{100 * v.value:.2f}", f"{100 * v.ci_low:.2f}", f"{100 * v.ci_high:.2f}", str(v.n), cell.mark]
+    if baseline is not None:
+        d = row.difference
+        line += (
+            ["", "", "", ""]
+            if d is None
+            else [f"{100 * d.diff:.2f}", f"{100 * d.ci_low:.2f}", f"{100 * d.ci_high:.2f}", f"{d.p_value:.4f}"]
+        )
+    return line
 
 
 def to_csv(table: PaperTable) -> str:
-    """Wide CSV in percent: per column its value, interval, n and mark; the difference and its p last."""
+    """Wide CSV in percent: the block, rank, run id and release, then per column its value, interval, n and mark
+    (marks compare a block's runs only); the difference and its p last."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    head = ["model"]
+    head = ["block", "rank", "run", "release", "model"]
     for scope, metric in table.columns:
         title = column_title(scope, metric)
         head += [title, f"{title} ci_low", f"{title} ci_high", f"{title} n", f"{title} mark"]
     if table.baseline is not None:
         head += ["diff vs baseline", "diff ci_low", "diff ci_high", "diff p"]
     writer.writerow(csv_row(head))
-    for row in table.rows:
-        line = [row.label]
-        for cell in row.cells:
-            v = cell.value
-            if v is None:
-                line += ["", "", "", "", ""]
-            else:
-                line += [f"{100 * v.value:.2f}", f"{100 * v.ci_low:.2f}", f"{100 * v.ci_high:.2f}", str(v.n), cell.mark]
-        if table.baseline is not None:
-            d = row.difference
-            line += (
-                ["", "", "", ""]
-                if d is None
-                else [
-                    f"{100 * d.diff:.2f}",
-                    f"{100 * d.ci_low:.2f}",
-                    f"{100 * d.ci_high:.2f}",
-                    f"{d.p_value:.4f}",
-                ]
-            )
-        writer.writerow(csv_row(line))
+    for title, rows in _blocks(table):
+        for row in rows:
+            writer.writerow(csv_row([title, str(row.rank), row.run_id, row.release, *_csv_cells(row, table.baseline)]))
     return buf.getvalue()
 
 
-def to_latex(table: PaperTable) -> str:
-    """A booktabs table: a header row of subsets over their metrics, best in bold, tied with the best underlined."""
+def _latex_cell(cell: PaperCell) -> str:
+    if cell.value is None:
+        return "--"
+    value = f"{100 * cell.value.value:.2f}"
+    value = rf"\textbf{{{value}}}" if cell.mark == "best" else rf"\underline{{{value}}}" if cell.mark else value
+    return value + rf"{{\scriptsize$\pm${50 * (cell.value.ci_high - cell.value.ci_low):.1f}}}"
+
+
+def _latex_head(table: PaperTable) -> list[str]:
     scopes = list(dict.fromkeys(scope for scope, _ in table.columns))
     spans = [(s, sum(1 for c, _ in table.columns if c == s)) for s in scopes]
     diff = table.baseline is not None
-    spec = "l" + "".join(" " + "r" * n for _, n in spans) + (" r" if diff else "")
-    lines = [
-        r"\begin{table}[t]",
-        r"\centering",
-        r"\small",
-        r"\caption{" + latex_escape(table.caption()) + "}",
-        r"\label{tab:lookbench}",
-        r"\begin{tabular}{" + spec + "}",
-        r"\toprule",
-    ]
-    top, rules, col = [""], [], 2
+    spec = "rl" + "".join(" " + "r" * n for _, n in spans) + (" r" if diff else "")
+    top, rules, col = ["", ""], [], 3
     for scope, n in spans:
         top.append(rf"\multicolumn{{{n}}}{{c}}{{{latex_escape(scope_title(scope))}}}")
         rules.append(rf"\cmidrule(lr){{{col}-{col + n - 1}}}")
         col += n
     if diff:
         top.append(latex_escape(f"Δ vs {table.baseline}"))
-    lines.append(" & ".join(top) + r" \\")
-    lines.append(" ".join(rules))
-    sub = ["Model", *[latex_escape(short_metric(m)) for _, m in table.columns], *(["pts [95\\% CI]"] if diff else [])]
-    lines.append(" & ".join(sub) + r" \\")
-    lines.append(r"\midrule")
-    for row, difference in zip(table.rows, _differences(table), strict=True):
-        cells = [latex_escape(row.label)]
-        for cell in row.cells:
-            if cell.value is None:
-                cells.append("--")
-                continue
-            value = f"{100 * cell.value.value:.2f}"
-            value = rf"\textbf{{{value}}}" if cell.mark == "best" else rf"\underline{{{value}}}" if cell.mark else value
-            cells.append(value + rf"{{\scriptsize$\pm${50 * (cell.value.ci_high - cell.value.ci_low):.1f}}}")
-        if diff:
-            cells.append(latex_escape(difference))
-        lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    sub = [r"\#", "Model", *[latex_escape(short_metric(m)) for _, m in table.columns]]
+    sub += ["pts [95\\% CI]"] if diff else []
+    return [
+        r"\begin{tabular}{" + spec + "}",
+        r"\toprule",
+        " & ".join(top) + r" \\",
+        " ".join(rules),
+        " & ".join(sub) + r" \\",
+    ]
+
+
+def to_latex(table: PaperTable) -> str:
+    """A booktabs table (needs booktabs and graphicx), shrunk to the text width when wider: a header row of
+    subsets over their metrics, then a titled block per release; best in bold, tied with the best underlined."""
+    width = len(table.columns) + 2 + (table.baseline is not None)
+    lines = [
+        r"\begin{table}[t]",
+        r"\centering",
+        r"\small",
+        r"\caption{" + latex_escape(table.caption()) + "}",
+        r"\label{tab:lookbench}",
+        r"\resizebox{\ifdim\width>\linewidth\linewidth\else\width\fi}{!}{%",
+        *_latex_head(table),
+    ]
+    for title, rows in _blocks(table):
+        lines += [r"\midrule", rf"\multicolumn{{{width}}}{{l}}{{\textit{{{latex_escape(title)}}}}} \\"]
+        for row in rows:
+            cells = [str(row.rank), latex_escape(row.label), *map(_latex_cell, row.cells)]
+            if table.baseline is not None:
+                cells.append(latex_escape(_difference_text(row, row.run, table.baseline)))
+            lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 

@@ -89,12 +89,14 @@ def build_report(
     per_category: int = 2,
     snapshot_path: str | None = None,
     audit_path: Path | None = None,
+    board: str | None = None,
 ) -> Path:
     """Render `out/index.html` for one run and return its path.
 
     The snapshot is read from `snapshot_path` when given (it moved since the run), else from where the run
     found it; a snapshot whose content differs from the evaluated one is reported on the page. The source audit
-    (docs/audit.md) is `audit_path`, else the snapshot's own `AUDIT.json` when it has one.
+    (docs/audit.md) is `audit_path`, else the snapshot's own `AUDIT.json` when it has one; `board` is a link back
+    to the leaderboard.
     """
     check_count("--per-subset", per_subset, MAX_SAMPLE, low=1)
     check_count("--per-category", per_category, MAX_SAMPLE, low=1)
@@ -162,6 +164,7 @@ def build_report(
         note=note,
         location=shown_location(location),
         audit=audit,
+        board=board,
     )
     write_text_atomic(out / "index.html", page)
     return out / "index.html"

@@ -91,9 +91,9 @@ def query_anchor(subset: str, row: int) -> str:
 
 SAMPLES = {
     "misses": "per subset, the categories with the lowest Fine Recall@1 first, up to {per_category} queries of each, "
-    "misses (no fine match at rank 1) first, {per_subset} in all",
+    "only misses (no fine match at rank 1), up to {per_subset} in all",
     "hits": "per subset, the categories with the highest Fine Recall@1 first, up to {per_category} queries of each, "
-    "hits (a fine match at rank 1) first, {half} in all",
+    "only hits (a fine match at rank 1), up to {half} in all",
     "random": "per subset, {half} queries drawn at random (seeded: the same run gives the same sample)",
 }
 """The samples a reader switches between, and how each is chosen; hits and the random sample take half as many
@@ -135,6 +135,7 @@ def select_samples(
         for name, worst, size in (("misses", True, per_subset), ("hits", False, half(per_subset))):
             picked: list[int] = []
             for members in _by_category(idx, cats, fine, rows, worst):
+                members = [i for i in members if bool(fine[i]) != worst]  # only misses, or only hits
                 picked.extend(members[: max(0, min(per_category, size - len(picked)))])
             out[name].extend(picked)
         rng = np.random.default_rng([seed, zlib.crc32(subset.encode())])

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench.build.audit.io import AUDIT_NAME, read_audit
 from lookbench.build.audit.schema import AuditReport
+from lookbench.publish.reports.comparable import run_ids
 from lookbench.publish.reports.render import render
 from lookbench.publish.reports.scaling import scaling_section
 from lookbench.publish.reports.sitedata import build_site_data
@@ -27,6 +29,15 @@ def site_audits(results: list[Path], given: list[Path]) -> list[AuditReport]:
     return list(found.values())
 
 
+def report_links(paths: list[Path], out: Path, reports: Path | None) -> dict[str, str]:
+    """{run id: link from `out` to its `lookbench report` page}, for the runs whose `reports/RUN_ID/index.html`
+    exists."""
+    if reports is None:
+        return {}
+    found = {i: reports / i / "index.html" for i in run_ids(paths)}
+    return {i: Path(os.path.relpath(page, out)).as_posix() for i, page in found.items() if page.is_file()}
+
+
 def build_site(
     paths: list[Path],
     out: Path,
@@ -35,10 +46,14 @@ def build_site(
     scaling: Path | None = None,
     verification: dict[Path, tuple[str, str]] | None = None,
     audits: list[Path] | None = None,
+    reports: Path | None = None,
 ) -> Path:
-    """Build the site into `out` (with a `lookbench scaling` study's section when given, and the source audits of
-    the results' snapshots) and return index.html."""
-    data = build_site_data(paths, published=published, verification=verification)
+    """Build the site into `out` (with a `lookbench scaling` study's section when given, the source audits of
+    the results' snapshots, and links to `reports/RUN_ID/index.html` where such a report exists) and return
+    index.html."""
+    data = build_site_data(
+        paths, published=published, verification=verification, reports=report_links(paths, out, reports)
+    )
     section = scaling_section(scaling) if scaling is not None else None
     shown = site_audits(paths, audits or [])
     page = render("leaderboard.html", data=data, title=title, scaling=section, audits=shown)

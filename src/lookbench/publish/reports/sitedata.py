@@ -11,6 +11,7 @@ from lookbench.evaluation.contamination.assess import assess
 from lookbench.evaluation.contamination.sources import local_snapshot, snapshot_sources
 from lookbench.metrics.aggregate import COMPOSED_OVERALL, OVERALL
 from lookbench.publish.reports.attributes import main_attributes
+from lookbench.publish.reports.comparable import comparable_groups, identity_labels, run_ids
 from lookbench.publish.reports.encode import NDCG_SCALE, Vocab, encode_queries, ks_of, share_query_columns
 from lookbench.publish.reports.labels import METRICS, metric_infos, run_title, run_window
 from lookbench.publish.reports.paper import page_spec
@@ -106,6 +107,10 @@ def _run_entry(
         "cutoffText": card.cutoff_text,
         "bound": bound_entry(card.cutoff_bound()),
         "params": card.parameters,
+        "embedDim": None if card.embed_dim is None else str(card.embed_dim),
+        "license": card.license,
+        "openWeights": None if card.open_weights is None else str(card.open_weights).lower(),
+        "weightsUrl": card.weights_source if web_link(card.weights_source) else None,
         "throughput": rate,
         "throughputNote": throughput_note,
         "machine": machine_text(result),
@@ -119,11 +124,19 @@ def _run_entry(
     }
 
 
+def web_link(text: str | None) -> bool:
+    """Whether a card's text is an http(s) URL the page may link to."""
+    return text is not None and text.lower().startswith(("https://", "http://"))
+
+
 def build_site_data(
-    paths: list[Path], published: bool = True, verification: dict[Path, tuple[str, str]] | None = None
+    paths: list[Path],
+    published: bool = True,
+    verification: dict[Path, tuple[str, str]] | None = None,
+    reports: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Runs, per-query arrays, default tie groups, flags and published numbers for the page; `verification` maps a
-    result path to its submission status and note (results-repository rows)."""
+    result path to its submission status and note (results-repository rows), `reports` a run id to its report."""
     runs = load_runs(paths)
     subsets, categories, attributes = Vocab(), Vocab(), Vocab()
     for name in SUBSETS:
@@ -131,14 +144,19 @@ def build_site_data(
     snapshots: dict[str, SnapshotFacts] = {}
     hashes: dict[str, int] = {}
     entries = []
-    for run in runs:
+    ids = run_ids([r.path for r in runs])
+    names = identity_labels([r.result for r in runs], ids)
+    for n, run in enumerate(runs):
         location = run.result.snapshot.location
         if location not in snapshots:
             snapshots[location] = SnapshotFacts.read(location)
         facts = snapshots[location]
         group = hashes.setdefault(run.result.snapshot.content_hash, len(hashes))
         checked = (verification or {}).get(run.path)
-        entries.append(_run_entry(run, facts, group, (subsets, categories, attributes), checked))
+        entry = _run_entry(run, facts, group, (subsets, categories, attributes), checked)
+        extra = names[n][len(entry["title"]) :].strip()
+        report = (reports or {}).get(ids[n])
+        entries.append({**entry, "id": ids[n], "name": names[n], "nameExtra": extra, "report": report})
     shared = share_query_columns([entry["q"] for entry in entries])
     shown = {s for r in runs for s in r.per_query["subset"].to_pylist()} | {OVERALL, COMPOSED_OVERALL}
     scopes = [s for s in ordered_scopes(s for r in runs for s in r.result.metrics) if s in shown]  # no `average`
@@ -157,6 +175,7 @@ def build_site_data(
         "attributes": attributes.values,
         "attributesKnown": all(f.attributes is not None for f in snapshots.values()),
         "runs": entries,
+        "groups": [{"title": g.title, "runs": g.members} for g in comparable_groups([r.result for r in runs])],
         "queries": shared,
         "ties": _default_ties(runs, metrics, scopes),
         "tieSeed": runs[0].result.config.bootstrap.seed,

@@ -11,7 +11,8 @@
   var state = {
     family: D.families[0], k: D.ks[0], subset: "all", since: null, until: null,
     sort: { key: "rank", dir: "asc" }, bsort: { key: "count", dir: "desc" }, x: "params",
-    pubOpen: !!(D.published && D.published.open), baseline: null, exportFormat: null, distractors: false
+    pubOpen: !!(D.published && D.published.open), baseline: null, exportFormat: null, distractors: false,
+    group: 0, osort: { key: "rank", dir: "asc" }
   };
   var range = { min: null, max: null };
 
@@ -326,9 +327,9 @@
     return spans;
   }
   /* The run's name linking to its model card, then its evaluation window as a tag. */
-  function runName(i, withFlags) {
-    var run = D.runs[i], span = el("span", { "class": "run-name" + (run.windowText ? " windowed" : "") });
-    span.appendChild(el("a", { href: "#model-" + i }, run.label));
+  function runName(i, withFlags, plain) {
+    var run = D.runs[i], span = el("span", { "class": "run-name" + (run.windowText ? " windowed" : "") }), text = run.label + (run.nameExtra ? " " + run.nameExtra : "");
+    span.appendChild(plain ? el("span", {}, text) : el("a", { href: "#model-" + i }, text));
     if (run.windowText) {
       span.appendChild(document.createTextNode(" "));
       span.appendChild(el("span", { "class": "window-tag", title: "evaluated only on queries first seen " + run.windowText }, "[" + run.windowText + "]"));
@@ -346,7 +347,7 @@
     button.appendChild(el("span", { "class": "arrow", "aria-hidden": "true" }, sort.key === key ? (sort.dir === "asc" ? " \u25b2" : " \u25bc") : " \u21c5"));
     button.addEventListener("click", function () {
       if (sort.key === key) sort.dir = sort.dir === "asc" ? "desc" : "asc";
-      else { sort.key = key; sort.dir = DESCENDING_FIRST[key] || /^run-/.test(key) ? "desc" : "asc"; }
+      else { sort.key = key; sort.dir = DESCENDING_FIRST[key] || /^(run-|c\d+$|diff$)/.test(key) ? "desc" : "asc"; }
       onSort();
     });
     return th;
@@ -424,7 +425,7 @@
           tr.appendChild(el("td", { "class": "rank", title: row.p === null || row.p === undefined ? "" : "p vs the row ranked above = " + row.p.toFixed(3) }, row.label));
           tr.appendChild(el("td", { "class": "model" })).appendChild(runName(row.run, false));
           tr.appendChild(flagCell(row.run));
-          var ci = "[" + pct(row.lo) + ", " + pct(row.hi) + "]";
+          var ci = exactOutfits(metric, row.value, row.lo, row.hi, row.n) || "[" + pct(row.lo) + ", " + pct(row.hi) + "]";
           var value = tr.appendChild(el("td", { "class": "num value", "data-scope": scope, "data-metric": metric, "data-run": row.run }, pct(row.value)));
           value.appendChild(el("span", { "class": "ci-inline", "aria-hidden": "true" }, ci));
           tr.appendChild(el("td", { "class": "num ci" }, ci));
@@ -535,44 +536,63 @@
     });
     return groups.sort(function (a, b) { return b.n - a.n || a.runs[0] - b.runs[0]; });
   }
-  /* A run's row title in the overview: with its snapshot id when the board spans several (a series). */
-  function rowTitle(i) {
-    var ids = {};
-    D.runs.forEach(function (run) { ids[run.snapshot] = 1; });
-    return D.runs[i].title + (Object.keys(ids).length > 1 ? " (" + D.runs[i].snapshot + ")" : "");
-  }
+  /* A run's row title in the overview and exports: its identity label (reports.comparable.identity_labels). */
+  function rowTitle(i) { return D.runs[i].name; }
   function paperColumns() {
     return D.paper.columns.concat(state.distractors && distractorsKnown() ? [D.paper.distractor.column] : []);
   }
   function distractorsKnown() { return D.runs.some(function (run) { return !!run.q.ds; }); }
-  function paperModel() {
-    var P = D.paper, base = state.baseline, cells = [], rows = [], columns = paperColumns();
-    columns.forEach(function (col, j) {
-      var values = D.runs.map(function (run) { return estimate(run, col.scope, col.metric); });
-      var sets = querySets(col.scope), members = (sets[0] ? sets[0].runs : []).filter(function (i) { return values[i]; });
-      var marks = {}, best = null;
-      var sign = col.metric === P.distractor.column.metric ? -1 : 1;
-      members.forEach(function (i) { if (best === null || sign * values[i].value > sign * values[best].value) best = i; });
-      if (best !== null) {
-        marks[best] = "best";
-        members.forEach(function (i) {
-          if (i === best) return;
-          var t = pairTest(i, best, col.scope, col.metric);
-          if (t && t.p >= P.tieP) marks[i] = "tied";
-        });
-      }
-      cells[j] = { values: values, marks: marks };
+  /* Query sets of a block's runs on a scope, largest first (reports.runs.query_set_groups on the block). */
+  function blockSets(scope, members) {
+    var sets = {}, groups = [];
+    members.forEach(function (i) {
+      if (!keptCount(D.runs[i], scope)) return;
+      var qs = querySet(D.runs[i], scope);
+      if (!(qs.key in sets)) { sets[qs.key] = { runs: [], n: qs.n }; groups.push(sets[qs.key]); }
+      sets[qs.key].runs.push(i);
     });
-    var overallSets = querySets("overall");
-    D.runs.forEach(function (run, i) {
-      var diff = null;
-      if (base !== null && i !== base && overallSets.some(function (g) { return g.runs.indexOf(i) >= 0 && g.runs.indexOf(base) >= 0; })) {
-        diff = pairTest(i, base, "overall", P.overallMetric);
-      }
-      var label = (rowTitle(i) + " " + flagMarks(i)).replace(/\s+$/, "");
-      rows.push({ run: i, label: label, diff: diff, cells: columns.map(function (_, j) { return { value: cells[j].values[i], mark: cells[j].marks[i] || "" }; }) });
+    return groups.sort(function (a, b) { return b.n - a.n || a.runs[0] - b.runs[0]; });
+  }
+  /* Best and tied-with-best among one block's runs of its largest query set (none for a lone run), as paper._marks. */
+  function columnMarks(col, members, values) {
+    var sets = blockSets(col.scope, members), inSet = (sets[0] ? sets[0].runs : []).filter(function (i) { return values[i]; });
+    var marks = {}, best = null, sign = col.metric === D.paper.distractor.column.metric ? -1 : 1;
+    if (inSet.length < 2) return marks;
+    inSet.forEach(function (i) { if (best === null || sign * values[i].value > sign * values[best].value) best = i; });
+    marks[best] = "best";
+    inSet.forEach(function (i) {
+      if (i === best) return;
+      var t = pairTest(i, best, col.scope, col.metric);
+      if (t && t.p >= D.paper.tieP) marks[i] = "tied";
+    });
+    return marks;
+  }
+  function rankedRuns(members, overall) {
+    return members.slice().sort(function (a, b) {
+      var va = overall[a], vb = overall[b];
+      if (!va !== !vb) return va ? -1 : 1;
+      return (va && vb ? vb.value - va.value : 0) || a - b;
+    });
+  }
+  function paperModel() {
+    var P = D.paper, base = state.baseline, rows = [], columns = paperColumns(), overallSets = querySets("overall");
+    var values = columns.map(function (col) { return D.runs.map(function (run) { return estimate(run, col.scope, col.metric); }); });
+    var overall = D.runs.map(function (run) { return estimate(run, "overall", P.overallMetric); });
+    D.groups.forEach(function (g, gi) {
+      var marks = columns.map(function (col, j) { return columnMarks(col, g.runs, values[j]); });
+      rankedRuns(g.runs, overall).forEach(function (i, r) {
+        var diff = null;
+        if (base !== null && i !== base && g.runs.indexOf(base) >= 0 && overallSets.some(function (s) { return s.runs.indexOf(i) >= 0 && s.runs.indexOf(base) >= 0; })) {
+          diff = pairTest(i, base, "overall", P.overallMetric);
+        }
+        var label = (rowTitle(i) + " " + flagMarks(i)).replace(/\s+$/, "");
+        rows.push({ run: i, group: gi, rank: r + 1, label: label, diff: diff, cells: columns.map(function (_, j) { return { value: values[j][i], mark: marks[j][i] || "" }; }) });
+      });
     });
     return { rows: rows, baseline: base === null ? null : rowTitle(base), columns: columns };
+  }
+  function blocks(model) {
+    return D.groups.map(function (g, gi) { return { title: g.title, rows: model.rows.filter(function (r) { return r.group === gi; }) }; });
   }
   /* Python's f"{x:.Nf}": toFixed, except exact binary ties round to even */
   function fixed(x, digits) {
@@ -586,6 +606,14 @@
   }
   function signed(x) { var t = fixed(x, 2); return t.charAt(0) === "-" ? t : "+" + t; }
   function halfWidth(v) { return fixed(50 * (v.hi - v.lo), 1); }
+  /* Outfit recall with no outfit scored (or every one): the bootstrap interval is one point, so the outfit count
+     and the exact (Clopper-Pearson) 95% interval, as lookbench.metrics.exact.edge_interval, are shown instead. */
+  function exactOutfits(metric, value, lo, hi, n) {
+    if (metric !== OUTFIT || lo !== hi || !(n > 0) || (value !== 0 && value !== 1)) return null;
+    var edge = 1 - Math.pow(0.025, 1 / n);
+    var low = value === 0 ? 0 : 1 - edge, high = value === 0 ? edge : 1;
+    return Math.round(value * n) + "/" + n + " outfits; exact 95% [" + pct(low) + ", " + pct(high) + "]";
+  }
   function diffText(row, model) {
     if (model.baseline === null) return "";
     if (row.run === state.baseline) return "baseline";
@@ -602,18 +630,21 @@
   }
   function oneLine(text) { return text.split(/\s+/).filter(Boolean).join(" "); }
   function exportMarkdown(model) {
-    var head = ["model"].concat(model.columns.map(function (c) { return c.title; }));
+    var head = ["#", "model"].concat(model.columns.map(function (c) { return c.title; }));
     if (model.baseline !== null) head.push("\u0394 vs " + model.baseline + " (pts)");
-    var lines = ["| " + head.join(" | ") + " |", "|---|" + new Array(head.length).join("---:|")];
-    model.rows.forEach(function (row) {
-      var cells = row.cells.map(function (c) {
-        var text = c.value ? pct(c.value.value) + " \u00b1" + halfWidth(c.value) : "-";
-        return c.mark === "best" ? "**" + text + "**" : c.mark === "tied" ? "_" + text + "_" : text;
+    var parts = blocks(model).map(function (b) {
+      var lines = ["**" + markdownCell(b.title) + "**", "", "| " + head.join(" | ") + " |", "|---:|---|" + new Array(head.length - 1).join("---:|")];
+      b.rows.forEach(function (row) {
+        var cells = row.cells.map(function (c) {
+          var text = c.value ? pct(c.value.value) + " \u00b1" + halfWidth(c.value) : "-";
+          return c.mark === "best" ? "**" + text + "**" : c.mark === "tied" ? "_" + text + "_" : text;
+        });
+        if (model.baseline !== null) cells.push(diffText(row, model));
+        lines.push("| " + [String(row.rank), markdownCell(row.label)].concat(cells).join(" | ") + " |");
       });
-      if (model.baseline !== null) cells.push(diffText(row, model));
-      lines.push("| " + [markdownCell(row.label)].concat(cells).join(" | ") + " |");
+      return lines.join("\n");
     });
-    return lines.join("\n") + "\n\n" + caption(model, "italics") + "\n";
+    return parts.join("\n\n") + "\n\n" + caption(model, "italics") + "\n";
   }
   function csvField(text) {
     // as lookbench._util.safetext.csv_cell: a cell a spreadsheet would run as a formula gets a leading quote
@@ -621,12 +652,12 @@
     return /[",\n\r]/.test(text) ? '"' + text.replace(/"/g, '""') + '"' : text;
   }
   function exportCsv(model) {
-    var head = ["model"];
+    var head = ["block", "rank", "run", "release", "model"];
     model.columns.forEach(function (c) { head.push(c.title, c.title + " ci_low", c.title + " ci_high", c.title + " n", c.title + " mark"); });
     if (model.baseline !== null) head.push("diff vs baseline", "diff ci_low", "diff ci_high", "diff p");
     var lines = [head.map(csvField).join(",")];
     model.rows.forEach(function (row) {
-      var line = [row.label];
+      var line = [D.groups[row.group].title, String(row.rank), D.runs[row.run].id, D.runs[row.run].snapshot, row.label];
       row.cells.forEach(function (c) {
         var v = c.value;
         line = line.concat(v ? [pct(v.value), fixed(100 * v.lo, 2), fixed(100 * v.hi, 2), String(v.n), c.mark] : ["", "", "", "", ""]);
@@ -646,10 +677,11 @@
       var last = spans[spans.length - 1];
       if (last && last.scope === c.scope) last.n += 1; else spans.push({ scope: c.scope, title: c.group, n: 1 });
     });
-    var spec = "l" + spans.map(function (s) { return " " + new Array(s.n + 1).join("r"); }).join("") + (diff ? " r" : "");
+    var spec = "rl" + spans.map(function (s) { return " " + new Array(s.n + 1).join("r"); }).join("") + (diff ? " r" : "");
+    var width = cols.length + 2 + (diff ? 1 : 0);
     var lines = ["\\begin{table}[t]", "\\centering", "\\small", "\\caption{" + latex(caption(model, "underlined")) + "}",
-      "\\label{tab:lookbench}", "\\begin{tabular}{" + spec + "}", "\\toprule"];
-    var top = [""], rules = [], at = 2;
+      "\\label{tab:lookbench}", "\\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%", "\\begin{tabular}{" + spec + "}", "\\toprule"];
+    var top = ["", ""], rules = [], at = 3;
     spans.forEach(function (s) {
       top.push("\\multicolumn{" + s.n + "}{c}{" + latex(s.title) + "}");
       rules.push("\\cmidrule(lr){" + at + "-" + (at + s.n - 1) + "}");
@@ -658,50 +690,84 @@
     if (diff) top.push(latex("\u0394 vs " + model.baseline));
     lines.push(top.join(" & ") + " \\\\");
     lines.push(rules.join(" "));
-    lines.push(["Model"].concat(cols.map(function (c) { return latex(c.short); }), diff ? ["pts [95\\% CI]"] : []).join(" & ") + " \\\\");
-    lines.push("\\midrule");
-    model.rows.forEach(function (row) {
-      var cells = [latex(row.label)];
-      row.cells.forEach(function (c) {
-        if (!c.value) { cells.push("--"); return; }
-        var v = pct(c.value.value);
-        v = c.mark === "best" ? "\\textbf{" + v + "}" : c.mark ? "\\underline{" + v + "}" : v;
-        cells.push(v + "{\\scriptsize$\\pm$" + halfWidth(c.value) + "}");
-      });
-      if (diff) cells.push(latex(diffText(row, model)));
-      lines.push(cells.join(" & ") + " \\\\");
+    lines.push(["\\#", "Model"].concat(cols.map(function (c) { return latex(c.short); }), diff ? ["pts [95\\% CI]"] : []).join(" & ") + " \\\\");
+    blocks(model).forEach(function (b) {
+      lines.push("\\midrule", "\\multicolumn{" + width + "}{l}{\\textit{" + latex(b.title) + "}} \\\\");
+      b.rows.forEach(function (row) { lines.push(latexRow(row, model)); });
     });
-    lines.push("\\bottomrule", "\\end{tabular}", "\\end{table}");
+    lines.push("\\bottomrule", "\\end{tabular}}", "\\end{table}");
     return lines.join("\n") + "\n";
   }
+  function latexRow(row, model) {
+    var cells = [String(row.rank), latex(row.label)];
+    row.cells.forEach(function (c) {
+      if (!c.value) { cells.push("--"); return; }
+      var v = pct(c.value.value);
+      v = c.mark === "best" ? "\\textbf{" + v + "}" : c.mark ? "\\underline{" + v + "}" : v;
+      cells.push(v + "{\\scriptsize$\\pm$" + halfWidth(c.value) + "}");
+    });
+    if (model.baseline !== null) cells.push(latex(diffText(row, model)));
+    return cells.join(" & ") + " \\\\";
+  }
   var EXPORTS = { latex: [exportLatex, "paper.tex", "text/x-tex"], csv: [exportCsv, "paper.csv", "text/csv"], markdown: [exportMarkdown, "paper.md", "text/markdown"] };
-  function renderOverview() {
-    var model = paperModel(), host = clear(byId("paper")), cols = model.columns;
-    var table = el("table", { "class": "paper" }), head = el("thead"), top = el("tr"), sub = el("tr");
-    top.appendChild(el("th", { rowspan: 2, scope: "col" }, "model"));
-    var spans = [];
-    cols.forEach(function (c) { var last = spans[spans.length - 1]; if (last && last.scope === c.scope) last.n += 1; else spans.push({ scope: c.scope, title: c.group, n: 1 }); });
-    spans.forEach(function (s) { top.appendChild(el("th", { colspan: s.n, scope: "colgroup", "class": "group" }, s.title)); });
-    cols.forEach(function (c) { sub.appendChild(el("th", { scope: "col", "class": "num" }, c.short)); });
-    if (model.baseline !== null) top.appendChild(el("th", { rowspan: 2, scope: "col", "class": "num" }, "\u0394 vs " + model.baseline + " (pts, 95% CI)"));
+  /* The headline table: one block (release, window, noise) at a time, Overall first, sortable by any column. */
+  function overviewOrder(rows, sort) {
+    if (sort.key === "rank") return sort.dir === "asc" ? rows : rows.slice().reverse();
+    var sign = sort.dir === "desc" ? -1 : 1, j = /^c\d+$/.test(sort.key) ? Number(sort.key.slice(1)) : null;
+    return rows.slice().sort(function (a, b) {
+      if (sort.key === "model") return sign * a.label.localeCompare(b.label) || a.rank - b.rank;
+      var va = j === null ? (a.diff ? a.diff.diff : null) : (a.cells[j].value ? a.cells[j].value.value : null);
+      var vb = j === null ? (b.diff ? b.diff.diff : null) : (b.cells[j].value ? b.cells[j].value.value : null);
+      if ((va === null) !== (vb === null)) return va === null ? 1 : -1;
+      return (va === null ? 0 : sign * (va - vb)) || a.rank - b.rank;
+    });
+  }
+  function overviewHead(model, shown) {
+    var head = el("thead"), top = el("tr"), sub = el("tr"), spans = [], cols = model.columns;
+    top.appendChild(sortHeader("#", "rank", state.osort, true, renderAndSave)).setAttribute("rowspan", 2);
+    top.appendChild(sortHeader("model", "model", state.osort, false, renderAndSave)).setAttribute("rowspan", 2);
+    top.lastChild.classList.add("model");
+    shown.forEach(function (j) { var c = cols[j], last = spans[spans.length - 1]; if (last && last.scope === c.scope) last.n += 1; else spans.push({ scope: c.scope, title: c.group, n: 1 }); });
+    spans.forEach(function (s) { top.appendChild(el("th", { colspan: s.n, scope: "colgroup", "class": "group" + (s.scope === "overall" ? " overall" : "") }, s.title)); });
+    shown.forEach(function (j) {
+      var label = el("span");
+      label.appendChild(el("span", { "class": "col-scope" }, cols[j].group + " "));
+      label.appendChild(document.createTextNode(cols[j].short));
+      sub.appendChild(sortHeader(label, "c" + j, state.osort, true, renderAndSave));
+    });
+    if (model.baseline !== null) top.appendChild(sortHeader("\u0394 vs " + model.baseline + " (pts, 95% CI)", "diff", state.osort, true, renderAndSave)).setAttribute("rowspan", 2);
     head.appendChild(top);
     head.appendChild(sub);
-    table.appendChild(head);
-    var body = table.appendChild(el("tbody"));
-    model.rows.forEach(function (row) {
-      var tr = body.appendChild(el("tr", { "data-run": row.run }));
-      var name = tr.appendChild(el("th", { scope: "row", "class": "model" }));
-      name.appendChild(runName(row.run, true));
-      if (rowTitle(row.run) !== D.runs[row.run].title) name.appendChild(el("span", { "class": "window-tag snapshot-tag" }, D.runs[row.run].snapshot));
-      row.cells.forEach(function (c, j) {
-        var td = tr.appendChild(el("td", { "class": "num" + (c.mark ? " " + c.mark : ""), "data-scope": cols[j].scope, "data-metric": cols[j].metric, "data-mark": c.mark }));
-        if (!c.value) { td.textContent = "\u2013"; return; }
-        td.appendChild(el("span", { "class": "v" }, pct(c.value.value)));
-        td.appendChild(el("span", { "class": "pm" }, "\u00b1" + halfWidth(c.value)));
-        if (c.mark) td.appendChild(el("span", { "class": "mark-word" }, c.mark === "best" ? "best" : "tied"));
-      });
-      if (model.baseline !== null) tr.appendChild(el("td", { "class": "num diff" }, diffText(row, model)));
+    return head;
+  }
+  function overviewRow(row, model, shown) {
+    var tr = el("tr", { "data-run": row.run, "data-rank": row.rank }), cols = model.columns;
+    tr.appendChild(el("td", { "class": "num rank", "data-label": "rank" }, String(row.rank)));
+    var name = tr.appendChild(el("th", { scope: "row", "class": "model" }));
+    name.appendChild(runName(row.run, true));
+    shown.forEach(function (j) {
+      var c = row.cells[j], col = cols[j];
+      var td = tr.appendChild(el("td", { "class": "num" + (c.mark ? " " + c.mark : ""), "data-scope": col.scope, "data-metric": col.metric, "data-mark": c.mark, "data-label": col.title }));
+      if (!c.value) { td.textContent = "\u2013"; return; }
+      td.appendChild(el("span", { "class": "v" }, pct(c.value.value)));
+      td.appendChild(el("span", { "class": "pm" }, "\u00b1" + halfWidth(c.value)));
+      if (c.mark) td.appendChild(el("span", { "class": "mark-word" }, c.mark === "best" ? "best" : "tied"));
     });
+    if (model.baseline !== null) tr.appendChild(el("td", { "class": "num diff", "data-label": "\u0394 vs baseline" }, diffText(row, model)));
+    return tr;
+  }
+  function renderOverview() {
+    var model = paperModel(), host = clear(byId("paper")), cols = model.columns;
+    var block = Math.min(state.group, D.groups.length - 1);
+    byId("release").value = String(block);
+    var shown = cols.map(function (_, j) { return j; });
+    shown = shown.filter(function (j) { return cols[j].scope === "overall"; }).concat(shown.filter(function (j) { return cols[j].scope !== "overall"; }));
+    var table = el("table", { "class": "paper headline", "data-block": block });
+    table.appendChild(el("caption", { "class": "block-title" }, D.groups[block].title));
+    table.appendChild(overviewHead(model, shown));
+    var body = table.appendChild(el("tbody"));
+    var rows = overviewOrder(model.rows.filter(function (r) { return r.group === block; }), state.osort);
+    rows.forEach(function (row) { body.appendChild(overviewRow(row, model, shown)); });
     host.appendChild(scroller(table));
     byId("paper-caption").textContent = caption(model, "underlined") + (windowed() ? " Page window: " + windowWords(state.since, state.until) + "." : "");
     var out = byId("export-text");
@@ -719,12 +785,14 @@
   }
 
   /* ---- the series across releases ---- */
-  /* A model's score per release (dot), its interval (whisker) and its cutoff bound (dashed line), on a scale shared
-     by every model's chart so they compare; releases are placed by date. */
-  var SPARK = { w: 168, h: 56, pad: 8 };
+  /* A model's score per release (dot), its interval (whisker) and its cutoff bound (dashed line, at its own date),
+     on a scale shared by every model's chart so they compare, with a y-axis in percent; releases and cutoffs are
+     placed by date. */
+  var SPARK = { w: 196, h: 64, pad: 8, left: 36 };
   function seriesScale(S) {
     var lo = 1, hi = 0, days = S.releases.map(function (r) { return Date.parse(r.date) / DAY; });
     S.models.forEach(function (m) {
+      if (m.bound) days.push(Date.parse(m.bound.day) / DAY);
       Object.keys(m.runs).forEach(function (id) {
         var v = (D.runs[m.runs[id]].metrics.overall || {})[S.metric];
         if (v) { lo = Math.min(lo, v.lo); hi = Math.max(hi, v.hi); }
@@ -732,20 +800,29 @@
     });
     if (hi < lo) { lo = 0; hi = 1; }
     if (hi - lo < 0.02) { lo -= 0.01; hi += 0.01; }
-    var first = days[0], span = Math.max(days[days.length - 1] - first, 1), inner = SPARK.w - 2 * SPARK.pad;
+    var first = Math.min.apply(null, days), span = Math.max(Math.max.apply(null, days) - first, 1);
+    var inner = SPARK.w - SPARK.left - SPARK.pad;
     return {
       lo: lo, hi: hi,
-      x: function (day) { return SPARK.pad + inner * Math.max(0, Math.min(1, (day - first) / span)); },
+      x: function (day) { return SPARK.left + inner * Math.max(0, Math.min(1, (day - first) / span)); },
       y: function (v) { return SPARK.pad + (SPARK.h - 2 * SPARK.pad) * (hi - v) / (hi - lo); }
     };
   }
+  function seriesAxes(svg, scale) {
+    var x = SPARK.left - 2;
+    svg.appendChild(svgEl("line", { "class": "axis", x1: x, x2: SPARK.w - SPARK.pad, y1: SPARK.h - 2, y2: SPARK.h - 2 }));
+    svg.appendChild(svgEl("line", { "class": "axis y-axis", x1: x, x2: x, y1: scale.y(scale.hi), y2: scale.y(scale.lo) }));
+    [scale.hi, scale.lo].forEach(function (v, j) {
+      svg.appendChild(svgEl("text", { "class": "tick", x: x - 2, y: scale.y(v) + (j ? 0 : 6), "text-anchor": "end", "data-value": v }, fixed(100 * v, 1)));
+    });
+  }
   function seriesChart(S, m, scale) {
     var svg = svgEl("svg", { "class": "spark", viewBox: "0 0 " + SPARK.w + " " + SPARK.h, width: SPARK.w, height: SPARK.h, role: "img",
-      "aria-label": m.model + ": " + metricTitle(S.metric) + " per release" });
-    svg.appendChild(svgEl("line", { "class": "axis", x1: SPARK.pad, x2: SPARK.w - SPARK.pad, y1: SPARK.h - 2, y2: SPARK.h - 2 }));
+      "aria-label": m.model + ": " + metricTitle(S.metric) + " per release, " + fixed(100 * scale.lo, 1) + " to " + fixed(100 * scale.hi, 1) + " %" });
+    seriesAxes(svg, scale);
     if (m.bound) {
       var cx = scale.x(Date.parse(m.bound.day) / DAY);
-      var cut = svg.appendChild(svgEl("line", { "class": "cutoff" + (m.bound.release ? " release-bound" : ""), x1: cx, x2: cx, y1: 2, y2: SPARK.h - 2 }));
+      var cut = svg.appendChild(svgEl("line", { "class": "cutoff" + (m.bound.release ? " release-bound" : ""), "data-day": m.bound.day, x1: cx, x2: cx, y1: 2, y2: SPARK.h - 2 }));
       cut.appendChild(svgEl("title", {}, (m.bound.release ? "release date " : "training cutoff ") + m.bound.text));
     }
     var points = [];
@@ -785,7 +862,8 @@
         var v = (D.runs[i].metrics.overall || {})[S.metric];
         if (!v) { td.textContent = "\u2013"; return; }
         td.appendChild(el("a", { href: "#model-" + i }, pct(v.v)));
-        td.appendChild(el("span", { "class": "pm" }, " \u00b1" + fixed(50 * (v.hi - v.lo), 1)));
+        var exact = exactOutfits(S.metric, v.v, v.lo, v.hi, v.n);
+        td.appendChild(el("span", { "class": "pm" }, exact ? " (" + exact + ")" : " \u00b1" + fixed(50 * (v.hi - v.lo), 1)));
         if (m.bound) {
           var after = r.date > m.bound.day;
           td.appendChild(el("span", { "class": "mark-word " + (after ? "after-cutoff" : "before-cutoff") }, after ? "after cutoff" : "on/before cutoff"));
@@ -916,6 +994,11 @@
   }
 
   /* ---- breakdowns ---- */
+  function blockMeans(pick) {
+    var inBlock = {};
+    blockRuns().forEach(function (i) { inBlock[i] = 1; });
+    return D.runs.map(function (run, i) { return i in inBlock ? pick(run) : {}; });
+  }
   function groupMeans(run, scope, metric, key) {
     var q = run.q, sums = {}, counts = {};
     if (!hasValues(q, metric)) return {};
@@ -953,9 +1036,9 @@
     var table = el("table", { "class": "breakdown", "data-what": what }), head = el("tr");
     head.appendChild(sortHeader(what, "group", state.bsort, false, renderAndSave));
     head.appendChild(sortHeader("queries", "count", state.bsort, true, renderAndSave));
-    D.runs.forEach(function (run, i) {
+    blockRuns().forEach(function (i) {
       var label = el("span");
-      label.appendChild(runName(i, true));
+      label.appendChild(runName(i, true, true));
       label.appendChild(el("span", { "class": "unit" }, " " + metricTitle(metric) + " % (queries)"));
       head.appendChild(sortHeader(label, "run-" + i, state.bsort, true, renderAndSave));
     });
@@ -965,19 +1048,21 @@
       var tr = body.appendChild(el("tr", { "data-group": g }));
       tr.appendChild(el("th", { scope: "row" }, g));
       tr.appendChild(el("td", { "class": "num" }, Math.max.apply(null, perRun.map(function (m) { return m[g] ? m[g].n : 0; }))));
-      perRun.forEach(function (means, i) {
-        var m = means[g];
+      blockRuns().forEach(function (i) {
+        var m = perRun[i][g];
         tr.appendChild(el("td", { "class": "num", "data-run": i }, m ? pct(m.v) + " (" + m.n + ")" : "\u2013"));
       });
     });
     host.appendChild(scroller(table, groups.length > 20));
   }
+  /* The runs of the release block chosen in the overview: breakdowns never set two releases side by side. */
+  function blockRuns() { return D.groups[Math.min(state.group, D.groups.length - 1)].runs; }
   function renderBreakdowns() {
     var metric = metricName() === OUTFIT ? "fine_recall@1" : metricName(), scope = chartScope();
-    byId("breakdown-note").textContent = metricTitle(metric) + " on " + title(scope) +
+    byId("breakdown-note").textContent = "Runs of " + D.groups[Math.min(state.group, D.groups.length - 1)].title + " (the release chosen above). " + metricTitle(metric) + " on " + title(scope) +
       (metricName() === OUTFIT ? " (outfit recall has no per-garment breakdown, so Fine Recall@1 is shown)" : "") +
       ": mean % over the queries of each group, with their count in brackets; click a column title to sort.";
-    var cats = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return D.categories[q.g[i]]; }); });
+    var cats = blockMeans(function (run) { return groupMeans(run, scope, metric, function (q, i) { return D.categories[q.g[i]]; }); });
     breakdownTable("categories", "category", sortedGroups(cats), cats, metric);
     var note = byId("attribute-note");
     if (!D.attributesKnown) {
@@ -985,15 +1070,15 @@
       clear(byId("attributes"));
     } else {
       note.textContent = "";
-      var attrs = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.a[i] < 0 ? null : D.attributes[q.a[i]]; }); });
+      var attrs = blockMeans(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.a[i] < 0 ? null : D.attributes[q.a[i]]; }); });
       breakdownTable("attributes", "query main attribute", sortedGroups(attrs), attrs, metric);
     }
     var composedScope = scope in COMPOSED || scope === "composed_overall";
     byId("composed-breakdowns").hidden = !composedScope;
     if (composedScope) {
-      var changed = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.cg ? q.cg[i] : null; }); });
+      var changed = blockMeans(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.cg ? q.cg[i] : null; }); });
       breakdownTable("change-groups", "changed attribute group", sortedGroups(changed), changed, metric);
-      var counted = D.runs.map(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.nc && q.nc[i] !== null ? String(q.nc[i]) : null; }); });
+      var counted = blockMeans(function (run) { return groupMeans(run, scope, metric, function (q, i) { return q.nc && q.nc[i] !== null ? String(q.nc[i]) : null; }); });
       breakdownTable("change-counts", "number of changes", sortedGroups(counted), counted, metric);
     }
     renderCategoryChart(cats, metric);
@@ -1138,7 +1223,12 @@
       [["result file", run.file], ["snapshot", run.snapshot], ["spec", run.spec],
        ["release date", run.releaseText || "unknown"],
        ["training cutoff", run.cutoffText || (run.bound ? "not declared; the release date " + run.bound.text + " bounds it" : "unknown")],
+       ["run id", run.id],
        ["parameters", run.params === null ? "unknown" : count(run.params)],
+       ["embedding dimension", run.embedDim || "unknown"],
+       ["open weights", run.openWeights || "unknown"],
+       ["licence", run.license || "unknown"],
+       ["verification", run.verification ? run.verification.status + (run.verification.note ? " (" + run.verification.note + ")" : "") : "not checked (not from a results repository)"],
        ["evaluated window", w && run.windowText ? run.windowText + " (" + w.kept_queries + " of " + w.total_queries + " queries)" : "every date"],
        ["embedding throughput", run.throughput ? rate(run.throughput) + " on " + run.machine : "not known: " + run.throughputNote],
        ["machine", run.machine]
@@ -1149,6 +1239,10 @@
       });
       run.flags.forEach(function (f) { facts.appendChild(el("li", { "class": "flag-reason" }, f.mark + " " + f.reason + " (the run's own window)")); });
       box.appendChild(facts);
+      var links = box.appendChild(el("p", { "class": "run-links" }));
+      links.appendChild(el("span", { "class": "fact" }, "report: "));
+      links.appendChild(run.report ? el("a", { href: run.report, "class": "report-link" }, "retrieval report") : document.createTextNode("none linked"));
+      if (run.weightsUrl) { links.appendChild(document.createTextNode(" \u00b7 ")); links.appendChild(el("a", { href: run.weightsUrl, rel: "noopener" }, "weights")); }
       var url = run.card && (run.card.url || run.card.card_url || run.card.homepage);
       if (typeof url === "string" && /^https?:\/\//i.test(url)) box.appendChild(el("a", { href: url, rel: "noopener" }, "model card"));
       if (run.card) {
@@ -1168,7 +1262,8 @@
       sort: state.sort.key === "rank" && state.sort.dir === "asc" ? null : state.sort.key + "." + state.sort.dir,
       bsort: state.bsort.key === "count" && state.bsort.dir === "desc" ? null : state.bsort.key + "." + state.bsort.dir,
       x: state.x === "params" ? null : state.x, base: state.baseline === null ? null : String(state.baseline),
-      ds: state.distractors ? "1" : null };
+      ds: state.distractors ? "1" : null, rel: state.group ? String(state.group) : null,
+      osort: state.osort.key === "rank" && state.osort.dir === "asc" ? null : state.osort.key + "." + state.osort.dir };
     var params = new URLSearchParams();
     Object.keys(parts).forEach(function (key) { if (parts[key] !== null) params.set(key, parts[key]); });
     var hash = "#" + params.toString();
@@ -1189,6 +1284,9 @@
     state.bsort = parseSort(params.get("bsort"), ["group", "count"].concat(D.runs.map(function (_, i) { return "run-" + i; })), { key: "count", dir: "desc" });
     state.x = params.get("x") === "throughput" ? "throughput" : "params";
     state.distractors = params.get("ds") === "1";
+    var rel = params.get("rel");
+    state.group = rel !== null && /^\d+$/.test(rel) && Number(rel) < D.groups.length ? Number(rel) : 0;
+    state.osort = parseSort(params.get("osort"), ["rank", "model", "diff"].concat(paperColumns().map(function (_, j) { return "c" + j; })), { key: "rank", dir: "asc" });
     var base = params.get("base");
     state.baseline = base !== null && /^\d+$/.test(base) && Number(base) < D.runs.length ? Number(base) : null;
   }
@@ -1340,6 +1438,9 @@
     dsBox.disabled = !distractorsKnown();
     if (dsBox.disabled) byId("distractor-note").textContent = "(no run on the board records it)";
     dsBox.addEventListener("change", function () { state.distractors = dsBox.checked; renderAndSave(); });
+    var release = byId("release");
+    D.groups.forEach(function (g, gi) { release.appendChild(el("option", { value: String(gi) }, g.title + " (" + g.runs.length + (g.runs.length === 1 ? " run)" : " runs)"))); });
+    release.addEventListener("change", function () { state.group = Number(release.value); renderAndSave(); });
     var baseline = byId("baseline");
     baseline.appendChild(el("option", { value: "" }, "none"));
     D.runs.forEach(function (run, i) { baseline.appendChild(el("option", { value: String(i) }, rowTitle(i))); });
@@ -1351,7 +1452,7 @@
     byId("reset").addEventListener("click", function () { setWindow(null, null); });
     var snaps = {};
     D.runs.forEach(function (run) { snaps[run.snapshot] = 1; });
-    byId("meta").textContent = D.runs.length + " runs on snapshot" + (Object.keys(snaps).length > 1 ? "s " : " ") + Object.keys(snaps).join(", ");
+    byId("meta").textContent = D.runs.length + (D.runs.length === 1 ? " run" : " runs") + " on snapshot" + (Object.keys(snaps).length > 1 ? "s " : " ") + Object.keys(snaps).join(", ");
     window.addEventListener("hashchange", function () { readHash(); renderAll(); });
     var resizing = null, lastWidth = window.innerWidth;
     window.addEventListener("resize", function () {
