@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import importlib.metadata
 import io
 import json
 import os
@@ -78,6 +79,27 @@ def machine() -> dict[str, Any]:
     }
 
 
+def provenance() -> dict[str, Any]:
+    """The installed lookbench version, and the repository's commit with whether tracked files differ from it."""
+    try:
+        version: str | None = importlib.metadata.version("lookbench")
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    found: dict[str, Any] = {"lookbench_version": version, "commit": None, "dirty": None}
+    root = str(Path(__file__).resolve().parents[1])
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
+        status = subprocess.run(
+            ["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        if head.returncode == 0 and status.returncode == 0:
+            found |= {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+    return found
+
+
 def record(**figures: Any) -> None:
     """Add figures to the result file of the run in progress (see `results_file`); a no-op outside one."""
     if _figures is not None:
@@ -114,14 +136,16 @@ class _Tee(io.TextIOBase):
 def results_file(name: str) -> Iterator[None]:
     """Run a benchmark and write `benchmarks/results/NAME.json` when it succeeds.
 
-    The file holds the command line, the UTC date, the machine (`machine()`), the load average before and after,
-    the wall seconds, the figures the script passed to `record()` and the lines it printed. `LOOKBENCH_RESULTS`
+    The file holds the command line, the UTC date, the lookbench version and commit (`provenance()`, taken before
+    the run), the machine (`machine()`), the load average before and after, the wall seconds, the figures the script
+    passed to `record()` and the lines it printed. `LOOKBENCH_RESULTS`
     names another folder; `LOOKBENCH_RESULTS=none` writes nothing.
     """
     global _figures
     target = os.environ.get("LOOKBENCH_RESULTS", str(RESULTS))
     _figures, tee, started, load = {}, _Tee(sys.stdout), time.perf_counter(), os.getloadavg()
     date = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    source = provenance()
     try:
         with contextlib.redirect_stdout(tee):
             yield
@@ -133,6 +157,7 @@ def results_file(name: str) -> Iterator[None]:
     result = {
         "command": " ".join(["python", *sys.argv]),
         "date": date,
+        **source,
         "machine": machine(),
         "load_average": {"before": [round(x, 2) for x in load], "after": [round(x, 2) for x in os.getloadavg()]},
         "wall_s": round(time.perf_counter() - started, 1),

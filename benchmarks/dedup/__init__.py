@@ -1,0 +1,1 @@
+"""Shared code of the dedup benchmark scripts (run each as `python benchmarks/dedup/NAME.py`)."""
