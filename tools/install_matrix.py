@@ -151,25 +151,29 @@ def venv_site(venv: Path) -> Path:
     return venv / "lib" / version / "site-packages"
 
 
+def quiet(argv: list[str]) -> None:
+    """Run an install step; its output only when it fails."""
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise MatrixFailure(f"{' '.join(argv)}: exit {done.returncode}\n{done.stdout}\n{done.stderr}")
+
+
 def make_venv(install: Install, wheel: Path, venv: Path, torch_site: Path | None) -> None:
     """A clean venv holding the wheel with the install's extras (and its plain packages, without their deps)."""
     shutil.rmtree(venv, ignore_errors=True)
     target = f"{wheel}[{','.join(install.extras)}]" if install.extras else str(wheel)
     if install.torch:
         assert torch_site is not None
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        quiet([sys.executable, "-m", "venv", str(venv)])
         (venv_site(venv) / "torch-tier.pth").write_text(f"{torch_site}\n", encoding="utf-8")
         pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check"]
-        subprocess.run([*pip, target], check=True)
+        quiet([*pip, target])
         return
     uv = [str(Path(sys.executable).with_name("uv"))]
-    subprocess.run([*uv, "venv", "-q", "--python", sys.executable, str(venv)], check=True)
-    subprocess.run([*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), target], check=True)
+    quiet([*uv, "venv", "-q", "--python", sys.executable, str(venv)])
+    quiet([*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), target])
     if install.plain:
-        subprocess.run(
-            [*uv, "pip", "install", "-q", "--no-deps", "--python", str(venv / "bin" / "python"), *install.plain],
-            check=True,
-        )
+        quiet([*uv, "pip", "install", "-q", "--no-deps", "--python", str(venv / "bin" / "python"), *install.plain])
 
 
 def expand(token: str, places: dict[str, str], work: Path) -> str:
@@ -284,7 +288,7 @@ def main() -> int:
         try:
             for line in run_install(install, args.wheel.resolve(), args.work.resolve(), args.torch_site):
                 print(line, flush=True)
-        except (MatrixFailure, subprocess.CalledProcessError) as exc:
+        except MatrixFailure as exc:
             print(f"[{install.name}] FAILED: {exc}", flush=True)
             print(f"install matrix: {passed} passed, 1 failed")
             return 1
