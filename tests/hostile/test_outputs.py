@@ -37,7 +37,7 @@ def hostile_runs(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def _csv_names(text: str) -> list[str]:
-    return [row[0] for row in csv.reader(io.StringIO(text))][1:]
+    return [row["model"] for row in csv.DictReader(io.StringIO(text))]
 
 
 def test_csv_cells_never_start_a_formula(hostile_runs: list[Path], tmp_path: Path) -> None:
@@ -48,7 +48,7 @@ def test_csv_cells_never_start_a_formula(hostile_runs: list[Path], tmp_path: Pat
         for key in ("formula", "plus", "minus", "at"):
             assert any(n.startswith("'" + NAMES[key]) for n in names), (key, names)  # as typed, behind a quote
         assert not [n for n in names if n.startswith(("=", "+", "-", "@"))]
-    values = [row[3] for row in csv.reader(io.StringIO((tmp_path / "t" / "tables.csv").read_text()))][1:]
+    values = [row["value"] for row in csv.DictReader(io.StringIO((tmp_path / "t" / "tables.csv").read_text()))]
     assert all(float(v) == 1.0 for v in values)  # numbers stay numbers
 
 

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import typer
 
 from lookbench.cli.common import err_console
+from lookbench.errors import LookBenchError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -31,6 +32,12 @@ class Needs:
         """The one line that tells what to install."""
         hint = f"pip install 'lookbench[{self.extra}]'"
         return f"this command needs the {self.extra} extra: {hint} (missing: {', '.join(missing)})"
+
+    def check(self) -> None:
+        """Raise the refusal where a command finds out late that it needs these (after its config is read)."""
+        missing = self.missing()
+        if missing:
+            raise LookBenchError(self.refusal(missing))
 
 
 DECLARED: dict[Callable[..., Any], Needs] = {}

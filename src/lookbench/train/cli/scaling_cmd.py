@@ -8,9 +8,10 @@ import typer
 
 from lookbench.cli.common import OVERWRITE_HELP, console, reports_errors
 from lookbench.cli.needs import needs
+from lookbench.train.cli.train_cmd import TORCH
 
 
-@needs("train", "torch", "imagehash", "numba")
+@needs("train", "imagehash", "numba")
 @reports_errors
 def scaling(
     config: Path = typer.Argument(..., help="Scaling config (YAML): train, set, grid, evaluate; see docs/training.md."),
@@ -28,6 +29,7 @@ def scaling(
     from lookbench.train.scaling_report import to_markdown, write_report
 
     with claim.recording():
+        TORCH.check()
         results = run_study(study, base, out, strict, console.print)
         for path in write_report(results, out):
             console.print(f"wrote {path}")

@@ -9,11 +9,14 @@ from pathlib import Path
 import typer
 
 from lookbench.cli.common import console, reports_errors
-from lookbench.cli.needs import needs
+from lookbench.cli.needs import Needs, needs
 from lookbench.errors import LookBenchError
 
+TORCH = Needs("train", ("torch",))
+"""Checked once the config is read and the folder claimed: config errors, refusals and --guard-only need no torch."""
 
-@needs("train", "torch", "imagehash", "numba")
+
+@needs("train", "imagehash", "numba")
 @reports_errors
 def train(
     config: Path = typer.Argument(..., help="Training config (YAML); see docs/training.md."),
@@ -49,6 +52,7 @@ def train(
             for line in report.console_lines():
                 console.print(line, highlight=False)
             return
+        TORCH.check()
         from lookbench.train.loop import Trainer
 
         try:
