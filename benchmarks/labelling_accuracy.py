@@ -22,12 +22,12 @@ from typing import Any
 import yaml
 from measure import results_file
 
-from lookbench.build.config import load_config
-from lookbench.build.judge.judge import Verdict
-from lookbench.build.judge.sampling import Check
-from lookbench.build.pipeline import run_stages, stages_for
-from lookbench.build.records import read_samples
 from lookbench.datasets.synth.generate import generate_snapshot
+from lookbench.release.config import load_config
+from lookbench.release.judge.judge import Verdict
+from lookbench.release.judge.sampling import Check
+from lookbench.release.pipeline import run_stages, stages_for
+from lookbench.release.records import read_samples
 
 
 class SimulatedJudge:

@@ -74,7 +74,6 @@ from measure import Timed, lookbench, run_subcommand, timed_process
 from PIL import Image, ImageDraw
 from threadpoolctl import threadpool_limits
 
-from lookbench.build.audit.run import AuditSettings, audit_snapshot
 from lookbench.datasets.synth.sizes import size_preset
 from lookbench.metrics.aggregate import summarise
 from lookbench.metrics.definitions import DEFAULT_KS, FineRule
@@ -82,6 +81,7 @@ from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
 from lookbench.metrics.scoring import score_task
 from lookbench.models.registry import resolve_model
+from lookbench.release.audit.run import AuditSettings, audit_snapshot
 from lookbench.results.per_query import subset_values, task_table
 from lookbench.search import make_backend
 from lookbench.search.backend import SearchBackend

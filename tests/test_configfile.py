@@ -8,8 +8,8 @@ import pytest
 
 from lookbench._util.configfile import StrictConfig, load_config_file
 from lookbench._util.hashing import json_sha256
-from lookbench.build.config import load_config as load_release
 from lookbench.errors import ReleaseError, TrainError
+from lookbench.release.config import load_config as load_release
 from lookbench.train.config import load_config as load_train
 from lookbench.train.scaling import load_scaling
 

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXTRA = re.compile(r"(?:lookbench|\.)\[([a-z,]+)\]")
 NOT_RUN: dict[str, str] = {
     "annotate": "needs an OpenAI batch job; its refusal without the extra shares release's gate",
-    "legacy": "needs a legacy benchmark's official distribution (tests/legacy builds small copies)",
+    "legacy": "needs a legacy benchmark's official distribution (tests/datasets/legacy builds small copies)",
     "scaling": "trains a grid of models: tests/train runs it on the tiny backbone in the torch tier",
 }
 """Commands the matrix does not run, and why."""

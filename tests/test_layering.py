@@ -29,7 +29,7 @@ LAYERS: dict[str, int] = {
     "cli": 8,
     # the wings, built on the core
     "datasets": 10,
-    "build": 11,
+    "release": 11,
     "train": 12,
     "publish": 13,
 }
@@ -37,9 +37,9 @@ CORE = {"_util", "errors", "snapshot", "taxonomy", "metrics", "search", "shards"
 CORE |= {"evaluation", "results", "cli"}
 WINGS: dict[str, set[str]] = {
     "datasets": set(),
-    "build": {"datasets"},
-    "train": {"datasets", "build"},
-    "publish": {"datasets", "build", "train"},
+    "release": {"datasets"},
+    "train": {"datasets", "release"},
+    "publish": {"datasets", "release", "train"},
 }
 """Each wing and the wings it may import (the core is always allowed); the core reaches the wings' commands and
 named snapshots only through entry points."""
@@ -215,7 +215,7 @@ def test_the_top_of_the_package_stays_small() -> None:
 
 
 GETATTR_DEFAULTS = {
-    "build/detect/owl.py:OwlDetector.__init__": "a transformers config's private `_commit_hash` (hub loads)",
+    "release/detect/owl.py:OwlDetector.__init__": "a transformers config's private `_commit_hash` (hub loads)",
     "models/hf_outputs.py:pooled_features": "transformers output classes differ by architecture; not ours to declare",
     "models/hf_model.py:_image_processor": "a transformers config, nested for vision towers; third-party",
     "models/hf_model.py:create_hf": "a transformers config's private `_commit_hash`, set only by hub loads",
@@ -272,7 +272,7 @@ CLASSIFIERS: dict[str, dict[str, str]] = {
         "snapshot/reader.py:Snapshot.check_subsets": "a requested name: unknown, or known but absent",
         "snapshot/source.py:is_snapshot_dir": "whether a folder is a snapshot at all, before one is opened",
         "results/tables.py:composed_scopes": "names read back from results, which keep no run plan",
-        "build/card.py:root_card": "a release manifest's subsets",
+        "release/card.py:root_card": "a release manifest's subsets",
         "datasets/cli/legacy_cmd.py:import_command": "an imported benchmark's card, for the eval hint printed",
     },
     "composed_scopes": {

@@ -66,8 +66,8 @@ def test_hashes_match_the_formulas_caches_and_manifests_were_written_with(tmp_pa
         stream.update(part)
     assert stream.hexdigest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"  # sha256("abc")
     assert order_key("0\0a") == hashlib.blake2b(b"0\0a", digest_size=8).digest()
-    from lookbench.build.stages.split import item_id
     from lookbench.datasets.synth.disjoint import exclusion_key
+    from lookbench.release.stages.split import item_id
     from lookbench.results.naming import slug
 
     assert item_id("shop", "p1") == hashlib.sha1(b"shop\0p1").hexdigest()[:16]

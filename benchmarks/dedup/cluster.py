@@ -34,13 +34,13 @@ from dedup.common import (
     synthetic_parts,
     timed_stage,
 )
-from lookbench.build.config import CropPairs, DedupConfig
-from lookbench.build.fingerprints import history
-from lookbench.build.fingerprints.index import (
+from lookbench.release.config import CropPairs, DedupConfig
+from lookbench.release.fingerprints import history
+from lookbench.release.fingerprints.index import (
     MAX_CANDIDATES,
     MAX_CROP_CANDIDATES,
 )
-from lookbench.build.fingerprints.pairs import Entries, candidate_rows
+from lookbench.release.fingerprints.pairs import Entries, candidate_rows
 from lookbench.shards.local import LocalExecutor
 
 

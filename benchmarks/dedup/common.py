@@ -17,12 +17,12 @@ from PIL import Image, ImageEnhance, ImageOps
 
 from lookbench._util.hashing import file_sha256
 from lookbench._util.images import decode_image
-from lookbench.build.config import CropPairs, DedupConfig
-from lookbench.build.fingerprints.crops import GREY_BYTES, WINDOWS
-from lookbench.build.fingerprints.store import StoredCodes
-from lookbench.build.records import Sample, write_samples
-from lookbench.build.stages.base import StageContext
-from lookbench.build.stages.dedup import DedupStage, DedupStats
+from lookbench.release.config import CropPairs, DedupConfig
+from lookbench.release.fingerprints.crops import GREY_BYTES, WINDOWS
+from lookbench.release.fingerprints.store import StoredCodes
+from lookbench.release.records import Sample, write_samples
+from lookbench.release.stages.base import StageContext
+from lookbench.release.stages.dedup import DedupStage, DedupStats
 from lookbench.shards.executor import Executor
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS

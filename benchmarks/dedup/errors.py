@@ -39,10 +39,10 @@ from dedup.common import (
     jittered,
     random_crop,
 )
-from lookbench.build.config import CropPairs
-from lookbench.build.fingerprints import crops, tables
-from lookbench.build.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.build.fingerprints.index import (
+from lookbench.release.config import CropPairs
+from lookbench.release.fingerprints import crops, tables
+from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
+from lookbench.release.fingerprints.index import (
     MAX_CROP_CANDIDATES,
     Candidate,
     FingerprintIndex,
@@ -218,7 +218,7 @@ def false_matches(originals: list[Image.Image], settings: tuple[Setting, ...], p
 def embedding_tier(originals: list[Image.Image], spec: str, threshold: float) -> dict[str, float]:
     """Per edit, the share of copies whose nearest original (cosine) is not their own or is below `threshold`;
     and the share of originals whose nearest other original is at or above it (false matches)."""
-    from lookbench.build.embedding import image_embedder, unit_rows
+    from lookbench.release.embedding import image_embedder, unit_rows
 
     embedder = image_embedder(spec, "--embedding-model")
     base = unit_rows(embedder.embed_images([encoded(im) for im in originals]))

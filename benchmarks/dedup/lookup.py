@@ -63,16 +63,16 @@ from dedup.common import (
     schedule_hours,
 )
 from lookbench._util.images import decode_image
-from lookbench.build.fingerprints import history, tables
-from lookbench.build.fingerprints.crops import CropView
-from lookbench.build.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.build.fingerprints.index import (
+from lookbench.release.fingerprints import history, tables
+from lookbench.release.fingerprints.crops import CropView
+from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
+from lookbench.release.fingerprints.index import (
     CROP_CANDIDATE_BITS,
     MAX_CROP_CANDIDATES,
     FingerprintIndex,
 )
-from lookbench.build.fingerprints.store import StoredCodes, open_store
-from lookbench.build.fingerprints.tables import (
+from lookbench.release.fingerprints.store import StoredCodes, open_store
+from lookbench.release.fingerprints.tables import (
     nearest_pairs,
 )
 

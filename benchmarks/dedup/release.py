@@ -33,13 +33,13 @@ from dedup.common import (
     published,
     timed_stage,
 )
-from lookbench.build.fingerprints import history
-from lookbench.build.fingerprints.index import (
+from lookbench.release.fingerprints import history
+from lookbench.release.fingerprints.index import (
     CROP_CANDIDATE_BITS,
     MAX_CROP_CANDIDATES,
 )
-from lookbench.build.fingerprints.store import StoredCodes, open_store
-from lookbench.build.fingerprints.tables import (
+from lookbench.release.fingerprints.store import StoredCodes, open_store
+from lookbench.release.fingerprints.tables import (
     Codes,
     HashedWindows,
 )

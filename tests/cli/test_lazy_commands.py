@@ -33,7 +33,7 @@ def test_the_wings_commands_come_from_entry_points_and_the_cores_first() -> None
     assert {"train", "release", "synth", "submit", "leaderboard"} <= set(found) - set(CORE_COMMANDS)
     assert all(module.startswith("lookbench.cli.") for module in CORE_COMMANDS.values())
     wings = {found[name].split(".")[1] for name in set(found) - set(CORE_COMMANDS)}
-    assert wings == {"datasets", "build", "train", "publish"}
+    assert wings == {"datasets", "release", "train", "publish"}
 
 
 def test_help_lists_every_command() -> None:
@@ -72,5 +72,5 @@ def test_eval_imports_neither_other_commands_nor_pandas(tmp_path: Path) -> None:
     assert out.exists()
     assert "pandas" not in modules
     assert sorted(m for m in modules if m.endswith("_cmd")) == ["lookbench.cli.eval_cmd"]
-    wings = ("lookbench.datasets", "lookbench.build", "lookbench.train", "lookbench.publish")
+    wings = ("lookbench.datasets", "lookbench.release", "lookbench.train", "lookbench.publish")
     assert not {m for m in modules if m.startswith(("lookbench.evaluation.contamination", *wings))}

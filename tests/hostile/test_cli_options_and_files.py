@@ -18,7 +18,7 @@ def test_an_impossible_yaml_date_names_the_file_and_line(tmp_path: Path) -> None
     config.write_text("name: x\nrelease_date: 2026-02-30\n", encoding="utf-8")
     with pytest.raises(LookBenchError, match=r"release.yaml: not valid YAML: line 2, column 15: '2026-02-30' is not a"):
         load_yaml(config)
-    from lookbench.build.config import load_config
+    from lookbench.release.config import load_config
 
     with pytest.raises(LookBenchError, match=r"release.yaml: .*line 2.*2026-02-30"):
         load_config(config)

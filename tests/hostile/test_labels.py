@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from hostilekit import evaluate, make_snapshot, snapshot_spec, vectors, write_vectors
 
-from lookbench.build.sources.metadata import category_label, colour_labels, split_list
+from lookbench.release.sources.metadata import category_label, colour_labels, split_list
 from lookbench.taxonomy.loader import load_taxonomy_file
 from lookbench.taxonomy.models import TaxonomyError
 

@@ -26,8 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from conftest import serving
-from lookbench.build.vlm.images import decode_data_url, prepared
 from lookbench.evaluation.composed.texts import phrase
+from lookbench.release.vlm.images import decode_data_url, prepared
 from lookbench.taxonomy import load_taxonomy
 
 MAX_BODY = 20_000_000

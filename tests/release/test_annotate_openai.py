@@ -10,12 +10,12 @@ import pytest
 from chatkit import ChatServer, Truth, serve
 from releasekit import closed_port, encode, photo
 
-from lookbench.build.config import ApiConfig
-from lookbench.build.label.base import InvalidAnswer, Item, check_labels, labels_from_answer
-from lookbench.build.label.batch import import_batch, write_batch
-from lookbench.build.label.openai import OpenAIAnnotator
-from lookbench.build.vlm.cache import AnswerCache
-from lookbench.build.vlm.client import ApiUnavailable
+from lookbench.release.config import ApiConfig
+from lookbench.release.label.base import InvalidAnswer, Item, check_labels, labels_from_answer
+from lookbench.release.label.batch import import_batch, write_batch
+from lookbench.release.label.openai import OpenAIAnnotator
+from lookbench.release.vlm.cache import AnswerCache
+from lookbench.release.vlm.client import ApiUnavailable
 from lookbench.taxonomy import category_json_schema, load_taxonomy
 
 TRUTH = Truth("dress", "red", ["striped", "v-neck", "long sleeve", "midi", "a-line"])

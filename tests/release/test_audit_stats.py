@@ -7,12 +7,12 @@ from datetime import datetime, timezone
 import numpy as np
 import pytest
 
-from lookbench.build.detect.base import Box, box_problem, clipped, iou
-from lookbench.build.detect.vlm import garments_of, parse_boxes
-from lookbench.build.judge.sampling import allocate, canaries, stratified_sample
-from lookbench.build.judge.stats import clustered_bootstrap, cohen_kappa, gwet_ac1, sample_size, wilson
-from lookbench.build.records import Sample
-from lookbench.build.stages.distractors import band_verdicts, nearest_similarity
+from lookbench.release.detect.base import Box, box_problem, clipped, iou
+from lookbench.release.detect.vlm import garments_of, parse_boxes
+from lookbench.release.judge.sampling import allocate, canaries, stratified_sample
+from lookbench.release.judge.stats import clustered_bootstrap, cohen_kappa, gwet_ac1, sample_size, wilson
+from lookbench.release.records import Sample
+from lookbench.release.stages.distractors import band_verdicts, nearest_similarity
 from lookbench.taxonomy import load_taxonomy
 
 

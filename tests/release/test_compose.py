@@ -17,17 +17,17 @@ from PIL import Image
 from releasekit import encode
 from typer.testing import CliRunner
 
-from lookbench.build.compose.audit import AuditJob, ComposedVerdict, audit_table, stratified
-from lookbench.build.compose.pairs import composed_pairs
-from lookbench.build.compose.paraphrase import MAX_CHARS, Paraphraser, lost_change
-from lookbench.build.config import ApiConfig, load_config
-from lookbench.build.pipeline import run_stages, stages_for
-from lookbench.build.stages.compose import ComposeStats
-from lookbench.build.vlm.cache import AnswerCache
 from lookbench.cli.main import app
 from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.evaluation.composed.relevance import target_attributes
 from lookbench.evaluation.composed.texts import modification_text
+from lookbench.release.compose.audit import AuditJob, ComposedVerdict, audit_table, stratified
+from lookbench.release.compose.pairs import composed_pairs
+from lookbench.release.compose.paraphrase import MAX_CHARS, Paraphraser, lost_change
+from lookbench.release.config import ApiConfig, load_config
+from lookbench.release.pipeline import run_stages, stages_for
+from lookbench.release.stages.compose import ComposeStats
+from lookbench.release.vlm.cache import AnswerCache
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.composed import Change, read_composed_queries
 from lookbench.taxonomy import load_taxonomy
@@ -112,7 +112,7 @@ def test_paraphrase_keeps_the_template_on_hostile_replies(tmp_path: Path) -> Non
 
 
 def test_the_composed_judge_under_hostile_replies(tmp_path: Path) -> None:
-    from lookbench.build.compose.audit import ComposedJudge
+    from lookbench.release.compose.audit import ComposedJudge
 
     server = ChatServer(slow_s=3.0)
     rng = np.random.default_rng(0)

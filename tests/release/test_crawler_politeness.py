@@ -197,7 +197,7 @@ def _urlset(urls: list[str]) -> bytes:
 
 
 def test_sitemap_parsing_is_linear_in_the_file() -> None:
-    from lookbench.build.sources.shop.sitemap import parse_sitemap
+    from lookbench.release.sources.shop.sitemap import parse_sitemap
 
     inputs = {n: _urlset([f"https://shop.example/p/{i}" for i in range(n)]) for n in (4_000, 16_000)}
     best = dict.fromkeys(inputs, float("inf"))
@@ -216,7 +216,7 @@ def test_sitemap_parsing_is_linear_in_the_file() -> None:
 
 
 def test_a_page_limit_stops_reading_a_sitemap_early() -> None:
-    from lookbench.build.sources.shop.sitemap import parse_sitemap
+    from lookbench.release.sources.shop.sitemap import parse_sitemap
 
     data = _urlset([f"https://shop.example/p/{i}" for i in range(300_000)])
     started = time.perf_counter()

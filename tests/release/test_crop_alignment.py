@@ -11,8 +11,8 @@ import pytest
 from PIL import Image, ImageOps
 from releasekit import photo
 
-from lookbench.build.fingerprints import alignment
-from lookbench.build.fingerprints.crops import FULL, WINDOWS, Box, CropView, Placement, align
+from lookbench.release.fingerprints import alignment
+from lookbench.release.fingerprints.crops import FULL, WINDOWS, Box, CropView, Placement, align
 
 
 class ReferenceView:

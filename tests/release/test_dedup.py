@@ -6,9 +6,9 @@ from __future__ import annotations
 from PIL import Image, ImageEnhance, ImageOps
 from releasekit import encode, near_copy, photo
 
-from lookbench.build.config import DedupConfig
-from lookbench.build.fingerprints.hashes import fingerprint
-from lookbench.build.fingerprints.index import FingerprintIndex, Lookup
+from lookbench.release.config import DedupConfig
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.index import FingerprintIndex, Lookup
 
 SETTINGS = DedupConfig.model_validate({})
 

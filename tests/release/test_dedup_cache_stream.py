@@ -19,18 +19,18 @@ from conftest import make_row
 from lookbench._util import hashing as hashing_module
 from lookbench._util.hashing import file_sha256
 from lookbench._util.images import BadImageError
-from lookbench.build.config import DedupConfig
-from lookbench.build.fingerprints import history
-from lookbench.build.fingerprints.crops import GREY_BYTES
-from lookbench.build.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.build.fingerprints.history import (
+from lookbench.errors import ReleaseError
+from lookbench.release.config import DedupConfig
+from lookbench.release.fingerprints import history
+from lookbench.release.fingerprints.crops import GREY_BYTES
+from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
+from lookbench.release.fingerprints.history import (
     FINGERPRINT_SCHEMA,
     cached_snapshot_fingerprints,
     history_store,
     read_cached,
     store_index,
 )
-from lookbench.errors import ReleaseError
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.writer import image_value, rows_to_table, write_split
 

@@ -17,18 +17,18 @@ from PIL import Image, ImageOps
 from releasekit import earlier_release, encode, photo
 
 from lookbench._util.images import BadImageError, decode_image
-from lookbench.build.config import CropPairs, DedupConfig
-from lookbench.build.fingerprints.crops import WINDOWS, CropView, region
-from lookbench.build.fingerprints.hashes import fingerprint
-from lookbench.build.fingerprints.history import (
+from lookbench.errors import ReleaseError
+from lookbench.release.config import CropPairs, DedupConfig
+from lookbench.release.fingerprints.crops import WINDOWS, CropView, region
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.history import (
     FINGERPRINT_SCHEMA,
     history_index,
     history_store,
     read_cached,
     store_index,
 )
-from lookbench.build.fingerprints.index import FingerprintIndex, Lookup
-from lookbench.errors import ReleaseError
+from lookbench.release.fingerprints.index import FingerprintIndex, Lookup
 
 SETTINGS = DedupConfig.model_validate({})
 VERSION = "v20260101"
@@ -228,7 +228,7 @@ def test_a_corrupt_fingerprint_cache_is_recomputed_and_reported(tmp_path: Path, 
 
 @pytest.mark.parametrize("pairs", ["all", "full-frame"])
 def test_the_card_says_when_two_crops_of_one_photo_are_not_looked_for(pairs: str) -> None:
-    from lookbench.build.card import version_card
+    from lookbench.release.card import version_card
 
     window = dict.fromkeys(("published_from", "published_to", "first_seen_from", "first_seen_to"), "2026-01-01")
     dedup = {

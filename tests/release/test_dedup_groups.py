@@ -6,9 +6,9 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 
-from lookbench.build.fingerprints.groups import Edge, resolve
-from lookbench.build.records import Sample
-from lookbench.build.stages.dedup import rank_of
+from lookbench.release.fingerprints.groups import Edge, resolve
+from lookbench.release.records import Sample
+from lookbench.release.stages.dedup import rank_of
 
 A, B, C, D, E = range(5)
 

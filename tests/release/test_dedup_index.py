@@ -8,12 +8,12 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lookbench.build.config import CropPairs
-from lookbench.build.fingerprints import tables
-from lookbench.build.fingerprints.crops import FULL, GREY_BYTES, WINDOWS
-from lookbench.build.fingerprints.hashes import to_words
-from lookbench.build.fingerprints.history import FINGERPRINT_SCHEMA, stored_codes, table_codes
-from lookbench.build.fingerprints.tables import (
+from lookbench.release.config import CropPairs
+from lookbench.release.fingerprints import tables
+from lookbench.release.fingerprints.crops import FULL, GREY_BYTES, WINDOWS
+from lookbench.release.fingerprints.hashes import to_words
+from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, stored_codes, table_codes
+from lookbench.release.fingerprints.tables import (
     SCAN_BLOCK,
     Backend,
     Codes,

@@ -15,16 +15,16 @@ from PIL import Image, ImageEnhance, ImageOps
 from releasekit import earlier_release, encode, near_copy, photo
 
 from conftest import RayCluster
-from lookbench.build.config import CropPairs, DedupConfig
-from lookbench.build.fingerprints.batch import open_batch
-from lookbench.build.fingerprints.crops import WINDOWS
-from lookbench.build.fingerprints.hashes import fingerprint
-from lookbench.build.fingerprints.history import history_store, store_index
-from lookbench.build.fingerprints.index import FingerprintIndex
-from lookbench.build.records import Sample, write_samples
-from lookbench.build.sharding import PairRows
-from lookbench.build.stages.base import StageContext
-from lookbench.build.stages.dedup import DedupStage
+from lookbench.release.config import CropPairs, DedupConfig
+from lookbench.release.fingerprints.batch import open_batch
+from lookbench.release.fingerprints.crops import WINDOWS
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.history import history_store, store_index
+from lookbench.release.fingerprints.index import FingerprintIndex
+from lookbench.release.records import Sample, write_samples
+from lookbench.release.sharding import PairRows
+from lookbench.release.stages.base import StageContext
+from lookbench.release.stages.dedup import DedupStage
 from lookbench.shards.local import LocalExecutor
 
 VERSION = "v20260101"

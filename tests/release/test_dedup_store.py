@@ -12,20 +12,20 @@ import pytest
 from releasekit import earlier_release, encode, photo
 
 from lookbench._util.hashing import file_sha256
-from lookbench.build.config import DedupConfig
-from lookbench.build.fingerprints.batch import open_batch, write_batch
-from lookbench.build.fingerprints.crops import GREY_BYTES
-from lookbench.build.fingerprints.hashes import fingerprint
-from lookbench.build.fingerprints.history import (
+from lookbench.errors import ReleaseError
+from lookbench.release.config import DedupConfig
+from lookbench.release.fingerprints.batch import open_batch, write_batch
+from lookbench.release.fingerprints.crops import GREY_BYTES
+from lookbench.release.fingerprints.hashes import fingerprint
+from lookbench.release.fingerprints.history import (
     FINGERPRINT_SCHEMA,
     HISTORY_NAME,
     history_index,
     history_store,
     prune_history_stores,
 )
-from lookbench.build.fingerprints.keys import MappedKeys, MemoryKeys
-from lookbench.build.fingerprints.store import MANIFEST, StoredCodes, StoreManifest, open_store, write_store
-from lookbench.errors import ReleaseError
+from lookbench.release.fingerprints.keys import MappedKeys, MemoryKeys
+from lookbench.release.fingerprints.store import MANIFEST, StoredCodes, StoreManifest, open_store, write_store
 
 W = 3
 SETTINGS = DedupConfig.model_validate({})

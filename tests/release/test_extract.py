@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from lookbench.build.sources.metadata import category_label, colour_labels
-from lookbench.build.sources.shop.extract import extract_product
-from lookbench.build.sources.shop.sitemap import parse_sitemap
+from lookbench.release.sources.metadata import category_label, colour_labels
+from lookbench.release.sources.shop.extract import extract_product
+from lookbench.release.sources.shop.sitemap import parse_sitemap
 
 
 def test_json_ld_product_fields():

@@ -6,8 +6,8 @@ import pytest
 from releasekit import PNG_ROUTE, Shop, serve
 from warcio.archiveiterator import ArchiveIterator
 
-from lookbench.build.sources.shop.fetch import Fetcher, FetchError
-from lookbench.build.sources.shop.warc import WarcLog
+from lookbench.release.sources.shop.fetch import Fetcher, FetchError
+from lookbench.release.sources.shop.warc import WarcLog
 
 
 def test_rate_limit_spaces_requests_per_host():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import lookbench.build
+import lookbench.release
 
-ROOT = Path(lookbench.build.__file__).parent
+ROOT = Path(lookbench.release.__file__).parent
 BASE = {"config", "records"}
 STAGES = {"collect", "dedup", "crop", "annotate", "audit", "distractors", "split", "publish"}
 
@@ -33,9 +33,9 @@ def imported(path: Path) -> set[str]:
             continue
         for name in names:
             if (
-                name.startswith("lookbench.build.")
+                name.startswith("lookbench.release.")
                 and (ROOT / (name[18:].replace(".", "/") + ".py")).exists()
-                or name.startswith("lookbench.build.")
+                or name.startswith("lookbench.release.")
                 and (ROOT / name[18:].replace(".", "/")).is_dir()
             ):
                 found.add(name[18:])
@@ -76,6 +76,6 @@ def test_nothing_but_the_cli_imports_the_pipeline_or_a_stage():
         if path.is_relative_to(ROOT) or path.is_relative_to(src / "cli"):
             continue
         text = path.read_text()
-        if "lookbench.build.pipeline" in text or "lookbench.build.stages" in text:
+        if "lookbench.release.pipeline" in text or "lookbench.release.stages" in text:
             wrong.append(str(path.relative_to(src)))
     assert wrong == []

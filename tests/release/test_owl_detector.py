@@ -15,13 +15,13 @@ import yaml
 from PIL import Image
 from releasekit import encode, photo
 
-from lookbench.build.config import OwlConfig, load_config
-from lookbench.build.detect.base import Photo
-from lookbench.build.detect.owl import OwlDetector
-from lookbench.build.pipeline import run_stages, stages_for
-from lookbench.build.stages.crop import CropStats
 from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.errors import EmbeddingError, ReleaseError
+from lookbench.release.config import OwlConfig, load_config
+from lookbench.release.detect.base import Photo
+from lookbench.release.detect.owl import OwlDetector
+from lookbench.release.pipeline import run_stages, stages_for
+from lookbench.release.stages.crop import CropStats
 from lookbench.taxonomy import load_taxonomy
 
 pytestmark = pytest.mark.torch  # run in .venv-torch by scripts/test.sh

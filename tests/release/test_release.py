@@ -24,20 +24,20 @@ from releasekit import (
 )
 from typer.testing import CliRunner
 
-from lookbench.build.config import ReleaseConfig, load_config
-from lookbench.build.fingerprints.crops import GREY_BYTES
-from lookbench.build.fingerprints.store import StoredCodes, write_store
-from lookbench.build.pipeline import run_stages
-from lookbench.build.push import push_release
-from lookbench.build.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
-from lookbench.build.stages.collect import CollectStage
-from lookbench.build.stages.dedup import DedupStage, DedupStats
-from lookbench.build.stages.publish import PublishStage
-from lookbench.build.stages.split import SplitStage
 from lookbench.cli.main import app
 from lookbench.embeddings.encoder import EncoderBase
 from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.models.registry import KINDS, ModelKind
+from lookbench.release.config import ReleaseConfig, load_config
+from lookbench.release.fingerprints.crops import GREY_BYTES
+from lookbench.release.fingerprints.store import StoredCodes, write_store
+from lookbench.release.pipeline import run_stages
+from lookbench.release.push import push_release
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+from lookbench.release.stages.collect import CollectStage
+from lookbench.release.stages.dedup import DedupStage, DedupStats
+from lookbench.release.stages.publish import PublishStage
+from lookbench.release.stages.split import SplitStage
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.writer import image_value
 
@@ -278,8 +278,8 @@ def test_collect_resumes_finished_sources_and_cli_reports_errors(tmp_path, synth
 
 
 def test_contamination_default_matches_dedup_default():
-    from lookbench.build.cli.contamination_cmd import DEFAULT_COLOUR_THRESHOLD, DEFAULT_THRESHOLD
-    from lookbench.build.config import DedupConfig
+    from lookbench.release.cli.contamination_cmd import DEFAULT_COLOUR_THRESHOLD, DEFAULT_THRESHOLD
+    from lookbench.release.config import DedupConfig
 
     defaults = DedupConfig.model_validate({})
     assert (defaults.phash_threshold, defaults.colour_threshold) == (DEFAULT_THRESHOLD, DEFAULT_COLOUR_THRESHOLD)

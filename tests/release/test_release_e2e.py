@@ -27,8 +27,8 @@ from releasekit import (
 )
 from typer.testing import CliRunner
 
-from lookbench.build.audit.io import AUDIT_NAME, read_audit
 from lookbench.cli.main import app
+from lookbench.release.audit.io import AUDIT_NAME, read_audit
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.manifest import manifest_problems, read_manifest
 

@@ -18,17 +18,17 @@ from PIL import Image
 from releasekit import closed_port, encode, photo
 from typer.testing import CliRunner
 
-from lookbench.build.config import load_config
-from lookbench.build.pipeline import run_stages, stages_for
-from lookbench.build.stages.annotate import AnnotateStats
-from lookbench.build.stages.audit import AuditStats
-from lookbench.build.stages.compose import ComposeStats
-from lookbench.build.stages.crop import CropStats
-from lookbench.build.stages.distractors import DistractorStats
-from lookbench.build.vlm.client import ApiUnavailable
 from lookbench.cli.main import app
 from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.errors import ReleaseError
+from lookbench.release.config import load_config
+from lookbench.release.pipeline import run_stages, stages_for
+from lookbench.release.stages.annotate import AnnotateStats
+from lookbench.release.stages.audit import AuditStats
+from lookbench.release.stages.compose import ComposeStats
+from lookbench.release.stages.crop import CropStats
+from lookbench.release.stages.distractors import DistractorStats
+from lookbench.release.vlm.client import ApiUnavailable
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS
 

@@ -17,13 +17,13 @@ from chatkit import ChatServer, Truth, serve
 from PIL import Image
 
 from conftest import RayCluster, make_row, write_snapshot
-from lookbench.build.config import ReleaseConfig, load_config
-from lookbench.build.pipeline import Sharding, release_context, run_stages, stages_for
-from lookbench.build.records import read_samples, write_samples
-from lookbench.build.stages.annotate import AnnotateStats
-from lookbench.build.stages.crop import CropStats
-from lookbench.build.stages.dedup import DedupStage
 from lookbench.datasets.synth.generate import generate_snapshot
+from lookbench.release.config import ReleaseConfig, load_config
+from lookbench.release.pipeline import Sharding, release_context, run_stages, stages_for
+from lookbench.release.records import read_samples, write_samples
+from lookbench.release.stages.annotate import AnnotateStats
+from lookbench.release.stages.crop import CropStats
+from lookbench.release.stages.dedup import DedupStage
 from lookbench.shards.executor import Executor
 from lookbench.shards.local import LocalExecutor
 from lookbench.snapshot.schema import STREETLOOK_SUBSETS

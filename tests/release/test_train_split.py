@@ -10,14 +10,14 @@ import pyarrow.parquet as pq
 import pytest
 from releasekit import encode, photo, write_catalog, write_yaml
 
-from lookbench.build.config import ReleaseConfig, load_config
-from lookbench.build.pipeline import run_stages
-from lookbench.build.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
-from lookbench.build.stages.collect import CollectStage
-from lookbench.build.stages.dedup import DedupStage
-from lookbench.build.stages.publish import PublishStage
-from lookbench.build.stages.split import SplitStage, SplitStats
 from lookbench.errors import ReleaseError
+from lookbench.release.config import ReleaseConfig, load_config
+from lookbench.release.pipeline import run_stages
+from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
+from lookbench.release.stages.collect import CollectStage
+from lookbench.release.stages.dedup import DedupStage
+from lookbench.release.stages.publish import PublishStage
+from lookbench.release.stages.split import SplitStage, SplitStats
 from lookbench.snapshot import open_snapshot
 from lookbench.train.data import resolve_parts
 

@@ -240,7 +240,7 @@ def test_a_gpu_job_gets_one_worker_process_per_gpu_each_pinned_to_its_own(tmp_pa
 
 def test_ray_is_imported_only_by_the_ray_executor() -> None:
     code = (
-        "import sys; import lookbench.cli.main, lookbench.embeddings.sharded, lookbench.build.pipeline; "
+        "import sys; import lookbench.cli.main, lookbench.embeddings.sharded, lookbench.release.pipeline; "
         "from lookbench.shards.make import make_executor; make_executor('local', 2).close(); "
         "print('ray' in sys.modules)"
     )

@@ -93,7 +93,7 @@ def test_corrupt_fingerprint_cache_lines_are_recomputed(tmp_path: Path) -> None:
 
 
 def test_guard_defaults_are_the_release_dedup_defaults() -> None:
-    from lookbench.build.config import DedupConfig
+    from lookbench.release.config import DedupConfig
 
     release = DedupConfig()
     assert (Guard().phash_threshold, Guard().colour_threshold) == (release.phash_threshold, release.colour_threshold)

@@ -9,7 +9,6 @@ import pyarrow as pa
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.limits import MAX_SAMPLE, check_count
-from lookbench.build.audit.io import snapshot_audit
 from lookbench.errors import ResultError, SnapshotError
 from lookbench.evaluation.contamination.assess import assess
 from lookbench.evaluation.contamination.tables import load_with_per_query
@@ -28,6 +27,7 @@ from lookbench.publish.reports.retrieval import (
     select_samples,
 )
 from lookbench.publish.reports.throughput import throughput_text
+from lookbench.release.audit.io import snapshot_audit
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import composed_scopes, ordered_scopes
 from lookbench.snapshot import open_snapshot

@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 from lookbench._util.atomic import write_text_atomic
-from lookbench.build.audit.io import AUDIT_NAME, read_audit
-from lookbench.build.audit.schema import AuditReport
 from lookbench.publish.reports.comparable import run_ids
 from lookbench.publish.reports.render import render
 from lookbench.publish.reports.scaling import scaling_section
 from lookbench.publish.reports.sitedata import build_site_data
+from lookbench.release.audit.io import AUDIT_NAME, read_audit
+from lookbench.release.audit.schema import AuditReport
 from lookbench.results.io import load_result
 
 

@@ -1,1 +1,0 @@
-"""The build wing's commands, registered with the `lookbench` app through the `lookbench.commands` entry points."""
