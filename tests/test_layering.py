@@ -262,7 +262,7 @@ def test_no_getattr_capability_probes() -> None:
 
 CLASSIFIERS: dict[str, dict[str, str]] = {
     "protocol_of": {
-        "evaluation/plan.py:build_plan": "the run's plan decides its protocol once; every stage reads the plan",
+        "evaluation/plan.py:Plan.of": "the run's plan decides its protocol once; every stage reads the plan",
     },
     "subset_kind": {
         "snapshot/reader.py:Snapshot.kinds": "a snapshot decides its subsets' kinds once, from its folders",

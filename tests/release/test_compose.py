@@ -204,7 +204,7 @@ def test_build_publishes_audited_composed_queries_that_eval_scores(synth: Path, 
     assert audit["overall"]["text"]["accuracy"] == 1.0 and audit["overall"]["target"]["accuracy"] == 1.0
     version = config.output / config.version
     snapshot = open_snapshot(version)
-    snapshot.check_task("composed")
+    snapshot.check_task("composed", "composed")
     queries = read_composed_queries(snapshot, "composed")
     gallery = snapshot.labels("composed", "gallery")
     labels = {item: gallery.attribute_set(row) for row, item in enumerate(gallery.item_id)}

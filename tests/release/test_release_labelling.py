@@ -184,7 +184,7 @@ def test_openai_pipeline_with_outage_resume_and_eval(tmp_path, synth_releases):
     assert composed.audit is not None and composed.audit["overall"]["judged"] > 0
     assert "## Composed queries" in card and "Paraphrased by `para-llm`" in card
     snap = open_snapshot(version)
-    snap.check_task("composed")
+    snap.check_task("composed", "composed")
     assert snap.num_rows("noise", "gallery") == mined.kept
     street = pq.read_table(version / "real_streetlook" / "query.parquet").to_pylist()
     assert all(r["raw_image"] and r["outfit_id"] and r["label_source"] == "openai" for r in street)

@@ -25,8 +25,8 @@ from lookbench.cli.common import (
 from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
-from lookbench.evaluation.plan import RunPlan
-from lookbench.evaluation.runner import EvalOutput, EvalSettings, PlannedRun, plan_run, run_plan
+from lookbench.evaluation.plan import Plan
+from lookbench.evaluation.runner import EvalOutput, EvalSettings, Run, prepare
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
 from lookbench.results.io import check_result_target, save_run
@@ -126,7 +126,7 @@ def _embed_options(
     )
 
 
-def _report(result: ResultFile, plan: RunPlan, title: str, written: tuple[Path, Path]) -> None:
+def _report(result: ResultFile, plan: Plan, title: str, written: tuple[Path, Path]) -> None:
     """Print a saved run's warnings and metrics under its model's name (read from the result), and its files."""
     for warning in result.warnings:
         err_console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
@@ -144,16 +144,14 @@ def _writes(target: Path, skip_existing: bool, overwrite: bool) -> bool:
     return True
 
 
-def _run(
-    plan: PlannedRun, executor: str, processes: int | None, ray_address: str | None, shards: int | None
-) -> EvalOutput:
-    """Run a plan, embedding as shards on an executor when asked to (or when several GPUs are there).
+def _execute(run: Run, executor: str, processes: int | None, ray_address: str | None, shards: int | None) -> EvalOutput:
+    """Execute a run, embedding as shards on an executor when asked to (or when several GPUs are there).
 
-    The executor starts only now, after `--skip-existing` had its say; the plan's tasks keep the unsharded provider,
+    The executor starts only now, after `--skip-existing` had its say; the run's tasks keep the unsharded provider,
     whose text tower and spec the sharded one shares.
     """
     runner = None
-    provider = plan.provider
+    provider = run.provider
     # only a model that embeds images loads `model_provider`; precomputed vectors never pay for its imports
     model_provider = sys.modules.get("lookbench.embeddings.model_provider")
     if model_provider is not None and isinstance(provider, model_provider.ModelEmbeddings):
@@ -161,9 +159,9 @@ def _run(
 
         if wants_shards(provider, executor, processes, shards):
             runner = make_executor(executor, processes, ray_address)
-            plan = replace(plan, provider=ShardedEmbeddings(provider, runner, shards))
+            run = replace(run, provider=ShardedEmbeddings(provider, runner, shards))
     try:
-        return run_plan(plan, progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
+        return run.execute(progress=lambda msg: err_console.print(f"[dim]{escape(msg)}[/dim]"))
     finally:
         if runner is not None:
             runner.close()
@@ -260,16 +258,16 @@ def eval_command(
         from lookbench.evaluation.contamination.assess import cutoff_since
 
         settings.since = cutoff_since(provider.describe())
-    plan = plan_run(snap, provider, settings)
+    run = prepare(snap, provider, settings)
     tags = (window_tag(settings.since, settings.until), noise_tag(noise))
-    target = result_target(output, plan.model_name(), snap.name, fine_rule.value, *tags)
+    target = result_target(output, run.model_name(), snap.name, fine_rule.value, *tags)
     if not _writes(target, skip_existing, overwrite):
         return
-    out = _run(plan, executor, processes, ray_address, shards)
+    out = _execute(run, executor, processes, ray_address, shards)
     result, per_query = save_run(out.result, out.per_query, target)
     window = window_text(settings.since, settings.until)
     parts = (f"fine rule: {fine_rule.value}", f"window {window}" if window else "", noise_text(noise))
-    _report(result, plan.plan, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
+    _report(result, run.plan, f"on {snap.name} ({', '.join(p for p in parts if p)}), %", (target, per_query))
 
 
 def register(app: typer.Typer) -> None:

@@ -42,7 +42,7 @@ def info(path: str = typer.Argument(..., help=f"Snapshot folder, {HUB_FORMS}, `d
         table.add_column(col)
     noise_rows = snap.num_rows(NOISE, "gallery") if snap.has_noise else 0
     for subset in snap.subsets:
-        snap.check_task(subset)
+        snap.check_task(subset, snap.kinds[subset])
         q = snap.labels(subset, "query")
         g = snap.num_rows(subset, "gallery")
         span = "-"

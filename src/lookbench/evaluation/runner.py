@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
-import sys
 from dataclasses import dataclass, field
 from importlib import metadata
 
@@ -13,11 +12,12 @@ import pyarrow as pa
 
 import lookbench
 from lookbench._util.cores import cpu_model, load_average, usable_cores
+from lookbench._util.optional import loaded_torch
 from lookbench.embeddings.checks import check_embeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import corpus_labels
-from lookbench.evaluation.plan import RunPlan, SubsetPlan, build_plan
+from lookbench.evaluation.plan import Plan
 from lookbench.evaluation.retrieval import RetrievalTask
 from lookbench.evaluation.settings import EvalSettings
 from lookbench.evaluation.summary import Summary, summarise_run
@@ -51,7 +51,7 @@ def _environment() -> dict[str, str]:
         "cpu": cpu_model(),
         "cores": str(usable_cores()),
     }
-    torch = sys.modules.get("torch")  # only a torch model imports it; never imported here for the probe
+    torch = loaded_torch()
     if torch is not None and torch.cuda.is_available():
         env["gpu"] = ", ".join(torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count()))
     for package in ("numpy", "pyarrow", "pillow", "onnxruntime", "torch", "open_clip_torch", "timm", "transformers"):
@@ -98,10 +98,20 @@ class _Embeddings:
 
 
 @dataclass
-class PlannedRun:
-    """A run ready to start: its plan, and what carries it out (snapshot, provider, settings, a task per subset)."""
+class RunLedger:
+    """What the run counts as it goes: subset sizes, skipped rows, queries kept by the window."""
 
-    plan: RunPlan
+    subsets: dict[str, SubsetInfo] = field(default_factory=dict)
+    skipped: dict[tuple[str, str, int], str] = field(default_factory=dict)
+    total_queries: int = 0
+    kept_queries: int = 0
+
+
+@dataclass
+class Run:
+    """A run ready to execute: its plan, and what carries it out (snapshot, provider, settings, a task per subset)."""
+
+    plan: Plan
     snapshot: Snapshot
     provider: EmbeddingProvider
     settings: EvalSettings
@@ -116,23 +126,136 @@ class PlannedRun:
             name = task.name(name)
         return name
 
+    def execute(self, progress: Progress | None = None) -> EvalOutput:
+        """Embed, gather and score each subset, then assemble the run's result."""
+        say = progress or (lambda _msg: None)
+        snapshot, provider, plan = self.snapshot, self.provider, self.plan
+        clock, ledger = PhaseClock(), RunLedger()
+        embedded_before, load_start = provider.embedded_images, load_average()
+        needed = [(s, sp) for s in plan.names for sp in ("query", "gallery")]
+        needed += [(NOISE, "gallery")] if plan.noise_rows else []
+        with clock.phase("embed_s"):  # a sharded provider embeds every split it will be asked for at once
+            sharded = provider.prepare(snapshot, needed)
+        if sharded is not None:
+            say(f"embedding: {sharded.summary()}")
+        embeddings = _Embeddings(provider, snapshot)
+        tables: list[pa.Table] = []
+        for subset in plan.subsets:
+            say(f"{subset.name}: embedding")
+            work = self._gather(embeddings, subset.name, ledger, clock)
+            if len(work.rows) == 0:
+                say(f"{subset.name}: no queries left in the window; skipped")
+                continue
+            tables.append(self.tasks[subset.name].score(work, clock, say))
+        if not tables:
+            raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
+        with clock.phase("metrics_s"):
+            per_query, summary = summarise_run(
+                snapshot, pa.concat_tables(tables, promote_options="default"), plan, self.settings.bootstrap()
+            )
+        embedded_after = provider.embedded_images
+        timings: dict[str, float] = dict(clock.seconds) | _loads(load_start, load_average())
+        if embedded_before is not None and embedded_after is not None:
+            timings["embedded_images"] = embedded_after - embedded_before
+        return EvalOutput(self._assemble(embeddings.dim, ledger, summary, timings), per_query)
 
-@dataclass
-class RunLedger:
-    """What the run counts as it goes: subset sizes, skipped rows, queries kept by the window."""
+    def _gather(self, embeddings: _Embeddings, name: str, ledger: RunLedger, clock: PhaseClock) -> SubsetWork:
+        """A subset's embeddings, corpus and the query rows its date window keeps; skipped rows go in the ledger."""
+        snapshot, plan = self.snapshot, self.plan
+        with clock.phase("embed_s"):
+            query_vectors = embeddings.get(name, "query")
+            parts = [embeddings.get(name, "gallery")]
+            if plan.noise_rows:
+                parts.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
+        queries = snapshot.labels(name, "query")
+        labels = corpus_labels(snapshot, name, plan.noise)
+        corpus = Corpus(parts, ties=tie_keys(labels.item_id, "corpus"))
+        gallery_rows = snapshot.num_rows(name, "gallery")
+        excluded = np.zeros(len(labels), dtype=bool)
+        for source, offset in [(name, 0)] + ([(NOISE, gallery_rows)] if plan.noise_rows else []):
+            for row, error in embeddings.skipped(source, "gallery").items():
+                excluded[offset + row] = True
+                ledger.skipped[(source, "gallery", row)] = error
+        q_skipped = embeddings.skipped(name, "query")
+        ledger.skipped.update({(name, "query", row): error for row, error in q_skipped.items()})
+        rows = kept_rows(queries, q_skipped, plan.since, plan.until, plan.fallback_date)
+        ledger.total_queries += len(queries)
+        ledger.kept_queries += len(rows)
+        ledger.subsets[name] = SubsetInfo(
+            queries=len(rows),
+            gallery=gallery_rows,
+            corpus=len(labels),
+            skipped_queries=len(q_skipped),
+            skipped_corpus=int(excluded.sum()),
+        )
+        return SubsetWork(
+            snapshot=snapshot,
+            subset=name,
+            rows=rows,
+            queries=queries,
+            query_ties=tie_keys(queries.item_id, "query"),
+            query_vectors=query_vectors,
+            corpus=corpus,
+            corpus_labels=labels,
+            gallery_rows=gallery_rows,
+            excluded=excluded,
+            embeddings=embeddings,
+            backend=self.settings.backend,
+            ks=plan.ks,
+        )
 
-    subsets: dict[str, SubsetInfo] = field(default_factory=dict)
-    skipped: dict[tuple[str, str, int], str] = field(default_factory=dict)
-    total_queries: int = 0
-    kept_queries: int = 0
+    def _assemble(self, dim: int | None, ledger: RunLedger, summary: Summary, timings: dict[str, float]) -> ResultFile:
+        """The result file of the run: what was evaluated, with which model and settings, and what it measured."""
+        snapshot, settings, plan = self.snapshot, self.settings, self.plan
+        described = self.provider.describe().model_copy(update={"name": self.model_name()})
+        if dim is not None and not isinstance(described.meta.embed_dim, int):
+            described = described.model_copy(update={"meta": described.meta.model_copy(update={"embed_dim": dim})})
+        for task in dict.fromkeys(self.tasks.values()):
+            described = task.record(described)
+        recall = self.retrieval.recall
+        return ResultFile(
+            lookbench_version=lookbench.__version__,
+            created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            snapshot=SnapshotInfo(
+                id=snapshot.snapshot_id,
+                location=snapshot.location,
+                content_hash=snapshot.content_hash,
+                noise_rows=plan.noise_rows,
+                subsets=ledger.subsets,
+            ),
+            model=described,
+            config=RunConfig(
+                fine_rule=settings.fine_rule.value,
+                ks=list(plan.ks),
+                search_backend=settings.backend.name,
+                search=SearchInfo(
+                    **settings.backend.describe(),
+                    recall=recall or None,
+                    recall_queries=settings.recall_queries if recall else None,
+                ),
+                bootstrap=settings.bootstrap(),
+                window=date_window(plan.since, plan.until, ledger.kept_queries, ledger.total_queries),
+                protocol=None if plan.protocol is None else plan.protocol.name,
+                noise=plan.noise.value,
+            ),
+            environment=_environment(),
+            metrics=summary.metrics,
+            per_category=summary.per_category,
+            breakdowns=summary.breakdowns,
+            skipped=[
+                {"subset": s, "split": sp, "row": r, "error": e} for (s, sp, r), e in sorted(ledger.skipped.items())
+            ],
+            timings={k: round(v, 3) for k, v in timings.items()},
+            warnings=snapshot.warnings,
+        )
 
 
-def plan_run(snapshot: Snapshot, provider: EmbeddingProvider, settings: EvalSettings) -> PlannedRun:
+def prepare(snapshot: Snapshot, provider: EmbeddingProvider, settings: EvalSettings) -> Run:
     """Plan the run (cut-offs, subsets and their kinds), check the labels (unscorable ones fail here) and choose each
     subset's task by its planned kind."""
-    plan = build_plan(snapshot, settings)
-    for subset in plan.names:
-        snapshot.check_task(subset)
+    plan = Plan.of(snapshot, settings)
+    for subset in plan.subsets:
+        snapshot.check_task(subset.name, subset.kind)
     retrieval = RetrievalTask(settings.fine_rule, settings.recall_queries)
     tasks: dict[str, Task] = dict.fromkeys(plan.names, retrieval)
     if plan.composed:
@@ -140,55 +263,7 @@ def plan_run(snapshot: Snapshot, provider: EmbeddingProvider, settings: EvalSett
 
         composed = composed_run(settings.compose, provider, snapshot, plan.composed, settings.fine_rule)
         tasks.update(dict.fromkeys(plan.composed, composed))
-    return PlannedRun(plan, snapshot, provider, settings, tasks, retrieval)
-
-
-def gather(
-    run: PlannedRun, embeddings: _Embeddings, subset: SubsetPlan, ledger: RunLedger, clock: PhaseClock
-) -> SubsetWork:
-    """A subset's embeddings, corpus and the query rows its date window keeps; skipped rows go in the ledger."""
-    snapshot, name = run.snapshot, subset.name
-    with clock.phase("embed_s"):
-        query_vectors = embeddings.get(name, "query")
-        parts = [embeddings.get(name, "gallery")]
-        if subset.noise_rows:
-            parts.append(embeddings.get(NOISE, "gallery"))  # searched in place: never copied per subset
-    queries = snapshot.labels(name, "query")
-    labels = corpus_labels(snapshot, name, subset.noise)
-    corpus = Corpus(parts, ties=tie_keys(labels.item_id, "corpus"))
-    gallery_rows = snapshot.num_rows(name, "gallery")
-    excluded = np.zeros(len(labels), dtype=bool)
-    for source, offset in [(name, 0)] + ([(NOISE, gallery_rows)] if subset.noise_rows else []):
-        for row, error in embeddings.skipped(source, "gallery").items():
-            excluded[offset + row] = True
-            ledger.skipped[(source, "gallery", row)] = error
-    q_skipped = embeddings.skipped(name, "query")
-    ledger.skipped.update({(name, "query", row): error for row, error in q_skipped.items()})
-    rows = kept_rows(queries, q_skipped, subset.since, subset.until, subset.fallback_date)
-    ledger.total_queries += len(queries)
-    ledger.kept_queries += len(rows)
-    ledger.subsets[name] = SubsetInfo(
-        queries=len(rows),
-        gallery=gallery_rows,
-        corpus=len(labels),
-        skipped_queries=len(q_skipped),
-        skipped_corpus=int(excluded.sum()),
-    )
-    return SubsetWork(
-        snapshot,
-        name,
-        rows,
-        queries,
-        tie_keys(queries.item_id, "query"),
-        query_vectors,
-        corpus,
-        labels,
-        gallery_rows,
-        excluded,
-        embeddings,
-        run.settings.backend,
-        subset.ks,
-    )
+    return Run(plan, snapshot, provider, settings, tasks, retrieval)
 
 
 def evaluate(
@@ -198,84 +273,4 @@ def evaluate(
     progress: Progress | None = None,
 ) -> EvalOutput:
     """Evaluate `provider` on `snapshot` and return the result summary and the per-query table."""
-    return run_plan(plan_run(snapshot, provider, settings or EvalSettings()), progress)
-
-
-def run_plan(run: PlannedRun, progress: Progress | None = None) -> EvalOutput:
-    """Embed, gather and score each subset of a planned run, then assemble its result."""
-    say = progress or (lambda _msg: None)
-    snapshot, provider, plan = run.snapshot, run.provider, run.plan
-    clock, ledger = PhaseClock(), RunLedger()
-    embedded_before, load_start = provider.embedded_images, load_average()
-    needed = [(s, sp) for s in plan.names for sp in ("query", "gallery")]
-    needed += [(NOISE, "gallery")] if plan.noise_rows else []
-    with clock.phase("embed_s"):  # a sharded provider embeds every split it will be asked for at once
-        sharded = provider.prepare(snapshot, needed)
-    if sharded is not None:
-        say(f"embedding: {sharded.summary()}")
-    embeddings = _Embeddings(provider, snapshot)
-    tables: list[pa.Table] = []
-    for subset in plan.subsets:
-        say(f"{subset.name}: embedding")
-        work = gather(run, embeddings, subset, ledger, clock)
-        if len(work.rows) == 0:
-            say(f"{subset.name}: no queries left in the window; skipped")
-            continue
-        tables.append(run.tasks[subset.name].score(work, clock, say))
-    if not tables:
-        raise LookBenchError("no queries to evaluate (check --since/--until and --subsets)")
-    with clock.phase("metrics_s"):
-        per_query, summary = summarise_run(
-            snapshot, pa.concat_tables(tables, promote_options="default"), plan, run.settings.bootstrap()
-        )
-    embedded_after = provider.embedded_images
-    timings: dict[str, float] = dict(clock.seconds) | _loads(load_start, load_average())
-    if embedded_before is not None and embedded_after is not None:
-        timings["embedded_images"] = embedded_after - embedded_before
-    return EvalOutput(assemble(run, embeddings.dim, ledger, summary, timings), per_query)
-
-
-def assemble(
-    run: PlannedRun, dim: int | None, ledger: RunLedger, summary: Summary, timings: dict[str, float]
-) -> ResultFile:
-    """The result file of a run: what was evaluated, with which model and settings, and what it measured."""
-    snapshot, settings, provider, plan = run.snapshot, run.settings, run.provider, run.plan
-    described = provider.describe().model_copy(update={"name": run.model_name()})
-    if dim is not None and not isinstance(described.meta.embed_dim, int):
-        described = described.model_copy(update={"meta": described.meta.model_copy(update={"embed_dim": dim})})
-    for task in dict.fromkeys(run.tasks.values()):
-        described = task.record(described)
-    recall = run.retrieval.recall
-    return ResultFile(
-        lookbench_version=lookbench.__version__,
-        created_at=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        snapshot=SnapshotInfo(
-            id=snapshot.snapshot_id,
-            location=snapshot.location,
-            content_hash=snapshot.content_hash,
-            noise_rows=plan.noise_rows,
-            subsets=ledger.subsets,
-        ),
-        model=described,
-        config=RunConfig(
-            fine_rule=settings.fine_rule.value,
-            ks=list(plan.ks),
-            search_backend=settings.backend.name,
-            search=SearchInfo(
-                **settings.backend.describe(),
-                recall=recall or None,
-                recall_queries=settings.recall_queries if recall else None,
-            ),
-            bootstrap=settings.bootstrap(),
-            window=date_window(plan.run.since, plan.run.until, ledger.kept_queries, ledger.total_queries),
-            protocol=plan.run.protocol,
-            noise=settings.noise.value,
-        ),
-        environment=_environment(),
-        metrics=summary[0],
-        per_category=summary[1],
-        breakdowns=summary[2],
-        skipped=[{"subset": s, "split": sp, "row": r, "error": e} for (s, sp, r), e in sorted(ledger.skipped.items())],
-        timings={k: round(v, 3) for k, v in timings.items()},
-        warnings=snapshot.warnings,
-    )
+    return prepare(snapshot, provider, settings or EvalSettings()).execute(progress)

@@ -4,7 +4,8 @@ re-windowed one or a verified submission alike)."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from threadpoolctl import threadpool_limits
@@ -17,14 +18,20 @@ from lookbench.results.schema import BootstrapConfig, CategoryValue, MetricValue
 from lookbench.snapshot.reader import Snapshot
 
 if TYPE_CHECKING:
-    from lookbench.evaluation.plan import RunPlan
+    from lookbench.evaluation.plan import Plan
 
-Summary = tuple[
-    dict[str, dict[str, MetricValue]],
-    dict[str, dict[str, dict[str, CategoryValue]]],
-    dict[str, dict[str, dict[str, dict[str, MetricValue]]]],
-]
-"""A run's metrics, per-category means and composed breakdowns (the `ResultFile` fields of the same names)."""
+
+@dataclass(frozen=True)
+class Summary:
+    """A run's metrics, per-category means and composed breakdowns (the `ResultFile` fields of the same names)."""
+
+    metrics: dict[str, dict[str, MetricValue]]
+    per_category: dict[str, dict[str, dict[str, CategoryValue]]]
+    breakdowns: dict[str, dict[str, dict[str, dict[str, MetricValue]]]]
+
+    def fields(self) -> dict[str, dict[str, Any]]:
+        """The three as `ResultFile` fields, for a result's constructor or `model_copy(update=...)`."""
+        return {"metrics": self.metrics, "per_category": self.per_category, "breakdowns": self.breakdowns}
 
 
 def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[str, MetricValue]]:
@@ -35,18 +42,18 @@ def _metric_values(estimates: dict[str, dict[str, Estimate]]) -> dict[str, dict[
 
 
 def summarise_run(
-    snapshot: Snapshot, per_query: pa.Table, plan: RunPlan, boot: BootstrapConfig
+    snapshot: Snapshot, per_query: pa.Table, plan: Plan, boot: BootstrapConfig
 ) -> tuple[pa.Table, Summary]:
     """The per-query table with the planned protocol's columns added (a legacy benchmark's official recall@K),
     and the run's metrics, per-category means and breakdowns from it (its protocol's average included)."""
-    ks, protocol = plan.ks, plan.official()
+    ks, protocol = plan.ks, plan.protocol
     if protocol is not None:
         per_query = protocol_columns(protocol, snapshot, per_query, ks, plan.composed)
     result = summarise_table(per_query, boot, plan.composed)
     if protocol is not None and protocol.average_of:
         average = average_scope(protocol, per_query, ks, boot.resamples, boot.seed, boot.confidence)
         if average:
-            result[0][AVERAGE] = average
+            result.metrics[AVERAGE] = average
     return per_query, result
 
 
@@ -80,4 +87,4 @@ def summarise_table(per_query: pa.Table, boot: BootstrapConfig, composed_subsets
         subset: {name: _metric_values(keys) for name, keys in by.items()}
         for subset, by in composed_breakdowns(per_query, composed, *draws).items()
     }
-    return _metric_values(estimates), categories, breakdowns
+    return Summary(_metric_values(estimates), categories, breakdowns)

@@ -47,7 +47,7 @@ class SplitEmbeddings(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SubsetWork:
     """One subset as a task receives it: the kept query rows, their embeddings and the corpus to search."""
 

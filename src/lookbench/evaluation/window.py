@@ -148,7 +148,7 @@ def rewindow(
     if kept.num_rows == 0:
         raise LookBenchError(f"{result.model_name}: no queries in the window (since={since}, until={until})")
     composed = composed_scopes(result.snapshot.subsets)
-    metrics, categories, breakdowns = summarise_table(kept, result.config.bootstrap, composed)
+    summary = summarise_table(kept, result.config.bootstrap, composed)
     counts = dict(zip(*np.unique(kept["subset"].to_numpy(zero_copy_only=False), return_counts=True), strict=True))
     subsets = {
         name: info.model_copy(update={"queries": int(counts.get(name, 0))})
@@ -157,9 +157,7 @@ def rewindow(
     total = result.config.window.total_queries if result.config.window else per_query.num_rows
     return result.model_copy(
         update={
-            "metrics": metrics,
-            "per_category": categories,
-            "breakdowns": breakdowns,
+            **summary.fields(),
             "snapshot": result.snapshot.model_copy(update={"subsets": subsets}),
             "config": result.config.model_copy(update={"window": date_window(since, until, kept.num_rows, total)}),
         }

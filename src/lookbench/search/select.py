@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import glob
-import sys
 from typing import cast
 
+from lookbench._util.optional import loaded_torch
 from lookbench.errors import LookBenchError
 from lookbench.search.backend import SearchBackend
 from lookbench.search.exact import ExactSearch
@@ -15,11 +15,7 @@ SEARCH_CHOICES = ("auto", "exact", "torch", "faiss", "faiss:flat", "faiss:ivf", 
 
 def cuda_present() -> bool:
     """Whether torch sees a CUDA device; never imports torch (about a second) on a machine without an NVIDIA driver."""
-    if (
-        "torch" not in sys.modules
-        and not glob.glob("/dev/nvidia[0-9]*")
-        and not glob.glob("/proc/driver/nvidia/gpus/*")
-    ):
+    if loaded_torch() is None and not glob.glob("/dev/nvidia[0-9]*") and not glob.glob("/proc/driver/nvidia/gpus/*"):
         return False
     try:
         import torch

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
 from lookbench._util.limits import MAX_PROCESSES, MAX_SHARDS, check_count
+from lookbench._util.optional import loaded_torch
 from lookbench.errors import LookBenchError
 from lookbench.shards.marker import ShardMarker
 from lookbench.shards.plan import Shard
@@ -111,7 +111,7 @@ def slots_per_worker(needs: Needs, workers: int) -> int:
 
 def cuda_devices() -> int:
     """CUDA devices this process sees (0 when torch is not loaded: only a torch model on CUDA needs them)."""
-    torch: Any = sys.modules.get("torch")
+    torch: Any = loaded_torch()
     if torch is None:
         return 0
     try:

@@ -316,10 +316,11 @@ class Snapshot:
             parts.append(self.labels(NOISE, "gallery"))
         return SplitLabels.concat(parts)
 
-    def check_task(self, subset: str) -> None:
-        """Read a task's labels (failing on unscorable data) and warn about queries that cannot score."""
+    def check_task(self, subset: str, kind: SubsetKind) -> None:
+        """Read a task's labels (failing on unscorable data) and warn about queries that cannot score; `kind` as
+        the caller decided it (a run's plan, else `kinds`)."""
         queries = self.labels(subset, "query")
-        if self.kinds.get(subset) == "composed":
+        if kind == "composed":
             for message in check_composed(self, subset):
                 self._warn(message)
         present = set(self.labels(subset, "gallery").category)
@@ -506,7 +507,7 @@ class Snapshot:
                 )
         for subset in names:
             if self._validated(subset, "query"):
-                self.check_task(subset)
+                self.check_task(subset, self.kinds[subset])
         return lines
 
     @cached_property

@@ -73,7 +73,7 @@ def test_derived_pairs_are_exact_and_validation_products_are_held_out(synth: Pat
         products[split] = {r["item_ID"] for r in rows} | {t for r in rows for t in r["target_ids"]}
     assert counts[1] > 0 and counts[2] > 0
     assert not products["query"] & products["validation"]
-    derived.check_task("composed")
+    derived.check_task("composed", "composed")
     noise_files = sorted((synth / "noise").glob("*.parquet"))  # Synth shards its noise pool
     assert noise_files
     for source_file in noise_files:

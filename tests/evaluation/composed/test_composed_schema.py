@@ -43,7 +43,7 @@ def _table(row: dict[str, Any], **columns: Any) -> pa.Table:
 
 def _error(snap: Path) -> str:
     with pytest.raises(SnapshotError) as info:
-        open_snapshot(snap).check_task("composed")
+        open_snapshot(snap).check_task("composed", "composed")
     return str(info.value)
 
 
@@ -115,7 +115,7 @@ def test_a_bad_validation_row_fails_before_any_embedding(tmp_path: Path) -> None
 def test_targets_missing_from_the_gallery_are_a_warning(tmp_path: Path) -> None:
     snap = _snapshot(tmp_path, composed_table([_valid(target_ids=["ghost"], changes=[])]))
     opened = open_snapshot(snap)
-    opened.check_task("composed")
+    opened.check_task("composed", "composed")
     assert any("1 of 1 queries name target_ids none of which is in the gallery" in w for w in opened.warnings)
 
 

@@ -60,11 +60,11 @@ def forge(bundle: Path, table: pa.Table, **changes: object) -> None:
     """Write `table` as the per-query file, regenerate every number and query count from it, apply `changes` to the
     result and reseal the manifest."""
     result = load_result(bundle / RESULT)
-    metrics, categories, breakdowns = summarise_table(table, result.config.bootstrap, ())
+    summary = summarise_table(table, result.config.bootstrap, ())
     counts = Counter(table["subset"].to_pylist())
     subsets = {n: i.model_copy(update={"queries": counts[n]}) for n, i in result.snapshot.subsets.items()}
     digest = write_per_query(table, bundle / TABLE)
-    update = {"metrics": metrics, "per_category": categories, "breakdowns": breakdowns, "per_query_sha256": digest}
+    update = {**summary.fields(), "per_query_sha256": digest}
     update["snapshot"] = result.snapshot.model_copy(update={"subsets": subsets})
     save_result(result.model_copy(update={**update, **changes}), bundle / RESULT)
     reseal(bundle)

@@ -10,10 +10,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from lookbench._util.dates import snapshot_date
 from lookbench.errors import LookBenchError, SubmissionError
 from lookbench.evaluation.noise import NoisePool, corpus_labels, noise_rows
-from lookbench.evaluation.plan import build_plan
+from lookbench.evaluation.plan import Plan
 from lookbench.evaluation.runner import EvalSettings
 from lookbench.evaluation.summary import summarise_run
 from lookbench.evaluation.window import date_window, kept_rows
@@ -112,13 +111,11 @@ def rescore_rankings(
         raise SubmissionError(f"{where}: field config.ks is {list(declared)}, not positive cut-offs")
     try:
         subsets = snapshot.check_subsets(list(result.snapshot.subsets))
-        plan = build_plan(snapshot, settings)
+        plan = Plan.of(snapshot, settings)
     except LookBenchError as exc:
         raise SubmissionError(f"{where}: field snapshot.subsets: {exc}") from exc
     composed = set(plan.composed)
     skipped = declared_skipped(snapshot, result, where)
-    windowed = settings.since is not None or settings.until is not None
-    fallback = snapshot_date(snapshot.snapshot_id) if windowed else None
     for name in ("subset", "query_row"):
         if name not in per_query.column_names:
             raise SubmissionError(f"{where}: column {name} is missing")
@@ -132,7 +129,7 @@ def rescore_rankings(
             raise SubmissionError(f"{where}: composed subset {subset}: only image subsets are re-scored from rankings")
         labels = snapshot.labels(subset, "query")
         q_skipped = skipped.get((subset, "query"), set())
-        rows = kept_rows(labels, q_skipped, settings.since, settings.until, fallback)
+        rows = kept_rows(labels, q_skipped, plan.since, plan.until, plan.fallback_date)
         total, kept = total + len(labels), kept + len(rows)
         part = per_query.filter(pa.array(names == subset))
         listed = part["query_row"].to_pylist()
@@ -164,10 +161,7 @@ def rescore_rankings(
         tables.append(task_table(subset, rows, queries, ids, topk, scores, corpus.item_id, task))
     if not tables:
         raise SubmissionError(f"{where}: the declared window keeps no query of the snapshot")
-    table, (metrics, categories, breakdowns) = summarise_run(
-        snapshot, pa.concat_tables(tables), plan, settings.bootstrap()
-    )
-    sizes = result.snapshot.model_copy(update={"noise_rows": noise_rows(snapshot, settings.noise), "subsets": infos})
+    table, summary = summarise_run(snapshot, pa.concat_tables(tables), plan, settings.bootstrap())
+    sizes = result.snapshot.model_copy(update={"noise_rows": plan.noise_rows, "subsets": infos})
     config = result.config.model_copy(update={"window": date_window(settings.since, settings.until, kept, total)})
-    update = {"metrics": metrics, "per_category": categories, "breakdowns": breakdowns}
-    return Rescored(result.model_copy(update={**update, "snapshot": sizes, "config": config}), table)
+    return Rescored(result.model_copy(update={**summary.fields(), "snapshot": sizes, "config": config}), table)

@@ -209,7 +209,7 @@ def audit_snapshot(
     if not subsets:
         raise LookBenchError(f"{snapshot.root}: no image subsets to audit")
     for subset in subsets:
-        snapshot.check_task(subset)
+        snapshot.check_task(subset, "image")
     skipped: list[SkippedImage] = []
 
     say("image statistics: sampling and decoding")
