@@ -10,9 +10,9 @@ from lookbench._util.dates import snapshot_date
 from lookbench._util.limits import MAX_K
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_rows
+from lookbench.evaluation.protocols import Protocol, protocol_of
 from lookbench.evaluation.settings import EvalSettings
 from lookbench.metrics.definitions import DEFAULT_KS
-from lookbench.results.protocols import Protocol, protocol_of
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import SubsetKind
 

@@ -11,9 +11,9 @@ import pyarrow as pa
 from threadpoolctl import threadpool_limits
 
 from lookbench.errors import EmbeddingError
+from lookbench.evaluation.protocols import average_scope, protocol_columns
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL, Estimate, per_category, summarise
 from lookbench.results.per_query import subset_values
-from lookbench.results.protocols import average_scope, protocol_columns
 from lookbench.results.schema import BootstrapConfig, CategoryValue, MetricValue
 from lookbench.snapshot.reader import Snapshot
 

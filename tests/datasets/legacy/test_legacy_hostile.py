@@ -236,7 +236,7 @@ def test_bad_dataset_card(tmp_path: Path) -> None:
     card["subsets"] = {"inshop": {"title": "x", "splits": {}}}
     card["protocol"] = "imagenet"
     (target / "DATASET.json").write_text(json.dumps(card))
-    from lookbench.results.protocols import protocol_of
+    from lookbench.evaluation.protocols import protocol_of
 
     with pytest.raises(SnapshotError, match="names protocol 'imagenet'"):
         protocol_of(open_snapshot(target, verify=False))

@@ -12,9 +12,9 @@ from legacykit import MeanColour, deepfashion2, df2_detections, fashion200k, ins
 from conftest import make_row, write_snapshot
 from lookbench.datasets.legacy.context import ImportOptions
 from lookbench.datasets.legacy.registry import import_dataset
+from lookbench.evaluation.protocols import PROTOCOLS, average_scope, protocol_columns
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import AVERAGE
-from lookbench.results.protocols import PROTOCOLS, average_scope, protocol_columns
 from lookbench.snapshot import open_snapshot
 
 

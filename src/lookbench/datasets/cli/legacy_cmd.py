@@ -78,7 +78,6 @@ def import_command(
 def list_command() -> None:
     """The benchmarks `legacy import` reads, their protocols, licences and reference numbers."""
     from lookbench.datasets.legacy.registry import DATASETS
-    from lookbench.results.protocols import PROTOCOLS
     from lookbench.results.references import load_references
 
     references = load_references()
@@ -86,7 +85,7 @@ def list_command() -> None:
     for column in ("name", "protocol (cut-offs)", "reads", "licence", "reference rows"):
         table.add_column(column)
     for dataset in DATASETS.values():
-        protocol = PROTOCOLS[dataset.protocol]
+        protocol = dataset.protocol
         table.add_row(
             dataset.name,
             escape(f"{protocol.title} (K = {', '.join(map(str, protocol.ks))})"),

@@ -11,7 +11,8 @@ from lookbench.datasets.legacy.context import ImportContext, ImportOptions
 from lookbench.datasets.legacy.source import Distribution
 from lookbench.datasets.legacy.writer import PROVENANCE_COLUMNS, SnapshotWriter
 from lookbench.errors import DatasetImportError
-from lookbench.results.protocols import PROTOCOLS
+from lookbench.evaluation import protocols
+from lookbench.evaluation.protocols import Protocol
 from lookbench.snapshot.card import DatasetCard, SubsetCard
 
 Importer = Callable[[ImportContext], dict[str, SubsetCard]]
@@ -23,7 +24,8 @@ class LegacyDataset:
 
     name: str
     title: str
-    protocol: str
+    protocol: Protocol
+    """How `lookbench eval` scores it (its card records the name)."""
     licence: str
     licence_id: str
     citation: str
@@ -80,7 +82,7 @@ DATASETS: dict[str, LegacyDataset] = {
         LegacyDataset(
             name="inshop",
             title="DeepFashion In-shop Clothes Retrieval Benchmark",
-            protocol="inshop",
+            protocol=protocols.INSHOP,
             licence="DeepFashion agreement: non-commercial research and educational use only; the images' copyright "
             "stays with their owners (not CUHK)",
             licence_id="deepfashion-noncommercial-research",
@@ -95,7 +97,7 @@ DATASETS: dict[str, LegacyDataset] = {
         LegacyDataset(
             name="deepfashion2",
             title="DeepFashion2 consumer-to-shop clothes retrieval",
-            protocol="deepfashion2",
+            protocol=protocols.DEEPFASHION2,
             licence="DeepFashion2 terms of use: non-commercial research purposes only (password by request form); "
             "the images' copyright stays with their owners",
             licence_id="deepfashion2-noncommercial-research",
@@ -111,7 +113,7 @@ DATASETS: dict[str, LegacyDataset] = {
         LegacyDataset(
             name="street2shop",
             title="Street2Shop (Where to Buy It)",
-            protocol="street2shop",
+            protocol=protocols.STREET2SHOP,
             licence="research use; the photos are the web images listed in photos.txt, copyright of their owners",
             licence_id="street2shop-research",
             citation="@inproceedings{kiapour2015where,\n  author = {M. Hadi Kiapour and Xufeng Han and "
@@ -125,7 +127,7 @@ DATASETS: dict[str, LegacyDataset] = {
         LegacyDataset(
             name="fashion200k",
             title="Fashion200K (with TIRG's composed test queries)",
-            protocol="fashion200k",
+            protocol=protocols.FASHION200K,
             licence="research use (no licence file is published); the images' copyright stays with their owners",
             licence_id="fashion200k-research",
             citation="@inproceedings{han2017automatic,\n  author = {Xintong Han and Zuxuan Wu and Phoenix X. Huang and "
@@ -142,7 +144,7 @@ DATASETS: dict[str, LegacyDataset] = {
         LegacyDataset(
             name="fashioniq",
             title="FashionIQ (composed retrieval with relative captions)",
-            protocol="fashioniq",
+            protocol=protocols.FASHIONIQ,
             licence="Community Data License Agreement (CDLA); the product images' copyright stays with their owners",
             licence_id="cdla",
             citation="@inproceedings{wu2021fashioniq,\n  author = {Hui Wu and Yupeng Gao and Xiaoxiao Guo and Ziad "
@@ -157,7 +159,7 @@ DATASETS: dict[str, LegacyDataset] = {
         LegacyDataset(
             name="fashion-mnist",
             title="Fashion-MNIST (class-level retrieval, an out-of-domain check)",
-            protocol="fashion-mnist",
+            protocol=protocols.FASHION_MNIST,
             licence="MIT License (Copyright (c) 2017 Zalando SE); images from Zalando's product catalogue",
             licence_id="mit",
             citation="@online{xiao2017fashionmnist,\n  author = {Han Xiao and Kashif Rasul and Roland Vollgraf},\n  "
@@ -174,10 +176,9 @@ DATASETS["fashion-mnist-validation"] = replace(
     DATASETS["fashion-mnist"],
     name="fashion-mnist-validation",
     title="Fashion-MNIST validation (training-file images only, disjoint from the fashion-mnist test protocol)",
-    protocol="fashion-mnist-validation",
+    protocol=protocols.FASHION_MNIST_VALIDATION,
     importer=_fashion_mnist_validation,
 )
-assert all(d.protocol in PROTOCOLS for d in DATASETS.values())
 
 
 def get_dataset(name: str) -> LegacyDataset:
@@ -255,7 +256,7 @@ def import_dataset(
         card = DatasetCard(
             name=target_name,
             title=dataset.title,
-            protocol=dataset.protocol,
+            protocol=dataset.protocol.name,
             licence=dataset.licence,
             citation=dataset.citation,
             homepage=dataset.homepage,

@@ -41,61 +41,68 @@ class Protocol:
     several items); without it, when its item_ID equals the query's."""
 
 
+INSHOP = Protocol(
+    "inshop",
+    "DeepFashion In-shop Recall@K",
+    (1, 10, 20, 30, 40, 50),
+    "a gallery image of the query's item id in the top K",
+)
+
+DEEPFASHION2 = Protocol(
+    "deepfashion2",
+    "DeepFashion2 consumer-to-shop top-k accuracy",
+    (1, 5, 10, 15, 20),
+    "a shop box in the top K overlapping (IoU >= 0.5) a ground-truth item of the query's pair_id and style "
+    "(style > 0) in its image; a query item the detector missed counts as a failure",
+    missed_column=MISSED_COLUMN,
+    match_column=MATCH_COLUMN,
+)
+
+STREET2SHOP = Protocol(
+    "street2shop",
+    "Street2Shop per-category top-k accuracy",
+    (1, 5, 10, 20, 50),
+    "a shop photo of the query's product in the top K, searched within the query's category",
+)
+
+FASHION200K = Protocol(
+    "fashion200k",
+    "Fashion200K image retrieval by product, and TIRG's composed protocol",
+    (1, 10, 50),
+    "image subset: an image of the query's product in the top K; composed subset: an image whose "
+    "description equals the target description in the top K (the query image removed)",
+)
+
+FASHIONIQ = Protocol(
+    "fashioniq",
+    "FashionIQ Recall@K per category and their average",
+    (10, 50),
+    "the target image in the top K of the category's gallery (the candidate image left in the gallery); "
+    "average: the unweighted mean of the three categories",
+    average_of=("composed_dress", "composed_shirt", "composed_toptee"),
+)
+
+FASHION_MNIST = Protocol(
+    "fashion-mnist",
+    "Fashion-MNIST class-level top-k accuracy",
+    (1, 5, 10),
+    "a gallery image (first 160 training images per class) of the query's class (first 40 test images per "
+    "class) in the top K; item_ID is the class, so Item, Coarse and Fine recall are class-level too",
+)
+
+FASHION_MNIST_VALIDATION = Protocol(
+    "fashion-mnist-validation",
+    "Fashion-MNIST class-level top-k accuracy (validation draw)",
+    (1, 5, 10),
+    "a gallery image (training images 201-360 per class) of the query's class (training images 161-200 per "
+    "class) in the top K: disjoint from the fashion-mnist test protocol, for choosing a recipe",
+)
+
 PROTOCOLS: dict[str, Protocol] = {
     p.name: p
-    for p in (
-        Protocol(
-            "inshop",
-            "DeepFashion In-shop Recall@K",
-            (1, 10, 20, 30, 40, 50),
-            "a gallery image of the query's item id in the top K",
-        ),
-        Protocol(
-            "deepfashion2",
-            "DeepFashion2 consumer-to-shop top-k accuracy",
-            (1, 5, 10, 15, 20),
-            "a shop box in the top K overlapping (IoU >= 0.5) a ground-truth item of the query's pair_id and style "
-            "(style > 0) in its image; a query item the detector missed counts as a failure",
-            missed_column=MISSED_COLUMN,
-            match_column=MATCH_COLUMN,
-        ),
-        Protocol(
-            "street2shop",
-            "Street2Shop per-category top-k accuracy",
-            (1, 5, 10, 20, 50),
-            "a shop photo of the query's product in the top K, searched within the query's category",
-        ),
-        Protocol(
-            "fashion200k",
-            "Fashion200K image retrieval by product, and TIRG's composed protocol",
-            (1, 10, 50),
-            "image subset: an image of the query's product in the top K; composed subset: an image whose "
-            "description equals the target description in the top K (the query image removed)",
-        ),
-        Protocol(
-            "fashioniq",
-            "FashionIQ Recall@K per category and their average",
-            (10, 50),
-            "the target image in the top K of the category's gallery (the candidate image left in the gallery); "
-            "average: the unweighted mean of the three categories",
-            average_of=("composed_dress", "composed_shirt", "composed_toptee"),
-        ),
-        Protocol(
-            "fashion-mnist",
-            "Fashion-MNIST class-level top-k accuracy",
-            (1, 5, 10),
-            "a gallery image (first 160 training images per class) of the query's class (first 40 test images per "
-            "class) in the top K; item_ID is the class, so Item, Coarse and Fine recall are class-level too",
-        ),
-        Protocol(
-            "fashion-mnist-validation",
-            "Fashion-MNIST class-level top-k accuracy (validation draw)",
-            (1, 5, 10),
-            "a gallery image (training images 201-360 per class) of the query's class (training images 161-200 per "
-            "class) in the top K: disjoint from the fashion-mnist test protocol, for choosing a recipe",
-        ),
-    )
+    for p in (INSHOP, DEEPFASHION2, STREET2SHOP, FASHION200K, FASHIONIQ, FASHION_MNIST, FASHION_MNIST_VALIDATION)
 }
+"""Each protocol by the name a dataset card records."""
 
 
 def protocol_of(snapshot: Snapshot) -> Protocol | None:
