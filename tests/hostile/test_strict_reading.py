@@ -31,7 +31,7 @@ def tables_of(result: dict[str, Any], tmp_path: Path, edit: dict[str, Any]) -> o
     return invoke("tables", str(path))
 
 
-@pytest.mark.parametrize("version", ["1.x", "2.0.0.0.1", "2", 2.0, "2.0 "])
+@pytest.mark.parametrize("version", ["1.x", "1.2", "1.3", "3.0", "2.0.0.0.1", "2", 2.0, "2.0 "])
 def test_tables_refuses_a_schema_version_that_is_not_major_dot_minor(
     result: dict[str, Any], tmp_path: Path, version: object
 ) -> None:

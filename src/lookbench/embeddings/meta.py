@@ -206,22 +206,6 @@ class ModelMeta(BaseModel):
         kept = self.model_copy(update={"aliases": (), "requires": (), "notes": "", "reported": None})
         return ModelRun.model_validate({"name": name, "meta": kept, **run})
 
-    @classmethod
-    def lenient(cls, card: Any) -> ModelMeta | None:
-        """Facts from a card recorded by schema 1.0-1.2 result files (any dict): unknown keys and values that do
-        not parse are dropped, as those files' readers ignored them; None when there is no card."""
-        if not isinstance(card, dict):
-            return None
-        kept: dict[str, Any] = {}
-        for key, value in card.items():
-            if key in FACT_FIELDS:
-                try:
-                    cls.model_validate({key: value})
-                except ValueError:
-                    continue
-                kept[key] = value
-        return cls.model_validate(kept)
-
 
 class Composition(BaseModel):
     """How a run's composed queries were embedded: the method and, per composed subset, what it recorded."""
@@ -265,30 +249,4 @@ class ModelRun(BaseModel):
 
 
 IDENTITY = ("spec", "kind", "model_id", "revision")
-"""Fields of a schema-1.x flat model record that moved into its `meta`."""
-
-
-def run_from_v1(model: dict[str, Any], flat: bool) -> dict[str, Any]:
-    """A `ModelRun`'s fields from the `model` dict of a schema-1.x result file, to validate.
-
-    A 1.3 record (`flat` False) names its fields, its `card` a fact sheet: the spec, kind, model id, revision and
-    dimension (`dim`) join the card in `meta`. A 1.0-1.2 record is flat: the keys a record names keep their place
-    (`embedding_dim` is the dimension), the card is read leniently, every other key moves to `details`.
-    """
-    data = dict(model)
-    card: Any = data.pop("card", None)
-    if flat:
-        dim = data.pop("embedding_dim", None)
-        named = (set(ModelRun.model_fields) - {"details"}) | set(IDENTITY) | {"dim"}
-        data["details"] = {k: data.pop(k) for k in list(data) if k not in named}
-        data["dim"] = data.get("dim") if data.get("dim") is not None else dim
-        data["spec"] = str(data.get("spec") or data.get("name") or "unknown")
-        data["name"] = str(data.get("name") or data["spec"])
-        facts = ModelMeta.lenient(card)
-        card = None if facts is None else facts.model_dump(exclude_defaults=True)
-    identity = {k: data.pop(k) for k in IDENTITY if k in data}
-    dim = data.pop("dim", None)
-    meta = {**(card if isinstance(card, dict) else {}), **{k: v for k, v in identity.items() if v is not None}}
-    if dim is not None:
-        meta["embed_dim"] = dim
-    return {**data, "meta": meta}
+"""The fields that say which model ran, kept in its `meta`."""

@@ -1,4 +1,4 @@
-"""The result-file schema (version 1): what a run measured and exactly what produced it."""
+"""The result-file schema (version 2): what a run measured and exactly what produced it."""
 
 from __future__ import annotations
 
@@ -7,15 +7,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lookbench._util.limits import MAX_K, MAX_RESAMPLES
-from lookbench.embeddings.meta import ModelRun, run_from_v1
+from lookbench.embeddings.meta import ModelRun
 
 RESULT_SCHEMA_VERSION = "2.0"
-"""1.1 added `per_query_sha256` and `warnings`, 1.2 `breakdowns` (composed subsets), 1.3 the typed `model` record
-(its card a fact sheet), 2.0 the `model` record a `ModelRun`: the spec, identity, dimension and facts in its
-`meta` (a `ModelMeta`); readers accept every 1.x, converting its `model` with `run_from_v1`."""
-READABLE_MAJORS = ("1", "2")
-TYPED_MODEL_SINCE = (1, 3)
-META_SINCE = (2, 0)
+"""The `model` record a `ModelRun`: the spec, identity, dimension and facts in its `meta` (a `ModelMeta`). No 1.x
+file was ever released: readers accept 2.x only."""
+READABLE_MAJORS = ("2",)
 
 
 FRACTION_SLACK = 1e-6
@@ -178,22 +175,7 @@ class ResultFile(BaseModel):
     """What the snapshot's labels make doubtful (e.g. queries whose category is absent from the gallery)."""
     timings: dict[str, float] = Field(default_factory=dict)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _legacy_model(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
-            return data
-        version = schema_tuple(str(data.get("schema_version", RESULT_SCHEMA_VERSION)))
-        if version >= META_SINCE:
-            return data
-        return {**data, "model": run_from_v1(data["model"], flat=version < TYPED_MODEL_SINCE)}
-
     @property
     def model_name(self) -> str:
         """A short display name for the model."""
         return self.model.name or self.model.spec or "unknown"
-
-
-def schema_tuple(version: str) -> tuple[int, ...]:
-    """`1.2` -> (1, 2); a part that is not a number counts as 0."""
-    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))

@@ -251,33 +251,3 @@ def test_a_declared_window_is_read_as_dates_and_a_bad_one_names_its_field(run: R
     bad = window.model_copy(update={"until": "soon"})
     with pytest.raises(LookBenchError, match="^config.window.until: 'soon' is not an ISO date"):
         settings_of(result.model_copy(update={"config": result.config.model_copy(update={"window": bad})}))
-
-
-def _as_schema_1_2(bundle: Path, card: dict[str, object]) -> None:
-    """Rewrite a bundle as one made from a schema 1.2 result: a flat `model` dict whose card is kept as given."""
-    data = json.loads((bundle / "tiny.json").read_text())
-    meta = data["model"]["meta"]
-    model = {k: v for k, v in data["model"].items() if v is not None and k not in ("details", "meta")}
-    identity = {k: meta[k] for k in ("spec", "kind", "model_id", "revision") if meta[k] is not None}
-    flat = {**model, **identity, **data["model"]["details"]}
-    data["model"] = {**flat, "embedding_dim": meta["embed_dim"], "card": card}
-    data["schema_version"] = "1.2"
-    (bundle / "tiny.json").write_text(json.dumps(data, indent=2))
-    stored = json.loads((bundle / "card.json").read_text())
-    (bundle / "card.json").write_text(json.dumps({**stored, "card": card}))
-    reseal(bundle)
-
-
-def test_a_bundle_of_a_schema_1_2_result_verifies_by_its_facts(run: Run, tmp_path: Path) -> None:
-    bundle = submit(run, tmp_path / "repo")
-    card = json.loads((bundle / "card.json").read_text())["card"]
-    loose = {k: v for k, v in card.items() if v is not None} | {"notes": "an old card kept what it was given"}
-    _as_schema_1_2(bundle, loose)
-    code, text = verify(bundle, run.snapshot)
-    assert code == 0, text
-    forged = json.loads((bundle / "card.json").read_text())
-    forged["card"]["training_cutoff"] = "2020-01-01"  # the result still says 2025-05-01
-    (bundle / "card.json").write_text(json.dumps(forged))
-    reseal(bundle)
-    code, text = verify(bundle, run.snapshot)
-    assert code == 2 and "card.json: does not match" in text

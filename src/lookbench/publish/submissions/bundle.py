@@ -16,12 +16,11 @@ from lookbench._util.atomic import atomic_folder, write_text_atomic
 from lookbench._util.hashing import file_sha256
 from lookbench._util.jsontext import loads
 from lookbench.embeddings.checks import load_npy
-from lookbench.embeddings.meta import ModelMeta
 from lookbench.errors import EmbeddingError, SubmissionError, first_problem
 from lookbench.evaluation.noise import NoisePool, noise_tag
 from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.naming import slug
-from lookbench.results.schema import TYPED_MODEL_SINCE, ResultFile, schema_tuple
+from lookbench.results.schema import ResultFile
 from lookbench.snapshot.schema import NOISE
 
 BUNDLE_FORMAT: Final = "lookbench-submission/1"
@@ -291,23 +290,9 @@ def open_bundle(root: Path) -> Bundle:
             stored = loads((root / name).read_text(encoding="utf-8"))
         except ValueError as exc:  # UnicodeDecodeError is one too
             raise SubmissionError(f"{root / name}: not valid JSON ({exc})") from exc
-        old_card = name == manifest.card and schema_tuple(result.schema_version) < TYPED_MODEL_SINCE
-        if not _same_record(stored, json.loads(_json(record)), old_card):
+        if stored != json.loads(_json(record)):
             raise SubmissionError(f"{root / name}: does not match {result_path} (fields model / environment)")
     return Bundle(root, manifest, result)
-
-
-def _same_record(stored: Any, expected: dict[str, Any], old_card: bool) -> bool:
-    """Whether a bundle's card or environment file says what its result does. The card of a schema 1.0-1.2 result
-    is compared as a fact sheet: its bundle holds the card dict as it was, which the result now reads leniently
-    (see `ModelMeta.lenient`); a 1.3 bundle's files must match exactly."""
-    if not old_card or not isinstance(stored, dict) or stored == expected:
-        return bool(stored == expected)
-    facts, wanted = stored.get("card"), expected.get("card")
-    rest = {k: v for k, v in stored.items() if k != "card"}
-    return rest == {k: v for k, v in expected.items() if k != "card"} and ModelMeta.lenient(
-        facts or None
-    ) == ModelMeta.lenient(wanted or None)
 
 
 def find_bundles(repository: Path) -> list[Path]:
