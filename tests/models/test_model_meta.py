@@ -7,9 +7,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from lookbench.embeddings.meta import FACT_FIELDS, Loader, ModelMeta, ModelRun
 from lookbench.errors import LookBenchError, first_problem
 from lookbench.models.card import load_cards, parse_card
+from lookbench.models.meta import FACT_FIELDS, Loader, ModelMeta, ModelRun
 from lookbench.models.spec import ModelSpec
 
 

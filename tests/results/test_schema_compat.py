@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.embeddings.meta import FACT_FIELDS, IDENTITY, ModelMeta
 from lookbench.errors import ResultError
+from lookbench.models.meta import FACT_FIELDS, IDENTITY, ModelMeta
 from lookbench.results.io import load_result, load_with_per_query
 
 OLD = Path(__file__).parent / "data" / "v1_2"

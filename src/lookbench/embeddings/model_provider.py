@@ -10,15 +10,15 @@ import numpy as np
 
 from lookbench._util.hashing import sha256_digest
 from lookbench.embeddings.device_decode import DeviceDecoder
-from lookbench.embeddings.encoder import Encoder, TextTower
 from lookbench.embeddings.machine import auto_batch_size, auto_workers, decodes_on_device, encoder_device
-from lookbench.embeddings.meta import IDENTITY, ModelMeta, ModelRun
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.pipeline import Batch, run_pipeline
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
 from lookbench.embeddings.store import EmbeddingStore, default_cache_dir, model_key
 from lookbench.errors import EmbeddingError
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import Encoder, TextTower
+from lookbench.models.meta import IDENTITY, ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ import numpy as np
 from pydantic import ValidationError
 
 from lookbench.embeddings.checks import load_npy
-from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
 from lookbench.errors import EmbeddingError, first_problem
+from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 

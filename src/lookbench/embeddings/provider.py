@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.embeddings.meta import ModelMeta, ModelRun
+from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 if TYPE_CHECKING:  # the encoder's module loads PIL: only models that embed images need it
-    from lookbench.embeddings.encoder import TextTower
+    from lookbench.models.encoder import TextTower
 
 Skipped = Mapping[tuple[str, str], Mapping[int, str]]
 """`{(subset, split): {row: error message}}`: rows left out as undecodable (they hold zeros)."""

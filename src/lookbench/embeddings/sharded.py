@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.machine import encoder_device
-from lookbench.embeddings.meta import ModelRun
 from lookbench.embeddings.model_provider import ModelEmbeddings, Reload
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
 from lookbench.embeddings.store import EmbeddingStore
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import TextTower
+from lookbench.models.meta import ModelRun
 from lookbench.shards.executor import Executor, Needs, Progress, ShardError, ShardTask, cuda_devices
 from lookbench.shards.marker import ShardMarker, new_marker, write_marker
 from lookbench.shards.plan import Shard, digest_fingerprint, shard_ranges

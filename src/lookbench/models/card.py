@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lookbench.embeddings.meta import ModelMeta
 from lookbench.errors import LookBenchError, first_problem
+from lookbench.models.meta import ModelMeta
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

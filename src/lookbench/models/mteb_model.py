@@ -12,11 +12,11 @@ import numpy as np
 from PIL import Image
 from pydantic import ValidationError
 
-from lookbench.embeddings.encoder import EncoderBase, InputKind
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.meta import UNKNOWN, ModelMeta
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError, first_problem
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import EncoderBase, InputKind
+from lookbench.models.meta import UNKNOWN, ModelMeta
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 
 NO_REVISION = "no_revision_available"
@@ -109,9 +109,10 @@ class MtebEncoder(EncoderBase):
 
     def encode(self, batch: list[Image.Image]) -> np.ndarray:
         """One `encode` call over a one-batch DataLoader of {"image": [PIL images]}, as MTEB's own tasks send."""
+        from torch.utils.data import DataLoader
+
         from datasets import Dataset, Features
         from datasets import Image as ImageFeature
-        from torch.utils.data import DataLoader
 
         dataset = Dataset.from_dict({"image": list(batch)}, features=Features({"image": ImageFeature()}))
         loader = DataLoader(

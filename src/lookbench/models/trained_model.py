@@ -20,13 +20,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.hashing import file_sha256
 from lookbench._util.jsontext import loads
-from lookbench.embeddings.encoder import Encoder
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.meta import ModelMeta
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import Encoder
+from lookbench.models.meta import ModelMeta
 from lookbench.models.mix_record import PretrainedFactory, RecordedMix
 from lookbench.models.options import split_options
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lookbench._util.limits import MAX_K, MAX_RESAMPLES
-from lookbench.embeddings.meta import ModelRun, run_from_v1
+from lookbench.models.meta import ModelRun, run_from_v1
 
 RESULT_SCHEMA_VERSION = "2.0"
 """1.1 added `per_query_sha256` and `warnings`, 1.2 `breakdowns` (composed subsets), 1.3 the typed `model` record

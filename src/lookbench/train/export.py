@@ -11,10 +11,10 @@ from typing import Any
 import torch
 
 from lookbench._util.atomic import atomic_path, write_text_atomic
-from lookbench.embeddings.meta import UNKNOWN, ModelMeta
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.card import card_for_spec, find_card
+from lookbench.models.meta import UNKNOWN, ModelMeta
 from lookbench.models.mix_record import RecordedMix
 from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, TrainedModelInfo
 from lookbench.train.config import TrainConfig

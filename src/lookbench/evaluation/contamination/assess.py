@@ -6,11 +6,11 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench._util.dates import day_after
-from lookbench.embeddings.meta import ModelRun
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.contamination.flags import Flag, contamination_flags
 from lookbench.evaluation.contamination.sources import local_snapshot, snapshot_sources
 from lookbench.evaluation.window import result_window_start
+from lookbench.models.meta import ModelRun
 from lookbench.results.schema import ResultFile
 
 

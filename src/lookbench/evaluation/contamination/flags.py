@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from lookbench.embeddings.meta import ModelMeta
+from lookbench.models.meta import ModelMeta
 
 BENCHMARK_NAMES = frozenset({"lookbench"})
 """Training-data names that cover every snapshot."""

@@ -16,9 +16,9 @@ from lookbench._util.atomic import atomic_folder, write_text_atomic
 from lookbench._util.hashing import file_sha256
 from lookbench._util.jsontext import loads
 from lookbench.embeddings.checks import load_npy
-from lookbench.embeddings.meta import ModelMeta
 from lookbench.errors import EmbeddingError, SubmissionError, first_problem
 from lookbench.evaluation.noise import NoisePool, noise_tag
+from lookbench.models.meta import ModelMeta
 from lookbench.results.io import load_with_per_query, per_query_path
 from lookbench.results.naming import slug
 from lookbench.results.schema import TYPED_MODEL_SINCE, ResultFile, schema_tuple

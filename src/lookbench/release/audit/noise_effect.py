@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase, Skipped
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
+from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.release.audit.schema import NoiseEffect, WithAndWithout
 from lookbench.snapshot.reader import Snapshot
 

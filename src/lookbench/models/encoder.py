@@ -12,8 +12,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.meta import ModelMeta
+from lookbench.models.meta import ModelMeta
+from lookbench.models.preprocess import Preprocess
 
 InputKind = Literal["tensor", "image", "bytes"]
 """What `encode` receives: an NCHW float32 array made by `preprocess`, a list of RGB PIL images, or encoded bytes."""
