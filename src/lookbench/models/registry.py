@@ -109,19 +109,19 @@ def parse_spec(text: str | ModelSpec) -> ModelSpec:
     """`kind:argument` (or a registered model name, expanded to its card's spec) as a ModelSpec of a known kind."""
     if isinstance(text, ModelSpec):
         return text
-    kind, sep, argument = text.partition(":")
-    if not sep or kind not in KINDS:
+    parsed = ModelSpec.parse(text)
+    if parsed is None or parsed.kind not in KINDS:
         expanded = expand_spec(text)
         if expanded != text:
             return parse_spec(expanded)
-    if not sep or not argument:
+    if parsed is None:
         raise LookBenchError(
             f"bad model spec {text!r}: expected KIND:ARGUMENT or a model name (lookbench models), "
             f"kinds: {', '.join(KINDS)}"
         )
-    if kind not in KINDS:
-        raise LookBenchError(f"unknown model kind {kind!r} in {text!r}; known kinds: {', '.join(KINDS)}")
-    return ModelSpec(kind, argument)
+    if parsed.kind not in KINDS:
+        raise LookBenchError(f"unknown model kind {parsed.kind!r} in {text!r}; known kinds: {', '.join(KINDS)}")
+    return parsed
 
 
 def resolve_model(spec: str | ModelSpec, options: EmbedOptions | None = None) -> EmbeddingProvider:
