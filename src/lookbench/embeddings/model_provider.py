@@ -39,7 +39,7 @@ class ModelEmbeddings(ProviderBase):
         spec: ModelSpec | str,
         encoder: Encoder,
         options: EmbedOptions | None = None,
-        card: ModelMeta | None = None,
+        meta: ModelMeta | None = None,
         reload: Reload | None = None,
     ) -> None:
         self.spec = str(spec)
@@ -48,7 +48,7 @@ class ModelEmbeddings(ProviderBase):
         registry, which only this process can run)."""
         self.reload = reload
         """How another process loads the same model from `model_spec` and options (shard workers)."""
-        self.card = card
+        self.meta = meta
         self.encoder = encoder
         self.options = options or EmbedOptions()
         self.skipped: dict[tuple[str, str], dict[int, str]] = {}
@@ -298,7 +298,7 @@ class ModelEmbeddings(ProviderBase):
         identity |= {k: details.pop(k) for k in IDENTITY if k in details}
         if "dim" in details:
             identity["embed_dim"] = details.pop("dim")
-        meta = (self.card or ModelMeta()).merged(**identity, spec=self.spec)
+        meta = (self.meta or ModelMeta()).merged(**identity, spec=self.spec)
         run = {
             "input_kind": self.encoder.input_kind,
             "preprocess": pre.model_dump() if pre is not None else None,

@@ -48,7 +48,7 @@ class EmbeddingProvider(Protocol):
         ...
 
     @property
-    def card(self) -> ModelMeta | None:
+    def meta(self) -> ModelMeta | None:
         """Model-card facts (release date, training cutoff, training data...), which the contamination flags read."""
         ...
 
@@ -80,7 +80,7 @@ class ProviderBase:
     skipped: Skipped = MappingProxyType({})
     embedded_images: int | None = None
     returns_new_arrays = False
-    card: ModelMeta | None = None
+    meta: ModelMeta | None = None
 
     def prepare(self, snapshot: Snapshot, splits: Sequence[tuple[str, str]]) -> PreparedRun | None:
         """Splits are embedded when asked for."""

@@ -152,7 +152,7 @@ class ShardedEmbeddings(ProviderBase):
     def __init__(self, inner: ModelEmbeddings, executor: Executor, shards: int | None = None) -> None:
         self.inner = inner
         self.spec = inner.spec
-        self.card = inner.card
+        self.meta = inner.meta
         self.skipped = inner.skipped
         """Rows left out per split: the wrapped model's own table."""
         self.executor = executor

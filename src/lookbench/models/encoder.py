@@ -51,7 +51,7 @@ class Encoder(Protocol):
         ...
 
     @property
-    def card(self) -> ModelMeta | None:
+    def meta(self) -> ModelMeta | None:
         """Model-card facts the model carries itself (an exported `trained:` folder); None: see the shipped cards."""
         ...
 
@@ -81,7 +81,7 @@ class EncoderBase(ABC):
 
     device: str | None = None
     precision: str | None = None
-    card: ModelMeta | None = None
+    meta: ModelMeta | None = None
 
     @abstractmethod
     def encode(self, batch: Any) -> np.ndarray:

@@ -275,11 +275,11 @@ def run_from_v1(model: dict[str, Any], flat: bool) -> dict[str, Any]:
         data["dim"] = data.get("dim") if data.get("dim") is not None else dim
         data["spec"] = str(data.get("spec") or data.get("name") or "unknown")
         data["name"] = str(data.get("name") or data["spec"])
-        facts = ModelMeta.lenient(card)
-        card = None if facts is None else facts.model_dump(exclude_defaults=True)
+        meta = ModelMeta.lenient(card)
+        card = None if meta is None else meta.model_dump(exclude_defaults=True)
     identity = {k: data.pop(k) for k in IDENTITY if k in data}
     dim = data.pop("dim", None)
-    meta = {**(card if isinstance(card, dict) else {}), **{k: v for k, v in identity.items() if v is not None}}
+    fields = {**(card if isinstance(card, dict) else {}), **{k: v for k, v in identity.items() if v is not None}}
     if dim is not None:
-        meta["embed_dim"] = dim
-    return {**data, "meta": meta}
+        fields["embed_dim"] = dim
+    return {**data, "meta": fields}

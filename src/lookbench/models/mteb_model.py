@@ -100,12 +100,12 @@ class MtebEncoder(EncoderBase):
     input_kind: InputKind = "image"
     preprocess: Preprocess | None = None
 
-    def __init__(self, meta: Any, model: Any) -> None:
-        self.meta = meta
+    def __init__(self, mteb_meta: Any, model: Any) -> None:
+        self.mteb_meta = mteb_meta
         self.model = model
-        self.model_id = f"mteb:{meta.name}"
-        self.revision = str(meta.revision or NO_REVISION)
-        self.card = card_facts(meta)
+        self.model_id = f"mteb:{mteb_meta.name}"
+        self.revision = str(mteb_meta.revision or NO_REVISION)
+        self.meta = card_facts(mteb_meta)
 
     def encode(self, batch: list[Image.Image]) -> np.ndarray:
         """One `encode` call over a one-batch DataLoader of {"image": [PIL images]}, as MTEB's own tasks send."""
@@ -127,8 +127,8 @@ class MtebEncoder(EncoderBase):
 
     def describe(self) -> dict[str, Any]:
         """The MTEB name, revision and loader."""
-        loader = getattr(self.meta.loader, "__name__", type(self.meta.loader).__name__)
-        return {"kind": "mteb", "mteb_name": self.meta.name, "loader": loader, **mteb_details(self.meta)}
+        loader = getattr(self.mteb_meta.loader, "__name__", type(self.mteb_meta.loader).__name__)
+        return {"kind": "mteb", "mteb_name": self.mteb_meta.name, "loader": loader, **mteb_details(self.mteb_meta)}
 
 
 def encoding_metadata() -> Any:

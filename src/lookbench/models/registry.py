@@ -57,10 +57,10 @@ def encoder_provider(load: EncoderLoader) -> ProviderLoader:
     def provider(spec: ModelSpec, options: EmbedOptions) -> EmbeddingProvider:
         from lookbench.embeddings.model_provider import ModelEmbeddings  # its imports are for models that embed
 
-        card = card_for_spec(str(spec))
+        meta = card_for_spec(str(spec))
         encoder = load(spec, options)
-        facts = card if card is not None else encoder.card
-        return ModelEmbeddings(spec, encoder, options, card=facts, reload=resolve_model)
+        meta = meta if meta is not None else encoder.meta
+        return ModelEmbeddings(spec, encoder, options, meta=meta, reload=resolve_model)
 
     return provider
 
@@ -95,14 +95,14 @@ KINDS: dict[str, ModelKind] = {
 
 def expand_spec(spec: str) -> str:
     """Replace a card id, name or alias (e.g. `efficientnet-lite0`) by the card's full spec."""
-    card = find_card(spec)
-    if card is None:
+    meta = find_card(spec)
+    if meta is None:
         return spec
-    if card.spec is None:
+    if meta.spec is None:
         raise LookBenchError(
-            f"{card.name} has no runnable spec here ({card.weights_source}); {card.notes}".rstrip("; ")
+            f"{meta.name} has no runnable spec here ({meta.weights_source}); {meta.notes}".rstrip("; ")
         )
-    return card.spec
+    return meta.spec
 
 
 def parse_spec(text: str | ModelSpec) -> ModelSpec:

@@ -97,7 +97,7 @@ def load(spec: ModelSpec, options: EmbedOptions, pretrained: PretrainedFactory) 
         if not path.is_file():
             raise EmbeddingError(f"{folder}: no {ONNX_FILE}; export one with `export: {{onnx: true}}` in the config")
         onnx_encoder = OnnxEncoder(path, info.preprocess, output=ONNX_OUTPUT, model_id=name, extra=extra)
-        onnx_encoder.card = info.card
+        onnx_encoder.meta = info.card
         return onnx_encoder
     if runtime != "torch":
         raise LookBenchError(f"{spec}: runtime must be torch or onnx, got {runtime!r}")
@@ -123,7 +123,7 @@ def load(spec: ModelSpec, options: EmbedOptions, pretrained: PretrainedFactory) 
     # the revision keys the embedding cache: a mix changes every vector of the same weights file
     revision = file_sha256(weights)[:16] + ("" if mix is None else f"-{mix.space}-{mix.trained_share:g}")
     encoder = TorchEncoder(network.to(device).eval(), info.preprocess, name, revision, device, extra, options.precision)
-    encoder.card = info.card
+    encoder.meta = info.card
     return encoder
 
 

@@ -121,7 +121,7 @@ def export_model(
 
 def card_markdown(info: TrainedModelInfo) -> str:
     """A human-readable model card."""
-    card, training = info.card, info.training
+    meta, training = info.card, info.training
     lines = [
         f"# {info.name}",
         "",
@@ -129,10 +129,10 @@ def card_markdown(info: TrainedModelInfo) -> str:
         f"`lookbench eval -m trained:<this folder>`.",
         "",
         f"- Architecture: {json.dumps(info.architecture)}, embedding {info.embedding_dim or info.feature_dim}-d",
-        f"- Training data: {', '.join(card.training_data)}",
+        f"- Training data: {', '.join(meta.training_data)}",
         f"- Training images: {training['images']} of {training['items']} items, {training['steps']} steps",
-        f"- Training cutoff (latest first_seen_at of the training data): {card.training_cutoff}",
-        f"- Parameters: {card.params}; licence of the base weights: {card.license}",
+        f"- Training cutoff (latest first_seen_at of the training data): {meta.training_cutoff}",
+        f"- Parameters: {meta.params}; licence of the base weights: {meta.license}",
         f"- Preprocessing: {info.preprocess.model_dump_json()}",
     ]
     for source in training["sources"]:

@@ -30,9 +30,9 @@ class ReusedEmbeddings(ProviderBase):
         return self.inner.skipped
 
     @property
-    def card(self) -> ModelMeta | None:  # type: ignore[override]
-        """The wrapped provider's card."""
-        return self.inner.card
+    def meta(self) -> ModelMeta | None:  # type: ignore[override]
+        """The wrapped provider's meta."""
+        return self.inner.meta
 
     def source_of(self, subset: str, split: str) -> str | None:
         """The wrapped provider's file for the split, if any."""
