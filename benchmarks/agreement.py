@@ -41,12 +41,12 @@ import numpy as np
 import pyarrow as pa
 from measure import run_subcommand
 
+from lookbench._util.images import decode_image
 from lookbench.embeddings.device_decode import DeviceDecoder
 from lookbench.embeddings.machine import encoder_device
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import EmbedOptions
-from lookbench.embeddings.reader import decode_image
 from lookbench.evaluation.runner import EvalOutput, EvalSettings, evaluate
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot.reader import Snapshot, open_snapshot
 from lookbench.snapshot.schema import NOISE

@@ -41,13 +41,12 @@ from measure import results_file
 from PIL import Image
 
 from lookbench._util.cores import usable_cores
-from lookbench._util.images import opened
+from lookbench._util.images import decode_image, opened
 from lookbench._util.precision import PRECISIONS
 from lookbench.embeddings import pipeline
 from lookbench.embeddings.machine import encoder_device
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
-from lookbench.embeddings.reader import decode_image
+from lookbench.models.embed_options import DECODE_PLACES, EmbedOptions
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot.digests import DigestIndex
 from lookbench.snapshot.reader import Snapshot, open_snapshot

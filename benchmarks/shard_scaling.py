@@ -28,8 +28,8 @@ from measure import results_file
 from lookbench._util.cores import usable_cores
 from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import resolve_model
 from lookbench.shards.executor import Executor
 from lookbench.shards.local import LocalExecutor

@@ -30,11 +30,11 @@ from measure import results_file
 from training_eval import Memo, Mixed
 
 from lookbench._util.atomic import write_text_atomic
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.results.compare import compare_results
 from lookbench.results.io import load_result, save_run

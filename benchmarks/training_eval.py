@@ -61,13 +61,13 @@ import numpy as np
 from measure import run_subcommand
 
 from lookbench._util.atomic import write_text_atomic
-from lookbench.embeddings.meta import ModelMeta, ModelRun
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.bootstrap import PairedTest
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.results.compare import compare_results
 from lookbench.results.io import save_run

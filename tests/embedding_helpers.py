@@ -9,10 +9,10 @@ import numpy as np
 from PIL import Image
 
 from conftest import make_row, write_snapshot
-from lookbench.embeddings.encoder import EncoderBase
-from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import EmbedOptions
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import EncoderBase
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot.reader import open_snapshot
 

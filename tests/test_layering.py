@@ -16,7 +16,7 @@ LAYERS: dict[str, int] = {
     "errors": 0,
     "__init__": 0,
     "_util": 1,  # one place for each shared concern, imported by everything above
-    # the core: snapshot -> embeddings, search, metrics -> models -> results -> evaluation -> cli
+    # the core: snapshot, a model's identity -> embeddings, search, metrics -> models -> results -> evaluation -> cli
     "taxonomy": 2,
     "shards": 2,
     "snapshot": 3,
@@ -33,6 +33,10 @@ LAYERS: dict[str, int] = {
     "train": 12,
     "publish": 13,
 }
+IDENTITY_MODULES = ("meta", "card", "spec", "options", "encoder", "preprocess", "embed_options")
+MODEL_IDENTITY: dict[str, int] = {f"models.{name}": 3 for name in IDENTITY_MODULES}
+"""Modules below their package's layer: a model's identity (its `ModelMeta` and shipped cards, spec, encoder protocol,
+preprocessing and embedding options), which embeddings/ builds on; the model kinds' loaders build on embeddings/."""
 CORE = {"_util", "errors", "snapshot", "taxonomy", "metrics", "search", "shards", "models", "embeddings"}
 CORE |= {"evaluation", "results", "cli"}
 WINGS: dict[str, set[str]] = {
@@ -135,12 +139,21 @@ def package(module: str) -> str:
     return module.split(".")[0]
 
 
+def layer(module: str) -> int:
+    """A module's layer: its own where `MODEL_IDENTITY` gives one, else its package's."""
+    return MODEL_IDENTITY.get(module, LAYERS[package(module)])
+
+
 def upward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
-    """(importing module, imported package) for every import of a package at the same or a higher layer."""
+    """(importing module, imported package) for every import of a package at the same or a higher layer, and
+    (importing module, imported module) for an import within a package of a module at a higher layer."""
     wrong = set()
     for name, targets in graph.items():
         for target in targets:
-            if package(target) != package(name) and LAYERS[package(target)] >= LAYERS[package(name)]:
+            if package(target) == package(name):
+                if layer(target) > layer(name):
+                    wrong.add((name, target))
+            elif layer(target) >= layer(name):
                 wrong.add((name, package(target)))
     return wrong
 
@@ -194,6 +207,29 @@ def test_a_wing_import_is_found(tmp_path: Path) -> None:
     graph = import_graph(tmp_path)
     assert upward_imports(graph) == {("cli.main", "datasets"), ("datasets.x", "publish")}
     assert wing_imports(graph) == {("cli.main", "datasets"), ("datasets.x", "publish")}
+
+
+def test_a_model_identity_import_is_found(tmp_path: Path) -> None:
+    for folder in ("embeddings", "models"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "embeddings" / "cache.py").write_text("from lookbench.models.meta import ModelMeta\n")
+    (tmp_path / "embeddings" / "run.py").write_text("def f():\n    from lookbench.models.registry import KINDS\n")
+    (tmp_path / "models" / "meta.py").write_text("from lookbench.models import registry\n")
+    (tmp_path / "models" / "registry.py").write_text("from lookbench.embeddings import cache\n")
+    graph = import_graph(tmp_path)
+    assert upward_imports(graph) == {("embeddings.run", "models"), ("models.meta", "models.registry")}
+
+
+def test_embeddings_build_on_the_model_identity_below_them() -> None:
+    """embeddings/ imports a model's identity from models/ and nothing else there; the identity imports no loader."""
+    graph = import_graph(annotations=True)
+    assert set(MODEL_IDENTITY) <= set(graph)
+    below = {t for name, targets in graph.items() if package(name) == "embeddings" for t in targets}
+    assert {"models.meta", "models.encoder", "models.preprocess", "models.embed_options"} <= below
+    assert {t for t in below if package(t) == "models"} <= set(MODEL_IDENTITY)
+    assert all(layer(m) < LAYERS["embeddings"] < LAYERS["models"] for m in MODEL_IDENTITY)
+    for module in MODEL_IDENTITY:
+        assert {t for t in graph[module] if package(t) == "models"} <= set(MODEL_IDENTITY), module
 
 
 def test_every_package_has_a_layer() -> None:

@@ -35,9 +35,9 @@ from lookbench._util.hashing import (
     sha256_stream,
 )
 from lookbench._util.images import MAX_PIXELS, BadImageError, decode_image, image_size
-from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.store import model_key
 from lookbench.errors import LookBenchError
+from lookbench.models.preprocess import Preprocess
 
 
 def test_hashes_match_the_formulas_caches_and_manifests_were_written_with(tmp_path):
@@ -109,7 +109,7 @@ def _png_claiming(width: int, height: int) -> bytes:
 
 def test_one_decode_policy_with_a_pixel_limit_per_decode():
     pixels_before = Image.MAX_IMAGE_PIXELS
-    import lookbench.embeddings.reader  # noqa: F401 - importing the eval side changes no global
+    import lookbench.embeddings.pipeline  # noqa: F401 - importing the eval side changes no global
 
     assert pixels_before == Image.MAX_IMAGE_PIXELS
     with pytest.raises(BadImageError, match="DecompressionBomb"):

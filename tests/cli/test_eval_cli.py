@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from conftest import make_row, png_bytes, write_snapshot
 from lookbench.cli.main import app
-from lookbench.embeddings.meta import FACT_FIELDS, ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
+from lookbench.models.meta import FACT_FIELDS, ModelMeta, ModelRun
 
 runner = CliRunner()
 

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from lookbench._util.images import BadImageError, decode_image
 from lookbench.embeddings import pipeline
-from lookbench.embeddings.encoder import Encoder, EncoderBase
-from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.pipeline import DECODE_NICE, Batch, Prepared, decode_nice, lower_thread_priority
-from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.embeddings.store import EmbeddingStore, model_key
 from lookbench.errors import EmbeddingError
+from lookbench.models.encoder import Encoder, EncoderBase
+from lookbench.models.preprocess import Preprocess
 
 
 def _encoded(image: Image.Image, fmt: str = "PNG") -> bytes:

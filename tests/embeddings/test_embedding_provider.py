@@ -9,9 +9,9 @@ import pytest
 
 from embedding_helpers import ColourStats, studio_snapshot
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import EmbeddingError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.snapshot.reader import open_snapshot
 
 SUBSET = "real_studio_flat"
@@ -41,7 +41,7 @@ def test_embeds_row_aligned_and_cache_hit(tmp_path: Path) -> None:
 
 
 def _decode(snap, row: int):  # type: ignore[no-untyped-def]
-    from lookbench.embeddings.reader import decode_image
+    from lookbench._util.images import decode_image
 
     for start, images in snap.iter_images(SUBSET, "gallery"):
         if start <= row < start + len(images):

@@ -10,9 +10,9 @@ from PIL import Image
 
 from embedding_helpers import ColourStats
 from lookbench._util.images import MAX_PIXELS
-from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.embeddings.pipeline import Batch, prepare
 from lookbench.models.effnet_lite import LITE_PREPROCESS
+from lookbench.models.preprocess import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 
 RESAMPLE = {"bilinear": Image.Resampling.BILINEAR, "bicubic": Image.Resampling.BICUBIC}
 

@@ -7,9 +7,9 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from lookbench.embeddings.meta import FACT_FIELDS, Loader, ModelMeta, ModelRun
 from lookbench.errors import LookBenchError, first_problem
 from lookbench.models.card import load_cards, parse_card
+from lookbench.models.meta import FACT_FIELDS, ModelMeta, ModelRun
 from lookbench.models.spec import ModelSpec
 
 
@@ -21,11 +21,20 @@ def test_every_shipped_card_round_trips_through_json() -> None:
 
 def test_a_card_holds_its_spec_loader_and_facts() -> None:
     card = load_cards()["efficientnet-lite0"]
-    assert card.loader == Loader("builtin", "efficientnet-lite0")
-    assert str(ModelSpec(*card.loader)) == card.spec
+    assert card.loader == ModelSpec("builtin", "efficientnet-lite0")
+    assert str(card.loader) == card.spec
     assert (card.embed_dim, card.parameters, card.open_weights) == (1280, 4_700_000, True)
     assert card.fact_sheet() is not None and list(card.fact_sheet() or {}) == list(FACT_FIELDS)
     assert ModelMeta().loader is None and ModelMeta().fact_sheet() is None
+
+
+def test_one_parser_reads_a_spec_text() -> None:
+    assert ModelSpec.parse("hf:org/model?pool=cls") == ModelSpec("hf", "org/model?pool=cls")
+    assert ModelSpec.parse("open_clip:hf-hub:Marqo/x") == ModelSpec("open_clip", "hf-hub:Marqo/x")
+    for text in ("efficientnet-lite0", ":x", "hf:", ""):
+        assert ModelSpec.parse(text) is None and ModelMeta(spec=text).loader is None, text
+        with pytest.raises(LookBenchError, match="bad model spec"):
+            ModelSpec.split(text)
 
 
 def test_the_result_record_is_the_meta_of_a_run_and_round_trips() -> None:

@@ -18,8 +18,8 @@ from PIL import Image
 from conftest import serving
 from embedding_helpers import studio_snapshot
 from lookbench._util.http import RateLimiter
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot.reader import open_snapshot
 

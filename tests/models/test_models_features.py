@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from conftest import make_row, write_snapshot
 from lookbench.cli.main import app
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.features import FEATURES, WeightFreeFeatures, load
 from lookbench.models.registry import parse_spec
 

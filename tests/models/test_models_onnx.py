@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from embedding_helpers import colour_image, studio_snapshot
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
 from lookbench.snapshot.reader import open_snapshot
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from embedding_helpers import studio_snapshot
-from lookbench.embeddings.meta import ModelMeta
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.evaluation.contamination.assess import cutoff_since
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.meta import ModelMeta
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot.reader import open_snapshot
 

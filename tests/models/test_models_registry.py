@@ -15,10 +15,10 @@ from typer.testing import CliRunner
 
 from lookbench._util.dates import lenient_date
 from lookbench.cli.main import app
-from lookbench.embeddings.meta import ModelMeta
 from lookbench.errors import EmbeddingError, LookBenchError
 from lookbench.models.card import find_card, load_cards, parse_card
 from lookbench.models.hub import ensure_hub_model
+from lookbench.models.meta import ModelMeta
 from lookbench.models.registry import DEFAULT_MODEL, KINDS, expand_spec, resolve_model
 
 LEADERBOARD = Path(__file__).resolve().parents[3] / "shared" / "reference" / "lookbench_leaderboard_v2601.json"

@@ -15,11 +15,11 @@ import pytest
 from PIL import Image
 
 from embedding_helpers import studio_snapshot
-from lookbench.embeddings.mapper import Preprocess
+from lookbench._util.images import decode_image
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import EmbedOptions
-from lookbench.embeddings.reader import decode_image
 from lookbench.errors import EmbeddingError
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.preprocess import Preprocess
 from lookbench.snapshot.reader import open_snapshot
 
 pytestmark = pytest.mark.torch

@@ -25,8 +25,8 @@ from releasekit import (
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.embeddings.encoder import EncoderBase
 from lookbench.errors import ReleaseError, SnapshotError
+from lookbench.models.encoder import EncoderBase
 from lookbench.models.registry import KINDS, ModelKind
 from lookbench.release.config import ReleaseConfig, load_config
 from lookbench.release.fingerprints.crops import GREY_BYTES

@@ -16,9 +16,9 @@ from conftest import RayCluster
 from lookbench.cli.main import app
 from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.sharded import ShardedEmbeddings
 from lookbench.errors import EmbeddingError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import resolve_model
 from lookbench.shards.executor import Executor, Needs, ShardError
 from lookbench.shards.local import LocalExecutor

@@ -19,8 +19,8 @@ from safetensors.torch import load_file  # noqa: E402
 from tinynet import make_seeded  # noqa: E402
 
 from lookbench.cli.main import app  # noqa: E402
-from lookbench.embeddings.options import EmbedOptions  # noqa: E402
 from lookbench.errors import LookBenchError  # noqa: E402
+from lookbench.models.embed_options import EmbedOptions  # noqa: E402
 from lookbench.models.registry import resolve_model  # noqa: E402
 from lookbench.train.config import parse_config  # noqa: E402
 from lookbench.train.loop import Trainer  # noqa: E402

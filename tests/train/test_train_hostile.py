@@ -62,7 +62,7 @@ def test_augmentations_are_a_function_of_the_seed(backend: str) -> None:
         pytest.importorskip("torchvision")
     from PIL import Image
 
-    from lookbench.embeddings.mapper import Preprocess
+    from lookbench.models.preprocess import Preprocess
     from lookbench.train.augment import train_transform
 
     cfg = Augment(backend=backend, scale=(0.3, 1.0), color_jitter=0.3)  # type: ignore[arg-type]
@@ -76,7 +76,7 @@ def test_augmentations_are_a_function_of_the_seed(backend: str) -> None:
 
 
 def test_basic_backend_refuses_timm_only_options() -> None:
-    from lookbench.embeddings.mapper import Preprocess
+    from lookbench.models.preprocess import Preprocess
     from lookbench.train.augment import train_transform
 
     with pytest.raises(TrainError, match="need timm"):

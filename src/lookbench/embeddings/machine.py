@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib.util
 
 from lookbench._util.cores import usable_cores
-from lookbench.embeddings.encoder import Encoder
 from lookbench.errors import EmbeddingError
+from lookbench.models.encoder import Encoder
 
 CPU_WORKERS = 2
 CPU_BATCH = 32

@@ -10,15 +10,15 @@ import numpy as np
 
 from lookbench._util.hashing import sha256_digest
 from lookbench.embeddings.device_decode import DeviceDecoder
-from lookbench.embeddings.encoder import Encoder, TextTower
 from lookbench.embeddings.machine import auto_batch_size, auto_workers, decodes_on_device, encoder_device
-from lookbench.embeddings.meta import IDENTITY, ModelMeta, ModelRun
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.pipeline import Batch, run_pipeline
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
 from lookbench.embeddings.store import EmbeddingStore, default_cache_dir, model_key
 from lookbench.errors import EmbeddingError
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import Encoder, TextTower
+from lookbench.models.meta import IDENTITY, ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ class ModelEmbeddings(ProviderBase):
         spec: ModelSpec | str,
         encoder: Encoder,
         options: EmbedOptions | None = None,
-        card: ModelMeta | None = None,
+        meta: ModelMeta | None = None,
         reload: Reload | None = None,
     ) -> None:
         self.spec = str(spec)
@@ -48,7 +48,7 @@ class ModelEmbeddings(ProviderBase):
         registry, which only this process can run)."""
         self.reload = reload
         """How another process loads the same model from `model_spec` and options (shard workers)."""
-        self.card = card
+        self.meta = meta
         self.encoder = encoder
         self.options = options or EmbedOptions()
         self.skipped: dict[tuple[str, str], dict[int, str]] = {}
@@ -298,7 +298,7 @@ class ModelEmbeddings(ProviderBase):
         identity |= {k: details.pop(k) for k in IDENTITY if k in details}
         if "dim" in details:
             identity["embed_dim"] = details.pop("dim")
-        meta = (self.card or ModelMeta()).merged(**identity, spec=self.spec)
+        meta = (self.meta or ModelMeta()).merged(**identity, spec=self.spec)
         run = {
             "input_kind": self.encoder.input_kind,
             "preprocess": pre.model_dump() if pre is not None else None,

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from lookbench._util.cores import usable_cores
+from lookbench._util.images import BadImageError, decode_image
 from lookbench.embeddings.device_decode import DeviceDecoder
-from lookbench.embeddings.encoder import Encoder
-from lookbench.embeddings.reader import BadImageError, decode_image
 from lookbench.errors import EmbeddingError
+from lookbench.models.encoder import Encoder
 
 DECODE_NICE = 19
 """Niceness of decoding threads on an otherwise idle machine: they take CPU that inference leaves idle (see

@@ -8,9 +8,9 @@ import numpy as np
 from pydantic import ValidationError
 
 from lookbench.embeddings.checks import load_npy
-from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
 from lookbench.errors import EmbeddingError, first_problem
+from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 
@@ -28,7 +28,7 @@ class PrecomputedEmbeddings(ProviderBase):
         if not self.root.is_dir():
             raise EmbeddingError(f"embeddings folder not found: {self.root}")
         self.spec = f"embeddings:{self.root}"
-        self.card = self._read_card()
+        self.meta = self._read_card()
 
     def path(self, subset: str, split: str) -> Path:
         """Where the embeddings of one split live."""
@@ -59,6 +59,6 @@ class PrecomputedEmbeddings(ProviderBase):
 
     def describe(self) -> ModelRun:
         """The folder's model record: its name is the card's, else the folder's."""
-        card = self.card or ModelMeta()
-        name = card.name or self.root.resolve().name
-        return card.merged(spec=self.spec, kind="embeddings").result_record(name)
+        meta = self.meta or ModelMeta()
+        name = meta.name or self.root.resolve().name
+        return meta.merged(spec=self.spec, kind="embeddings").result_record(name)

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.embeddings.meta import ModelMeta, ModelRun
+from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 if TYPE_CHECKING:  # the encoder's module loads PIL: only models that embed images need it
-    from lookbench.embeddings.encoder import TextTower
+    from lookbench.models.encoder import TextTower
 
 Skipped = Mapping[tuple[str, str], Mapping[int, str]]
 """`{(subset, split): {row: error message}}`: rows left out as undecodable (they hold zeros)."""
@@ -48,7 +48,7 @@ class EmbeddingProvider(Protocol):
         ...
 
     @property
-    def card(self) -> ModelMeta | None:
+    def meta(self) -> ModelMeta | None:
         """Model-card facts (release date, training cutoff, training data...), which the contamination flags read."""
         ...
 
@@ -80,7 +80,7 @@ class ProviderBase:
     skipped: Skipped = MappingProxyType({})
     embedded_images: int | None = None
     returns_new_arrays = False
-    card: ModelMeta | None = None
+    meta: ModelMeta | None = None
 
     def prepare(self, snapshot: Snapshot, splits: Sequence[tuple[str, str]]) -> PreparedRun | None:
         """Splits are embedded when asked for."""

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.machine import encoder_device
-from lookbench.embeddings.meta import ModelRun
 from lookbench.embeddings.model_provider import ModelEmbeddings, Reload
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.progress import image_progress
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase
 from lookbench.embeddings.store import EmbeddingStore
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import TextTower
+from lookbench.models.meta import ModelRun
 from lookbench.shards.executor import Executor, Needs, Progress, ShardError, ShardTask, cuda_devices
 from lookbench.shards.marker import ShardMarker, new_marker, write_marker
 from lookbench.shards.plan import Shard, digest_fingerprint, shard_ranges
@@ -152,7 +152,7 @@ class ShardedEmbeddings(ProviderBase):
     def __init__(self, inner: ModelEmbeddings, executor: Executor, shards: int | None = None) -> None:
         self.inner = inner
         self.spec = inner.spec
-        self.card = inner.card
+        self.meta = inner.meta
         self.skipped = inner.skipped
         """Rows left out per split: the wrapped model's own table."""
         self.executor = executor

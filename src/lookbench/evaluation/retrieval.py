@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from lookbench.embeddings.meta import ModelRun
 from lookbench.evaluation.task import PhaseClock, Progress, SubsetWork
 from lookbench.metrics.definitions import FineRule
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.relevance import Relevance
 from lookbench.metrics.scoring import score_task
+from lookbench.models.meta import ModelRun
 from lookbench.results.per_query import task_table
 from lookbench.search.recall import measured_recall
 

@@ -11,7 +11,7 @@ from typing import Protocol
 import numpy as np
 import pyarrow as pa
 
-from lookbench.embeddings.meta import ModelRun
+from lookbench.models.meta import ModelRun
 from lookbench.search.backend import Corpus, SearchBackend
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.reader import Snapshot

@@ -1,1 +1,1 @@
-"""Encoders addressed by spec strings, and their model cards."""
+"""A model's identity (`ModelMeta`, its spec, the encoder protocol, preprocessing) and the kinds that load it."""

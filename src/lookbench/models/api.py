@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from lookbench._util.jsontext import loads
-from lookbench.embeddings.encoder import EncoderBase, InputKind
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import EncoderBase, InputKind
 from lookbench.models.options import split_options
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 
 OPTIONS = {"timeout", "retries", "rps", "backoff", "max_batch", "id", "revision"}

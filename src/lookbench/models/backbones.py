@@ -20,10 +20,10 @@ from torch.utils.checkpoint import checkpoint
 
 from lookbench._util.jsontext import loads
 from lookbench._util.optional import require
-from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.errors import TrainError
 from lookbench.models.effnet_lite import LITE_PREPROCESS
 from lookbench.models.hf_outputs import IMAGE_FEATURE_TYPES, pooled_features
+from lookbench.models.preprocess import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 
 EFFNET_LITE0 = "efficientnet-lite0"
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from lookbench.embeddings.meta import ModelMeta
 from lookbench.errors import LookBenchError, first_problem
+from lookbench.models.meta import ModelMeta
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -26,41 +26,41 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def parse_card(text: str, where: str) -> ModelMeta:
     """Validate one card's JSON text; errors name `where` and the field."""
     try:
-        card = ModelMeta.model_validate(json.loads(text, object_pairs_hook=_no_duplicate_keys))
+        meta = ModelMeta.model_validate(json.loads(text, object_pairs_hook=_no_duplicate_keys))
     except ValidationError as exc:
         raise LookBenchError(f"model card {where} is invalid: field {first_problem(exc)}") from exc
     except ValueError as exc:
         raise LookBenchError(f"model card {where} is invalid: {exc}") from exc
-    if card.id is None or card.name is None:
+    if meta.id is None or meta.name is None:
         raise LookBenchError(f"model card {where} is invalid: a shipped card needs an id and a name")
-    return card
+    return meta
 
 
 @lru_cache(maxsize=1)
 def load_cards() -> dict[str, ModelMeta]:
     """Every shipped card by id, validated."""
-    cards: dict[str, ModelMeta] = {}
+    by_id: dict[str, ModelMeta] = {}
     folder = resources.files("lookbench.models") / "cards"
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):
         if not entry.name.endswith(".json"):
             continue
-        card = parse_card(entry.read_text(encoding="utf-8"), entry.name)
-        key = card.id or ""  # parse_card refused a card without one
-        if key in cards:
+        meta = parse_card(entry.read_text(encoding="utf-8"), entry.name)
+        key = meta.id or ""  # parse_card refused a card without one
+        if key in by_id:
             raise LookBenchError(f"duplicate model card id {key!r}")
-        cards[key] = card
-    return cards
+        by_id[key] = meta
+    return by_id
 
 
 def card_for_spec(spec: str) -> ModelMeta | None:
     """The card whose runnable spec is exactly `spec`."""
-    return next((card for card in load_cards().values() if card.spec == spec), None)
+    return next((meta for meta in load_cards().values() if meta.spec == spec), None)
 
 
 def find_card(name: str) -> ModelMeta | None:
     """The card whose id, name or alias matches `name` (case-insensitive)."""
     wanted = name.strip().lower()
-    for card in load_cards().values():
-        if wanted in {card.id, (card.name or "").lower(), *(a.lower() for a in card.aliases)}:
-            return card
+    for meta in load_cards().values():
+        if wanted in {meta.id, (meta.name or "").lower(), *(a.lower() for a in meta.aliases)}:
+            return meta
     return None

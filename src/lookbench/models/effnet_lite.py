@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import EmbeddingError
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.torchfile import load_state_dict
 
 # TF EfficientNet-Lite preprocessing: pixels in 0..255, mean 127, std 128; eval crop 224 from 256, bicubic.

@@ -27,10 +27,10 @@ import numpy as np
 from PIL import Image
 
 from lookbench._util.images import opened
-from lookbench.embeddings.encoder import EncoderBase, InputKind
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import EncoderBase, InputKind
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 
 SIDE = 64

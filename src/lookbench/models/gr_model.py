@@ -16,8 +16,8 @@ from typing import Any, Protocol, runtime_checkable
 from lookbench._util.hashing import file_sha256
 from lookbench._util.jsontext import loads
 from lookbench._util.optional import pick_device, require
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.hub import ensure_hub_model, hub_cache_dir, hub_offline
 from lookbench.models.options import folder_fingerprint, split_options
 from lookbench.models.spec import ModelSpec

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lookbench._util.optional import pick_device, require
-from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, TrainError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.hf_outputs import IMAGE_FEATURE_TYPES, pooled_features
 from lookbench.models.hub import ensure_hub_model
 from lookbench.models.options import folder_fingerprint
+from lookbench.models.preprocess import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.models.spec import ModelSpec
 from lookbench.models.torch_base import TorchEncoder
 

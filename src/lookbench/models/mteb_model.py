@@ -12,11 +12,11 @@ import numpy as np
 from PIL import Image
 from pydantic import ValidationError
 
-from lookbench.embeddings.encoder import EncoderBase, InputKind
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.meta import UNKNOWN, ModelMeta
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError, first_problem
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import EncoderBase, InputKind
+from lookbench.models.meta import UNKNOWN, ModelMeta
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 
 NO_REVISION = "no_revision_available"
@@ -100,18 +100,19 @@ class MtebEncoder(EncoderBase):
     input_kind: InputKind = "image"
     preprocess: Preprocess | None = None
 
-    def __init__(self, meta: Any, model: Any) -> None:
-        self.meta = meta
+    def __init__(self, mteb_meta: Any, model: Any) -> None:
+        self.mteb_meta = mteb_meta
         self.model = model
-        self.model_id = f"mteb:{meta.name}"
-        self.revision = str(meta.revision or NO_REVISION)
-        self.card = card_facts(meta)
+        self.model_id = f"mteb:{mteb_meta.name}"
+        self.revision = str(mteb_meta.revision or NO_REVISION)
+        self.meta = card_facts(mteb_meta)
 
     def encode(self, batch: list[Image.Image]) -> np.ndarray:
         """One `encode` call over a one-batch DataLoader of {"image": [PIL images]}, as MTEB's own tasks send."""
+        from torch.utils.data import DataLoader
+
         from datasets import Dataset, Features
         from datasets import Image as ImageFeature
-        from torch.utils.data import DataLoader
 
         dataset = Dataset.from_dict({"image": list(batch)}, features=Features({"image": ImageFeature()}))
         loader = DataLoader(
@@ -126,8 +127,8 @@ class MtebEncoder(EncoderBase):
 
     def describe(self) -> dict[str, Any]:
         """The MTEB name, revision and loader."""
-        loader = getattr(self.meta.loader, "__name__", type(self.meta.loader).__name__)
-        return {"kind": "mteb", "mteb_name": self.meta.name, "loader": loader, **mteb_details(self.meta)}
+        loader = getattr(self.mteb_meta.loader, "__name__", type(self.mteb_meta.loader).__name__)
+        return {"kind": "mteb", "mteb_name": self.mteb_meta.name, "loader": loader, **mteb_details(self.mteb_meta)}
 
 
 def encoding_metadata() -> Any:

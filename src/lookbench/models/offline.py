@@ -11,14 +11,14 @@ from lookbench._util.atomic import atomic_path
 from lookbench._util.hashing import file_sha256
 from lookbench._util.optional import pick_device, require
 from lookbench._util.precision import Precision
-from lookbench.embeddings.encoder import Encoder
-from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.store import default_cache_dir
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError
 from lookbench.models import effnet_lite
 from lookbench.models.effnet_lite import LITE_PREPROCESS
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import Encoder
 from lookbench.models.onnx_model import OnnxEncoder
+from lookbench.models.preprocess import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.models.spec import ModelSpec
 from lookbench.models.torch_base import TorchEncoder
 

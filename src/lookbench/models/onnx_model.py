@@ -9,11 +9,11 @@ from typing import Any, Literal
 import numpy as np
 
 from lookbench._util.hashing import file_sha256
-from lookbench.embeddings.encoder import EncoderBase, InputKind
-from lookbench.embeddings.mapper import IMAGENET_MEAN, IMAGENET_STD, Preprocess
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import EncoderBase, InputKind
 from lookbench.models.options import floats3, split_options
+from lookbench.models.preprocess import IMAGENET_MEAN, IMAGENET_STD, Preprocess
 from lookbench.models.spec import ModelSpec
 
 OPTIONS = {"size", "resize", "mean", "std", "output", "pool", "interpolation", "mode", "input", "id"}

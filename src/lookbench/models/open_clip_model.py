@@ -9,11 +9,11 @@ import numpy as np
 
 from lookbench._util.hashing import file_sha256
 from lookbench._util.optional import pick_device, require
-from lookbench.embeddings.encoder import TextTower
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import TextTower
 from lookbench.models.hub import ensure_hub_model
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 from lookbench.models.torch_base import TorchEncoder
 

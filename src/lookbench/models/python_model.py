@@ -11,11 +11,11 @@ import numpy as np
 from PIL import Image
 from pydantic import ValidationError
 
-from lookbench.embeddings.encoder import EncoderBase, InputKind, TextTower
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.meta import ModelMeta
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, first_problem
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import EncoderBase, InputKind, TextTower
+from lookbench.models.meta import ModelMeta
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:
@@ -63,12 +63,12 @@ class PythonEncoder(EncoderBase):
     input_kind: InputKind = "image"
     preprocess: Preprocess | None = None
 
-    def __init__(self, model: ImageModel, target: str, card: ModelMeta | None = None) -> None:
+    def __init__(self, model: ImageModel, target: str, meta: ModelMeta | None = None) -> None:
         self.model = model
         self.target = target
         self.model_id = str(model.model_id)
         self.revision = str(model.revision)
-        self.card = card
+        self.meta = meta
 
     def encode(self, batch: list[Image.Image]) -> np.ndarray:
         """Call the user's `embed`."""
@@ -103,10 +103,10 @@ def load(spec: ModelSpec, options: EmbedOptions) -> PythonEncoder:
     model = factory()
     if not isinstance(model, ImageModel):
         raise EmbeddingError(f"{spec} returned {type(model).__name__}, which lacks model_id, revision or embed()")
-    return PythonEncoder(model, argument, _facts(model, spec))
+    return PythonEncoder(model, argument, _meta(model, spec))
 
 
-def _facts(model: ImageModel, spec: ModelSpec) -> ModelMeta | None:
+def _meta(model: ImageModel, spec: ModelSpec) -> ModelMeta | None:
     """The model's `card` attribute as a fact sheet, checked field by field."""
     if isinstance(model, DescribedModel) and "card" in model.describe():
         raise EmbeddingError(f"{spec}: describe() returns a card; declare it as the model's `card` attribute instead")

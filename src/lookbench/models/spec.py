@@ -26,9 +26,17 @@ class ModelSpec:
         return split_options(self.argument, allowed)
 
     @classmethod
-    def split(cls, text: str) -> ModelSpec:
-        """`kind:argument` as it is written, without looking up card names or checking the kind."""
+    def parse(cls, text: str) -> ModelSpec | None:
+        """`kind:argument` as it is written, without looking up card names or checking the kind; None without a `:`
+        or with either side empty. The one parser of a spec's text (`split`, `ModelMeta.loader` and
+        `lookbench.models.registry.parse_spec` read a spec through it)."""
         kind, sep, argument = text.partition(":")
-        if not sep or not kind or not argument:
+        return cls(kind, argument) if sep and kind and argument else None
+
+    @classmethod
+    def split(cls, text: str) -> ModelSpec:
+        """`kind:argument` as it is written (`parse`), or a LookBenchError."""
+        spec = cls.parse(text)
+        if spec is None:
             raise LookBenchError(f"bad model spec {text!r}: expected KIND:ARGUMENT or a model name (lookbench models)")
-        return cls(kind, argument)
+        return spec

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 from lookbench._util.hashing import file_sha256
 from lookbench._util.optional import pick_device, require
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.options import EmbedOptions
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.hub import ensure_hub_model
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 from lookbench.models.torch_base import TorchEncoder
 

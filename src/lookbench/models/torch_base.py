@@ -11,8 +11,8 @@ import numpy as np
 from lookbench._util.optional import require
 from lookbench._util.precision import precision_context, resolve_precision
 from lookbench.embeddings.device_decode import DeviceBatch
-from lookbench.embeddings.encoder import EncoderBase, InputKind, Pending
-from lookbench.embeddings.mapper import Preprocess
+from lookbench.models.encoder import EncoderBase, InputKind, Pending
+from lookbench.models.preprocess import Preprocess
 
 
 class TorchEncoder(EncoderBase):

@@ -20,13 +20,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from lookbench._util.hashing import file_sha256
 from lookbench._util.jsontext import loads
-from lookbench.embeddings.encoder import Encoder
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.meta import ModelMeta
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import EmbeddingError, LookBenchError, TrainError, first_problem
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.encoder import Encoder
+from lookbench.models.meta import ModelMeta
 from lookbench.models.mix_record import PretrainedFactory, RecordedMix
 from lookbench.models.options import split_options
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.spec import ModelSpec
 
 if TYPE_CHECKING:
@@ -97,7 +97,7 @@ def load(spec: ModelSpec, options: EmbedOptions, pretrained: PretrainedFactory) 
         if not path.is_file():
             raise EmbeddingError(f"{folder}: no {ONNX_FILE}; export one with `export: {{onnx: true}}` in the config")
         onnx_encoder = OnnxEncoder(path, info.preprocess, output=ONNX_OUTPUT, model_id=name, extra=extra)
-        onnx_encoder.card = info.card
+        onnx_encoder.meta = info.card
         return onnx_encoder
     if runtime != "torch":
         raise LookBenchError(f"{spec}: runtime must be torch or onnx, got {runtime!r}")
@@ -123,7 +123,7 @@ def load(spec: ModelSpec, options: EmbedOptions, pretrained: PretrainedFactory) 
     # the revision keys the embedding cache: a mix changes every vector of the same weights file
     revision = file_sha256(weights)[:16] + ("" if mix is None else f"-{mix.space}-{mix.trained_share:g}")
     encoder = TorchEncoder(network.to(device).eval(), info.preprocess, name, revision, device, extra, options.precision)
-    encoder.card = info.card
+    encoder.meta = info.card
     return encoder
 
 

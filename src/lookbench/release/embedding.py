@@ -23,7 +23,7 @@ class ImageEmbedder(Protocol):
 
 def image_embedder(spec: str, setting: str) -> ImageEmbedder:
     """The model of a config setting, loaded now; ReleaseError naming the setting if it cannot embed images."""
-    from lookbench.embeddings.options import EmbedOptions
+    from lookbench.models.embed_options import EmbedOptions
     from lookbench.models.registry import resolve_model
 
     try:

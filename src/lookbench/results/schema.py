@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from lookbench._util.limits import MAX_K, MAX_RESAMPLES
-from lookbench.embeddings.meta import ModelRun
+from lookbench.models.meta import ModelRun
 
 RESULT_SCHEMA_VERSION = "2.0"
 """The `model` record a `ModelRun`: the spec, identity, dimension and facts in its `meta` (a `ModelMeta`). No 1.x

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageEnhance
 
-from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import TrainError
+from lookbench.models.preprocess import Preprocess
 from lookbench.train.config import Augment
 
 Transform = Callable[[Image.Image, int], Any]

@@ -11,10 +11,10 @@ from typing import Any
 import torch
 
 from lookbench._util.atomic import atomic_path, write_text_atomic
-from lookbench.embeddings.meta import UNKNOWN, ModelMeta
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.card import card_for_spec, find_card
+from lookbench.models.meta import UNKNOWN, ModelMeta
 from lookbench.models.mix_record import RecordedMix
 from lookbench.models.trained_model import MODEL_JSON, ONNX_FILE, ONNX_OUTPUT, WEIGHTS, TrainedModelInfo
 from lookbench.train.config import TrainConfig
@@ -121,7 +121,7 @@ def export_model(
 
 def card_markdown(info: TrainedModelInfo) -> str:
     """A human-readable model card."""
-    card, training = info.card, info.training
+    meta, training = info.card, info.training
     lines = [
         f"# {info.name}",
         "",
@@ -129,10 +129,10 @@ def card_markdown(info: TrainedModelInfo) -> str:
         f"`lookbench eval -m trained:<this folder>`.",
         "",
         f"- Architecture: {json.dumps(info.architecture)}, embedding {info.embedding_dim or info.feature_dim}-d",
-        f"- Training data: {', '.join(card.training_data)}",
+        f"- Training data: {', '.join(meta.training_data)}",
         f"- Training images: {training['images']} of {training['items']} items, {training['steps']} steps",
-        f"- Training cutoff (latest first_seen_at of the training data): {card.training_cutoff}",
-        f"- Parameters: {card.params}; licence of the base weights: {card.license}",
+        f"- Training cutoff (latest first_seen_at of the training data): {meta.training_cutoff}",
+        f"- Parameters: {meta.params}; licence of the base weights: {meta.license}",
         f"- Preprocessing: {info.preprocess.model_dump_json()}",
     ]
     for source in training["sources"]:

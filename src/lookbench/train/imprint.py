@@ -15,9 +15,9 @@ import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
 from lookbench._util.images import BadImageError, decode_image
-from lookbench.embeddings.mapper import Preprocess
 from lookbench.errors import TrainError
 from lookbench.models.backbones import EmbeddingModel
+from lookbench.models.preprocess import Preprocess
 from lookbench.train.data import TrainingSet
 from lookbench.train.partial_fc import PartialFC
 

@@ -155,8 +155,8 @@ def run_study(
     study: ScalingConfig, base: TrainConfig, out: Path, strict: bool, say: Callable[[str], None]
 ) -> list[CellResult]:
     """Train and evaluate every cell not done yet; returns every cell's result."""
-    from lookbench.embeddings.options import EmbedOptions
     from lookbench.evaluation.runner import EvalSettings
+    from lookbench.models.embed_options import EmbedOptions
     from lookbench.models.registry import resolve_model
     from lookbench.snapshot.named import open_location
     from lookbench.train.data import refuse_reported_validation

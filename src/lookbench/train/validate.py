@@ -9,11 +9,11 @@ from typing import Any
 
 import torch
 
-from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.model_provider import ModelEmbeddings
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.evaluation.runner import EvalSettings
 from lookbench.models.backbones import EmbeddingModel
+from lookbench.models.embed_options import EmbedOptions
+from lookbench.models.preprocess import Preprocess
 from lookbench.models.torch_base import TorchEncoder
 from lookbench.snapshot.reader import Snapshot
 from lookbench.train.config import Validation

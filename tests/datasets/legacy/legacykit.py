@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import ProviderBase
+from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.snapshot.reader import Snapshot
 
 RED, GREEN, BLUE, PINK = (230, 20, 20), (20, 230, 20), (20, 20, 230), (230, 60, 60)

@@ -24,9 +24,9 @@ from typer.testing import CliRunner
 from lookbench.cli.main import app
 from lookbench.datasets.legacy.context import ImportOptions
 from lookbench.datasets.legacy.registry import import_dataset
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.runner import EvalOutput, EvalSettings, evaluate
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import resolve_model
 from lookbench.snapshot import open_snapshot
 

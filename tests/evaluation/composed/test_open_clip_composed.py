@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from embedding_helpers import tiny_open_clip
 from lookbench.cli.main import app
-from lookbench.embeddings.options import EmbedOptions
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import resolve_model
 
 pytestmark = pytest.mark.torch

@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from conftest import make_row, png_bytes, write_snapshot
-from lookbench.embeddings.meta import ModelMeta
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.models.meta import ModelMeta
 from lookbench.results.io import save_result
 from lookbench.results.per_query import write_per_query
 from lookbench.snapshot import open_snapshot

@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from lookbench._util.dates import date_as_given
 from lookbench.cli.main import app
-from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.contamination.assess import cutoff_since
@@ -22,6 +21,7 @@ from lookbench.evaluation.contamination.flags import contamination_flags
 from lookbench.evaluation.contamination.tables import load_with_per_query
 from lookbench.evaluation.window import rewindow
 from lookbench.models import registry
+from lookbench.models.meta import ModelMeta, ModelRun
 
 runner = CliRunner()
 

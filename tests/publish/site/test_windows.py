@@ -11,11 +11,11 @@ import pyarrow.compute as pc
 import pytest
 from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
 
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.embeddings.precomputed import PrecomputedEmbeddings
 from lookbench.evaluation.contamination.tables import load_with_per_query
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.evaluation.window import filter_window, outfit_dates, query_dates, window_mask
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import resolve_model
 from lookbench.publish.reports.sitedata import build_site_data
 from lookbench.snapshot import open_snapshot

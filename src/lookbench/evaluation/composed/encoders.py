@@ -7,8 +7,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.embeddings.encoder import TextTower
 from lookbench.errors import EmbeddingError
+from lookbench.models.encoder import TextTower
 from lookbench.snapshot.composed import Change
 from lookbench.snapshot.labels import SplitLabels
 

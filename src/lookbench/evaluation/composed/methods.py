@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lookbench.embeddings.encoder import TextTower
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.composed.arithmetic import AttributeArithmetic
 from lookbench.evaluation.composed.encoders import ComposedQueryEncoder, ImageOnly, WeightedSum
+from lookbench.models.encoder import TextTower
 from lookbench.snapshot.composed import has_changes
 from lookbench.snapshot.reader import Snapshot
 

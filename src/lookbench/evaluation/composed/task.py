@@ -11,7 +11,6 @@ import numpy as np
 import pyarrow as pa
 
 from lookbench.embeddings.checks import check_embeddings
-from lookbench.embeddings.meta import Composition, ModelRun
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.evaluation.composed.encoders import ComposedBatch, ComposedQueryEncoder, LabelledItems
 from lookbench.evaluation.composed.methods import composed_model_name, make_encoder, run_method
@@ -22,6 +21,7 @@ from lookbench.metrics.definitions import FineRule, metric_name
 from lookbench.metrics.outfits import cluster_ids
 from lookbench.metrics.ranking import recall_at
 from lookbench.metrics.scoring import TaskScores
+from lookbench.models.meta import Composition, ModelRun
 from lookbench.results.per_query import task_table
 from lookbench.search.backend import MAX_K, Corpus, CorpusLike, SearchBackend, SearchResult
 from lookbench.search.ties import tie_keys

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from lookbench.embeddings.meta import ModelMeta
+from lookbench.models.meta import ModelMeta
 
 BENCHMARK_NAMES = frozenset({"lookbench"})
 """Training-data names that cover every snapshot."""
@@ -32,31 +32,31 @@ class Flag:
         return {**asdict(self), "mark": self.mark}
 
 
-def date_flags(facts: ModelMeta, window_start: dt.date | None) -> list[Flag]:
+def date_flags(meta: ModelMeta, window_start: dt.date | None) -> list[Flag]:
     """Flag a training cutoff (else, as its proxy, a release date) on or after the window start.
 
     The declared cutoff is the better evidence: a model released after the window start but trained on data
     cut off before it is not flagged. A card declaring neither date gets the 'unknown' flag.
     """
-    if facts.release_day is None and facts.cutoff_day is None:
+    if meta.release_day is None and meta.cutoff_day is None:
         return [Flag("unknown", "the model card declares neither a release date nor a training cutoff")]
     label, value, given = (
-        ("training cutoff", facts.cutoff_day, facts.cutoff_text)
-        if facts.cutoff_day
-        else ("release date", facts.release_day, facts.release_text)
+        ("training cutoff", meta.cutoff_day, meta.cutoff_text)
+        if meta.cutoff_day
+        else ("release date", meta.release_day, meta.release_text)
     )
     if window_start is None or value is None or value < window_start:
         return []
     return [Flag("date", f"{label} {given or value.isoformat()} is on or after the window start {window_start}")]
 
 
-def data_flags(facts: ModelMeta, snapshot_id: str, sources: Iterable[str] = ()) -> list[Flag]:
+def data_flags(meta: ModelMeta, snapshot_id: str, sources: Iterable[str] = ()) -> list[Flag]:
     """Flag a card whose training data names this snapshot, the benchmark itself, or a source of its samples."""
     wanted = {snapshot_id.lower(): f"snapshot {snapshot_id}"}
     wanted.update({name: "the LookBench benchmark" for name in BENCHMARK_NAMES})
     wanted.update({s.lower(): f"source {s!r} of evaluated samples" for s in sources if s})
     out = []
-    for name in facts.training_data:
+    for name in meta.training_data:
         what = wanted.get(name.lower())
         if what is not None:
             out.append(Flag("data", f"the model card lists {what} among its training data ({name!r})"))
@@ -64,10 +64,10 @@ def data_flags(facts: ModelMeta, snapshot_id: str, sources: Iterable[str] = ()) 
 
 
 def contamination_flags(
-    facts: ModelMeta, window_start: dt.date | None, snapshot_id: str, sources: Iterable[str] = ()
+    meta: ModelMeta, window_start: dt.date | None, snapshot_id: str, sources: Iterable[str] = ()
 ) -> list[Flag]:
     """Every flag for one run in one window."""
-    return date_flags(facts, window_start) + data_flags(facts, snapshot_id, sources)
+    return date_flags(meta, window_start) + data_flags(meta, snapshot_id, sources)
 
 
 def marks(flags: Iterable[Flag]) -> str:

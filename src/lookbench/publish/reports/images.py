@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from PIL import features
 
-from lookbench.embeddings.reader import BadImageError, decode_image
+from lookbench._util.images import BadImageError, decode_image
 from lookbench.snapshot.reader import Snapshot
 
 THUMB_SIZE = 112

@@ -48,9 +48,9 @@ def load_published() -> dict[str, dict[str, dict[str, float]]]:
 
 def registry_id(name: str) -> str | None:
     """The registry id (`lookbench models`) of a published model name, e.g. `CLIP-B/32` -> `clip-b32`."""
-    for card in load_cards().values():
-        if card.reported is not None and card.reported.leaderboard_name == name:
-            return card.id
+    for meta in load_cards().values():
+        if meta.reported is not None and meta.reported.leaderboard_name == name:
+            return meta.id
     found = find_card(name)
     return None if found is None else found.id
 

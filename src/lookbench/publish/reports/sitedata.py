@@ -86,8 +86,8 @@ def _run_entry(
     checked: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     result = run.result
-    card = result.model.meta
-    sheet = card.fact_sheet()
+    meta = result.model.meta
+    sheet = meta.fact_sheet()
     flags = assess(result, run.per_query, facts.sources)
     rate, throughput_note = throughput(result)
     window = result.config.window
@@ -101,16 +101,16 @@ def _run_entry(
         "group": group,
         "spec": result.model.spec,
         "card": None if sheet is None else {k: v for k, v in sheet.items() if v is not None},
-        "release": None if card.release_day is None else card.release_day.isoformat(),
-        "cutoff": None if card.cutoff_day is None else card.cutoff_day.isoformat(),
-        "releaseText": card.release_text,
-        "cutoffText": card.cutoff_text,
-        "bound": bound_entry(card.cutoff_bound()),
-        "params": card.parameters,
-        "embedDim": None if card.embed_dim is None else str(card.embed_dim),
-        "license": card.license,
-        "openWeights": None if card.open_weights is None else str(card.open_weights).lower(),
-        "weightsUrl": card.weights_source if web_link(card.weights_source) else None,
+        "release": None if meta.release_day is None else meta.release_day.isoformat(),
+        "cutoff": None if meta.cutoff_day is None else meta.cutoff_day.isoformat(),
+        "releaseText": meta.release_text,
+        "cutoffText": meta.cutoff_text,
+        "bound": bound_entry(meta.cutoff_bound()),
+        "params": meta.parameters,
+        "embedDim": None if meta.embed_dim is None else str(meta.embed_dim),
+        "license": meta.license,
+        "openWeights": None if meta.open_weights is None else str(meta.open_weights).lower(),
+        "weightsUrl": meta.weights_source if web_link(meta.weights_source) else None,
         "throughput": rate,
         "throughputNote": throughput_note,
         "machine": machine_text(result),

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError, SubmissionError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import parse_spec, resolve_model
 from lookbench.publish.submissions.bundle import embedding_splits
 from lookbench.publish.submissions.verify import check_snapshot

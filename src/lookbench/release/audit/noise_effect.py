@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from lookbench.embeddings.meta import ModelMeta, ModelRun
 from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase, Skipped
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
+from lookbench.models.meta import ModelMeta, ModelRun
 from lookbench.release.audit.schema import NoiseEffect, WithAndWithout
 from lookbench.snapshot.reader import Snapshot
 
@@ -30,9 +30,9 @@ class ReusedEmbeddings(ProviderBase):
         return self.inner.skipped
 
     @property
-    def card(self) -> ModelMeta | None:  # type: ignore[override]
-        """The wrapped provider's card."""
-        return self.inner.card
+    def meta(self) -> ModelMeta | None:  # type: ignore[override]
+        """The wrapped provider's meta."""
+        return self.inner.meta
 
     def source_of(self, subset: str, split: str) -> str | None:
         """The wrapped provider's file for the split, if any."""

@@ -10,8 +10,8 @@ from rich.table import Table
 
 from lookbench.cli.common import console, err_console, reports_errors
 from lookbench.cli.needs import needs
-from lookbench.embeddings.options import EmbedOptions
 from lookbench.errors import LookBenchError
+from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.features import FASHION_BLIND
 from lookbench.release.audit.calibration import ALPHA, PERMUTATIONS
 from lookbench.release.audit.io import TOP_SHOWN, check_audit_target, separation_line, write_audit

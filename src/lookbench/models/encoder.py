@@ -12,8 +12,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from lookbench.embeddings.mapper import Preprocess
-from lookbench.embeddings.meta import ModelMeta
+from lookbench.models.meta import ModelMeta
+from lookbench.models.preprocess import Preprocess
 
 InputKind = Literal["tensor", "image", "bytes"]
 """What `encode` receives: an NCHW float32 array made by `preprocess`, a list of RGB PIL images, or encoded bytes."""
@@ -51,7 +51,7 @@ class Encoder(Protocol):
         ...
 
     @property
-    def card(self) -> ModelMeta | None:
+    def meta(self) -> ModelMeta | None:
         """Model-card facts the model carries itself (an exported `trained:` folder); None: see the shipped cards."""
         ...
 
@@ -81,7 +81,7 @@ class EncoderBase(ABC):
 
     device: str | None = None
     precision: str | None = None
-    card: ModelMeta | None = None
+    meta: ModelMeta | None = None
 
     @abstractmethod
     def encode(self, batch: Any) -> np.ndarray:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from lookbench._util.dates import date_as_given, lenient_date
+from lookbench.models.spec import ModelSpec
 
 UNKNOWN = "unknown"
 Unknown = Literal["unknown"]
@@ -54,14 +55,6 @@ def parameter_count(value: Any) -> int | None:
         return int(float(match.group(1)) * _SCALE[match.group(2).lower()])
     except ValueError:
         return None
-
-
-class Loader(NamedTuple):
-    """How a spec loads: `kind` picks the loader (`lookbench.models.registry.KINDS`), `argument` is what it loads
-    (`lookbench.models.spec.ModelSpec(*loader)` is the spec the registry runs)."""
-
-    kind: str
-    argument: str
 
 
 class ReportedResult(BaseModel):
@@ -143,12 +136,10 @@ class ModelMeta(BaseModel):
         return tuple(value) if isinstance(value, list) else value  # JSON gives lists; the type is frozen
 
     @property
-    def loader(self) -> Loader | None:
-        """The spec as the kind of loader and what it loads; None if no adapter here can run it (or no `:`)."""
-        if self.spec is None:
-            return None
-        kind, sep, argument = self.spec.partition(":")
-        return Loader(kind, argument) if sep and kind and argument else None
+    def loader(self) -> ModelSpec | None:
+        """The spec as the kind of loader and what it loads (`ModelSpec.parse`); None if no adapter here can run it
+        (or no `:`)."""
+        return None if self.spec is None else ModelSpec.parse(self.spec)
 
     @property
     def release_day(self) -> dt.date | None:
