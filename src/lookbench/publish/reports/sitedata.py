@@ -107,9 +107,9 @@ def _run_entry(
         "cutoffText": card.cutoff_text,
         "bound": bound_entry(card.cutoff_bound()),
         "params": card.parameters,
-        "embedDim": None if card.embed_dim is None else str(card.embed_dim),
+        "embedDim": str(card.embed_dim) if isinstance(card.embed_dim, int) else None,  # not 'unknown'
         "license": card.license,
-        "openWeights": None if card.open_weights is None else str(card.open_weights).lower(),
+        "openWeights": str(card.open_weights).lower() if isinstance(card.open_weights, bool) else None,
         "weightsUrl": card.weights_source if web_link(card.weights_source) else None,
         "throughput": rate,
         "throughputNote": throughput_note,
