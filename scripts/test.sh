@@ -21,6 +21,7 @@ case "$JOBS" in
     ;;
 esac
 bash scripts/ensure-chromium.sh
+bash scripts/ensure-latex.sh
 
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'

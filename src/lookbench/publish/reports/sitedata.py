@@ -107,9 +107,9 @@ def _run_entry(
         "cutoffText": meta.cutoff_text,
         "bound": bound_entry(meta.cutoff_bound()),
         "params": meta.parameters,
-        "embedDim": None if meta.embed_dim is None else str(meta.embed_dim),
+        "embedDim": str(meta.embed_dim) if isinstance(meta.embed_dim, int) else None,  # not 'unknown'
         "license": meta.license,
-        "openWeights": None if meta.open_weights is None else str(meta.open_weights).lower(),
+        "openWeights": str(meta.open_weights).lower() if isinstance(meta.open_weights, bool) else None,
         "weightsUrl": meta.weights_source if web_link(meta.weights_source) else None,
         "throughput": rate,
         "throughputNote": throughput_note,

@@ -12,7 +12,7 @@
     family: D.families[0], k: D.ks[0], subset: "all", since: null, until: null,
     sort: { key: "rank", dir: "asc" }, bsort: { key: "count", dir: "desc" }, x: "params",
     pubOpen: !!(D.published && D.published.open), baseline: null, exportFormat: null, distractors: false,
-    group: 0, osort: { key: "rank", dir: "asc" }
+    group: 0, osort: { key: "rank", dir: "asc" }, facts: false, filter: { open: false, verified: false, license: "" }
   };
   var range = { min: null, max: null };
 
@@ -710,12 +710,45 @@
     return cells.join(" & ") + " \\\\";
   }
   var EXPORTS = { latex: [exportLatex, "paper.tex", "text/x-tex"], csv: [exportCsv, "paper.csv", "text/csv"], markdown: [exportMarkdown, "paper.md", "text/markdown"] };
+  /* Model facts as columns: [key, header, the run's value (null: not known), its text, why it is missing]; the
+     card's facts as sitedata records them, and the submission's verification. */
+  var NOT_ON_CARD = "not on the model card";
+  var FACTS = [
+    ["params", "Params", function (r) { return r.params; }, count, NOT_ON_CARD + " (or not a count)"],
+    ["dim", "Dim", function (r) { return r.embedDim === null ? null : Number(r.embedDim); }, String, NOT_ON_CARD],
+    ["open", "Open weights", function (r) { return r.openWeights; }, function (v) { return v === "true" ? "yes" : "no"; }, NOT_ON_CARD],
+    ["lic", "Licence", function (r) { return r.license; }, String, NOT_ON_CARD],
+    ["cutoff", "Cutoff", function (r) { return r.cutoffText; }, String, NOT_ON_CARD],
+    ["ver", "Verified", function (r) { return r.verification ? r.verification.status : null; }, String, "not checked: not from a results repository"]
+  ];
+  var FACT_KEYS = FACTS.map(function (f) { return "f-" + f[0]; });
+  function factOf(key) { return FACTS.filter(function (f) { return "f-" + f[0] === key; })[0]; }
+  /* Whether a run passes the headline filters (open weights only, verified only, one licence). */
+  function passes(i) {
+    var run = D.runs[i], f = state.filter;
+    return (!f.open || run.openWeights === "true") && (!f.verified || !!(run.verification && run.verification.status === "verified")) &&
+      (!f.license || run.license === f.license);
+  }
+  function filtering() { return state.filter.open || state.filter.verified || !!state.filter.license; }
+  function licences() {
+    var seen = {};
+    D.runs.forEach(function (run) { if (run.license) seen[run.license] = 1; });
+    return Object.keys(seen).sort();
+  }
+  function factOrder(a, b, key, sign) {
+    var get = factOf(key)[2], va = get(D.runs[a.run]), vb = get(D.runs[b.run]);
+    if ((va === null) !== (vb === null)) return va === null ? 1 : -1;
+    if (va === null) return a.rank - b.rank;
+    var d = typeof va === "number" ? va - vb : String(va).localeCompare(String(vb));
+    return sign * d || a.rank - b.rank;
+  }
   /* The headline table: one block (release, window, noise) at a time, Overall first, sortable by any column. */
   function overviewOrder(rows, sort) {
     if (sort.key === "rank") return sort.dir === "asc" ? rows : rows.slice().reverse();
     var sign = sort.dir === "desc" ? -1 : 1, j = /^c\d+$/.test(sort.key) ? Number(sort.key.slice(1)) : null;
     return rows.slice().sort(function (a, b) {
       if (sort.key === "model") return sign * a.label.localeCompare(b.label) || a.rank - b.rank;
+      if (sort.key.indexOf("f-") === 0) return factOrder(a, b, sort.key, sign);
       var va = j === null ? (a.diff ? a.diff.diff : null) : (a.cells[j].value ? a.cells[j].value.value : null);
       var vb = j === null ? (b.diff ? b.diff.diff : null) : (b.cells[j].value ? b.cells[j].value.value : null);
       if ((va === null) !== (vb === null)) return va === null ? 1 : -1;
@@ -735,6 +768,11 @@
       label.appendChild(document.createTextNode(cols[j].short));
       sub.appendChild(sortHeader(label, "c" + j, state.osort, true, renderAndSave));
     });
+    FACTS.forEach(function (f) {
+      var th = top.appendChild(sortHeader(f[1], "f-" + f[0], state.osort, f[0] === "params" || f[0] === "dim", renderAndSave));
+      th.setAttribute("rowspan", 2);
+      th.classList.add("fact-col");
+    });
     if (model.baseline !== null) top.appendChild(sortHeader("\u0394 vs " + model.baseline + " (pts, 95% CI)", "diff", state.osort, true, renderAndSave)).setAttribute("rowspan", 2);
     head.appendChild(top);
     head.appendChild(sub);
@@ -753,6 +791,13 @@
       td.appendChild(el("span", { "class": "pm" }, "\u00b1" + halfWidth(c.value)));
       if (c.mark) td.appendChild(el("span", { "class": "mark-word" }, c.mark === "best" ? "best" : "tied"));
     });
+    FACTS.forEach(function (f) {
+      var value = f[2](D.runs[row.run]), numeric = f[0] === "params" || f[0] === "dim";
+      var td = tr.appendChild(el("td", { "class": "fact-col" + (numeric ? " num" : ""), "data-fact": f[0], "data-label": f[1] }));
+      if (value === null) { td.textContent = "\u2013"; td.setAttribute("title", f[4]); td.classList.add("missing"); return; }
+      td.setAttribute("data-value", String(value));
+      td.textContent = f[3](value);
+    });
     if (model.baseline !== null) tr.appendChild(el("td", { "class": "num diff", "data-label": "\u0394 vs baseline" }, diffText(row, model)));
     return tr;
   }
@@ -762,13 +807,16 @@
     byId("release").value = String(block);
     var shown = cols.map(function (_, j) { return j; });
     shown = shown.filter(function (j) { return cols[j].scope === "overall"; }).concat(shown.filter(function (j) { return cols[j].scope !== "overall"; }));
-    var table = el("table", { "class": "paper headline", "data-block": block });
+    var table = el("table", { "class": "paper headline" + (state.facts ? "" : " facts-hidden"), "data-block": block });
     table.appendChild(el("caption", { "class": "block-title" }, D.groups[block].title));
     table.appendChild(overviewHead(model, shown));
     var body = table.appendChild(el("tbody"));
-    var rows = overviewOrder(model.rows.filter(function (r) { return r.group === block; }), state.osort);
+    var all = model.rows.filter(function (r) { return r.group === block; });
+    var rows = overviewOrder(all.filter(function (r) { return passes(r.run); }), state.osort);
     rows.forEach(function (row) { body.appendChild(overviewRow(row, model, shown)); });
     host.appendChild(scroller(table));
+    byId("filter-note").textContent = !filtering() ? "" : (rows.length ? rows.length + " of " + all.length + " runs of this block match the filters; they keep their ranks in the whole block (exports list every run)."
+      : "No run of this block matches the filters.");
     byId("paper-caption").textContent = caption(model, "underlined") + (windowed() ? " Page window: " + windowWords(state.since, state.until) + "." : "");
     var out = byId("export-text");
     if (state.exportFormat) {
@@ -1242,7 +1290,8 @@
       var links = box.appendChild(el("p", { "class": "run-links" }));
       links.appendChild(el("span", { "class": "fact" }, "report: "));
       links.appendChild(run.report ? el("a", { href: run.report, "class": "report-link" }, "retrieval report") : document.createTextNode("none linked"));
-      if (run.weightsUrl) { links.appendChild(document.createTextNode(" \u00b7 ")); links.appendChild(el("a", { href: run.weightsUrl, rel: "noopener" }, "weights")); }
+      if (run.weightsUrl) { links.appendChild(document.createTextNode(" \u00b7 ")); links.appendChild(el("a", { href: run.weightsUrl, rel: "noopener", "class": "weights-link" }, "weights")); }
+      else if (run.card && run.card.weights_source) links.appendChild(el("span", { "class": "weights-source" }, " \u00b7 weights: " + run.card.weights_source)); /* not a URL: text */
       var url = run.card && (run.card.url || run.card.card_url || run.card.homepage);
       if (typeof url === "string" && /^https?:\/\//i.test(url)) box.appendChild(el("a", { href: url, rel: "noopener" }, "model card"));
       if (run.card) {
@@ -1263,7 +1312,9 @@
       bsort: state.bsort.key === "count" && state.bsort.dir === "desc" ? null : state.bsort.key + "." + state.bsort.dir,
       x: state.x === "params" ? null : state.x, base: state.baseline === null ? null : String(state.baseline),
       ds: state.distractors ? "1" : null, rel: state.group ? String(state.group) : null,
-      osort: state.osort.key === "rank" && state.osort.dir === "asc" ? null : state.osort.key + "." + state.osort.dir };
+      osort: state.osort.key === "rank" && state.osort.dir === "asc" ? null : state.osort.key + "." + state.osort.dir,
+      facts: state.facts ? "1" : null, open: state.filter.open ? "1" : null, verified: state.filter.verified ? "1" : null,
+      lic: state.filter.license || null };
     var params = new URLSearchParams();
     Object.keys(parts).forEach(function (key) { if (parts[key] !== null) params.set(key, parts[key]); });
     var hash = "#" + params.toString();
@@ -1286,7 +1337,10 @@
     state.distractors = params.get("ds") === "1";
     var rel = params.get("rel");
     state.group = rel !== null && /^\d+$/.test(rel) && Number(rel) < D.groups.length ? Number(rel) : 0;
-    state.osort = parseSort(params.get("osort"), ["rank", "model", "diff"].concat(paperColumns().map(function (_, j) { return "c" + j; })), { key: "rank", dir: "asc" });
+    state.osort = parseSort(params.get("osort"), ["rank", "model", "diff"].concat(FACT_KEYS, paperColumns().map(function (_, j) { return "c" + j; })), { key: "rank", dir: "asc" });
+    state.facts = params.get("facts") === "1";
+    var lic = params.get("lic");
+    state.filter = { open: params.get("open") === "1", verified: params.get("verified") === "1", license: lic && licences().indexOf(lic) >= 0 ? lic : "" };
     var base = params.get("base");
     state.baseline = base !== null && /^\d+$/.test(base) && Number(base) < D.runs.length ? Number(base) : null;
   }
@@ -1373,6 +1427,10 @@
     byId("scatter-x").value = state.x;
     byId("baseline").value = state.baseline === null ? "" : String(state.baseline);
     byId("show-distractors").checked = state.distractors;
+    byId("show-facts").checked = state.facts;
+    byId("only-open").checked = state.filter.open;
+    byId("only-verified").checked = state.filter.verified;
+    byId("licence").value = state.filter.license;
     var def = info(state.family).definition.replace(/top K/g, "top " + (perK() ? state.k : 1)).replace(/\bK\b/g, String(state.k));
     byId("metric-definition").textContent = metricTitle(metricName()) + ": " + def + ".";
   }
@@ -1438,6 +1496,13 @@
     dsBox.disabled = !distractorsKnown();
     if (dsBox.disabled) byId("distractor-note").textContent = "(no run on the board records it)";
     dsBox.addEventListener("change", function () { state.distractors = dsBox.checked; renderAndSave(); });
+    byId("show-facts").addEventListener("change", function () { state.facts = byId("show-facts").checked; renderAndSave(); });
+    byId("only-open").addEventListener("change", function () { state.filter.open = byId("only-open").checked; renderAndSave(); });
+    byId("only-verified").addEventListener("change", function () { state.filter.verified = byId("only-verified").checked; renderAndSave(); });
+    var licence = byId("licence");
+    licence.appendChild(el("option", { value: "" }, "any"));
+    licences().forEach(function (name) { licence.appendChild(el("option", { value: name }, name)); });
+    licence.addEventListener("change", function () { state.filter.license = licence.value; renderAndSave(); });
     var release = byId("release");
     D.groups.forEach(function (g, gi) { release.appendChild(el("option", { value: String(gi) }, g.title + " (" + g.runs.length + (g.runs.length === 1 ? " run)" : " runs)"))); });
     release.addEventListener("change", function () { state.group = Number(release.value); renderAndSave(); });
