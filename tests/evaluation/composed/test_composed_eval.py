@@ -105,7 +105,8 @@ def test_a_run_with_image_and_composed_subsets_keeps_overall_to_the_image_subset
     site = _run("leaderboard", str(tmp_path / "both.json"), "--out", str(tmp_path / "site"))
     assert site.exit_code == 0, site.output
     site = _run("leaderboard", str(tmp_path / "image.json"), "--out", str(tmp_path / "site2"))
-    assert site.exit_code == 0, site.output  # a composed-only run is on the page (tests/publish/site/test_composed_pages.py)
+    # a composed-only run is on the page (tests/publish/site/test_composed_pages.py)
+    assert site.exit_code == 0, site.output
     report = _run("report", str(tmp_path / "both.json"), "--out", str(tmp_path / "report"))
     assert report.exit_code == 0, report.output
     result, per_query = load_with_per_query(tmp_path / "both.json")

@@ -13,9 +13,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from browser import available, chromium
+from composed.composedkit import composed_snapshot
 from typer.testing import CliRunner
 
-from composed.composedkit import composed_snapshot
 from lookbench.cli.main import app
 from lookbench.errors import ResultError
 from lookbench.evaluation.composed.relevance import target_attributes
