@@ -9,7 +9,7 @@ from lookbench.embeddings.provider import EmbeddingProvider, ProviderBase, Skipp
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
-from lookbench.release.audit.schema import NoiseEffect, WithAndWithout
+from lookbench.results.audit_schema import NoiseEffect, WithAndWithout
 from lookbench.snapshot.reader import Snapshot
 
 FINE = "fine_recall@1"
