@@ -12,12 +12,12 @@ import torch
 from lookbench.embeddings.mapper import Preprocess
 from lookbench.embeddings.model_provider import ModelEmbeddings
 from lookbench.embeddings.options import EmbedOptions
+from lookbench.evaluation.headline import headline_text, score_headline
 from lookbench.evaluation.runner import EvalSettings
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.torch_base import TorchEncoder
 from lookbench.snapshot.reader import Snapshot
 from lookbench.train.config import Validation
-from lookbench.train.headline import headline_text, score_headline
 
 
 def validate(
