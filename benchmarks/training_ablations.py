@@ -31,8 +31,10 @@ from training_eval import Memo, Mixed
 
 from lookbench._util.atomic import write_text_atomic
 from lookbench.embeddings.provider import EmbeddingProvider
+from lookbench.evaluation.headline import NO_NOISE
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
+from lookbench.evaluation.scaling_report import to_markdown, write_report
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
 from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.registry import DEFAULT_MODEL, resolve_model
@@ -40,10 +42,8 @@ from lookbench.results.compare import compare_results
 from lookbench.results.io import load_result, save_run
 from lookbench.snapshot.named import open_location
 from lookbench.train.config import load_config
-from lookbench.train.headline import NO_NOISE
 from lookbench.train.loop import Trainer
 from lookbench.train.scaling import Evaluation, Grid, ScalingConfig, run_study
-from lookbench.train.scaling_report import to_markdown, write_report
 
 VARIANTS = {
     "fine-tuned": [],

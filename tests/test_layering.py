@@ -41,12 +41,12 @@ CORE = {"_util", "errors", "snapshot", "taxonomy", "metrics", "search", "shards"
 CORE |= {"evaluation", "results", "cli"}
 WINGS: dict[str, set[str]] = {
     "datasets": set(),
-    "release": {"datasets"},
-    "train": {"datasets", "release"},
-    "publish": {"datasets", "release", "train"},
+    "release": set(),
+    "train": set(),
+    "publish": set(),
 }
-"""Each wing and the wings it may import (the core is always allowed); the core reaches the wings' commands and
-named snapshots only through entry points."""
+"""Each wing and the wings it may import: none (the core is always allowed; a service two wings share lives in the
+core); the core reaches the wings' commands and named snapshots only through entry points."""
 TOP_LEVEL_LIMIT = 16
 
 
@@ -206,7 +206,7 @@ def test_a_wing_import_is_found(tmp_path: Path) -> None:
     (tmp_path / "publish" / "z.py").write_text("from lookbench.datasets import x\n")
     graph = import_graph(tmp_path)
     assert upward_imports(graph) == {("cli.main", "datasets"), ("datasets.x", "publish")}
-    assert wing_imports(graph) == {("cli.main", "datasets"), ("datasets.x", "publish")}
+    assert wing_imports(graph) == {("cli.main", "datasets"), ("datasets.x", "publish"), ("publish.z", "datasets")}
 
 
 def test_a_model_identity_import_is_found(tmp_path: Path) -> None:
@@ -241,7 +241,20 @@ def test_imports_point_downwards() -> None:
     assert upward_imports(import_graph()) == set()
 
 
-def test_the_core_imports_no_wing_and_wings_only_their_declared_ones() -> None:
+def test_a_wing_importing_another_is_found(tmp_path: Path) -> None:
+    for folder in ("release", "train", "publish"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "release" / "a.py").write_text("x = 1\n")
+    (tmp_path / "train" / "b.py").write_text("def f():\n    from lookbench.release.a import x\n")
+    (tmp_path / "publish" / "c.py").write_text("from lookbench.train import b\n")
+    assert wing_imports(import_graph(tmp_path)) == {("train.b", "release"), ("publish.c", "train")}
+
+
+def test_no_wing_imports_another() -> None:
+    assert all(allowed == set() for allowed in WINGS.values())
+
+
+def test_the_core_imports_no_wing_and_no_wing_another() -> None:
     assert wing_imports(import_graph(annotations=True)) == set()
 
 

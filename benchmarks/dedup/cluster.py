@@ -34,13 +34,14 @@ from dedup.common import (
     synthetic_parts,
     timed_stage,
 )
-from lookbench.release.config import CropPairs, DedupConfig
-from lookbench.release.fingerprints import history
-from lookbench.release.fingerprints.index import (
+from lookbench.release.config import DedupConfig
+from lookbench.release.fingerprints.pairs import Entries, candidate_rows
+from lookbench.search.duplicates import history
+from lookbench.search.duplicates.crops import CropPairs
+from lookbench.search.duplicates.index import (
     MAX_CANDIDATES,
     MAX_CROP_CANDIDATES,
 )
-from lookbench.release.fingerprints.pairs import Entries, candidate_rows
 from lookbench.shards.local import LocalExecutor
 
 

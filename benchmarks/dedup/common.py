@@ -17,12 +17,12 @@ from PIL import Image, ImageEnhance, ImageOps
 
 from lookbench._util.hashing import file_sha256
 from lookbench._util.images import decode_image
-from lookbench.release.config import CropPairs, DedupConfig
-from lookbench.release.fingerprints.crops import GREY_BYTES, WINDOWS
-from lookbench.release.fingerprints.store import StoredCodes
+from lookbench.release.config import DedupConfig
 from lookbench.release.records import Sample, write_samples
 from lookbench.release.stages.base import StageContext
 from lookbench.release.stages.dedup import DedupStage, DedupStats
+from lookbench.search.duplicates.crops import GREY_BYTES, WINDOWS, CropPairs
+from lookbench.search.duplicates.store import StoredCodes
 from lookbench.shards.executor import Executor
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS

@@ -39,10 +39,10 @@ from dedup.common import (
     jittered,
     random_crop,
 )
-from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints import crops, tables
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.release.fingerprints.index import (
+from lookbench.search.duplicates import crops, tables
+from lookbench.search.duplicates.crops import CropPairs
+from lookbench.search.duplicates.hashes import Fingerprint, fingerprint
+from lookbench.search.duplicates.index import (
     MAX_CROP_CANDIDATES,
     Candidate,
     FingerprintIndex,

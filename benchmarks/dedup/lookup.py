@@ -63,16 +63,16 @@ from dedup.common import (
     schedule_hours,
 )
 from lookbench._util.images import decode_image
-from lookbench.release.fingerprints import history, tables
-from lookbench.release.fingerprints.crops import CropView
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.release.fingerprints.index import (
+from lookbench.search.duplicates import history, tables
+from lookbench.search.duplicates.crops import CropView
+from lookbench.search.duplicates.hashes import Fingerprint, fingerprint
+from lookbench.search.duplicates.index import (
     CROP_CANDIDATE_BITS,
     MAX_CROP_CANDIDATES,
     FingerprintIndex,
 )
-from lookbench.release.fingerprints.store import StoredCodes, open_store
-from lookbench.release.fingerprints.tables import (
+from lookbench.search.duplicates.store import StoredCodes, open_store
+from lookbench.search.duplicates.tables import (
     nearest_pairs,
 )
 

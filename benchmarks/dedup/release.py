@@ -33,13 +33,13 @@ from dedup.common import (
     published,
     timed_stage,
 )
-from lookbench.release.fingerprints import history
-from lookbench.release.fingerprints.index import (
+from lookbench.search.duplicates import history
+from lookbench.search.duplicates.index import (
     CROP_CANDIDATE_BITS,
     MAX_CROP_CANDIDATES,
 )
-from lookbench.release.fingerprints.store import StoredCodes, open_store
-from lookbench.release.fingerprints.tables import (
+from lookbench.search.duplicates.store import StoredCodes, open_store
+from lookbench.search.duplicates.tables import (
     Codes,
     HashedWindows,
 )

@@ -2,7 +2,7 @@
 
 Synthetic fingerprints of the real format (a 256-bit pHash and twelve 64-bit window hashes per entry, uniformly
 random; a tenth of the queries are near copies of an indexed entry, the rest new images) fill the tables the dedup
-stage uses (`lookbench.release.fingerprints.tables`): all but the last 2,000 entries in bulk, those one `add` each
+stage uses (`lookbench.search.duplicates.tables`): all but the last 2,000 entries in bulk, those one `add` each
 (timed: the cost of an add at that size). Each repeat times the measured path
 and then its floor on the same queries, alternately, so load drifts hit both:
 
@@ -62,12 +62,12 @@ from dedup.common import (
     schedule_hours,
     synthetic_parts,
 )
-from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints.index import (
+from lookbench.search.duplicates.crops import CropPairs
+from lookbench.search.duplicates.index import (
     FingerprintIndex,
 )
-from lookbench.release.fingerprints.store import open_store, write_store
-from lookbench.release.fingerprints.tables import (
+from lookbench.search.duplicates.store import open_store, write_store
+from lookbench.search.duplicates.tables import (
     FRAME,
     FaissWindows,
     HashedPhashes,

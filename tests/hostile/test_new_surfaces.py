@@ -13,7 +13,7 @@ import pytest
 import yaml
 from hostilekit import clean_error, evaluate, invoke, make_snapshot, snapshot_spec, vectors, write_vectors
 
-from lookbench.release.audit.io import audit_markdown, read_audit
+from lookbench.results.audit_io import audit_markdown, read_audit
 
 NAMES = {
     "latex": r"A&B_1 #2 $x$ \end{tabular} 50% ~^{}",

@@ -11,8 +11,8 @@ import pytest
 from PIL import Image, ImageOps
 from releasekit import photo
 
-from lookbench.release.fingerprints import alignment
-from lookbench.release.fingerprints.crops import FULL, WINDOWS, Box, CropView, Placement, align
+from lookbench.search.duplicates import alignment
+from lookbench.search.duplicates.crops import FULL, WINDOWS, Box, CropView, Placement, align
 
 
 class ReferenceView:

@@ -7,8 +7,8 @@ from PIL import Image, ImageEnhance, ImageOps
 from releasekit import encode, near_copy, photo
 
 from lookbench.release.config import DedupConfig
-from lookbench.release.fingerprints.hashes import fingerprint
-from lookbench.release.fingerprints.index import FingerprintIndex, Lookup
+from lookbench.search.duplicates.hashes import fingerprint
+from lookbench.search.duplicates.index import FingerprintIndex, Lookup
 
 SETTINGS = DedupConfig.model_validate({})
 

@@ -21,10 +21,10 @@ from lookbench._util.hashing import file_sha256
 from lookbench._util.images import BadImageError
 from lookbench.errors import ReleaseError
 from lookbench.release.config import DedupConfig
-from lookbench.release.fingerprints import history
-from lookbench.release.fingerprints.crops import GREY_BYTES
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.release.fingerprints.history import (
+from lookbench.search.duplicates import history
+from lookbench.search.duplicates.crops import GREY_BYTES
+from lookbench.search.duplicates.hashes import Fingerprint, fingerprint
+from lookbench.search.duplicates.history import (
     FINGERPRINT_SCHEMA,
     cached_snapshot_fingerprints,
     history_store,

@@ -18,17 +18,17 @@ from releasekit import earlier_release, encode, photo
 
 from lookbench._util.images import BadImageError, decode_image
 from lookbench.errors import ReleaseError
-from lookbench.release.config import CropPairs, DedupConfig
-from lookbench.release.fingerprints.crops import WINDOWS, CropView, region
-from lookbench.release.fingerprints.hashes import fingerprint
-from lookbench.release.fingerprints.history import (
+from lookbench.release.config import DedupConfig
+from lookbench.search.duplicates.crops import WINDOWS, CropPairs, CropView, region
+from lookbench.search.duplicates.hashes import fingerprint
+from lookbench.search.duplicates.history import (
     FINGERPRINT_SCHEMA,
     history_index,
     history_store,
     read_cached,
     store_index,
 )
-from lookbench.release.fingerprints.index import FingerprintIndex, Lookup
+from lookbench.search.duplicates.index import FingerprintIndex, Lookup
 
 SETTINGS = DedupConfig.model_validate({})
 VERSION = "v20260101"

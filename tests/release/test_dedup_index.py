@@ -8,12 +8,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints import tables
-from lookbench.release.fingerprints.crops import FULL, GREY_BYTES, WINDOWS
-from lookbench.release.fingerprints.hashes import to_words
-from lookbench.release.fingerprints.history import FINGERPRINT_SCHEMA, stored_codes, table_codes
-from lookbench.release.fingerprints.tables import (
+from lookbench.search.duplicates import tables
+from lookbench.search.duplicates.crops import FULL, GREY_BYTES, WINDOWS, CropPairs
+from lookbench.search.duplicates.hashes import to_words
+from lookbench.search.duplicates.history import FINGERPRINT_SCHEMA, stored_codes, table_codes
+from lookbench.search.duplicates.tables import (
     SCAN_BLOCK,
     Backend,
     Codes,

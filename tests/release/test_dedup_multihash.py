@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lookbench.release.fingerprints.multihash import SUBSTRING_BITS, SUBSTRINGS, TAIL, Level
-from lookbench.release.fingerprints.tables import HashedPhashes
+from lookbench.search.duplicates.multihash import SUBSTRING_BITS, SUBSTRINGS, TAIL, Level
+from lookbench.search.duplicates.tables import HashedPhashes
 
 RADII = (0, 1, 8, 15, 16, 17, 23, 24, 25, 31, 32, 33, 47, 48, 63)
 

@@ -15,16 +15,16 @@ from PIL import Image, ImageEnhance, ImageOps
 from releasekit import earlier_release, encode, near_copy, photo
 
 from conftest import RayCluster
-from lookbench.release.config import CropPairs, DedupConfig
+from lookbench.release.config import DedupConfig
 from lookbench.release.fingerprints.batch import open_batch
-from lookbench.release.fingerprints.crops import WINDOWS
-from lookbench.release.fingerprints.hashes import fingerprint
-from lookbench.release.fingerprints.history import history_store, store_index
-from lookbench.release.fingerprints.index import FingerprintIndex
 from lookbench.release.records import Sample, write_samples
 from lookbench.release.sharding import PairRows
 from lookbench.release.stages.base import StageContext
 from lookbench.release.stages.dedup import DedupStage
+from lookbench.search.duplicates.crops import WINDOWS, CropPairs
+from lookbench.search.duplicates.hashes import fingerprint
+from lookbench.search.duplicates.history import history_store, store_index
+from lookbench.search.duplicates.index import FingerprintIndex
 from lookbench.shards.local import LocalExecutor
 
 VERSION = "v20260101"

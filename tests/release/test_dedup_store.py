@@ -15,17 +15,17 @@ from lookbench._util.hashing import file_sha256
 from lookbench.errors import ReleaseError
 from lookbench.release.config import DedupConfig
 from lookbench.release.fingerprints.batch import open_batch, write_batch
-from lookbench.release.fingerprints.crops import GREY_BYTES
-from lookbench.release.fingerprints.hashes import fingerprint
-from lookbench.release.fingerprints.history import (
+from lookbench.search.duplicates.crops import GREY_BYTES
+from lookbench.search.duplicates.hashes import fingerprint
+from lookbench.search.duplicates.history import (
     FINGERPRINT_SCHEMA,
     HISTORY_NAME,
     history_index,
     history_store,
     prune_history_stores,
 )
-from lookbench.release.fingerprints.keys import MappedKeys, MemoryKeys
-from lookbench.release.fingerprints.store import MANIFEST, StoredCodes, StoreManifest, open_store, write_store
+from lookbench.search.duplicates.keys import MappedKeys, MemoryKeys
+from lookbench.search.duplicates.store import MANIFEST, StoredCodes, StoreManifest, open_store, write_store
 
 W = 3
 SETTINGS = DedupConfig.model_validate({})

@@ -16,17 +16,17 @@ from releasekit import encode, near_copy, photo
 from conftest import make_row, write_snapshot
 from lookbench._util.images import decode_image
 from lookbench.release.config import DedupConfig
-from lookbench.release.fingerprints.crops import CropView
-from lookbench.release.fingerprints.hashes import fingerprint
-from lookbench.release.fingerprints.history import (
+from lookbench.search.duplicates.crops import CropView
+from lookbench.search.duplicates.hashes import fingerprint
+from lookbench.search.duplicates.history import (
     CACHE_FORMAT,
     FINGERPRINT_SCHEMA,
     PublishedImages,
     history_store,
     prune_history_stores,
 )
-from lookbench.release.fingerprints.index import Candidate, FingerprintIndex
-from lookbench.release.fingerprints.store import MANIFEST, StoreManifest, open_store
+from lookbench.search.duplicates.index import Candidate, FingerprintIndex
+from lookbench.search.duplicates.store import MANIFEST, StoreManifest, open_store
 from lookbench.snapshot.writer import image_value
 
 SETTINGS = DedupConfig.model_validate({})

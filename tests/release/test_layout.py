@@ -1,4 +1,4 @@
-"""The release package's import graph points one way: pipeline -> stages -> helpers -> config and records."""
+"""The release package's imports point one way: commands -> pipeline -> stages -> helpers -> config and records."""
 
 from __future__ import annotations
 
@@ -43,8 +43,10 @@ def imported(path: Path) -> set[str]:
 
 
 def layer(module: str) -> int:
-    """0 config and records, 1 helpers, 2 the Stage protocol, 3 a stage, 4 the pipeline."""
+    """0 config and records, 1 helpers, 2 the Stage protocol, 3 a stage, 4 the pipeline, 5 the wing's commands."""
     top = module.split(".")[0]
+    if top == "cli":
+        return 5
     if top == "pipeline":
         return 4
     if module == "stages.base" or module == "stages":

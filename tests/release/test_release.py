@@ -29,8 +29,6 @@ from lookbench.errors import ReleaseError, SnapshotError
 from lookbench.models.encoder import EncoderBase
 from lookbench.models.registry import KINDS, ModelKind
 from lookbench.release.config import ReleaseConfig, load_config
-from lookbench.release.fingerprints.crops import GREY_BYTES
-from lookbench.release.fingerprints.store import StoredCodes, write_store
 from lookbench.release.pipeline import run_stages
 from lookbench.release.push import push_release
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of, save_samples
@@ -38,6 +36,8 @@ from lookbench.release.stages.collect import CollectStage
 from lookbench.release.stages.dedup import DedupStage, DedupStats
 from lookbench.release.stages.publish import PublishStage
 from lookbench.release.stages.split import SplitStage
+from lookbench.search.duplicates.crops import GREY_BYTES
+from lookbench.search.duplicates.store import StoredCodes, write_store
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.writer import image_value
 

@@ -28,7 +28,7 @@ from releasekit import (
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.release.audit.io import AUDIT_NAME, read_audit
+from lookbench.results.audit_io import AUDIT_NAME, read_audit
 from lookbench.snapshot import open_snapshot
 from lookbench.snapshot.manifest import manifest_problems, read_manifest
 

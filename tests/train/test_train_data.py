@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from trainkit import row, training_snapshot
 
-from lookbench.datasets.synth.generate import MANIFEST
 from lookbench.errors import SnapshotError, TrainError
+from lookbench.snapshot.synth_manifest import MANIFEST
 from lookbench.train.config import TrainData
 from lookbench.train.data import load_training_set
 from lookbench.train.labels import MISSING

@@ -11,12 +11,10 @@ from __future__ import annotations
 
 import os
 import shutil
-import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench._util.atomic import atomic_folder
@@ -26,55 +24,15 @@ from lookbench._util.outfolder import refuse_unlisted
 from lookbench.datasets.synth.pairs import pair_targets, read_synth_plan, render_pair_targets
 from lookbench.errors import SnapshotError
 from lookbench.evaluation.composed.texts import modification_text
-from lookbench.snapshot.composed import COMPOSED_COLUMNS, MAX_CHANGES, Change
+from lookbench.snapshot.composed import MAX_CHANGES, Change, changes_between, composed_table, in_validation
 from lookbench.snapshot.manifest import MANIFEST_NAME, read_manifest, write_manifest
 from lookbench.snapshot.reader import Snapshot, reading
 from lookbench.snapshot.schema import COMPOSED, SUBSETS
 from lookbench.snapshot.writer import rows_to_table, write_split
-from lookbench.taxonomy import Taxonomy, TaxonomyError, load_taxonomy
+from lookbench.taxonomy import Taxonomy, load_taxonomy
 
 NEGATIVE_COLUMN = "hard_negative_of"
 TASK = "composed_retrieval"
-
-
-def changes_between(
-    reference: frozenset[str], target: frozenset[str], taxonomy: Taxonomy | None = None
-) -> tuple[Change, ...] | None:
-    """The changes that turn the reference's attributes into the target's, one per group (one per value added or
-    removed in a multi-valued group), in taxonomy order; None if a differing value is not in the taxonomy."""
-    tax = taxonomy or load_taxonomy()
-    order = list(tax.groups)
-    by_group: dict[str, tuple[set[str], set[str]]] = {}
-    for value in reference ^ target:
-        try:
-            group = tax.group_of(value)
-        except TaxonomyError:
-            return None
-        ref, tgt = by_group.setdefault(group, (set(), set()))
-        (ref if value in reference else tgt).add(value)
-    changes: list[Change] = []
-    for group in sorted(by_group, key=order.index):
-        removed, added = by_group[group]
-        if tax.groups[group].multi:
-            changes += [Change(group, v, "") for v in sorted(removed)] + [Change(group, "", v) for v in sorted(added)]
-        elif len(removed) <= 1 and len(added) <= 1:
-            changes.append(Change(group, next(iter(removed), ""), next(iter(added), "")))
-        else:
-            return None
-    return tuple(changes)
-
-
-def composed_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """A composed query split: the rows' snapshot columns plus `modification_text`, `changes` (list of Change or
-    {group, from, to}) and `target_ids`, typed as the composed schema says."""
-    base = [{k: v for k, v in row.items() if k not in COMPOSED_COLUMNS} for row in rows]
-    table = rows_to_table(base)
-    for name, dtype in COMPOSED_COLUMNS.items():
-        values = [row.get(name) for row in rows]
-        if name == "changes":
-            values = [[c.as_row() if isinstance(c, Change) else c for c in v or ()] for v in values]
-        table = table.append_column(pa.field(name, dtype), pa.array(values, type=dtype))
-    return table
 
 
 def _attributes(row: Mapping[str, Any]) -> frozenset[str]:
@@ -88,11 +46,6 @@ def _read_rows(snapshot: Snapshot, subset: str, split: str) -> list[dict[str, An
         with reading(path):
             rows += pq.read_table(path).to_pylist()
     return rows
-
-
-def in_validation(product: str, fraction: float, seed: int) -> bool:
-    """Whether a product's queries are held out for tuning: a seeded hash of its id below `fraction`."""
-    return zlib.crc32(f"{seed}\0{product}".encode()) / 2**32 < fraction
 
 
 def _query(reference: Mapping[str, Any], target: Mapping[str, Any], changes: tuple[Change, ...]) -> dict[str, Any]:

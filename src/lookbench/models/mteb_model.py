@@ -109,10 +109,9 @@ class MtebEncoder(EncoderBase):
 
     def encode(self, batch: list[Image.Image]) -> np.ndarray:
         """One `encode` call over a one-batch DataLoader of {"image": [PIL images]}, as MTEB's own tasks send."""
-        from torch.utils.data import DataLoader
-
         from datasets import Dataset, Features
         from datasets import Image as ImageFeature
+        from torch.utils.data import DataLoader
 
         dataset = Dataset.from_dict({"image": list(batch)}, features=Features({"image": ImageFeature()}))
         loader = DataLoader(

@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from datasets import Dataset, Features, Value
+from datasets import Image as ImageFeature
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.types._metadata import Licenses
 
-from datasets import Dataset, Features, Value
-from datasets import Image as ImageFeature
 from lookbench._util.dates import snapshot_date
 from lookbench.errors import SnapshotError
 from lookbench.models.mteb_model import CITATION, HF_SUBSET, REFERENCE, SPLIT

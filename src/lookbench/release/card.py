@@ -9,10 +9,10 @@ from typing import Any
 import yaml
 
 from lookbench._util.jsontext import loads
-from lookbench.release.audit.io import AUDIT_NAME, audit_markdown
-from lookbench.release.audit.schema import AuditReport
-from lookbench.release.fingerprints.alignment import MIN_OVERLAP
-from lookbench.release.fingerprints.history import VERSION_RE
+from lookbench.results.audit_io import AUDIT_NAME, audit_markdown
+from lookbench.results.audit_schema import AuditReport
+from lookbench.search.duplicates.alignment import MIN_OVERLAP
+from lookbench.search.duplicates.history import VERSION_RE
 from lookbench.snapshot.manifest import MANIFEST_NAME
 from lookbench.snapshot.schema import NOISE, SPLITS, SUBSETS, TRAIN, is_composed_subset
 

@@ -10,13 +10,8 @@ from pydantic import Field, field_validator, model_validator
 
 from lookbench._util.configfile import StrictConfig, load_config_file
 from lookbench.errors import ReleaseError
+from lookbench.search.duplicates.crops import CropPairs
 from lookbench.snapshot.schema import NOISE, SUBSETS
-
-CropPairs = Literal["all", "full-frame"]
-"""Which (query window, indexed window) pairs the crop tier's candidate search compares (`dedup.crop_pairs`,
-docs/release.md): `all` 12 x 12 (`fingerprints.crops.WINDOWS`; two different crops of one photo included), or
-`full-frame` only those with a full frame on either side (a crop of an indexed image, or an indexed crop of the
-query): 2 x 12 - 1 pairs."""
 
 # --- sources -----------------------------------------------------------------------------------------------------
 

@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lookbench._util.images import BadImageError
-from lookbench.release.fingerprints.hashes import fingerprint
-from lookbench.release.fingerprints.history import snapshot_parts
-from lookbench.release.fingerprints.index import FingerprintIndex
+from lookbench.search.duplicates.hashes import fingerprint
+from lookbench.search.duplicates.history import snapshot_parts
+from lookbench.search.duplicates.index import FingerprintIndex
 from lookbench.snapshot.reader import Snapshot
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff"}

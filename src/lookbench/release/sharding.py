@@ -19,14 +19,14 @@ from lookbench._util.hashing import json_sha256
 from lookbench._util.images import BadImageError
 from lookbench.release.config import ApiConfig, DedupConfig
 from lookbench.release.fingerprints.batch import open_batch
-from lookbench.release.fingerprints.crops import WINDOWS_ID
-from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
-from lookbench.release.fingerprints.history import PublishedImages
 from lookbench.release.fingerprints.pairs import Entries, candidate_rows, decide_pair
-from lookbench.release.fingerprints.store import open_store
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.release.vlm.client import ChatClient
 from lookbench.release.vlm.usage import Usage
+from lookbench.search.duplicates.crops import WINDOWS_ID
+from lookbench.search.duplicates.hashes import HASH_SIZE, fingerprint
+from lookbench.search.duplicates.history import PublishedImages
+from lookbench.search.duplicates.store import open_store
 from lookbench.shards.executor import Needs, Progress, ShardError
 from lookbench.shards.table import Mapped
 

@@ -1,8 +1,10 @@
-"""The composed query columns (modification text, structured changes, explicit targets): types, reading, checks."""
+"""The composed query columns (modification text, structured changes, explicit targets): types, reading, checks,
+writing, and the changes between two attribute sets."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import zlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,8 @@ from lookbench.errors import SnapshotError
 from lookbench.snapshot.cells import list_cell, reading
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.splits import SplitSource
+from lookbench.snapshot.writer import rows_to_table
+from lookbench.taxonomy import Taxonomy, TaxonomyError
 from lookbench.taxonomy.loader import load_taxonomy
 
 CHANGE_TYPE = pa.struct([pa.field("group", pa.string()), pa.field("from", pa.string()), pa.field("to", pa.string())])
@@ -208,3 +212,48 @@ def has_changes(snapshot: SplitSource, subsets: Sequence[str]) -> bool:
             if snapshot.has_split(subset, split) and any(read_composed_queries(snapshot, subset, split).changes):
                 return True
     return False
+
+
+def changes_between(
+    reference: frozenset[str], target: frozenset[str], taxonomy: Taxonomy | None = None
+) -> tuple[Change, ...] | None:
+    """The changes that turn the reference's attributes into the target's, one per group (one per value added or
+    removed in a multi-valued group), in taxonomy order; None if a differing value is not in the taxonomy."""
+    tax = taxonomy or load_taxonomy()
+    order = list(tax.groups)
+    by_group: dict[str, tuple[set[str], set[str]]] = {}
+    for value in reference ^ target:
+        try:
+            group = tax.group_of(value)
+        except TaxonomyError:
+            return None
+        ref, tgt = by_group.setdefault(group, (set(), set()))
+        (ref if value in reference else tgt).add(value)
+    changes: list[Change] = []
+    for group in sorted(by_group, key=order.index):
+        removed, added = by_group[group]
+        if tax.groups[group].multi:
+            changes += [Change(group, v, "") for v in sorted(removed)] + [Change(group, "", v) for v in sorted(added)]
+        elif len(removed) <= 1 and len(added) <= 1:
+            changes.append(Change(group, next(iter(removed), ""), next(iter(added), "")))
+        else:
+            return None
+    return tuple(changes)
+
+
+def composed_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+    """A composed query split: the rows' snapshot columns plus `modification_text`, `changes` (list of Change or
+    {group, from, to}) and `target_ids`, typed as the composed schema says."""
+    base = [{k: v for k, v in row.items() if k not in COMPOSED_COLUMNS} for row in rows]
+    table = rows_to_table(base)
+    for name, dtype in COMPOSED_COLUMNS.items():
+        values = [row.get(name) for row in rows]
+        if name == "changes":
+            values = [[c.as_row() if isinstance(c, Change) else c for c in v or ()] for v in values]
+        table = table.append_column(pa.field(name, dtype), pa.array(values, type=dtype))
+    return table
+
+
+def in_validation(product: str, fraction: float, seed: int) -> bool:
+    """Whether a product's queries are held out for tuning: a seeded hash of its id below `fraction`."""
+    return zlib.crc32(f"{seed}\0{product}".encode()) / 2**32 < fraction

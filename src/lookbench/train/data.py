@@ -16,12 +16,12 @@ import pyarrow.parquet as pq
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.dates import snapshot_date
 from lookbench._util.hashing import order_key, parts_sha256, sha256_digest, sha256_stream
-from lookbench.datasets.synth.generate import recorded_dropped_categories
 from lookbench.errors import SnapshotError, TrainError
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.named import open_location
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE, SPLITS, TRAIN
+from lookbench.snapshot.synth_manifest import recorded_dropped_categories
 from lookbench.taxonomy.designs import Labels
 from lookbench.taxonomy.loader import load_taxonomy
 from lookbench.train.config import (

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lookbench._util.hashing import sha256_hex
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint
-from lookbench.release.fingerprints.history import PublishedImages, cached_snapshot_fingerprints
-from lookbench.release.fingerprints.index import FingerprintIndex
+from lookbench.search.duplicates.hashes import Fingerprint, fingerprint
+from lookbench.search.duplicates.history import PublishedImages, cached_snapshot_fingerprints
+from lookbench.search.duplicates.index import FingerprintIndex
 from lookbench.snapshot.reader import Snapshot
 
 __all__ = ["EvaluationIndex", "Fingerprint", "Hit", "training_fingerprint"]

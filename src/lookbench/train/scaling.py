@@ -15,13 +15,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError, field_validator
+from pydantic import Field, field_validator
 
 from lookbench._util.atomic import write_text_atomic
-from lookbench._util.configfile import StrictConfig, load_config_file, validation_message
+from lookbench._util.configfile import StrictConfig, load_config_file
 from lookbench._util.hashing import parts_sha256
 from lookbench._util.jsontext import loads
 from lookbench.errors import TrainError
+from lookbench.results.scaling_schema import CellResult, parse_cell_results
 from lookbench.snapshot.named import DEFAULT_SNAPSHOT
 from lookbench.train.config import TrainConfig, load_config, parse_config
 
@@ -86,39 +87,6 @@ class Cell:
         return f"{slug}__frozen" if self.fraction == 0 else f"{slug}__f{self.fraction:g}"
 
 
-@dataclass
-class CellResult:
-    """What one cell measured."""
-
-    backbone: str
-    fraction: float
-    images: int
-    items: int
-    steps: int
-    metrics: dict[str, dict[str, float]]
-    result_file: str
-    config_fingerprint: str | None = None
-    """sha256 of what made the cell (its training config, or its frozen backbone, and the evaluation)."""
-
-
-CELL_RESULTS = TypeAdapter(list[CellResult])
-
-
-def parse_cell_results(data: Any, where: str) -> list[CellResult]:
-    """Validated cell records (a `scaling.json` list); errors name `where`, the record and the field."""
-    try:
-        results = CELL_RESULTS.validate_python(data)
-    except ValidationError as exc:
-        problem = validation_message(exc)
-        raise TrainError(f"{where}: not cell results written by `lookbench scaling` ({problem})") from exc
-    for number, result in enumerate(results):
-        for metric, value in result.metrics.items():
-            missing = {"value", "ci_low", "ci_high"} - set(value)
-            if missing:
-                raise TrainError(f"{where}: record {number}: metrics.{metric} lacks {', '.join(sorted(missing))}")
-    return results
-
-
 def cell_fingerprint(study: ScalingConfig, cell: Cell, config: TrainConfig | None) -> str:
     """What a kept cell must have been made with: its training config (or frozen backbone) and the evaluation."""
     made = config.fingerprint() if config is not None else f"frozen:{cell.backbone}"
@@ -155,12 +123,12 @@ def run_study(
     study: ScalingConfig, base: TrainConfig, out: Path, strict: bool, say: Callable[[str], None]
 ) -> list[CellResult]:
     """Train and evaluate every cell not done yet; returns every cell's result."""
+    from lookbench.evaluation.headline import score_headline
     from lookbench.evaluation.runner import EvalSettings
     from lookbench.models.embed_options import EmbedOptions
     from lookbench.models.registry import resolve_model
     from lookbench.snapshot.named import open_location
     from lookbench.train.data import refuse_reported_validation
-    from lookbench.train.headline import score_headline
 
     refuse_reported_validation(base.data.validation, [study.evaluate.snapshot], "the study's evaluate.snapshot")
     snapshot = open_location(study.evaluate.snapshot)

@@ -10,6 +10,7 @@ from typing import Any
 import torch
 
 from lookbench.embeddings.model_provider import ModelEmbeddings
+from lookbench.evaluation.headline import headline_text, score_headline
 from lookbench.evaluation.runner import EvalSettings
 from lookbench.models.backbones import EmbeddingModel
 from lookbench.models.embed_options import EmbedOptions
@@ -17,7 +18,6 @@ from lookbench.models.preprocess import Preprocess
 from lookbench.models.torch_base import TorchEncoder
 from lookbench.snapshot.reader import Snapshot
 from lookbench.train.config import Validation
-from lookbench.train.headline import headline_text, score_headline
 
 
 def validate(

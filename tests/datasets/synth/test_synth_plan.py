@@ -14,6 +14,7 @@ from lookbench.datasets.synth.generate import file_jobs, generate_snapshot
 from lookbench.datasets.synth.plan import NOISE_ONLY_SHARE, ReleasePlan, noise_products, plan_release
 from lookbench.datasets.synth.products import LabelCover, Product
 from lookbench.datasets.synth.sizes import SIZES, size_preset
+from lookbench.snapshot import synth_manifest
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSETS
 
@@ -29,6 +30,10 @@ RELEASED = {
     "aigen_streetlook/gallery": 571,
     "noise/gallery": 58275,
 }
+
+
+def test_the_manifest_readers_know_the_catalogues_gallery_categories() -> None:
+    assert synth_manifest.GALLERY_CATEGORIES == GALLERY_CATEGORIES
 
 
 @pytest.fixture(scope="module")

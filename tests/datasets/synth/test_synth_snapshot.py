@@ -20,7 +20,7 @@ from lookbench.cli.main import app
 from lookbench.datasets.synth import default as default_module
 from lookbench.datasets.synth import generate as generate_module
 from lookbench.datasets.synth.catalogue import NOISE_ONLY
-from lookbench.datasets.synth.generate import MANIFEST, generate_snapshot
+from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.datasets.synth.plan import plan_release
 from lookbench.datasets.synth.release import history_window, release_window
 from lookbench.datasets.synth.street import MIN_CROP
@@ -28,6 +28,7 @@ from lookbench.datasets.synth.tasks import STUDIO_QUERY_SCHEMA
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import NOISE, STREETLOOK_SUBSETS, SUBSETS
+from lookbench.snapshot.synth_manifest import MANIFEST
 from lookbench.snapshot.writer import SplitWriter
 from lookbench.taxonomy import load_taxonomy
 

@@ -22,7 +22,7 @@ from lookbench.cli.main import app
 from lookbench.datasets.synth import generate as generate_module
 from lookbench.datasets.synth.catalogue import GALLERY_CATEGORIES, SPECS
 from lookbench.datasets.synth.disjoint import excluded_designs
-from lookbench.datasets.synth.generate import MANIFEST, generate_snapshot
+from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.datasets.synth.plan import plan_release
 from lookbench.datasets.synth.products import Product, label_space, sample_product, strict_labels
 from lookbench.datasets.synth.release import release_window
@@ -30,6 +30,7 @@ from lookbench.datasets.synth.training import TRAIN_ID_PREFIX, TrainingPlan, pla
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.schema import SUBSETS, TRAIN
+from lookbench.snapshot.synth_manifest import MANIFEST
 from lookbench.taxonomy import load_taxonomy
 from lookbench.taxonomy.designs import QueryDesigns, label_overlap, overlap_classes
 from lookbench.train.config import Guard

@@ -8,8 +8,7 @@ from typing import Any
 import numpy as np
 
 from conftest import make_row, write_snapshot
-from lookbench.datasets.composed import composed_table
-from lookbench.snapshot.composed import Change, ComposedQueries
+from lookbench.snapshot.composed import Change, ComposedQueries, composed_table
 from lookbench.snapshot.labels import SplitLabels
 from lookbench.snapshot.writer import rows_to_table, write_split
 

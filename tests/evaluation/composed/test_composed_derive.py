@@ -14,12 +14,12 @@ from typer.testing import CliRunner
 
 from lookbench._util.images import decode_image
 from lookbench.cli.main import app
-from lookbench.datasets.composed import changes_between, derive_synth_composed
+from lookbench.datasets.composed import derive_synth_composed
 from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.errors import SnapshotError
 from lookbench.evaluation.composed.relevance import target_attributes
 from lookbench.evaluation.composed.texts import modification_text
-from lookbench.snapshot.composed import Change, read_composed_queries
+from lookbench.snapshot.composed import Change, changes_between, read_composed_queries
 from lookbench.snapshot.manifest import MANIFEST_NAME, verify_manifest, write_manifest
 from lookbench.snapshot.reader import open_snapshot
 

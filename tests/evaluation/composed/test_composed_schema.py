@@ -13,9 +13,8 @@ from typer.testing import CliRunner
 
 from conftest import write_snapshot
 from lookbench.cli.main import app
-from lookbench.datasets.composed import composed_table
 from lookbench.errors import SnapshotError
-from lookbench.snapshot.composed import read_composed_queries
+from lookbench.snapshot.composed import composed_table, read_composed_queries
 from lookbench.snapshot.reader import open_snapshot
 from lookbench.snapshot.writer import rows_to_table, write_split
 

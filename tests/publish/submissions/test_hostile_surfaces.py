@@ -14,7 +14,7 @@ from submission_kit import Run, build_run, reseal, runner
 
 from lookbench._util.outfolder import claim_output_folder
 from lookbench.cli.main import app
-from lookbench.release.audit.schema import EmbeddingProbe, ImageStatisticsProbe
+from lookbench.results.audit_schema import EmbeddingProbe, ImageStatisticsProbe
 
 FOLDER = Path("no_revision_available") / "v20260201"
 NOT_FRACTIONS = {"nan": "NaN", "inf": "Infinity", "negative": "-0.25", "absurd": "7.5"}

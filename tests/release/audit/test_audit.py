@@ -13,8 +13,8 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
-from lookbench.release.audit.io import read_audit
-from lookbench.release.audit.schema import AuditReport
+from lookbench.results.audit_io import read_audit
+from lookbench.results.audit_schema import AuditReport
 
 runner = CliRunner()
 FAST = ["--resamples", "200", "--baselines", "none"]

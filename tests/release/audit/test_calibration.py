@@ -14,7 +14,7 @@ from lookbench.cli.main import app
 from lookbench.release.audit.calibration import column_aucs, permutation_test
 from lookbench.release.audit.probe import auc
 from lookbench.release.audit.run import AuditSettings, audit_snapshot
-from lookbench.release.audit.schema import SeparationTest
+from lookbench.results.audit_schema import SeparationTest
 from lookbench.snapshot.reader import open_snapshot
 
 PER_SIDE = 1500

@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 from conftest import write_snapshot
 from lookbench.cli.main import app
 from lookbench.models.features import FASHION_BLIND
-from lookbench.release.audit.io import read_audit
-from lookbench.release.audit.schema import AuditReport
+from lookbench.results.audit_io import read_audit
+from lookbench.results.audit_schema import AuditReport
 
 runner = CliRunner()
 PALETTE = [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from lookbench._util.jsontext import loads
 from lookbench._util.outfolder import claim_output_folder
-from lookbench.datasets.synth.generate import MANIFEST, generate_snapshot
+from lookbench.datasets.synth.generate import generate_snapshot
 from lookbench.datasets.synth.release import (
     DEFAULT_RELEASE,
     DEFAULT_SEED,
@@ -19,6 +19,7 @@ from lookbench.datasets.synth.release import (
 )
 from lookbench.datasets.synth.tasks import GENERATOR_VERSION
 from lookbench.errors import SnapshotError
+from lookbench.snapshot.synth_manifest import MANIFEST
 
 CACHE_ENV = "LOOKBENCH_CACHE"
 

@@ -20,7 +20,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from lookbench._util.atomic import write_text_atomic
-from lookbench._util.jsontext import loads
 from lookbench._util.limits import MAX_PROCESSES, check_count
 from lookbench._util.outfolder import refuse_unlisted
 from lookbench.datasets.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY
@@ -35,9 +34,9 @@ from lookbench.datasets.synth.tasks import GENERATOR_VERSION, SCHEMAS, Kind, Ren
 from lookbench.datasets.synth.training import EXHAUSTED_POLICIES, TrainingPlan, plan_training
 from lookbench.errors import SnapshotError
 from lookbench.snapshot.schema import NOISE, TRAIN
+from lookbench.snapshot.synth_manifest import MANIFEST
 from lookbench.snapshot.writer import SplitWriter
 
-MANIFEST = "synth_manifest.json"
 STUDIO_CHUNK = 32
 SCENE_CHUNK = 4
 CATALOGUE_CHUNK = 64
@@ -174,31 +173,6 @@ def manifest(
         "rows": plan.counts(),
         "files": [job.path for job in jobs],
     }
-
-
-def read_manifest(root: Path) -> dict[str, Any] | None:
-    """The `synth_manifest.json` of the snapshot in `root`; None where it has none."""
-    path = root / MANIFEST
-    try:
-        recorded = loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError) as exc:
-        raise SnapshotError(f"{path}: not a readable Synth manifest ({exc})") from exc
-    if not isinstance(recorded, dict):
-        raise SnapshotError(f"{path}: not a readable Synth manifest (a JSON object expected)")
-    return recorded
-
-
-def recorded_dropped_categories(root: Path) -> tuple[str, ...]:
-    """The categories the Synth training release in `root` left out (`--exhausted-categories drop`); none for any
-    other snapshot."""
-    path = root / MANIFEST
-    dropped = (read_manifest(root) or {}).get("dropped_categories", [])
-    known = isinstance(dropped, list) and all(isinstance(c, str) and c in GALLERY_CATEGORIES for c in dropped)
-    if not known or len(set(dropped)) != len(dropped):
-        raise SnapshotError(f"{path}: dropped_categories must be a list of distinct Synth categories, got {dropped!r}")
-    return tuple(dropped)
 
 
 def _make_readable(folder: Path) -> None:

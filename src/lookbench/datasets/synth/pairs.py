@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from lookbench._util.dates import parse_day
-from lookbench.datasets.synth.generate import MANIFEST, read_manifest
 from lookbench.datasets.synth.parallel import ordered_map
 from lookbench.datasets.synth.plan import NOISE_STREAM, CatalogueItem, ReleasePlan, plan_release
 from lookbench.datasets.synth.products import LINKED_GROUPS, Product, changeable_groups, variant
 from lookbench.datasets.synth.tasks import GENERATOR_VERSION, RenderTask, run_task
 from lookbench.errors import SnapshotError
+from lookbench.snapshot.synth_manifest import MANIFEST, read_manifest
 
 PAIR_STREAM = NOISE_STREAM + 1
 """The random stream of the re-rendered designs (after every stream the release itself uses)."""

@@ -77,7 +77,7 @@ def with_overall(published: dict[str, dict[str, dict[str, float]]]) -> dict[str,
 
 def is_release(result: ResultFile) -> bool:
     """True when a run was scored on the real release: its id, and not a LookBench-Synth folder of that name."""
-    from lookbench.datasets.synth.generate import MANIFEST
+    from lookbench.snapshot.synth_manifest import MANIFEST
 
     if result.snapshot.id != RELEASE:
         return False

@@ -27,7 +27,7 @@ from lookbench.publish.reports.retrieval import (
     select_samples,
 )
 from lookbench.publish.reports.throughput import throughput_text
-from lookbench.release.audit.io import snapshot_audit
+from lookbench.results.audit_io import snapshot_audit
 from lookbench.results.schema import ResultFile
 from lookbench.results.tables import composed_scopes, ordered_scopes
 from lookbench.snapshot import open_snapshot

@@ -15,7 +15,7 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def _human(title: str, keys: tuple[str, ...]) -> str:
     """A column title with a metric key (`fine_recall@1 % [95% CI]`) under the metric's human name."""
-    from lookbench.train.headline import NO_NOISE
+    from lookbench.evaluation.headline import NO_NOISE
 
     key = title.split(" ", 1)[0]
     if key not in keys:
@@ -26,9 +26,9 @@ def _human(title: str, keys: tuple[str, ...]) -> str:
 
 def scaling_section(path: Path) -> dict[str, Any]:
     """Header, rows and the inlined plot of a study: `path` is its `scaling.json` or the study folder."""
-    from lookbench.train.headline import REPORTED
-    from lookbench.train.scaling import parse_cell_results
-    from lookbench.train.scaling_report import table_header, table_rows
+    from lookbench.evaluation.headline import REPORTED
+    from lookbench.evaluation.scaling_report import table_header, table_rows
+    from lookbench.results.scaling_schema import parse_cell_results
 
     raw = path / "scaling.json" if path.is_dir() else path
     try:

@@ -11,8 +11,8 @@ from lookbench.publish.reports.comparable import run_ids
 from lookbench.publish.reports.render import render
 from lookbench.publish.reports.scaling import scaling_section
 from lookbench.publish.reports.sitedata import build_site_data
-from lookbench.release.audit.io import AUDIT_NAME, read_audit
-from lookbench.release.audit.schema import AuditReport
+from lookbench.results.audit_io import AUDIT_NAME, read_audit
+from lookbench.results.audit_schema import AuditReport
 from lookbench.results.io import load_result
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from lookbench.metrics.relevance import WORD, bitsets
-from lookbench.release.audit.schema import LabelConsistency
+from lookbench.results.audit_schema import LabelConsistency
 from lookbench.snapshot.labels import SplitLabels
 
 

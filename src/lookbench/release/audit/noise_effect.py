@@ -9,7 +9,7 @@ from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.definitions import DISTRACTOR_METRIC
 from lookbench.models.meta import ModelMeta, ModelRun
-from lookbench.release.audit.schema import NoiseEffect, WithAndWithout
+from lookbench.results.audit_schema import NoiseEffect, WithAndWithout
 from lookbench.snapshot.reader import Snapshot
 
 FINE = "fine_recall@1"

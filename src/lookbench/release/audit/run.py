@@ -33,7 +33,14 @@ from lookbench.release.audit.labels import label_consistency
 from lookbench.release.audit.noise_effect import ReusedEmbeddings, noise_effect
 from lookbench.release.audit.probe import NO_VARIATION, bootstrap_auc, fit_probe, out_of_fold_scores, unmeasurable
 from lookbench.release.audit.sampling import stratified_rows
-from lookbench.release.audit.schema import (
+from lookbench.release.audit.shortcuts import (
+    Reference,
+    evaluated_reference,
+    query_shortcuts,
+    reference_from_noise_effect,
+)
+from lookbench.release.audit.statistics import GROUPS, WIDTH, Decoded, pixel_statistics, statistics_of
+from lookbench.results.audit_schema import (
     AuditReport,
     AuditSnapshot,
     EmbeddingProbe,
@@ -47,13 +54,6 @@ from lookbench.release.audit.schema import (
     SkippedImage,
     StatisticAuc,
 )
-from lookbench.release.audit.shortcuts import (
-    Reference,
-    evaluated_reference,
-    query_shortcuts,
-    reference_from_noise_effect,
-)
-from lookbench.release.audit.statistics import GROUPS, WIDTH, Decoded, pixel_statistics, statistics_of
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import NOISE
 

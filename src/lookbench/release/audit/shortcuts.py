@@ -12,7 +12,7 @@ from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import OVERALL
-from lookbench.release.audit.schema import BaselineScore, NoiseEffect, QueryShortcuts, TrivialBaseline
+from lookbench.results.audit_schema import BaselineScore, NoiseEffect, QueryShortcuts, TrivialBaseline
 from lookbench.results.io import load_result
 from lookbench.results.schema import MetricValue
 from lookbench.snapshot.reader import Snapshot

@@ -14,10 +14,10 @@ from lookbench.errors import LookBenchError
 from lookbench.models.embed_options import EmbedOptions
 from lookbench.models.features import FASHION_BLIND
 from lookbench.release.audit.calibration import ALPHA, PERMUTATIONS
-from lookbench.release.audit.io import TOP_SHOWN, check_audit_target, separation_line, write_audit
 from lookbench.release.audit.run import AuditSettings, audit_snapshot, check_settings
-from lookbench.release.audit.schema import AuditReport, QueryShortcuts
 from lookbench.release.audit.shortcuts import reference_from_results
+from lookbench.results.audit_io import TOP_SHOWN, check_audit_target, separation_line, write_audit
+from lookbench.results.audit_schema import AuditReport, QueryShortcuts
 from lookbench.snapshot.named import open_location
 
 

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lookbench.datasets.composed import changes_between
-from lookbench.snapshot.composed import Change
+from lookbench.snapshot.composed import Change, changes_between
 from lookbench.taxonomy import Taxonomy
 
 SCAN = 256

@@ -1,1 +1,1 @@
-"""Image fingerprints and look-ups: exact sha256, mirror-robust pHash checked by colour, optional embeddings."""
+"""The builder's dedup helpers: the batch's stored fingerprints, pair decisions, groups and the embedding tier."""

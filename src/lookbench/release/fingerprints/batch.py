@@ -1,6 +1,6 @@
-"""The batch's fingerprints on disk, like the history's: a store (`store.py`: codes, crop views) beside a side file of
-what only a batch needs (its images' mirrors' pHashes and window hashes, encoded images), so every worker of a
-sharded dedup maps the same bytes."""
+"""The batch's fingerprints on disk, like the history's: a store (`search.duplicates.store`: codes, crop views)
+beside a side file of what only a batch needs (its images' mirrors' pHashes and window hashes, encoded images), so
+every worker of a sharded dedup maps the same bytes."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from lookbench._util.atomic import atomic_folder
 from lookbench._util.configfile import StrictConfig
 from lookbench._util.hashing import file_sha256
 from lookbench.errors import ReleaseError
-from lookbench.release.fingerprints.crops import WINDOWS
-from lookbench.release.fingerprints.hashes import to_words
-from lookbench.release.fingerprints.history import check_batch, stored_codes
-from lookbench.release.fingerprints.store import StoredCodes, open_store, read_manifest, write_store
+from lookbench.search.duplicates.crops import WINDOWS
+from lookbench.search.duplicates.hashes import to_words
+from lookbench.search.duplicates.history import check_batch, stored_codes
+from lookbench.search.duplicates.store import StoredCodes, open_store, read_manifest, write_store
 
 STORE = "store"
 SIDE_FILE = "side.arrow"

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 
 from lookbench.release.embedding import ImageEmbedder, unit_rows
-from lookbench.release.fingerprints.history import earlier_versions, snapshot_parts
-from lookbench.release.fingerprints.index import Match
+from lookbench.search.duplicates.history import earlier_versions, snapshot_parts
+from lookbench.search.duplicates.index import Match
 from lookbench.snapshot import open_snapshot
 
 

@@ -2,9 +2,10 @@
 
 A batch image's candidates are searched in the history's store and in the whole batch's (the index is the same for
 every shard, so the candidates are too); a pair is then decided from the two images' stored fingerprints and views
-alone, with the tiers of a look-up (`index.py`): exact sha256, else pHash (or the mirror's) within the threshold and
-the colour check, else a crop aligned from the stored views whose overlap passes pHash and colour. A pair is always
-decided the same way round (the later image is the query), so its decision does not depend on who found it.
+alone, with the tiers of a look-up (`search.duplicates.index`): exact sha256, else pHash (or the mirror's) within
+the threshold and the colour check, else a crop aligned from the stored views whose overlap passes pHash and colour.
+A pair is always decided the same way round (the later image is the query), so its decision does not depend on who
+found it.
 """
 
 from __future__ import annotations
@@ -17,20 +18,20 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from lookbench._util.images import decode_image
-from lookbench.release.config import CropPairs, DedupConfig
-from lookbench.release.fingerprints.colour import colour_difference, lab_thumbnail
-from lookbench.release.fingerprints.crops import CropView, Placement, align
-from lookbench.release.fingerprints.hashes import hamming
-from lookbench.release.fingerprints.index import (
+from lookbench.release.config import DedupConfig
+from lookbench.search.duplicates.colour import colour_difference, lab_thumbnail
+from lookbench.search.duplicates.crops import CropPairs, CropView, Placement, align
+from lookbench.search.duplicates.hashes import hamming
+from lookbench.search.duplicates.index import (
     CROP_CANDIDATE_BITS,
     MAX_CANDIDATES,
     MAX_CROP_CANDIDATES,
     overlap_difference,
     start_pairs,
 )
-from lookbench.release.fingerprints.keys import MappedKeys
-from lookbench.release.fingerprints.store import StoredCodes
-from lookbench.release.fingerprints.tables import (
+from lookbench.search.duplicates.keys import MappedKeys
+from lookbench.search.duplicates.store import StoredCodes
+from lookbench.search.duplicates.tables import (
     Backend,
     Codes,
     default_backend,

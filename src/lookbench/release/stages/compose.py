@@ -11,7 +11,6 @@ from typing import Any
 import pyarrow as pa
 
 from lookbench._util.labels import normalise_label
-from lookbench.datasets.composed import in_validation
 from lookbench.errors import ReleaseError
 from lookbench.evaluation.composed.texts import modification_text
 from lookbench.release.compose import audit as composed_audit
@@ -33,6 +32,7 @@ from lookbench.release.sharding import HTTP_SHARD_ITEMS, AskedRows, UsageDelta, 
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
 from lookbench.release.vlm.cache import AnswerCache
 from lookbench.shards.table import TableJob
+from lookbench.snapshot.composed import in_validation
 from lookbench.snapshot.schema import COMPOSED, NOISE
 
 AUDIT_SCHEMA = pa.schema(

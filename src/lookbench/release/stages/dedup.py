@@ -18,13 +18,6 @@ from lookbench.release.embedding import ImageEmbedder, image_embedder
 from lookbench.release.fingerprints.batch import open_batch, write_batch
 from lookbench.release.fingerprints.embedding import embedding_duplicates
 from lookbench.release.fingerprints.groups import Edge, resolve
-from lookbench.release.fingerprints.history import (
-    FINGERPRINT_SCHEMA,
-    history_store,
-    prune_history_stores,
-    versions_fingerprint,
-)
-from lookbench.release.fingerprints.store import open_store
 from lookbench.release.records import Sample, write_table
 from lookbench.release.sharding import (
     CANDIDATE_SCHEMA,
@@ -37,6 +30,13 @@ from lookbench.release.sharding import (
     Pair,
 )
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, run_items, samples_of, save_samples
+from lookbench.search.duplicates.history import (
+    FINGERPRINT_SCHEMA,
+    history_store,
+    prune_history_stores,
+    versions_fingerprint,
+)
+from lookbench.search.duplicates.store import open_store
 from lookbench.shards.executor import Needs
 from lookbench.shards.table import MapResult, TableJob
 

@@ -16,15 +16,15 @@ from lookbench import __version__
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.images import opened
 from lookbench._util.jsontext import loads
-from lookbench.datasets.composed import composed_table
 from lookbench.errors import ReleaseError, SnapshotError
-from lookbench.release.audit.io import AUDIT_NAME, write_audit
 from lookbench.release.audit.run import audit_snapshot
-from lookbench.release.audit.schema import AuditReport, AuditSnapshot
 from lookbench.release.card import root_card, version_card
 from lookbench.release.config import PublishConfig
 from lookbench.release.records import Sample
 from lookbench.release.stages.base import StageContext, StageResult, StageStats, samples_of
+from lookbench.results.audit_io import AUDIT_NAME, write_audit
+from lookbench.results.audit_schema import AuditReport, AuditSnapshot
+from lookbench.snapshot.composed import composed_table
 from lookbench.snapshot.manifest import manifest_problems, read_manifest, write_manifest
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.schema import COMPOSED, NOISE, TRAIN

@@ -25,8 +25,8 @@ def scaling(
 
     study, base = load_scaling(config)
     claim = claim_output_folder(out, "scaling", overwrite=overwrite)
+    from lookbench.evaluation.scaling_report import to_markdown, write_report
     from lookbench.train.scaling import run_study
-    from lookbench.train.scaling_report import to_markdown, write_report
 
     with claim.recording():
         TORCH.check()

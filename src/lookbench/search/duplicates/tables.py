@@ -18,10 +18,9 @@ from typing import Literal, Protocol
 import numpy as np
 from numba import njit
 
-from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints.crops import FULL, WINDOWS
-from lookbench.release.fingerprints.hashes import HASH_SIZE, hamming, popcount
-from lookbench.release.fingerprints.multihash import SCAN_SHARE, MultiHash, bit_count, within_radius
+from lookbench.search.duplicates.crops import FULL, WINDOWS, CropPairs
+from lookbench.search.duplicates.hashes import HASH_SIZE, hamming, popcount
+from lookbench.search.duplicates.multihash import SCAN_SHARE, MultiHash, bit_count, within_radius
 
 Backend = Literal["faiss", "numpy", "scan"]
 """`faiss` and `numpy`: both tiers by multi-index hashing (under the every-pair rule the window tier by faiss, or by

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from lookbench._util.atomic import write_text_atomic
 from lookbench._util.safetext import markdown_cell
 from lookbench.errors import LookBenchError, first_problem
-from lookbench.release.audit.schema import AuditReport, QueryShortcuts, SeparationTest
+from lookbench.results.audit_schema import AuditReport, QueryShortcuts, SeparationTest
 
 AUDIT_NAME = "AUDIT.json"
 """The audit's file name inside a built release's version folder."""

@@ -11,8 +11,8 @@ from pathlib import Path
 from lookbench._util.atomic import atomic_path, write_text_atomic
 from lookbench._util.safetext import csv_row
 from lookbench.errors import TrainError
-from lookbench.train.headline import REPORTED as HEADLINE
-from lookbench.train.scaling import CellResult
+from lookbench.evaluation.headline import REPORTED as HEADLINE
+from lookbench.results.scaling_schema import CellResult
 
 COLUMNS = ("backbone", "fraction", "images", "items", "steps", *HEADLINE)
 

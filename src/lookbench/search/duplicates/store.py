@@ -23,7 +23,7 @@ from lookbench._util.atomic import atomic_folder
 from lookbench._util.configfile import StrictConfig
 from lookbench._util.hashing import file_sha256
 from lookbench.errors import ReleaseError
-from lookbench.release.fingerprints.crops import GREY_BYTES, CropView
+from lookbench.search.duplicates.crops import GREY_BYTES, CropView
 
 MANIFEST = "manifest.json"
 Manifest = TypeVar("Manifest", bound=StrictConfig)

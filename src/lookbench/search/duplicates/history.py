@@ -17,11 +17,10 @@ from lookbench._util.atomic import atomic_path
 from lookbench._util.hashing import file_sha256, sha256_hex
 from lookbench._util.images import BadImageError
 from lookbench.errors import ReleaseError
-from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints.crops import GREY_BYTES, WINDOWS, WINDOWS_ID
-from lookbench.release.fingerprints.hashes import HASH_SIZE, fingerprint
-from lookbench.release.fingerprints.index import FingerprintIndex
-from lookbench.release.fingerprints.store import StoredCodes, open_store, remove_store, write_store
+from lookbench.search.duplicates.crops import GREY_BYTES, WINDOWS, WINDOWS_ID, CropPairs
+from lookbench.search.duplicates.hashes import HASH_SIZE, fingerprint
+from lookbench.search.duplicates.index import FingerprintIndex
+from lookbench.search.duplicates.store import StoredCodes, open_store, remove_store, write_store
 from lookbench.snapshot import NOISE, open_snapshot
 from lookbench.snapshot.manifest import MANIFEST_NAME
 from lookbench.snapshot.reader import Snapshot

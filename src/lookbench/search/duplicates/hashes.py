@@ -13,8 +13,8 @@ from PIL import Image, ImageOps
 
 from lookbench._util.hashing import sha256_hex
 from lookbench._util.images import decode_image
-from lookbench.release.fingerprints.colour import lab_thumbnail
-from lookbench.release.fingerprints.crops import CropView
+from lookbench.search.duplicates.colour import lab_thumbnail
+from lookbench.search.duplicates.crops import CropView
 
 HASH_SIZE = 16
 """pHash side: 16 gives 256-bit hashes; the default threshold in docs/release.md is measured for this size."""

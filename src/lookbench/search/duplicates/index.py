@@ -10,13 +10,12 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from lookbench._util.images import decode_image
-from lookbench.release.config import CropPairs
-from lookbench.release.fingerprints.colour import SIDE, colour_difference, lab_thumbnail
-from lookbench.release.fingerprints.crops import WINDOWS, Box, CropView, Placement, align, region
-from lookbench.release.fingerprints.hashes import Fingerprint, fingerprint, hamming, phash_hex, to_words
-from lookbench.release.fingerprints.keys import Keys, MappedKeys, MemoryKeys
-from lookbench.release.fingerprints.store import StoredCodes
-from lookbench.release.fingerprints.tables import (
+from lookbench.search.duplicates.colour import SIDE, colour_difference, lab_thumbnail
+from lookbench.search.duplicates.crops import WINDOWS, Box, CropPairs, CropView, Placement, align, region
+from lookbench.search.duplicates.hashes import Fingerprint, fingerprint, hamming, phash_hex, to_words
+from lookbench.search.duplicates.keys import Keys, MappedKeys, MemoryKeys
+from lookbench.search.duplicates.store import StoredCodes
+from lookbench.search.duplicates.tables import (
     Backend,
     Codes,
     PhashTable,

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import Literal
 
 import numpy as np
 import scipy.fftpack
 from PIL import Image
 
-from lookbench.release.fingerprints import alignment
+from lookbench.search.duplicates import alignment
 
 Box = tuple[float, float, float, float]
 """(left, top, right, bottom) as fractions of an image's width and height."""
@@ -61,6 +62,12 @@ file name, so cached window hashes are never read under other settings."""
 _START_FLOOR = 0.5
 """Candidates correlating below this at the start are given up at once (`alignment.START_FLOOR`; read at each
 alignment, so a benchmark can try another)."""
+
+CropPairs = Literal["all", "full-frame"]
+"""Which (query window, indexed window) pairs the crop tier's candidate search compares (`dedup.crop_pairs`,
+docs/release.md): `all` 12 x 12 (`WINDOWS`; two different crops of one photo included), or
+`full-frame` only those with a full frame on either side (a crop of an indexed image, or an indexed crop of the
+query): 2 x 12 - 1 pairs."""
 
 
 class CropView:

@@ -20,7 +20,7 @@ from functools import cache
 import numpy as np
 from numba import njit
 
-from lookbench.release.fingerprints.hashes import popcount
+from lookbench.search.duplicates.hashes import popcount
 
 SUBSTRINGS = 16
 """Of a 256-bit pHash."""
