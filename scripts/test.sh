@@ -32,10 +32,11 @@ python3 -m venv .venv
 # build of torch still runs the transformers, GR, ONNX-export, OWL detector and training tests (the training ones
 # with the built-in augmentations instead of timm's). .venv-torch sees .venv's packages through a .pth file, so it
 # holds only what the core lacks: measured on x86_64, 5.9 GiB for the full tier and 1.5 GiB for the cpu tier, on top
-# of .venv's 1.5 GiB. `auto` picks by the disk left once .venv is installed, because CI machines differ in it and a
-# full disk fails the whole run (mypy and the core tests write while the torch tier installs). Both tiers install
+# of .venv's 1.5 GiB; the full tier's torch install of the install matrix adds 6.4 GiB to uv's cache (its venv
+# hard-links it). `auto` picks by the disk left once .venv is installed, because CI machines differ in it and a full
+# disk fails the whole run (mypy and the core tests write while the torch tier installs). Both tiers install
 # MTEB (`lookbench[mteb]`) for the MTEB task and model-kind tests.
-FULL_TIER_GIB=7
+FULL_TIER_GIB=14
 CPU_TIER_GIB=2
 # A .venv-torch left by an earlier run counts as free: it is reused or replaced.
 venv_kib=0
@@ -103,9 +104,8 @@ if [ -n "$torch_setup" ]; then
   fi
   matrix=
   if [ "$TORCH_TIER" = full ]; then
-    # the torch install of the matrix, beside the torch tests: its venv borrows the torch stack from .venv-torch
-    torch_site=$(.venv-torch/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch-site "$torch_site" \
+    # the torch install of the matrix, beside the torch tests (uv hard-links the torch stack from its cache)
+    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch \
       >.matrix/torch.log 2>&1 &
     matrix=$!
   fi

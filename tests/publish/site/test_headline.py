@@ -111,3 +111,4 @@ def test_axe_finds_no_serious_or_critical_violation(board: list[Path], tmp_path:
                 "function (v) { return [v.id, v.impact, v.nodes.length, v.nodes[0].target.join(' ')]; })); });"
             )
             assert [v for v in found if v[1] in ("serious", "critical")] == [], found
+            assert [v for v in found if v[0] in ("heading-order", "page-has-heading-one")] == [], found
