@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Set up the environments, then lint, type-check and run the whole test suite: the core tier in .venv, then the
-# torch adapters in .venv-torch, whose install runs in the background while the core tier is tested.
+# Set up the environments, then lint, type-check and run the whole test suite: the core tier in .venv and, beside
+# it, the install matrix and the torch adapters in .venv-torch (installed in the background first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 TORCH_TIER="${LOOKBENCH_TORCH_TESTS:-auto}"
@@ -57,22 +57,27 @@ case "$TORCH_TIER" in
   cpu) torch_packages=(torch==2.13.0 -e '.[dev,hf,mteb]' onnxscript matplotlib) ;;
 esac
 echo "torch adapter tests: $TORCH_TIER tier ($free_gib GiB free after .venv; full needs $FULL_TIER_GIB, cpu $CPU_TIER_GIB)"
-torch_setup=
+torch_job=
 if [ "$TORCH_TIER" != skip ]; then
   core_site=$(.venv/bin/python -c 'import sysconfig; print(repr(sysconfig.get_paths()["purelib"]))')
-  # The install is CPU- and disk-bound, not network-bound (pip takes torch from the machine's disk): it overlaps the
-  # core tier's lint and tests, which leave a core idle while they wait on servers and subprocesses.
+  # The install is CPU- and disk-bound, not network-bound (pip takes torch from the machine's disk), and the torch
+  # tests then run beside the core tier: the core tier leaves most of a core idle while its tests wait on servers,
+  # subprocesses and Ray, so the two together take about the time of the larger.
   (
     if [ "$(cat .venv-torch/lookbench-tier 2>/dev/null)" != "$TORCH_TIER" ]; then rm -rf .venv-torch; fi
     python3 -m venv .venv-torch
     torch_site=$(.venv-torch/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     # after .venv-torch's own site-packages on sys.path, so its own copies win where versions differ
     printf 'import site; site.addsitedir(%s)\n' "$core_site" >"$torch_site/lookbench-core.pth"
-    .venv-torch/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir \
-      "${torch_packages[@]}" efficientnet-lite-pytorch
+    if ! .venv-torch/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir \
+      "${torch_packages[@]}" efficientnet-lite-pytorch; then
+      echo "the torch tier's environment could not be installed (above)"
+      exit 3
+    fi
     echo "$TORCH_TIER" >.venv-torch/lookbench-tier
+    .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$(nproc)" --dist loadgroup -m torch
   ) >.venv-torch.log 2>&1 &
-  torch_setup=$!
+  torch_job=$!
 fi
 
 # The install matrix: the sdist and wheel built and checked as PyPI would, then each documented install made from the
@@ -84,38 +89,30 @@ rm -rf .matrix && mkdir -p .matrix/dist
 }
 .venv/bin/twine check --strict .matrix/dist/*
 wheel=$(ls .matrix/dist/*.whl)
-.venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix >.matrix/log 2>&1 &
+(
+  .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix
+  # the torch install of the matrix (uv hard-links the torch stack from its cache)
+  if [ "$TORCH_TIER" = full ]; then
+    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch
+  fi
+) >.matrix/log 2>&1 &
 matrix=$!
 
 .venv/bin/ruff check src tests benchmarks tools
 .venv/bin/ruff format --check src tests benchmarks tools
-.venv/bin/mypy
-.venv/bin/python -m pytest -q -n "$JOBS" --dist loadgroup "$@"
-matrix_ok=0
-wait "$matrix" || matrix_ok=$?
-cat .matrix/log
-if [ "$matrix_ok" != 0 ]; then exit 1; fi
-
-if [ -n "$torch_setup" ]; then
-  if ! wait "$torch_setup"; then
-    cat .venv-torch.log >&2
-    echo "the torch tier's environment could not be installed (log above)" >&2
-    exit 1
-  fi
-  matrix=
-  if [ "$TORCH_TIER" = full ]; then
-    # the torch install of the matrix, beside the torch tests (uv hard-links the torch stack from its cache)
-    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch \
-      >.matrix/torch.log 2>&1 &
-    matrix=$!
-  fi
-  torch_ok=0
-  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$JOBS" --dist loadgroup -m torch || torch_ok=$?
-  if [ -n "$matrix" ]; then
-    matrix_ok=0
-    wait "$matrix" || matrix_ok=$?
-    cat .matrix/torch.log
-    if [ "$matrix_ok" != 0 ]; then exit 1; fi
-  fi
-  exit "$torch_ok"
+.venv/bin/mypy >.matrix/mypy.log 2>&1 &
+types=$!
+tests_ok=0
+.venv/bin/python -m pytest -q -n "$JOBS" --dist loadgroup "$@" || tests_ok=$?
+failed=0
+if ! wait "$types"; then
+  cat .matrix/mypy.log
+  failed=1
 fi
+if ! wait "$matrix"; then failed=1; fi
+cat .matrix/log
+if [ -n "$torch_job" ]; then
+  if ! wait "$torch_job"; then failed=1; fi
+  cat .venv-torch.log
+fi
+if [ "$tests_ok" != 0 ] || [ "$failed" != 0 ]; then exit 1; fi
