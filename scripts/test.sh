@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Set up the environments, then lint, type-check and run the whole test suite: the core tier in .venv and, beside
-# it, the install matrix and the torch adapters in .venv-torch (installed in the background first).
+# Set up the environments, then lint, type-check and run the whole test suite: the core tier in .venv with the install
+# matrix and mypy beside it, then the torch adapters in .venv-torch (installed in the background meanwhile).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Where the shell sets PYTHONDONTWRITEBYTECODE (this sandbox does) every process (each test worker, CLI subprocess,
+# Ray worker and install-matrix command) would compile each module it imports from source: uv installs no bytecode.
+unset PYTHONDONTWRITEBYTECODE
 TORCH_TIER="${LOOKBENCH_TORCH_TESTS:-auto}"
 case "$TORCH_TIER" in
   auto | full | cpu | skip) ;;
@@ -63,8 +66,8 @@ echo "torch adapter tests: $TORCH_TIER tier ($free_gib GiB free after .venv; ful
 torch_job=
 if [ "$TORCH_TIER" != skip ]; then
   core_site=$(.venv/bin/python -c 'import sysconfig; print(repr(sysconfig.get_paths()["purelib"]))')
-  # The install and then the torch tests run beside the core tier, which leaves part of a core idle while its tests
-  # wait on servers, subprocesses and Ray.
+  # Installed beside the core tier; its tests run after it (run together, the two contend for 2 cores and take longer
+  # than one after the other).
   (
     if [ "$(cat .venv-torch/lookbench-tier 2>/dev/null)" != "$TORCH_TIER" ]; then rm -rf .venv-torch; fi
     python3 -m venv .venv-torch
@@ -84,7 +87,6 @@ if [ "$TORCH_TIER" != skip ]; then
       exit 3
     fi
     echo "$TORCH_TIER" >.venv-torch/lookbench-tier
-    .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$(nproc)" --dist loadgroup -m torch
   ) >.venv-torch.log 2>&1 &
   torch_job=$!
 fi
@@ -98,13 +100,7 @@ rm -rf .matrix && mkdir -p .matrix/dist
 }
 .venv/bin/twine check --strict .matrix/dist/*
 wheel=$(ls .matrix/dist/*.whl)
-(
-  .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix
-  # the torch install of the matrix (uv hard-links the torch stack from its cache)
-  if [ "$TORCH_TIER" = full ]; then
-    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch
-  fi
-) >.matrix/log 2>&1 &
+.venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix >.matrix/log 2>&1 &
 matrix=$!
 
 .venv/bin/ruff check src tests benchmarks tools
@@ -120,8 +116,27 @@ if ! wait "$types"; then
 fi
 if ! wait "$matrix"; then failed=1; fi
 cat .matrix/log
-if [ -n "$torch_job" ]; then
-  if ! wait "$torch_job"; then failed=1; fi
-  cat .venv-torch.log
-fi
 if [ "$tests_ok" != 0 ] || [ "$failed" != 0 ]; then exit 1; fi
+
+if [ -n "$torch_job" ]; then
+  if ! wait "$torch_job"; then
+    cat .venv-torch.log >&2
+    exit 1
+  fi
+  matrix=
+  if [ "$TORCH_TIER" = full ]; then
+    # the torch install of the matrix, beside the torch tests (uv hard-links the torch stack from its cache)
+    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch \
+      >.matrix/torch.log 2>&1 &
+    matrix=$!
+  fi
+  torch_ok=0
+  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$JOBS" --dist loadgroup -m torch || torch_ok=$?
+  if [ -n "$matrix" ]; then
+    matrix_ok=0
+    wait "$matrix" || matrix_ok=$?
+    cat .matrix/torch.log
+    if [ "$matrix_ok" != 0 ]; then exit 1; fi
+  fi
+  exit "$torch_ok"
+fi
