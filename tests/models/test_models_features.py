@@ -62,7 +62,15 @@ def test_colour_histogram_ignores_where_the_colours_are() -> None:
     assert np.abs(t[0] - t[1]).max() > 100  # the thumbnail does see the layout
 
 
-WIDTHS = {"colour-gradient": 256, "thumbnail": 193, "colour-histogram": 512, "foreground-histogram": 4096, "size": 128}
+WIDTHS = {
+    "colour-gradient": 256,
+    "thumbnail": 193,
+    "colour-histogram": 512,
+    "foreground-histogram": 4096,
+    "size": 128,
+    "box-shape": 4 * 4 * (8 + 10),
+    "box-shape-colour": 4 * 4 * (8 + 10) + 512,
+}
 
 
 def _png(image: Image.Image) -> bytes:
@@ -170,3 +178,74 @@ def test_a_bad_bin_count_on_the_command_line_exits_2_with_one_line(tmp_path: Pat
 def test_an_unknown_feature_is_one_clear_error_naming_the_known_ones() -> None:
     with pytest.raises(LookBenchError, match="unknown feature 'thumbnails'; known: colour-gradient, thumbnail"):
         load(parse_spec("features:thumbnails"), EmbedOptions())
+
+
+def _garment(seed: int) -> np.ndarray:
+    """An RGBA 'garment drawing': a random polygon filled with a random stripe print, transparent elsewhere."""
+    rng = np.random.default_rng(seed)
+    mask = Image.new("L", (120, 160), 0)
+    from PIL import ImageDraw
+
+    ImageDraw.Draw(mask).polygon([tuple(p) for p in rng.uniform((5, 5), (115, 155), size=(7, 2))], fill=255)
+    yy, xx = np.mgrid[0:160, 0:120]
+    angle = rng.uniform(0, np.pi)
+    stripes = (np.sin((xx * np.cos(angle) + yy * np.sin(angle)) / rng.uniform(3, 9)) > 0)[..., None]
+    a, b = rng.integers(0, 255, size=(2, 3))
+    rgb = np.where(stripes, a, b).astype(np.uint8)
+    return np.dstack([rgb, np.asarray(mask)])
+
+
+def _photo(garment: np.ndarray, side: int, at: tuple[int, int], scale: float, backdrop: tuple[int, int, int]):
+    """The garment pasted at `scale` on a `side` x `side` plain backdrop at `at`."""
+    drawing = Image.fromarray(garment, "RGBA")
+    drawing = drawing.resize((int(drawing.width * scale), int(drawing.height * scale)), Image.Resampling.BILINEAR)
+    photo = Image.new("RGB", (side, side), backdrop)
+    photo.paste(drawing, at, drawing.getchannel("A").point(lambda v: 255 if v > 127 else 0))
+    return photo
+
+
+def _cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+@pytest.mark.parametrize("name", ["box-shape", "box-shape-colour"])
+def test_box_features_are_the_same_for_an_image_and_its_mirror(name: str) -> None:
+    photo = _photo(_garment(1), 224, (40, 20), 1.1, (235, 235, 230))
+    mirrored = photo.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+    a, b = WeightFreeFeatures(name).encode([photo, mirrored])
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    thumbs = WeightFreeFeatures("thumbnail").encode([photo, mirrored])
+    assert _cosine(*thumbs) < 0.99  # the garment is not itself symmetric: a mirror does change the image
+
+
+def test_box_shape_registers_one_drawing_at_any_scale_and_place_and_tells_drawings_apart() -> None:
+    encoder = WeightFreeFeatures("box-shape")
+    garment = _garment(2)
+    shop = _photo(garment, 224, (50, 30), 1.0, (250, 250, 250))
+    street = _photo(garment, 300, (170, 120), 0.7, (90, 110, 100))  # smaller, elsewhere, another backdrop
+    others = [_photo(_garment(seed), 224, (50, 30), 1.0, (250, 250, 250)) for seed in range(10, 16)]
+    shop_v, street_v, *other_v = encoder.encode([shop, street, *others])
+    assert _cosine(street_v, shop_v) > 0.9
+    assert _cosine(street_v, shop_v) > max(_cosine(street_v, other) for other in other_v)  # retrieved first
+    # the whole-image layout does not register the two: the thumbnail ranks another drawing first
+    street_t, shop_t, *other_t = WeightFreeFeatures("thumbnail").encode([street, shop, *others])
+    assert _cosine(street_t, shop_t) < max(_cosine(street_t, other) for other in other_t)
+
+
+def test_box_colour_ignores_exposure_and_white_balance_of_the_garment() -> None:
+    photo = _photo(_garment(3), 224, (40, 30), 1.0, (250, 250, 250))
+    pixels = np.asarray(photo, dtype=np.float64)
+    graded = Image.fromarray(np.clip(pixels * (0.8, 0.7, 0.9), 0, 255).astype(np.uint8))
+    box = WeightFreeFeatures("box-shape-colour").encode([photo, graded])
+    whole = WeightFreeFeatures("colour-histogram").encode([photo, graded])
+    assert _cosine(*box) > 0.97
+    assert _cosine(*whole) < _cosine(*box) - 0.3
+
+
+def test_box_shape_cell_option_sets_the_grid_and_is_bounded() -> None:
+    vector = load(parse_spec("features:box-shape?cell=2"), EmbedOptions()).encode(
+        [_photo(_garment(4), 96, (0, 0), 0.5, (0, 0, 0))]
+    )
+    assert vector.shape == (1, 2 * 2 * 18)
+    with pytest.raises(LookBenchError, match="cell=9.*1 to 8"):
+        load(parse_spec("features:box-shape?cell=9"), EmbedOptions())

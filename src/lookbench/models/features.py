@@ -10,10 +10,19 @@
 - `foreground-histogram?bins=N` (2 to 16, default 16), N^3 numbers: the joint RGB histogram (N levels a channel) of
   the foreground pixels of a 64x64 resize, those farther than 48 (RGB distance, 0-255) from the median colour of the
   4-pixel border (every pixel when none is), square-rooted and L2-normalised (cosine = Hellinger affinity).
+- `box-shape?cell=N` (1 to 8, default 4), N^2 x 18 numbers: the garment's box registered cell for cell: the
+  foreground's bounding box (foreground as in `foreground-histogram`) cropped and resized to 64 x 64 grey, then per
+  cell of an N x N grid an 8-bin magnitude-weighted histogram of unsigned gradient orientations and a 10-bin histogram
+  of rotation-invariant uniform local binary patterns (texture), each cell's histograms square-rooted and
+  L2-normalised; the sum of the image's and its mirror's features (mirror-invariant); the orientation and texture
+  blocks each L2-normalised, then joined with equal weight.
+- `box-shape-colour?cell=N`, N^2 x 18 + 512 numbers: `box-shape` joined with equal weight with the square-rooted,
+  L2-normalised 8x8x8 RGB histogram of the box's foreground after a grey-world correction (each channel scaled to a
+  mean of 128: exposure and white balance normalised).
 - `size`, 4 x 32 numbers: log2 width, log2 height, log2 aspect and log2 file bytes, each as a Gaussian bump
   (sigma 0.5) over 32 fixed centres, each block L2-normalised: cosine = mean closeness of the four.
 
-All but `colour-gradient` are fashion-blind baselines: what layout, colour or size alone scores on a snapshot
+All but `colour-gradient` are fashion-blind baselines: what layout, shape, colour or size alone scores on a snapshot
 (docs/synth.md, docs/audit.md#query-side-shortcuts).
 """
 
@@ -43,6 +52,11 @@ which the evaluator refuses; against a thumbnail's norm (hundreds of grey levels
 HISTOGRAM_LEVELS = 8
 FOREGROUND_BORDER = 4
 FOREGROUND_DISTANCE = 48.0
+BOX_SIDE = 64
+ORIENTATION_BINS = 8
+TEXTURE_BINS = 10
+"""Rotation-invariant uniform binary patterns of 8 neighbours: 0-8 neighbours brighter, and every non-uniform one."""
+BOX_COLOUR_LEVELS = 8
 SIZE_CENTRES = 32
 SIZE_SIGMA = 0.5
 SIZE_RANGES = ((2.0, 14.0), (2.0, 14.0), (-3.0, 3.0), (6.0, 22.0))
@@ -115,6 +129,92 @@ def size_features(data: bytes) -> np.ndarray:
     return np.concatenate(blocks)
 
 
+def _extent(occupied: np.ndarray) -> tuple[int, int]:
+    """First and one past the last index of a boolean line with at least one true value."""
+    return int(occupied.argmax()), len(occupied) - int(occupied[::-1].argmax())
+
+
+def garment_box(image: Image.Image) -> tuple[float, float, float, float]:
+    """(left, top, right, bottom) in the image's pixels of its foreground's bounding box; the whole image if none."""
+    mask = foreground_mask(_resized(image))
+    width, height = image.size
+    if not mask.any():
+        return (0.0, 0.0, float(width), float(height))
+    columns, rows = np.asarray(mask.any(axis=0)), np.asarray(mask.any(axis=1))
+    (x0, x1), (y0, y1) = _extent(columns), _extent(rows)
+    return (x0 * width / SIDE, y0 * height / SIDE, x1 * width / SIDE, y1 * height / SIDE)
+
+
+def _registered(image: Image.Image, mode: str) -> Image.Image:
+    """The garment's box resized to BOX_SIDE x BOX_SIDE (the box in fractional pixels: a mirror gives its mirror)."""
+    return image.convert(mode).resize((BOX_SIDE, BOX_SIDE), Image.Resampling.BILINEAR, box=garment_box(image))
+
+
+def _texture_codes(grey: np.ndarray) -> np.ndarray:
+    """Per inner pixel, its rotation-invariant uniform binary pattern over the 8 neighbours (0-8; 9: non-uniform)."""
+    centre = grey[1:-1, 1:-1]
+    h, w = centre.shape
+    ring = ((0, 0), (0, 1), (0, 2), (1, 2), (2, 2), (2, 1), (2, 0), (1, 0))
+    bits = np.stack([grey[dy : dy + h, dx : dx + w] >= centre for dy, dx in ring]).astype(np.int64)
+    transitions = np.abs(bits - np.roll(bits, 1, axis=0)).sum(axis=0)
+    return np.where(transitions <= 2, bits.sum(axis=0), TEXTURE_BINS - 1)
+
+
+def _cell_histograms(codes: np.ndarray, weights: np.ndarray | None, bins: int, cells: int) -> np.ndarray:
+    """(cells, cells, bins) histograms of `codes` over an even grid, weighted by `weights` when given."""
+    h, w = codes.shape
+    row = np.minimum(np.arange(h) * cells // h, cells - 1)
+    col = np.minimum(np.arange(w) * cells // w, cells - 1)
+    index = (row[:, None] * cells + col[None, :]) * bins + codes
+    flat = np.bincount(index.ravel(), None if weights is None else weights.ravel(), minlength=cells * cells * bins)
+    return flat.reshape(cells, cells, bins)
+
+
+def _unit_rows(histograms: np.ndarray) -> np.ndarray:
+    """Each last-axis histogram square-rooted and L2-normalised (a Hellinger embedding per cell)."""
+    root = np.sqrt(np.maximum(histograms, 0.0))
+    return root / (np.linalg.norm(root, axis=-1, keepdims=True) + 1e-9)
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    return vector / (np.linalg.norm(vector) + 1e-12)
+
+
+def _box_shape_of(grey: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """Orientation and texture cell histograms of one registered box."""
+    gy, gx = np.gradient(grey)
+    angle = np.mod(np.arctan2(gy, gx), np.pi)
+    bins = np.minimum((angle / np.pi * ORIENTATION_BINS).astype(np.int64), ORIENTATION_BINS - 1)
+    orientation = _cell_histograms(bins, np.hypot(gx, gy), ORIENTATION_BINS, cells)
+    texture = _cell_histograms(_texture_codes(grey), None, TEXTURE_BINS, cells)
+    return _unit_rows(orientation), _unit_rows(texture)
+
+
+def box_shape(image: Image.Image, cells: int = CELLS) -> np.ndarray:
+    """Mirror-invariant orientation and texture histograms of the garment's box, registered cell for cell."""
+    grey = np.asarray(_registered(image, "L"), dtype=np.float64)
+    orientation, texture = _box_shape_of(grey, cells)
+    mirror_orientation, mirror_texture = _box_shape_of(grey[:, ::-1], cells)
+    # f(x) + f(mirror x) is the same for an image and its mirror
+    orientation = orientation + mirror_orientation
+    texture = texture + mirror_texture
+    return np.concatenate([_unit(orientation.ravel()), _unit(texture.ravel())]) / np.sqrt(2.0)
+
+
+def box_colour(image: Image.Image) -> np.ndarray:
+    """Square-rooted, L2-normalised joint RGB histogram of the box's foreground after a grey-world correction."""
+    rgb = np.asarray(_registered(image, "RGB"), dtype=np.int64)
+    mask = foreground_mask(rgb)
+    pixels = (rgb[mask] if mask.any() else rgb.reshape(-1, 3)).astype(np.float64)
+    balanced = np.clip(pixels * (128.0 / np.maximum(pixels.mean(axis=0), 1.0)), 0, 255).astype(np.int64)
+    return _unit(np.sqrt(colour_histogram(balanced, BOX_COLOUR_LEVELS)))
+
+
+def box_shape_colour(image: Image.Image, cells: int = CELLS) -> np.ndarray:
+    """`box_shape` and `box_colour`, joined with equal weight."""
+    return np.concatenate([box_shape(image, cells), box_colour(image)]) / np.sqrt(2.0)
+
+
 def whole_colour_histogram(image: Image.Image) -> np.ndarray:
     """The normalised HISTOGRAM_LEVELS^3 joint RGB histogram of the image on a SIDE x SIDE resize."""
     return colour_histogram(_resized(image), HISTOGRAM_LEVELS)
@@ -176,6 +276,18 @@ FEATURES = {
         "1",
         options={"bins": IntOption(16, 2, 16)},
     ),
+    "box-shape": Feature(
+        lambda im, o: box_shape(im, o["cell"]),
+        lambda o: o["cell"] ** 2 * (ORIENTATION_BINS + TEXTURE_BINS),
+        "1",
+        options={"cell": IntOption(CELLS, 1, 8)},
+    ),
+    "box-shape-colour": Feature(
+        lambda im, o: box_shape_colour(im, o["cell"]),
+        lambda o: o["cell"] ** 2 * (ORIENTATION_BINS + TEXTURE_BINS) + BOX_COLOUR_LEVELS**3,
+        "1",
+        options={"cell": IntOption(CELLS, 1, 8)},
+    ),
     "size": Feature(lambda data, _: size_features(data), lambda _: 4 * SIZE_CENTRES, "1", input_kind="bytes"),
 }
 FASHION_BLIND = (
@@ -185,6 +297,11 @@ FASHION_BLIND = (
     "features:thumbnail",
     "features:thumbnail?side=16",
     "features:size",
+    "features:box-shape?cell=2",
+    "features:box-shape",
+    "features:box-shape?cell=8",
+    "features:box-shape-colour?cell=2",
+    "features:box-shape-colour",
 )
 """The trivial baselines `lookbench audit` scores on the query side (docs/audit.md#query-side-shortcuts)."""
 
