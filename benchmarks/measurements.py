@@ -149,7 +149,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(
         ("synth-baselines.json",),
         "what layout or colour alone scores, with and without the noise pool; with `--audit`, the audit's "
-        "calibrated test and fashion-blind baselines against the default model",
+        "calibrated test and fashion-blind baselines (colour, layout, size, box-registered shape) against the default "
+        "model",
         "python benchmarks/synth.py baselines --size small --audit",
         "5+ min",
     ),
