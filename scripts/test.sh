@@ -39,9 +39,9 @@ uv=.venv/bin/uv
 # with the built-in augmentations instead of timm's). The full tier is installed by uv: 6.4 GiB in uv's cache, which
 # its venv and the install matrix's torch install hard-link. The cpu tier's torch is the CPU build on this machine's
 # disk (pip's find-links); its .venv-torch sees .venv's packages through a .pth file, so it holds only what the core
-# lacks (1.5 GiB measured on x86_64, on top of .venv's 1.5 GiB). `auto` picks by the disk left once .venv is installed, because CI machines differ in it and a full
-# disk fails the whole run (mypy and the core tests write while the torch tier installs). Both tiers install
-# MTEB (`lookbench[mteb]`) for the MTEB task and model-kind tests.
+# lacks (1.5 GiB measured on x86_64, on top of .venv's 1.5 GiB). `auto` picks by the disk left once .venv is
+# installed, because CI machines differ in it and a full disk fails the whole run (mypy and the core tests write while
+# the torch tier installs). Both tiers install MTEB (`lookbench[mteb]`) for the MTEB task and model-kind tests.
 FULL_TIER_GIB=14
 CPU_TIER_GIB=2
 # A .venv-torch left by an earlier run counts as free: it is reused or replaced.
@@ -73,7 +73,8 @@ if [ "$TORCH_TIER" != skip ]; then
     python3 -m venv .venv-torch
     if [ "$TORCH_TIER" = full ]; then
       installed=0
-      "$uv" pip install -q --python .venv-torch/bin/python "${torch_packages[@]}" efficientnet-lite-pytorch || installed=$?
+      "$uv" pip install -q --python .venv-torch/bin/python "${torch_packages[@]}" efficientnet-lite-pytorch ||
+        installed=$?
     else
       torch_site=$(.venv-torch/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
       # after .venv-torch's own site-packages on sys.path, so its own copies win where versions differ

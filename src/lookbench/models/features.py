@@ -53,7 +53,6 @@ HISTOGRAM_LEVELS = 8
 FOREGROUND_BORDER = 4
 FOREGROUND_DISTANCE = 48.0
 BOX_SIDE = 64
-ORIENTATION_BINS = 8
 TEXTURE_BINS = 10
 """Rotation-invariant uniform binary patterns of 8 neighbours: 0-8 neighbours brighter, and every non-uniform one."""
 BOX_COLOUR_LEVELS = 8
@@ -62,6 +61,8 @@ SIZE_SIGMA = 0.5
 SIZE_RANGES = ((2.0, 14.0), (2.0, 14.0), (-3.0, 3.0), (6.0, 22.0))
 """log2 ranges of the size feature's centres: width, height, aspect (width / height), file bytes."""
 Options = Mapping[str, int]
+Box = tuple[float, float, float, float]
+"""(left, top, right, bottom) in an image's pixels."""
 
 
 def colour_histogram(rgb: np.ndarray, levels: int = 4) -> np.ndarray:
@@ -72,20 +73,27 @@ def colour_histogram(rgb: np.ndarray, levels: int = 4) -> np.ndarray:
     return hist / max(hist.sum(), 1.0)
 
 
+def _orientations(grey: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pixel, its unsigned gradient orientation as one of BINS bins over 0-180 degrees, and its magnitude."""
+    gy, gx = np.gradient(grey)
+    angle = np.mod(np.arctan2(gy, gx), np.pi)
+    return np.minimum((angle / np.pi * BINS).astype(np.int64), BINS - 1), np.hypot(gx, gy)
+
+
+def _cell_histograms(codes: np.ndarray, weights: np.ndarray | None, bins: int, cells: int) -> np.ndarray:
+    """(cells, cells, bins) histograms of `codes` over an even grid, weighted by `weights` when given."""
+    h, w = codes.shape
+    row = np.minimum(np.arange(h) * cells // h, cells - 1)
+    col = np.minimum(np.arange(w) * cells // w, cells - 1)
+    index = (row[:, None] * cells + col[None, :]) * bins + codes
+    flat = np.bincount(index.ravel(), None if weights is None else weights.ravel(), minlength=cells * cells * bins)
+    return flat.reshape(cells, cells, bins)
+
+
 def gradient_histograms(grey: np.ndarray) -> np.ndarray:
     """HOG-like: per cell of a CELLS x CELLS grid, a magnitude-weighted histogram of unsigned orientations."""
-    gy, gx = np.gradient(grey)
-    magnitude = np.hypot(gx, gy)
-    angle = np.mod(np.arctan2(gy, gx), np.pi)
-    bins = np.minimum((angle / np.pi * BINS).astype(np.int64), BINS - 1)
-    step = grey.shape[0] // CELLS
-    parts = []
-    for r in range(CELLS):
-        for c in range(CELLS):
-            window = (slice(r * step, (r + 1) * step), slice(c * step, (c + 1) * step))
-            hist = np.bincount(bins[window].ravel(), weights=magnitude[window].ravel(), minlength=BINS)
-            parts.append(hist / (np.linalg.norm(hist) + 1e-9))
-    return np.concatenate(parts)
+    hists = _cell_histograms(*_orientations(grey), BINS, CELLS).reshape(-1, BINS)
+    return np.concatenate([hist / (np.linalg.norm(hist) + 1e-9) for hist in hists])
 
 
 def thumbnail(image: Image.Image, side: int = THUMB) -> np.ndarray:
@@ -134,7 +142,7 @@ def _extent(occupied: np.ndarray) -> tuple[int, int]:
     return int(occupied.argmax()), len(occupied) - int(occupied[::-1].argmax())
 
 
-def garment_box(image: Image.Image) -> tuple[float, float, float, float]:
+def garment_box(image: Image.Image) -> Box:
     """(left, top, right, bottom) in the image's pixels of its foreground's bounding box; the whole image if none."""
     mask = foreground_mask(_resized(image))
     width, height = image.size
@@ -145,9 +153,9 @@ def garment_box(image: Image.Image) -> tuple[float, float, float, float]:
     return (x0 * width / SIDE, y0 * height / SIDE, x1 * width / SIDE, y1 * height / SIDE)
 
 
-def _registered(image: Image.Image, mode: str) -> Image.Image:
+def _registered(image: Image.Image, mode: str, box: Box) -> Image.Image:
     """The garment's box resized to BOX_SIDE x BOX_SIDE (the box in fractional pixels: a mirror gives its mirror)."""
-    return image.convert(mode).resize((BOX_SIDE, BOX_SIDE), Image.Resampling.BILINEAR, box=garment_box(image))
+    return image.convert(mode).resize((BOX_SIDE, BOX_SIDE), Image.Resampling.BILINEAR, box=box)
 
 
 def _texture_codes(grey: np.ndarray) -> np.ndarray:
@@ -158,16 +166,6 @@ def _texture_codes(grey: np.ndarray) -> np.ndarray:
     bits = np.stack([grey[dy : dy + h, dx : dx + w] >= centre for dy, dx in ring]).astype(np.int64)
     transitions = np.abs(bits - np.roll(bits, 1, axis=0)).sum(axis=0)
     return np.where(transitions <= 2, bits.sum(axis=0), TEXTURE_BINS - 1)
-
-
-def _cell_histograms(codes: np.ndarray, weights: np.ndarray | None, bins: int, cells: int) -> np.ndarray:
-    """(cells, cells, bins) histograms of `codes` over an even grid, weighted by `weights` when given."""
-    h, w = codes.shape
-    row = np.minimum(np.arange(h) * cells // h, cells - 1)
-    col = np.minimum(np.arange(w) * cells // w, cells - 1)
-    index = (row[:, None] * cells + col[None, :]) * bins + codes
-    flat = np.bincount(index.ravel(), None if weights is None else weights.ravel(), minlength=cells * cells * bins)
-    return flat.reshape(cells, cells, bins)
 
 
 def _unit_rows(histograms: np.ndarray) -> np.ndarray:
@@ -182,17 +180,13 @@ def _unit(vector: np.ndarray) -> np.ndarray:
 
 def _box_shape_of(grey: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
     """Orientation and texture cell histograms of one registered box."""
-    gy, gx = np.gradient(grey)
-    angle = np.mod(np.arctan2(gy, gx), np.pi)
-    bins = np.minimum((angle / np.pi * ORIENTATION_BINS).astype(np.int64), ORIENTATION_BINS - 1)
-    orientation = _cell_histograms(bins, np.hypot(gx, gy), ORIENTATION_BINS, cells)
+    orientation = _cell_histograms(*_orientations(grey), BINS, cells)
     texture = _cell_histograms(_texture_codes(grey), None, TEXTURE_BINS, cells)
     return _unit_rows(orientation), _unit_rows(texture)
 
 
-def box_shape(image: Image.Image, cells: int = CELLS) -> np.ndarray:
-    """Mirror-invariant orientation and texture histograms of the garment's box, registered cell for cell."""
-    grey = np.asarray(_registered(image, "L"), dtype=np.float64)
+def _box_shape(image: Image.Image, box: Box, cells: int) -> np.ndarray:
+    grey = np.asarray(_registered(image, "L", box), dtype=np.float64)
     orientation, texture = _box_shape_of(grey, cells)
     mirror_orientation, mirror_texture = _box_shape_of(grey[:, ::-1], cells)
     # f(x) + f(mirror x) is the same for an image and its mirror
@@ -201,18 +195,24 @@ def box_shape(image: Image.Image, cells: int = CELLS) -> np.ndarray:
     return np.concatenate([_unit(orientation.ravel()), _unit(texture.ravel())]) / np.sqrt(2.0)
 
 
-def box_colour(image: Image.Image) -> np.ndarray:
-    """Square-rooted, L2-normalised joint RGB histogram of the box's foreground after a grey-world correction."""
-    rgb = np.asarray(_registered(image, "RGB"), dtype=np.int64)
+def _box_colour(image: Image.Image, box: Box) -> np.ndarray:
+    rgb = np.asarray(_registered(image, "RGB", box), dtype=np.int64)
     mask = foreground_mask(rgb)
     pixels = (rgb[mask] if mask.any() else rgb.reshape(-1, 3)).astype(np.float64)
     balanced = np.clip(pixels * (128.0 / np.maximum(pixels.mean(axis=0), 1.0)), 0, 255).astype(np.int64)
     return _unit(np.sqrt(colour_histogram(balanced, BOX_COLOUR_LEVELS)))
 
 
+def box_shape(image: Image.Image, cells: int = CELLS) -> np.ndarray:
+    """Mirror-invariant orientation and texture histograms of the garment's box, registered cell for cell."""
+    return _box_shape(image, garment_box(image), cells)
+
+
 def box_shape_colour(image: Image.Image, cells: int = CELLS) -> np.ndarray:
-    """`box_shape` and `box_colour`, joined with equal weight."""
-    return np.concatenate([box_shape(image, cells), box_colour(image)]) / np.sqrt(2.0)
+    """`box_shape` joined with equal weight with the square-rooted, L2-normalised joint RGB histogram of the box's
+    foreground after a grey-world correction."""
+    box = garment_box(image)
+    return np.concatenate([_box_shape(image, box, cells), _box_colour(image, box)]) / np.sqrt(2.0)
 
 
 def whole_colour_histogram(image: Image.Image) -> np.ndarray:
@@ -278,13 +278,13 @@ FEATURES = {
     ),
     "box-shape": Feature(
         lambda im, o: box_shape(im, o["cell"]),
-        lambda o: o["cell"] ** 2 * (ORIENTATION_BINS + TEXTURE_BINS),
+        lambda o: o["cell"] ** 2 * (BINS + TEXTURE_BINS),
         "1",
         options={"cell": IntOption(CELLS, 1, 8)},
     ),
     "box-shape-colour": Feature(
         lambda im, o: box_shape_colour(im, o["cell"]),
-        lambda o: o["cell"] ** 2 * (ORIENTATION_BINS + TEXTURE_BINS) + BOX_COLOUR_LEVELS**3,
+        lambda o: o["cell"] ** 2 * (BINS + TEXTURE_BINS) + BOX_COLOUR_LEVELS**3,
         "1",
         options={"cell": IntOption(CELLS, 1, 8)},
     ),
