@@ -249,3 +249,13 @@ def test_box_shape_cell_option_sets_the_grid_and_is_bounded() -> None:
     assert vector.shape == (1, 2 * 2 * 18)
     with pytest.raises(LookBenchError, match="cell=9.*1 to 8"):
         load(parse_spec("features:box-shape?cell=9"), EmbedOptions())
+
+
+@pytest.mark.parametrize("name", ["box-shape", "box-shape-colour"])
+@pytest.mark.parametrize("size", [(1, 1), (1, 300), (300, 1)])
+def test_box_features_of_a_flat_or_one_pixel_wide_image_are_finite_and_not_zero(
+    name: str, size: tuple[int, int]
+) -> None:
+    flat = Image.new("RGB", size, (90, 90, 90))  # no gradient anywhere; the evaluator refuses zero vectors
+    vector = WeightFreeFeatures(name).encode([flat])[0]
+    assert np.isfinite(vector).all() and np.linalg.norm(vector) > 0.5
