@@ -12,9 +12,12 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import make_row, png_bytes, write_snapshot
+from lookbench.cli import eval_cmd
 from lookbench.cli.main import app
 from lookbench.embeddings.provider import ProviderBase
+from lookbench.metrics.definitions import OUTFIT_METRIC
 from lookbench.models.meta import FACT_FIELDS, ModelMeta, ModelRun
+from lookbench.results.schema import MetricValue
 
 runner = CliRunner()
 
@@ -236,3 +239,28 @@ def test_skipped_rows_are_excluded_and_recorded(snapshot: Path, tmp_path: Path) 
         {"subset": "real_studio_flat", "split": "query", "row": 1, "error": "bad header"},
     ]
     assert -1 not in out.per_query["topk_rows"].to_pylist()[0][:4]
+
+
+def _value(value: float, n: int) -> MetricValue:
+    return MetricValue(value=value, ci_low=max(0.0, value - 0.05), ci_high=min(1.0, value + 0.05), n=n)
+
+
+def test_the_printed_table_leaves_out_outfit_recall_of_subsets_with_too_few_outfits(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """46 outfits (the small default's street subset) show no Outfit R@1; 150 do; the note names the short one."""
+    few = eval_cmd.MIN_SHOWN_OUTFITS - 54
+    metrics = {
+        "real_streetlook": {"fine_recall@1": _value(0.25, 120), OUTFIT_METRIC: _value(0.0, few)},
+        "aigen_streetlook": {"fine_recall@1": _value(0.5, 400), OUTFIT_METRIC: _value(0.125, 150)},
+    }
+    eval_cmd._print_summary(metrics, (), "t", intervals=False)
+    out = capsys.readouterr().out
+    rows = {line.split("│")[1].strip(): line for line in out.splitlines() if line.count("│") >= 3}
+    assert "12.50" in rows["AIGen-StreetLook"]
+    assert "0.00" not in rows["RealStreetLook"] and "-" in rows["RealStreetLook"].split("│")[-3]
+    assert f"fewer than {eval_cmd.MIN_SHOWN_OUTFITS} outfits (RealStreetLook {few})" in " ".join(out.split())
+    metrics.pop("aigen_streetlook")
+    eval_cmd._print_summary(metrics, (), "t", intervals=False)
+    table, note = capsys.readouterr().out.split("Outfit R@1 not shown")
+    assert "Outfit" not in table and "RealStreetLook" in note

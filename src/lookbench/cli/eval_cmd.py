@@ -40,7 +40,10 @@ from lookbench.snapshot.named import DEFAULT_SNAPSHOT, open_location
 from lookbench.snapshot.reader import Snapshot
 from lookbench.snapshot.source import HUB_FORMS
 
-SHOWN_METRICS = (*DEFAULT_TABLE_METRICS, "outfit_recall@1")
+SHOWN_METRICS = (*DEFAULT_TABLE_METRICS, OUTFIT_METRIC)
+MIN_SHOWN_OUTFITS = 100
+"""A subset with fewer outfits shows no Outfit R@1 in the printed table: an outfit scores only when all of its 2-4
+garments are hit, so at a 25% garment hit rate about 3 in 100 outfits score and a few dozen tell no models apart."""
 COMPOSED_SHOWN = ("recall@1", "recall@10", "recall@50", "map@10", "map@50", "fine_recall@10", "hard_negative@10")
 
 
@@ -83,7 +86,8 @@ def _print_summary(
             continue
         table = Table(title=escape(title))
         table.add_column("subset", no_wrap=True, min_width=16)
-        shown = [m for m in names if any(m in metrics[s] for s in scopes)]
+        few = {s: metrics[s][OUTFIT_METRIC].n for s in scopes if _few_outfits(metrics[s])}
+        shown = [m for m in names if any(m in metrics[s] and s not in few for s in scopes)]
         for name in shown:
             table.add_column(short_metric(name), justify="right")
         table.add_column("n", justify="right")
@@ -92,12 +96,30 @@ def _print_summary(
             queries = next(v.n for key, v in values.items() if key != OUTFIT_METRIC)
             table.add_row(
                 escape(scope_title(scope)),
-                *[percent(values.get(m), half_width=intervals, metric=m) for m in shown],
+                *[_cell(values, m, scope in few, intervals) for m in shown],
                 str(queries),
             )
         console.print(table)
+        if few:
+            counts = ", ".join(f"{scope_title(s)} {n}" for s, n in few.items())
+            console.print(
+                f"[dim]Outfit R@1 not shown for subsets with fewer than {MIN_SHOWN_OUTFITS} outfits "
+                f"({escape(counts)}): too few to tell models apart; the result file holds it[/dim]"
+            )
     if intervals:
         console.print("[dim]± half the 95% bootstrap interval, in points[/dim]")
+
+
+def _few_outfits(values: dict[str, MetricValue]) -> bool:
+    """Whether a scope's Outfit R@1 rests on fewer outfits than the printed table shows."""
+    outfits = values.get(OUTFIT_METRIC)
+    return outfits is not None and outfits.n < MIN_SHOWN_OUTFITS
+
+
+def _cell(values: dict[str, MetricValue], metric: str, few_outfits: bool, intervals: bool) -> str:
+    """One printed cell; `-` for the Outfit R@1 of a scope with too few outfits."""
+    value = None if metric == OUTFIT_METRIC and few_outfits else values.get(metric)
+    return percent(value, half_width=intervals, metric=metric)
 
 
 def _embed_options(

@@ -64,10 +64,10 @@ def test_layout_is_readable_by_the_core_reader(tiny: Path) -> None:
 
 
 def test_snapshot_name_tells_sizes_and_seeds_apart(tiny: Path, tmp_path: Path) -> None:
-    assert open_snapshot(tiny).name == "v20260601-synth-4-tiny-seed7"
+    assert open_snapshot(tiny).name == "v20260601-synth-5-tiny-seed7"
     assert open_snapshot(tiny).snapshot_id == "v20260601"
     other = generate_snapshot(tmp_path, RELEASE, "tiny", seed=8)
-    assert open_snapshot(other).name == "v20260601-synth-4-tiny-seed8"
+    assert open_snapshot(other).name == "v20260601-synth-5-tiny-seed8"
     (other / MANIFEST).write_text(json.dumps({"name": "../../etc/passwd"}))
     assert open_snapshot(other).name == "v20260601"
     (other / MANIFEST).write_text("{not json")
@@ -235,7 +235,7 @@ def test_a_crash_leaves_no_half_snapshot_and_a_rerun_resumes(tmp_path: Path, mon
 def test_a_resumed_run_redoes_a_damaged_file(tmp_path: Path) -> None:
     """A file in the partial folder that is not a parquet file of the planned row count is rendered again."""
     fresh = generate_snapshot(tmp_path / "fresh", RELEASE, "tiny", seed=4, workers=1)
-    partial = tmp_path / "out" / ".v20260601.synth-4-tiny-seed4.partial"
+    partial = tmp_path / "out" / ".v20260601.synth-5-tiny-seed4.partial"
     (partial / "real_studio_flat").mkdir(parents=True)
     (partial / "real_studio_flat" / "query.parquet").write_bytes(b"PAR1 not really")
     (partial / "aigen_studio").mkdir()
@@ -316,48 +316,49 @@ PINNED_VERSIONS = {"numpy": "2.4.6", "Pillow": "13.0.0", "pyarrow": "26.0.1"}
 JPEGs and pyarrow writes the parquet files, so another version may change bytes the renderer did not."""
 TINY_SEED7_DIGESTS = {
     "aigen_streetlook/gallery.parquet": (
-        "dc7b820b75c5d7a962bfea16e8788342fda1b83f17a18c89488a37b0ba44b63e",
-        "1102a89c969d9c04a94f9d1f3a8c9f152f5d73a6d66d396c30c4dd1eb9ceaf33",
+        "11d408d78c4f14c858b0d0ce7628eda4bcc5225f577dc19de39fdd2e0ed09959",
+        "a424513e5637c76f8c5be24d9081870d697e5954866dff18d9b160c5e0015044",
     ),
     "aigen_streetlook/query.parquet": (
-        "a78e164b73d127eff9eb332f4a8a4626a1d9d1d9a0060aa2328d037a06a306ab",
-        "bd7ded2262edcc3ec35719f8e7995b3f2f8a2aec5f4684b036961f55edb3a07b",
+        "4d4915084bc3b8e7e548015fab8741403f70c5b44bae1f39c30efa953f94276e",
+        "d5ec9e600bb096cd939daa2b309bc36601d42c74e7e96d4ad6f719b044b7506e",
     ),
     "aigen_studio/gallery.parquet": (
-        "8752109c0e2799ab7b5b9f5a2883662e90e5ce622fb3bcd7ae9dc15da15ef89d",
-        "fa8f4e3488ffbc93fd9b6db855f7c23fa1bdb3887cec024e85e894e096c4340d",
+        "7771d2d9995c7ad4e4e9835fb21435af448eee4c9d697f6a96b5ebc0de268609",
+        "4f2b6d1e04e6b1da12d96403af62dc69a0397e9bd1f32577caadacefc1da3838",
     ),
     "aigen_studio/query.parquet": (
-        "3cbfe8b8a09064635d725e2785100b88cafe1a076062fb9d4bb67c4e8d53ab2d",
-        "3e72af4f1f78d25b197e8721c095e749d152a971d9de30a94e603cc206a83846",
+        "6fe1b4e708b0d04672a45d9495fccf65de403c13adaf538a0d70e46ae6077cef",
+        "a6dcc67421a99a3393497771916c3f740dcc164863964eda6d5b8d90f6b99d98",
     ),
     "noise/gallery-00000-of-00001.parquet": (
-        "0a41df706b8810265813e55664f0e8d6f8531ddecfae3f402d5f9a5ded4d3797",
-        "e90f3e6655db6da20d1d6fc78c11c115fb8ed029493bfe4cc6531ac147919557",
+        "3296b0084e44fd5ac22c410d3ab82b7c9ca37ee0ade3838fcb5a4d953edd5958",
+        "a8ecf7e41fa68b408c89d81b59f68e17ba315c839bd84b5abac0a57ba5c72971",
     ),
     "real_streetlook/gallery.parquet": (
-        "8b0ba48fb175a6893fd2dd4919d57570050f36fd614cbd9ccac6691baf677a91",
-        "cdb8cba35bea6505e2e19ffba306b19839e0da03251a212d0be90c867d303c89",
+        "93fb246f8dc92a2daba419e27495d41e3f513a622e038f644d809cd2566c8299",
+        "c3d90295d6661fb970f6a807e61288806ebbe19a16a531013c7d9c0a8cc24baf",
     ),
     "real_streetlook/query.parquet": (
-        "a034a8260cb961d7a2f0ba67a100eb6a6e73b0936affaf2fb3a8bea8cd63b811",
-        "8901f8436c42b44352190e8dd2010932e2ea62fbfda91d74977206197a353587",
+        "9e4205c58218defa36bdccea42735d81f373ad6ca5827ddd25b4d27404b9c4ab",
+        "e85edecc7bbabd002619d4450d1fababba762c3bc67085c87b9da91fcf01bb68",
     ),
     "real_studio_flat/gallery.parquet": (
-        "7df028fb4e88ca38dc0f19c0d840ae5958526dfc4fccc1bf92569f623b96dc39",
-        "5f5c387409b0eeefcb7b27399ed96cc101f046b07825b5c4bedeba47f24ebf78",
+        "4a9b3b878dbc5e84de3e2684deff519257a172d3fa484717cd9acc0c1e077cf1",
+        "f7ec1114f53dae89039a3338f1e2df84b6ed56654e279fd93c13624a7ff67abe",
     ),
     "real_studio_flat/query.parquet": (
-        "99c5338d95e683a05828579f9a12cc96c8985724f83f8d9932dbf6400e9c4316",
-        "80228b01b890e21d12d0321aa4e3fea950e0551d624afec11d56985ec536e7b1",
+        "32dd9be0ca061cbb5fd221c19f66c4bf2c165c8ebb17031106094a3dcc0a121e",
+        "7f2964fd8746708901dd7aa15960dff4a55974cfafc2493e9b4c8155fd72e1fc",
     ),
     "synth_manifest.json": (
-        "292e94f18a22738693b832b896b49ceb9fb898994628c8b24ba5d164e2a5941c",
-        "292e94f18a22738693b832b896b49ceb9fb898994628c8b24ba5d164e2a5941c",
+        "df5f013fb74749ee6fcb995b4961f544712323467099faa54f4509604c6750c5",
+        "df5f013fb74749ee6fcb995b4961f544712323467099faa54f4509604c6750c5",
     ),
 }
 """Per file of `tiny` seed 7: sha256 of its rows (column names and each value's repr, images' JPEG bytes included)
-and of the file itself, taken from the `synth-4` renderer (per-shot camera development, shade families)."""
+and of the file itself, taken from the `synth-5` renderer (arms, hair and straps across street garments, detector
+boxes, a garment layout per photo)."""
 
 
 def _content_digest(path: Path) -> str:

@@ -213,10 +213,11 @@ def test_validation_releases_and_exclusion_names(tmp_path: Path) -> None:
     assert bad.exit_code == 2 and "expected synth:SEED:YYYY-MM-DD:SIZE" in bad.output
 
 
-DEFAULT_TINY_PLAN_SHA256 = "0996a34538bff93eb5eb74658f7775fb769f1fe0e0e7910da9a8833180f0206a"
+DEFAULT_TINY_PLAN_SHA256 = "6ca034e4f04643eb9516a7dc3ab7ddf39d497d13a014aaa80f145baf79211847"
 """`_plan_digest` of `plan_training(0, 2026-03-01, "tiny", default exclusion)` on main before `--exhausted-categories`
-existed (5fb9812), re-taken when `synth-4` drew shades from shade families (the digest holds each product's RGB): the
-option must leave a plan that exhausts nothing as it was."""
+existed (5fb9812), re-taken when `synth-4` drew shades from shade families (the digest holds each product's RGB) and
+when `synth-5` measured a street garment's visibility before the perspective warp and behind arms, hair and straps
+(it decides which garments get queries): the option must leave a plan that exhausts nothing as it was."""
 VALIDATION = "synth:1:2026-05-01:small"
 
 

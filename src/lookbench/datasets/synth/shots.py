@@ -35,6 +35,10 @@ SENSOR_SIGMA = (1.5, 6.0)
 SHARPENED = 0.3
 """Share of photos a shop sharpened."""
 HANGS = ("top", "dress", "jumpsuit", "skirt", "pants")
+POSED = ("top", "dress", "jumpsuit", "pants")
+"""Kinds whose sleeves or legs a pose moves."""
+SHOP_ARMS = (20.0, 40.0)
+"""Sleeve angles from vertical a shop photo lays a garment out with, degrees."""
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,14 @@ def _detail(product: Product, frame: Frame, rng: np.random.Generator) -> Image.I
     return _compose(canvas, product, light, rng, float(rng.uniform(1.3, 1.7)), float(rng.uniform(-10, 10)), 0.3)
 
 
+def shop_pose(product: Product, rng: np.random.Generator) -> Pose:
+    """How this shot lays out the garment: sleeves and legs arranged anew for every photo (a rigid catalogue
+    drawing would be one template in every shot)."""
+    if SPECS[product.category].kind not in POSED:
+        return Pose()
+    return Pose(float(rng.uniform(*SHOP_ARMS)), float(rng.uniform(*SHOP_ARMS)), float(rng.uniform(0, 5)))
+
+
 def _resized(item: Image.Image, factor: float) -> Image.Image:
     size = (max(1, int(item.width * factor)), max(1, int(item.height * factor)))
     return item.resize(size, Image.Resampling.BILINEAR)
@@ -187,7 +199,7 @@ def _compose(
     top: float | None = None,
 ) -> Image.Image:
     w, h = canvas.size
-    item = prepared(render_product(product), product.category, "real", light, rng)
+    item = prepared(render_product(product, pose=shop_pose(product, rng)), product.category, "real", light, rng)
     if rng.random() < 0.5:
         item = ImageOps.mirror(item)
     if angle:

@@ -1,6 +1,8 @@
 """Street-look scenes: a figure of varied build, pose, distance and turn wearing 2-4 products in a cluttered street,
-with occluders, a perspective warp, blur and the style's finish. The same scene can be composed as a small label
-map alone (to plan which garments are visible enough for a query) or as the full photo."""
+with occluders, an arm, hair or a bag strap across the garments, a perspective warp, blur and the style's finish; a
+query's crop is a detector's box, not the garment's own, so no crop registers the garment cell for cell. The same
+scene can be composed as a small label map alone (to plan which garments are visible enough for a query) or as the
+full photo."""
 
 from __future__ import annotations
 
@@ -27,6 +29,10 @@ MIN_VISIBLE = 0.45
 """A garment less visible than this (after occlusion) gets no query."""
 MIN_CROP = 150
 """Crops are widened (with context, inside the photo) to at least this many pixels on each side."""
+FRONTS = ("none", "arm", "hair", "strap")
+FRONT_WEIGHTS = (0.25, 0.3, 0.2, 0.25)
+DETECTOR_MARGIN = (-0.08, 0.25)
+"""A street crop's box is a detector's: each side off the garment's extent by this share of it (inward < 0)."""
 ORDER = {"pants": 0, "skirt": 0, "sneakers": 1, "boots": 1, "heels": 1, "jumpsuit": 2, "dress": 2, "top": 3, "bag": 4}
 
 
@@ -60,6 +66,10 @@ class SceneParams:
     """Perspective jitter of the four photo corners."""
     blur: float
     light: Light
+    wear: int
+    """Seed of what crosses the garments and of each crop's detector box (the same in the label plan and photo)."""
+    front: str
+    """What crosses in front of the garments: nothing, an arm, long hair or a bag strap (`FRONTS`)."""
 
 
 def scene_params(rng: np.random.Generator) -> SceneParams:
@@ -96,6 +106,8 @@ def scene_params(rng: np.random.Generator) -> SceneParams:
         corners=tuple((float(rng.uniform(-0.06, 0.06)), float(rng.uniform(-0.06, 0.06))) for _ in range(4)),
         blur=float(rng.uniform(0.5, 1.3)),
         light=sample_light(rng, (0.4, 1.0), (0.2, 0.4)),
+        wear=int(rng.integers(2**31)),
+        front=FRONTS[int(rng.choice(len(FRONTS), p=FRONT_WEIGHTS))],
     )
 
 
@@ -164,6 +176,44 @@ def _head(draw: ImageDraw.ImageDraw, p: SceneParams, u: float, cx: float, y0: fl
     r = 0.055 * u
     draw.ellipse([cx - r * 1.1 * hx, hy - r * 1.15, cx + r * 1.1 * hx, hy + r * 0.6], fill=p.hair)
     draw.ellipse([cx - r * 0.9 * hx, hy - r, cx + r * 0.9 * hx, hy + r], fill=p.skin)
+
+
+def _front(
+    draw: ImageDraw.ImageDraw | None,
+    labels: ImageDraw.ImageDraw,
+    p: SceneParams,
+    u: float,
+    cx: float,
+    y0: float,
+    hx: float,
+) -> None:
+    """Draw what crosses in front of the garments (an arm, long hair, a bag strap) and clear it from the label map."""
+    if p.front == "none":
+        return
+    rng = np.random.default_rng((p.wear, len(FRONTS)))
+    sign = -1 if rng.random() < 0.5 else 1
+    strokes: list[tuple[list[tuple[float, float]], float, RGB]] = []
+    if p.front == "arm":
+        shoulder = (cx + sign * 0.085 * u * hx, y0 + 0.17 * u)
+        elbow = (shoulder[0] + sign * 0.03 * u * hx, y0 + float(rng.uniform(0.3, 0.36)) * u)
+        hand = (cx - sign * float(rng.uniform(-0.02, 0.08)) * u * hx, y0 + float(rng.uniform(0.3, 0.44)) * u)
+        strokes.append(([shoulder, elbow, hand], 0.05 * u * hx, p.skin))
+    elif p.front == "hair":
+        length = float(rng.uniform(0.24, 0.36))
+        for side in (sign, -sign) if rng.random() < 0.5 else (sign,):
+            x = cx + side * float(rng.uniform(0.04, 0.08)) * u * hx
+            strokes.append(([(x, y0 + 0.06 * u), (x + side * 0.01 * u, y0 + length * u)], 0.05 * u * hx, p.hair))
+    else:
+        colour = rand_rgb(rng, 15, 120)
+        start = (cx - sign * 0.07 * u * hx, y0 + 0.16 * u)
+        strokes.append(([start, (cx + sign * 0.15 * u * hx, y0 + float(rng.uniform(0.42, 0.5)) * u)], 0.02 * u, colour))
+    for points, width, colour in strokes:
+        line = max(2, int(width))
+        if draw is not None:
+            draw.line(points, fill=colour, width=line, joint="curve")
+            end = points[-1]
+            draw.ellipse([end[0] - line / 2, end[1] - line / 2, end[0] + line / 2, end[1] + line / 2], fill=colour)
+        labels.line(points, fill=0, width=line, joint="curve")
 
 
 def _occlude(
@@ -244,8 +294,12 @@ def compose(
         area[index] = int(np.count_nonzero(np.asarray(labels) == index + 1))
     if draw is not None:
         _head(draw, p, u, cx, y0, hx)
+    _front(draw, label_draw, p, u, cx, y0, hx)
     label_draw.ellipse([cx - 0.07 * u * hx, y0, cx + 0.07 * u * hx, y0 + 0.13 * u], fill=0)
     _occlude(draw, label_draw, p, size)
+    left = np.bincount(np.asarray(labels).ravel(), minlength=len(products) + 1)
+    # counted before the perspective warp, which changes areas: a share of the drawn garment, not of its warp
+    visibility = {index: min(1.0, int(left[index + 1]) / max(1, drawn)) for index, drawn in area.items()}
     coeffs = _perspective(p, size)
     labels = labels.transform(size, Image.Transform.PERSPECTIVE, coeffs, Image.Resampling.NEAREST, fillcolor=0)
     if image is not None and rng is not None:
@@ -258,10 +312,12 @@ def compose(
             )
         image = image.filter(ImageFilter.BoxBlur(p.blur * scale * 1.5))
         image = finish(develop(image, rng, style), style, rng, subject if style == "aigen" else None)
-    return Scene(image if full else None, _items(products, np.asarray(labels), area, size))
+    return Scene(image if full else None, _items(products, np.asarray(labels), visibility, size, p.wear))
 
 
-def _items(products: list[Product], labels: np.ndarray, area: dict[int, int], size: tuple[int, int]) -> list[SceneItem]:
+def _items(
+    products: list[Product], labels: np.ndarray, visibility: dict[int, float], size: tuple[int, int], seed: int
+) -> list[SceneItem]:
     items = []
     for index, product in enumerate(products):
         mask = labels == index + 1
@@ -270,9 +326,10 @@ def _items(products: list[Product], labels: np.ndarray, area: dict[int, int], si
             items.append(SceneItem(product, (0, 0, 0, 0), 0.0))
             continue
         (x0, x1), (y0, y1) = _extent(mask.any(axis=0)), _extent(mask.any(axis=1))
-        mx, my = max(4, int(0.06 * (x1 - x0))), max(4, int(0.06 * (y1 - y0)))
-        box = (x0 - mx, y0 - my, x1 + mx + 1, y1 + my + 1)
-        items.append(SceneItem(product, widen(box, size, MIN_CROP), min(1.0, count / max(1, area[index]))))
+        left, top, right, bottom = np.random.default_rng((seed, index, 2)).uniform(*DETECTOR_MARGIN, size=4)
+        w, h = x1 - x0 + 1, y1 - y0 + 1
+        box = (x0 - int(left * w), y0 - int(top * h), x1 + 1 + int(right * w), y1 + 1 + int(bottom * h))
+        items.append(SceneItem(product, widen(box, size, MIN_CROP), visibility[index]))
     return items
 
 

@@ -22,14 +22,14 @@ from lookbench.datasets.synth.plan import (
 )
 from lookbench.datasets.synth.products import Product
 from lookbench.datasets.synth.render import render_product
-from lookbench.datasets.synth.shots import shop_photo
+from lookbench.datasets.synth.shots import shop_photo, shop_pose
 from lookbench.datasets.synth.street import compose, scene_params
 from lookbench.datasets.synth.studio import query_shot, studio_image
 from lookbench.datasets.synth.styles import Style
 from lookbench.snapshot.schema import BBOX_TYPE, IMAGE_TYPE
 from lookbench.snapshot.writer import image_value
 
-GENERATOR_VERSION = "synth-4"
+GENERATOR_VERSION = "synth-5"
 TASK = "image_to_image"
 
 _BASE = [
@@ -112,7 +112,8 @@ def _studio(task: RenderTask) -> list[dict[str, Any]]:
         assert isinstance(query, StudioQuery)
         rng = np.random.default_rng(list(query.seed))
         product = query.product
-        image = studio_image(render_product(product), product.category, task.style, query_shot(rng), rng)
+        rendered = render_product(product, pose=shop_pose(product, rng))
+        image = studio_image(rendered, product.category, task.style, query_shot(rng), rng)
         rows.append(row(product, jpeg_bytes(image), "easy" if task.style == "real" else "medium"))
     return rows
 
