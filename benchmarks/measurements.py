@@ -24,7 +24,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         ("default_eval.json",),
         "the README's first run: the default model's scores on the default snapshot",
         "python benchmarks/measure.py default_eval --figures "
-        "results/efficientnet-lite0__v20260601-synth-4-small-seed0__main.json lookbench eval",
+        "results/efficientnet-lite0__v20260601-synth-5-small-seed0__main.json lookbench eval",
         "minutes (first run generates and embeds)",
     ),
     Measurement(
@@ -147,7 +147,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         "agreement reads Debian's dataset-fashion-mnist (or --fashion-mnist DIR)",
     ),
     Measurement(
-        ("synth-baselines.json",),
+        ("synth-baselines.json", "synth-baselines-seed3.json", "synth-baselines-seed4.json"),
         "what layout or colour alone scores, with and without the noise pool; with `--audit`, the audit's "
         "calibrated test and fashion-blind baselines (colour, layout, size, box-registered shape) against the default "
         "model",
