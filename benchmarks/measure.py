@@ -80,7 +80,8 @@ def machine() -> dict[str, Any]:
 
 
 def provenance() -> dict[str, Any]:
-    """The installed lookbench version, and the repository's commit with whether tracked files differ from it."""
+    """The installed lookbench version, and the repository's commit with whether tracked files (result files aside)
+    differ from it."""
     try:
         version: str | None = importlib.metadata.version("lookbench")
     except importlib.metadata.PackageNotFoundError:
@@ -89,8 +90,10 @@ def provenance() -> dict[str, Any]:
     root = str(Path(__file__).resolve().parents[1])
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
+        # result files a run of the same series wrote before this one are not a change to the code measured
+        code = ["--", ".", ":(exclude)benchmarks/results"]
         status = subprocess.run(
-            ["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", root, "status", "--porcelain", "--untracked-files=no", *code],
             capture_output=True,
             text=True,
             timeout=30,
