@@ -133,9 +133,9 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         "~1 min",
     ),
     Measurement(
-        ("synth-generation.json",),
-        "wall, CPU and peak memory of `lookbench synth`",
-        "python benchmarks/synth.py generation --size small --workers 2",
+        ("synth-generation.json", "synth-generation-medium.json"),
+        "wall, CPU and peak memory of `lookbench synth`, alternated with the renderer before (`--baseline SRC`)",
+        "python benchmarks/synth.py generation --size small|medium --workers 2 --baseline SRC",
         "minutes",
     ),
     Measurement(
@@ -151,7 +151,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         "what layout or colour alone scores, with and without the noise pool; with `--audit`, the audit's "
         "calibrated test and fashion-blind baselines (colour, layout, size, box-registered shape) against the default "
         "model",
-        "python benchmarks/synth.py baselines --size small --audit",
+        "python benchmarks/synth.py baselines --size small --audit [--seed 3|4]",
         "5+ min",
     ),
     Measurement(

@@ -217,12 +217,17 @@ def alternate(root: Path, baseline: Path, repeats: int, size: str, workers: int,
     print(f"load average after: {os.getloadavg()}")
     measures = {"wall": lambda u: u.wall_s, "CPU": lambda u: u.total_cpu_s, "peak PSS": lambda u: u.peak_pss_mib,
                 "peak RSS": lambda u: u.peak_rss_mib}  # fmt: skip
+    figures: dict[str, dict[str, object]] = {}
     for label, value in measures.items():
         for name, usages in runs.items():
             column = [value(u) for u in usages]
             print(f"{name} {label}: min {min(column):.1f}, median {statistics.median(column):.1f}")
+            summary = {"runs": column, "min": min(column), "median": statistics.median(column)}
+            figures.setdefault(label, {})[name] = summary
         ratios = [value(t) / value(b) for b, t in zip(runs["baseline"], runs["this"], strict=True)]
         print(f"{label} this / baseline per repeat pair: {', '.join(f'{r:.3f}' for r in ratios)}")
+        figures[label]["this_over_baseline"] = ratios
+    record(size=size, workers=workers, seed=seed, baseline=str(baseline), generation=figures)
 
 
 def main_generation() -> None:
