@@ -2,9 +2,9 @@
 
 A gallery row and a distractor differ only in the product they show. Both draw their convention (a packshot on a
 white or a coloured sweep, a flat lay on wood, linen, marble or concrete with props, a hanger or shelf, an on-model
-shot cut off by the frame, a detail crop), their light, frame size and aspect, sensor noise, sharpening and JPEG
-quality from the same distribution, so where an image came from leaves no trace in its pixels. Queries keep their
-subset's own conventions (`synth.studio`, `synth.street`)."""
+shot cut off by the frame, a detail crop), the garment's layout (`shop_pose`), their light, frame size and aspect,
+sensor noise, sharpening and JPEG quality from the same distribution, so where an image came from leaves no trace in
+its pixels. Queries keep their subset's own conventions (`synth.studio`, `synth.street`)."""
 
 from __future__ import annotations
 
