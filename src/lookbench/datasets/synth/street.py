@@ -157,9 +157,14 @@ class Scene:
     items: list[SceneItem]
 
 
+def _shoulder(sign: int, u: float, cx: float, y0: float, hx: float) -> tuple[float, float]:
+    """Where the figure's arm on side `sign` starts, in photo pixels."""
+    return cx + sign * 0.085 * u * hx, y0 + 0.17 * u
+
+
 def _body(draw: ImageDraw.ImageDraw, p: SceneParams, u: float, cx: float, y0: float, hx: float) -> None:
     for sign in (-1, 1):
-        sx, sy = cx + sign * 0.085 * u * hx, y0 + 0.17 * u
+        sx, sy = _shoulder(sign, u, cx, y0, hx)
         dx, dy = p.pose.arm(sign)
         ex, ey = sx + sign * dx * 0.33 * u * hx, sy + dy * 0.33 * u
         draw.line([(sx, sy), (ex, ey)], fill=p.skin, width=max(2, int(0.05 * u * hx)))
@@ -194,7 +199,7 @@ def _front(
     sign = -1 if rng.random() < 0.5 else 1
     strokes: list[tuple[list[tuple[float, float]], float, RGB]] = []
     if p.front == "arm":
-        shoulder = (cx + sign * 0.085 * u * hx, y0 + 0.17 * u)
+        shoulder = _shoulder(sign, u, cx, y0, hx)
         elbow = (shoulder[0] + sign * 0.03 * u * hx, y0 + float(rng.uniform(0.3, 0.36)) * u)
         hand = (cx - sign * float(rng.uniform(-0.02, 0.08)) * u * hx, y0 + float(rng.uniform(0.3, 0.44)) * u)
         strokes.append(([shoulder, elbow, hand], 0.05 * u * hx, p.skin))
