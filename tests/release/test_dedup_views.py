@@ -5,6 +5,7 @@ before the views were stored never read."""
 from __future__ import annotations
 
 import io
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -183,3 +184,12 @@ def test_entries_added_after_the_store_have_their_views_decoded(tmp_path: Path) 
         query = fingerprint(encode(cropped(im, rng), "JPEG", 85))
         match = index.lookup(query, SETTINGS.phash_threshold, SETTINGS.colour_threshold).match
         assert match is not None and (match.key, match.tier) == (key, "crop")
+
+
+def test_a_published_file_written_anew_at_the_same_path_is_read_anew(tmp_path: Path) -> None:
+    first = [encode(photo(n, 64)) for n in range(2)]
+    key = "v20260101/real_studio_flat/gallery#1"
+    assert PublishedImages(published(tmp_path, first))(key) == first[1]
+    shutil.rmtree(tmp_path / "out")  # as a test's or a rebuilt release's folder is removed and made again
+    second = [encode(photo(10 + n, 64)) for n in range(2)]
+    assert PublishedImages(published(tmp_path, second))(key) == second[1] != first[1]

@@ -152,8 +152,14 @@ class PublishedImages:
         raise ReleaseError(f"{key}: no such published row")
 
 
-@lru_cache(maxsize=8)
 def _row_group_images(path: Path, group: int) -> list[object]:
+    # keyed on the file's identity too: a file written anew at the same path is read anew
+    stat = path.stat()
+    return _read_row_group_images(path, stat.st_ino, stat.st_mtime_ns, stat.st_size, group)
+
+
+@lru_cache(maxsize=8)
+def _read_row_group_images(path: Path, inode: int, mtime_ns: int, size: int, group: int) -> list[object]:
     return pq.ParquetFile(path).read_row_group(group, columns=["image"]).column(0).to_pylist()
 
 
