@@ -182,3 +182,13 @@ def test_a_second_run_into_a_held_folder_is_refused_naming_the_holder(tmp_path: 
     assert sorted(p.name for p in folder.iterdir()) == [MARKER_NAME, "v20260601"]  # no lock file left behind
     with claim_output_folder(folder, "release").recording():  # free again once the first run ended
         pass
+
+
+def test_an_output_file_under_a_file_is_refused_before_any_work(tmp_path: Path) -> None:
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine")
+    for target in (blocker / "result.json", blocker / "deeper" / "result.json"):
+        with pytest.raises(OutputFolderError, match=f"{re.escape(str(target))}: {re.escape(str(blocker))} is not a"):
+            refuse_foreign_file(target, ours=False, overwrite=True)
+    refuse_foreign_file(tmp_path / "new" / "deeper" / "result.json", ours=False, overwrite=False)  # made later
+    assert blocker.read_text() == "mine"

@@ -55,6 +55,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_audit_keeps_a_hostile_model_name_inert(runs: dict[str, Path], tmp_path: Path, key: str) -> None:
     out = tmp_path / "audit.json"
     args = ["--per-side", "4", "--queries", "2", "--resamples", "5", "-o", str(out), "--cache-dir", str(tmp_path)]
+    # what is tested is the name, so the cheapest audit that still has a probe and a shortcuts table
+    args += ["--permutations", "20", "--alpha", "0.1", "--baselines", "features:size,features:thumbnail"]
     run = invoke("audit", str(runs["snapshot"]), "-m", f"embeddings:{runs[f'emb-{key}']}", *args)
     assert run.exit_code == 0, run.output
     report = read_audit(out)
@@ -70,12 +72,13 @@ def test_audit_keeps_a_hostile_model_name_inert(runs: dict[str, Path], tmp_path:
     assert named.replace("\\|", "").count("|") == 2 + len(report.shortcuts.baselines[0].scores)  # no extra cell
 
 
-def test_audit_output_that_cannot_be_written_is_one_line(runs: dict[str, Path], tmp_path: Path) -> None:
+def test_audit_output_that_cannot_be_written_is_one_line_before_any_work(runs: dict[str, Path], tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     args = ["--per-side", "4", "--queries", "2", "--resamples", "5", "-o", str(blocker / "audit.json")]
     args += ["--cache-dir", str(tmp_path / "cache")]
     clean_error(invoke("audit", str(runs["snapshot"]), *args), str(blocker))
+    assert not (tmp_path / "cache").exists() and blocker.read_text() == "x"  # refused before embedding anything
 
 
 @pytest.mark.parametrize("key", ["latex", "formula", "pipes", "front-matter"])

@@ -243,8 +243,18 @@ def refuse_unlisted(path: Path) -> None:
         )
 
 
+def refuse_blocked_parent(path: Path) -> None:
+    """Refuse, before any work, an output path under something that is not a folder (it could never be written)."""
+    for parent in path.absolute().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputFolderError(f"{path}: {parent} is not a folder; choose another output path")
+            return
+
+
 def refuse_foreign_file(path: Path, ours: bool, overwrite: bool) -> None:
     """Refuse to replace an existing file lookbench did not write (`ours`: it reads as this command's output)."""
+    refuse_blocked_parent(path)
     if path.is_symlink() or (path.exists() and not path.is_file()):
         raise OutputFolderError(f"{path}: not a plain file; choose another output path")
     if path.exists() and not ours and not overwrite:

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from lookbench._util.atomic import write_text_atomic
+from lookbench._util.outfolder import refuse_blocked_parent
 from lookbench._util.safetext import markdown_cell
 from lookbench.errors import LookBenchError, first_problem
 from lookbench.results.audit_schema import AuditReport, QueryShortcuts, SeparationTest
@@ -38,6 +39,7 @@ def snapshot_audit(root: Path, given: Path | None = None) -> AuditReport | None:
 
 def check_audit_target(path: Path) -> None:
     """Refuse an output path that holds anything but an earlier audit report (the only file ever replaced)."""
+    refuse_blocked_parent(path)
     if path.is_dir():
         raise LookBenchError(f"{path}: a folder; --output names the audit JSON file to write")
     if path.exists():
