@@ -126,6 +126,13 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
     Its workers import lookbench as this process does, and the test helper modules (python: models, mappers).
     """
     ray = pytest.importorskip("ray")
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is not None:  # every worker's temporary folder shares one parent
+        started = tmp_path_factory.getbasetemp().parent / "ray-cluster-started-by"
+        started.mkdir(exist_ok=True)
+        (started / worker).touch()
+        others = sorted(p.name for p in started.iterdir() if p.name != worker)
+        assert not others, f"Ray tests ran on {others} too: `--dist loadgroup` did not group them (pytest-xdist#1386)"
     tests = Path(__file__).parent
     paths = [str(tests), str(tests / "shards"), str(tests / "release"), *sys.path]
     die_at = tmp_path_factory.mktemp("ray") / "die-at"
@@ -145,8 +152,35 @@ def ray_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RayCluster
             ray.shutdown()
 
 
+ONE_WORKER_MODULES = frozenset(
+    {
+        "datasets/synth/test_synth_plan.py",
+        "datasets/synth/test_synth_shots.py",
+        "datasets/synth/test_synth_snapshot.py",
+        "datasets/synth/test_synth_training.py",
+        "evaluation/composed/test_composed_derive.py",
+        "publish/site/test_browser.py",
+        "release/test_release_labelling.py",
+        "shards/test_sharded_embedding.py",
+    }
+)
+"""Modules whose module-scoped fixtures (generated releases, a built site, two browsers) take seconds: their tests
+run on one worker, which builds each fixture once instead of once per worker."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Under `pytest -n N --dist loadgroup` every Ray test runs on one worker, which starts the one cluster."""
+    """Under `pytest -n N --dist loadgroup` every Ray test runs on one worker, which starts the one cluster, and each
+    module of ONE_WORKER_MODULES on one worker; these groups go first, so that the short tests fill the end."""
+    tests = Path(__file__).parent
     for item in items:
         if item.get_closest_marker("ray"):
             item.add_marker(pytest.mark.xdist_group("ray"))
+        elif item.path.relative_to(tests).as_posix() in ONE_WORKER_MODULES:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+
+    def rank(item: pytest.Item) -> int:
+        group = item.get_closest_marker("xdist_group")
+        return 2 if group is None else 0 if group.args[0] == "ray" else 1
+
+    items.sort(key=rank)

@@ -30,6 +30,8 @@ from lookbench.snapshot.schema import STREETLOOK_SUBSETS
 from lookbench.snapshot.writer import image_value
 
 TABLES = ("crop/samples.parquet", "annotate/samples.parquet", "annotate/flagged.parquet", "audit/judgements.parquet")
+# On the Ray test's worker: the reference build and hashes below are made once for every executor compared with them.
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module")
@@ -109,11 +111,24 @@ def dedup(root: Path, synth: Path, server: ChatServer, collected: Path, executor
     return {name: (release.work / "dedup" / name).read_bytes() for name in ("samples.parquet", "dropped.parquet")}
 
 
+@pytest.fixture(scope="module")
+def hashed_here(
+    synth: Path, server: ChatServer, collected: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, bytes]:
+    """The dedup stage's tables hashed in this process: what every other executor must give."""
+    return dedup(tmp_path_factory.mktemp("dedup-here"), synth, server, collected, LocalExecutor())
+
+
+@pytest.fixture(scope="module")
+def unsharded(synth: Path, server: ChatServer, collected: Path, tmp_path_factory: pytest.TempPathFactory):
+    """The release built in this process in one piece: what every sharded executor must give."""
+    return build(tmp_path_factory.mktemp("unsharded") / "b", synth, server, LocalExecutor(), collected, shards=None)
+
+
 def test_dedup_hashes_the_same_on_worker_processes_and_leaves_out_an_undecodable_image(
-    synth: Path, server: ChatServer, collected: Path, tmp_path: Path
+    synth: Path, server: ChatServer, collected: Path, hashed_here: dict[str, bytes], tmp_path: Path
 ) -> None:
-    here = dedup(tmp_path / "here", synth, server, collected, LocalExecutor())
-    assert dedup(tmp_path / "there", synth, server, collected, LocalExecutor(processes=2)) == here
+    assert dedup(tmp_path / "there", synth, server, collected, LocalExecutor(processes=2)) == hashed_here
 
 
 def test_candidates_and_decisions_against_earlier_versions_run_as_shards_and_agree_on_worker_processes(
@@ -145,9 +160,9 @@ def tables(release: ReleaseConfig) -> dict[str, bytes]:
 
 
 def test_worker_processes_build_the_same_tables_as_this_process(
-    synth: Path, server: ChatServer, collected: Path, tmp_path: Path
+    synth: Path, server: ChatServer, collected: Path, unsharded, tmp_path: Path
 ) -> None:
-    here, run = build(tmp_path / "here", synth, server, LocalExecutor(), collected, shards=None)
+    here, run = unsharded
     crop = run.stats(CropStats)
     assert crop is not None and crop.photos_rejected == 1
     there, _ = build(tmp_path / "there", synth, server, LocalExecutor(processes=2), collected)
@@ -177,13 +192,17 @@ def test_a_rerun_after_a_lost_shard_asks_only_that_shard_again(
 @pytest.mark.ray
 @pytest.mark.timeout(300)
 def test_ray_builds_the_same_tables_as_the_local_executor(
-    ray_cluster: RayCluster, synth: Path, server: ChatServer, collected: Path, tmp_path: Path
+    ray_cluster: RayCluster,
+    synth: Path,
+    server: ChatServer,
+    collected: Path,
+    unsharded,
+    hashed_here: dict[str, bytes],
+    tmp_path: Path,
 ) -> None:
     from lookbench.shards.ray_executor import RayExecutor
 
-    local, _ = build(tmp_path / "local", synth, server, LocalExecutor(), collected)
     on_ray, _ = build(tmp_path / "ray", synth, server, RayExecutor(), collected)
-    assert tables(on_ray) == tables(local)
+    assert tables(on_ray) == tables(unsharded[0])
     assert server.max_in_flight <= 3  # the endpoint's limit holds across all of Ray's workers
-    hashed_here = dedup(tmp_path / "dedup-local", synth, server, collected, LocalExecutor())
     assert dedup(tmp_path / "dedup-ray", synth, server, collected, RayExecutor()) == hashed_here  # CPU tasks
