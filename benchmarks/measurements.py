@@ -141,7 +141,8 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     Measurement(
         ("synth-validity.json", "synth-agreement.json"),
         "pretrained vs random-initialised default model on a Synth release; `agreement`: Kendall's tau-b of the "
-        "ranking Synth and Fashion-MNIST's real photos give 9 systems (networks and weight-free features)",
+        "ranking Synth and Fashion-MNIST's real photos give 9 systems (networks and weight-free features), with its "
+        "95% interval over query resamples",
         "python benchmarks/synth.py validity|agreement --size small",
         "10+ min",
         "agreement reads Debian's dataset-fashion-mnist (or --fashion-mnist DIR)",
