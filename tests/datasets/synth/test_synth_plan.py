@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import replace
-from datetime import date
+from datetime import date, datetime, timezone
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lookbench.datasets.synth.catalogue import GALLERY_CATEGORIES, NOISE_ONLY, SPECS
 from lookbench.datasets.synth.generate import file_jobs, generate_snapshot
 from lookbench.datasets.synth.plan import NOISE_ONLY_SHARE, ReleasePlan, noise_products, plan_release
-from lookbench.datasets.synth.products import LabelCover, Product
+from lookbench.datasets.synth.products import LabelCover, Product, sample_product, strict_labels
 from lookbench.datasets.synth.sizes import SIZES, size_preset
 from lookbench.snapshot import synth_manifest
 from lookbench.snapshot.reader import open_snapshot
@@ -112,3 +113,20 @@ def test_every_preset_is_consistent_and_large_is_not_real_scale() -> None:
         assert all(preset.extra_gallery(s) >= 0 for s in SUBSETS)
     assert SIZES["large"].queries == SIZES["real"].queries
     assert SIZES["large"].noise < SIZES["real"].noise and "not real scale" in SIZES["large"].note
+
+
+@pytest.mark.parametrize("remembered", [3, 400])  # scanned one by one; looked up subset by subset
+def test_a_label_cover_answers_as_the_brute_force_rule(remembered: int) -> None:
+    rng = np.random.default_rng(remembered)
+    when = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    cover = LabelCover()
+    queries = [sample_product(rng, "dress", f"q{n}", when) for n in range(remembered)]
+    for product in queries:
+        cover.add(product)
+    others = [sample_product(rng, category, f"d{n}", when) for n in range(300) for category in ("dress", "skirt")]
+    expected = [
+        any(strict_labels(q)[1] <= strict_labels(p)[1] for q in queries if q.category == p.category)
+        for p in [*queries, *others]
+    ]
+    assert [cover.covers(p) for p in [*queries, *others]] == expected
+    assert all(expected[:remembered]) and not all(expected) and len(cover) == remembered

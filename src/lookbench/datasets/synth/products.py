@@ -248,17 +248,23 @@ class LabelCover:
     """Query products' label sets, to test whether a product carries one in full (same category, A_q within A)."""
 
     def __init__(self) -> None:
-        self._sets: dict[str, list[frozenset[str]]] = {}
+        self._sets: dict[str, set[frozenset[str]]] = {}
+        self._count = 0
 
     def add(self, product: Product) -> None:
         """Remember a query product's labels."""
         category, attributes = strict_labels(product)
-        self._sets.setdefault(category, []).append(attributes)
+        self._sets.setdefault(category, set()).add(attributes)
+        self._count += 1
 
     def covers(self, product: Product) -> bool:
         """True if some remembered product of the same category has every attribute `product` has or fewer."""
         category, attributes = strict_labels(product)
-        return any(q <= attributes for q in self._sets.get(category, ()))
+        known = self._sets.get(category, set())
+        if 2 ** len(attributes) < len(known):  # a real-scale release holds thousands: look each subset up instead
+            items = sorted(attributes)
+            return any(frozenset(c) in known for size in range(len(items) + 1) for c in combinations(items, size))
+        return any(q <= attributes for q in known)
 
     def __len__(self) -> int:
-        return sum(len(v) for v in self._sets.values())
+        return self._count
