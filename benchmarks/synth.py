@@ -91,6 +91,7 @@ from lookbench.datasets.synth.release import DEFAULT_RELEASE, DEFAULT_SEED, DEFA
 from lookbench.datasets.synth.tasks import GENERATOR_VERSION
 from lookbench.models.effnet_lite import LITE_MEAN, LITE_STD
 from lookbench.models.offline import efficientnet_lite0
+from lookbench.results.naming import per_query_name
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -494,7 +495,7 @@ GARMENT_REGISTERED = ("features:foreground-histogram", "features:box-shape", "fe
 
 def query_hits(result: Path) -> tuple[np.ndarray, np.ndarray]:
     """Per cluster of queries (outfit, or the query alone) of a `lookbench eval` result: Fine R@1 hits and queries."""
-    table = pq.read_table(result.with_suffix(".per_query.parquet"), columns=["subset", "cluster", "fine_recall@1"])
+    table = pq.read_table(per_query_name(result), columns=["subset", "cluster", "fine_recall@1"])
     keys = [f"{s}/{c}" for s, c in zip(table["subset"].to_pylist(), table["cluster"].to_pylist(), strict=True)]
     _, index = np.unique(keys, return_inverse=True)
     hits = np.bincount(index, weights=table["fine_recall@1"].to_numpy())
