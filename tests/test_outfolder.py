@@ -192,3 +192,11 @@ def test_an_output_file_under_a_file_is_refused_before_any_work(tmp_path: Path) 
             refuse_foreign_file(target, ours=False, overwrite=True)
     refuse_foreign_file(tmp_path / "new" / "deeper" / "result.json", ours=False, overwrite=False)  # made later
     assert blocker.read_text() == "mine"
+
+
+def test_an_output_folder_under_a_file_is_refused_before_anything_is_made(tmp_path: Path) -> None:
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine")
+    with pytest.raises(OutputFolderError, match=f"{re.escape(str(blocker / 'run'))}: {re.escape(str(blocker))} is"):
+        claim_output_folder(blocker / "run", "report")
+    assert blocker.read_text() == "mine" and sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

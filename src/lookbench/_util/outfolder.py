@@ -177,6 +177,7 @@ def claim_output_folder(
     folder = Path(folder)
     if (folder.exists() and not folder.is_dir()) or (folder.is_symlink() and not folder.exists()):
         raise OutputFolderError(f"{folder}: exists and is not a folder; lookbench {command} writes into a folder")
+    refuse_blocked_parent(folder)
     marker = read_marker(folder) if folder.is_dir() else None
     before = _entries(folder) if folder.is_dir() else {}
     if marker is not None:
