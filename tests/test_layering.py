@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -58,6 +59,17 @@ def module_name(path: Path, root: Path = ROOT) -> str:
     return ".".join(parts)
 
 
+def parsed(path: Path) -> ast.Module:
+    """The file's syntax tree, parsed once per worker while the file is unchanged (a dozen tests walk the package)."""
+    stat = path.stat()
+    return _parse(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.cache
+def _parse(path: Path, mtime_ns: int, size: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _type_checking_nodes(tree: ast.AST) -> set[int]:
     """Nodes inside `if TYPE_CHECKING:` blocks (imports for annotations only, never run)."""
     skipped: set[int] = set()
@@ -70,7 +82,7 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
 def imported(path: Path, modules: set[str], annotations: bool = False) -> Iterator[str]:
     """The lookbench modules a file imports, at any depth of the file (lazy imports count; with `annotations`, those
     under `if TYPE_CHECKING:` too)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     skipped = set() if annotations else _type_checking_nodes(tree)
     for node in ast.walk(tree):
         if id(node) in skipped:
@@ -281,7 +293,7 @@ the user gave. A capability of our own models and protocols is declared on the P
 def getattr_defaults(root: Path = ROOT) -> Iterator[str]:
     """`file:function` of every `getattr` call with a default (the shape of a probe), once per call."""
     for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         for scope, node in _calls(tree, ""):
             if isinstance(node.func, ast.Name) and node.func.id == "getattr" and len(node.args) == 3:
                 yield f"{path.relative_to(root).as_posix()}:{scope}"
@@ -341,7 +353,7 @@ def calls_of(name: str, root: Path = ROOT) -> set[str]:
     """`file:function` of every call of a function called `name` (bare or as an attribute)."""
     found = set()
     for path in sorted(root.rglob("*.py")):
-        for scope, node in _calls(ast.parse(path.read_text(encoding="utf-8")), ""):
+        for scope, node in _calls(parsed(path), ""):
             func = node.func
             called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
             if called == name:
