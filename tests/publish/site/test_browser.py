@@ -13,6 +13,7 @@ import pytest
 from browser import NEEDS_CHROMIUM
 from scipy.stats import beta
 from site_fixtures import (  # noqa: F401
+    WIDTHS,
     artifacts_fixture,
     driver_fixture,
     synth_data_fixture,
@@ -578,6 +579,9 @@ def _board(driver: Any, metric: str) -> dict[tuple[int, str], str]:
     return out
 
 
+# the intervals and ties are computed by the page's script, whatever the width; the phone layout of a windowed board
+# is checked by test_numbers_equal_python_with_and_without_a_window
+@pytest.mark.parametrize("driver", [WIDTHS[0]], ids=[f"{WIDTHS[0]}px"], indirect=True)
 @pytest.mark.parametrize(
     "window", [["--since", "2026-01-01"], ["--until", "2026-01-10"], ["--since", "2025-12-01", "--until", "2025-12-31"]]
 )
