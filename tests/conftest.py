@@ -171,7 +171,8 @@ run on one worker, which builds each fixture once instead of once per worker."""
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own, which reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Under `pytest -n N --dist loadgroup` every Ray test runs on one worker, which starts the one cluster, and each
-    module of ONE_WORKER_MODULES on one worker; these groups go first, so that the short tests fill the end."""
+    module of ONE_WORKER_MODULES on one worker; these groups go first, then the tests marked slow, so that the short
+    tests fill the end (xdist deals out tests in this order)."""
     tests = Path(__file__).parent
     for item in items:
         if item.get_closest_marker("ray"):
@@ -181,6 +182,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
     def rank(item: pytest.Item) -> int:
         group = item.get_closest_marker("xdist_group")
-        return 2 if group is None else 0 if group.args[0] == "ray" else 1
+        if group is not None:
+            return 0 if group.args[0] == "ray" else 1
+        return 2 if item.get_closest_marker("slow") else 3
 
     items.sort(key=rank)

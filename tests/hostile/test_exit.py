@@ -6,10 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 RUNS = 32
 AT_ONCE = 2
 
 
+@pytest.mark.slow
 def test_a_refusal_exits_2_every_time(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "lookbench.cli.main", "eval", "-s", str(tmp_path / "missing"), "-m", "bogus:x"]
     codes: list[int] = []

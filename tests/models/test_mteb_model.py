@@ -28,6 +28,7 @@ def registered_fixture(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(MODEL_REGISTRY, NAME, tiny_meta())
 
 
+@pytest.mark.slow
 def test_models_source_mteb_lists_the_registry_image_models() -> None:
     outcome = runner.invoke(app, ["models", "--source", "mteb", "--json"])
     assert outcome.exit_code == 0, outcome.output

@@ -165,6 +165,7 @@ def _teach(server: ChatServer, snapshot: Path) -> None:
             server.learn(row["image"]["bytes"], truth)
 
 
+@pytest.mark.slow
 def test_build_publishes_audited_composed_queries_that_eval_scores(synth: Path, tmp_path: Path) -> None:
     server = ChatServer()
     _teach(server, synth)

@@ -156,6 +156,7 @@ def test_the_stage_keeps_the_first_image_of_every_group_of_pairs_a_one_image_loo
     )
 
 
+@pytest.mark.slow
 def test_the_tables_are_byte_identical_for_any_input_order_sharding_and_worker_processes(tmp_path: Path) -> None:
     rng, out, samples = scene(tmp_path, 5, 500, 8, 30)
     settings = DedupConfig()

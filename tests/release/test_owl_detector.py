@@ -170,6 +170,7 @@ def test_unreachable_hub_id_fails_fast(tmp_path, monkeypatch):
         OwlDetector(OwlConfig(model="google/owlv2-base-patch16-ensemble"), load_taxonomy())
 
 
+@pytest.mark.slow
 def test_crop_stage_runs_the_owl_detector_from_the_release_config(tmp_path, owl_model):
     # seed 2's street scenes hold a TARGET garment among others (the premise, checked below by the crops' categories)
     synth = generate_snapshot(tmp_path / "synth", date(2026, 5, 1), "mini", seed=2)

@@ -285,6 +285,7 @@ def test_contamination_default_matches_dedup_default():
     assert (defaults.phash_threshold, defaults.colour_threshold) == (DEFAULT_THRESHOLD, DEFAULT_COLOUR_THRESHOLD)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("crop", [True, False])
 def test_every_crop_of_a_street_photo_carries_the_photos_date(tmp_path, crop):
     from datetime import date

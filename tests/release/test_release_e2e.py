@@ -122,6 +122,7 @@ def build(config: Path) -> Any:
     return result
 
 
+@pytest.mark.slow
 def test_two_releases(world):
     shop, root = world
     dead = f"127.0.0.1:{closed_port()}"

@@ -296,6 +296,7 @@ def _trickle(connection: socket.socket) -> None:
         time.sleep(1.5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reply", [_silent, _http1, _trickle])
 def test_a_ray_address_where_something_else_listens_is_refused_in_10_s(reply: Callable[[socket.socket], None]) -> None:
     from lookbench.shards.ray_executor import check_reachable

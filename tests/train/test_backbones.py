@@ -88,6 +88,7 @@ def backbone_spec(kind: str, tmp_path: Path) -> str:
     return "python:tinynet:make"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["python", "timm", "hf", "open_clip"])
 def test_every_backbone_kind_trains_exports_and_evaluates(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch

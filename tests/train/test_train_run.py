@@ -142,6 +142,7 @@ def test_the_card_lists_the_categories_its_training_release_left_out(
     assert lines == [expected]
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_equals_an_uninterrupted_run_bitwise(snapshots: tuple[Path, Path], tmp_path: Path) -> None:
     train_snap, eval_snap = snapshots
     config = unguarded_config(
@@ -180,6 +181,7 @@ def test_resume_after_a_kill_equals_an_uninterrupted_run_bitwise(snapshots: tupl
     assert logs[0] == logs[1] and len(logs[0]) == 7
 
 
+@pytest.mark.slow
 def test_two_process_ddp_on_cpu_equals_one_process(snapshots: tuple[Path, Path], tmp_path: Path) -> None:
     train_snap, eval_snap = snapshots
     base = unguarded_config(

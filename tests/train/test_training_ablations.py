@@ -46,6 +46,7 @@ def run_script(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 def test_reuse_refuses_a_folder_that_is_not_a_finished_run(tmp_path: Path) -> None:
     half = tmp_path / "half"
     half.mkdir()
@@ -65,6 +66,7 @@ def test_reuse_refuses_an_unknown_variant(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_reuse_refuses_a_run_of_another_recipe(tmp_path: Path) -> None:
     module = ablations()
     softmax = module.load_config(CONFIG, [*BASE, *module.VARIANTS["softmax"]]).model_dump(mode="json")

@@ -40,6 +40,7 @@ def test_text_tower_embeds_into_the_image_space(clip_spec: str, tmp_path: Path) 
     assert np.allclose(vectors[:1], expected, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_sum_chooses_its_weight_on_validation_and_text_only_runs(clip_spec: str, tmp_path: Path) -> None:
     snap, _ = composed_snapshot(tmp_path)
     results = {}

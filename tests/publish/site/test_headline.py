@@ -97,6 +97,7 @@ def test_marks_ranking_and_widths_on_a_two_release_board_with_a_window(
         assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
+@pytest.mark.slow
 def test_axe_finds_no_serious_or_critical_violation(board: list[Path], tmp_path: Path) -> None:
     axe = pytest.importorskip("axe_core_python", reason="axe-core ships with the dev extra (axe-core-python)")
     script = (Path(axe.__file__).parent / "axe.min.js").read_text("utf-8")

@@ -174,6 +174,7 @@ def test_weights_links_only_for_http_urls(site: Path) -> None:
         assert not driver.find_elements("css selector", '#model-cards a[href^="javascript"]')
 
 
+@pytest.mark.slow
 def test_axe_in_both_states_and_phone_cards_show_the_facts(site: Path) -> None:
     axe = pytest.importorskip("axe_core_python", reason="axe-core ships with the dev extra (axe-core-python)")
     script = (Path(axe.__file__).parent / "axe.min.js").read_text("utf-8")

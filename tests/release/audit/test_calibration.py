@@ -36,6 +36,7 @@ def _tested(root: Path, gallery: list[np.ndarray], noise: list[np.ndarray], plan
     return test
 
 
+@pytest.mark.slow
 def test_an_unmodified_pool_is_not_flagged_and_the_smallest_detected_shift_is_reported(
     tmp_path: Path, pixels: Pixels
 ) -> None:
