@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +60,18 @@ def site_fixture(board: list[Path], tmp_path_factory: pytest.TempPathFactory) ->
     return build_site(board, tmp_path_factory.mktemp("site") / "site", verification=checked)
 
 
+@pytest.fixture(scope="module", name="driver")
+def driver_fixture() -> Iterator[Any]:
+    """One desktop Chromium for the module's tests (the site keeps its state in the URL only; each test loads anew)."""
+    with chromium(width=1366, height=900) as driver:
+        yield driver
+
+
+def _load(driver: Any, url: str) -> None:
+    driver.get("about:blank")
+    driver.get(url)
+
+
 def _meta(board: list[Path], stem: str) -> ModelMeta:
     return load_result(next(p for p in board if p.stem == stem)).model.meta
 
@@ -93,40 +105,39 @@ def _fits(driver: Any) -> list[int]:
     )
 
 
-def test_fact_columns_show_the_cards_facts_and_sort(board: list[Path], site: Path) -> None:
+def test_fact_columns_show_the_cards_facts_and_sort(board: list[Path], site: Path, driver: Any) -> None:
     data = json.loads((site.parent / "data.json").read_text())
-    with chromium(width=1366, height=900) as driver:
-        driver.get(site.as_uri())
-        box = _fits(driver)
-        assert box[0] <= box[1] and box[2] <= box[3], box  # facts hidden by default: no sideways scroll
-        cells = driver.find_elements("css selector", "table.headline td.fact-col")
-        assert cells and not any(c.is_displayed() for c in cells)
-        driver.find_element("id", "show-facts").click()
-        assert "facts=1" in driver.current_url
-        rows = _rows(driver)
-        assert sorted(rows) == sorted(BLOCK)
-        for stem, row in rows.items():
-            run = next(r for r in data["runs"] if r["id"] == stem)
-            shown = {c.get_attribute("data-fact"): c for c in row.find_elements("css selector", "td.fact-col")}
-            expected = _expected_facts(_meta(board, stem), stem)
-            assert list(shown) == list(expected)
-            for key, want in expected.items():
-                cell = shown[key]
-                assert cell.is_displayed()
-                if want is None:
-                    assert cell.text == "\u2013" and "not" in (cell.get_attribute("title") or ""), (stem, key)
-                else:
-                    assert cell.get_attribute("data-value") == want, (stem, key)
-            assert shown["lic"].text == (run["license"] or "\u2013")
-            assert shown["dim"].text == (run["embedDim"] or "\u2013")
-            assert shown["params"].text == {150_000_000: "150M", 400_000_000: "400M", None: "\u2013"}[run["params"]]
-        assert _fits(driver)[2] <= _fits(driver)[3]  # the page itself never scrolls sideways
-        driver.find_element("css selector", 'button.sort[data-key="f-params"]').click()
-        rank = {s: int(r.get_attribute("data-rank")) for s, r in _rows(driver).items()}
-        params = {s: _meta(board, s).parameters for s in BLOCK}
-        assert list(rank) == sorted(BLOCK, key=lambda s: (params[s] is None, params[s] or 0, rank[s]))  # unknown last
-        assert "osort=f-params.asc" in driver.current_url
-        assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
+    _load(driver, site.as_uri())
+    box = _fits(driver)
+    assert box[0] <= box[1] and box[2] <= box[3], box  # facts hidden by default: no sideways scroll
+    cells = driver.find_elements("css selector", "table.headline td.fact-col")
+    assert cells and not any(c.is_displayed() for c in cells)
+    driver.find_element("id", "show-facts").click()
+    assert "facts=1" in driver.current_url
+    rows = _rows(driver)
+    assert sorted(rows) == sorted(BLOCK)
+    for stem, row in rows.items():
+        run = next(r for r in data["runs"] if r["id"] == stem)
+        shown = {c.get_attribute("data-fact"): c for c in row.find_elements("css selector", "td.fact-col")}
+        expected = _expected_facts(_meta(board, stem), stem)
+        assert list(shown) == list(expected)
+        for key, want in expected.items():
+            cell = shown[key]
+            assert cell.is_displayed()
+            if want is None:
+                assert cell.text == "\u2013" and "not" in (cell.get_attribute("title") or ""), (stem, key)
+            else:
+                assert cell.get_attribute("data-value") == want, (stem, key)
+        assert shown["lic"].text == (run["license"] or "\u2013")
+        assert shown["dim"].text == (run["embedDim"] or "\u2013")
+        assert shown["params"].text == {150_000_000: "150M", 400_000_000: "400M", None: "\u2013"}[run["params"]]
+    assert _fits(driver)[2] <= _fits(driver)[3]  # the page itself never scrolls sideways
+    driver.find_element("css selector", 'button.sort[data-key="f-params"]').click()
+    rank = {s: int(r.get_attribute("data-rank")) for s, r in _rows(driver).items()}
+    params = {s: _meta(board, s).parameters for s in BLOCK}
+    assert list(rank) == sorted(BLOCK, key=lambda s: (params[s] is None, params[s] or 0, rank[s]))  # unknown last
+    assert "osort=f-params.asc" in driver.current_url
+    assert [e for e in driver.get_log("browser") if e["level"] == "SEVERE"] == []
 
 
 def _passes(meta: ModelMeta, stem: str, how: dict[str, Any]) -> bool:
@@ -143,35 +154,35 @@ def _passes(meta: ModelMeta, stem: str, how: dict[str, Any]) -> bool:
     [{"open": True}, {"verified": True}, {"lic": "MIT"}, {"lic": "proprietary <b>"}, {"open": True, "lic": "MIT"}],
     ids=["open", "verified", "mit", "proprietary", "open-mit"],
 )
-def test_filters_hide_exactly_the_runs_the_cards_rule_out(board: list[Path], site: Path, how: dict[str, Any]) -> None:
+def test_filters_hide_exactly_the_runs_the_cards_rule_out(
+    board: list[Path], site: Path, how: dict[str, Any], driver: Any
+) -> None:
     from selenium.webdriver.support.ui import Select
 
-    with chromium(width=1366, height=900) as driver:
-        driver.get(site.as_uri())
-        ranks = {s: r.get_attribute("data-rank") for s, r in _rows(driver).items()}
-        assert sorted(ranks) == sorted(BLOCK)
-        if how.get("open"):
-            driver.find_element("id", "only-open").click()
-        if how.get("verified"):
-            driver.find_element("id", "only-verified").click()
-        if how.get("lic"):
-            Select(driver.find_element("id", "licence")).select_by_value(how["lic"])
-        shown = {s: r.get_attribute("data-rank") for s, r in _rows(driver).items()}
-        expected = [s for s in BLOCK if _passes(_meta(board, s), s, how)]
-        assert sorted(shown) == sorted(expected), how
-        assert shown == {s: ranks[s] for s in expected}  # filtered rows keep the block's ranks
-        note = driver.find_element("id", "filter-note").text
-        assert note.startswith(f"{len(expected)} of {len(BLOCK)} runs") and "keep their ranks" in note
+    _load(driver, site.as_uri())
+    ranks = {s: r.get_attribute("data-rank") for s, r in _rows(driver).items()}
+    assert sorted(ranks) == sorted(BLOCK)
+    if how.get("open"):
+        driver.find_element("id", "only-open").click()
+    if how.get("verified"):
+        driver.find_element("id", "only-verified").click()
+    if how.get("lic"):
+        Select(driver.find_element("id", "licence")).select_by_value(how["lic"])
+    shown = {s: r.get_attribute("data-rank") for s, r in _rows(driver).items()}
+    expected = [s for s in BLOCK if _passes(_meta(board, s), s, how)]
+    assert sorted(shown) == sorted(expected), how
+    assert shown == {s: ranks[s] for s in expected}  # filtered rows keep the block's ranks
+    note = driver.find_element("id", "filter-note").text
+    assert note.startswith(f"{len(expected)} of {len(BLOCK)} runs") and "keep their ranks" in note
 
 
-def test_weights_links_only_for_http_urls(site: Path) -> None:
-    with chromium(width=1366, height=900) as driver:
-        driver.get(site.as_uri())
-        links = [a.get_attribute("href") for a in driver.find_elements("css selector", "#model-cards a.weights-link")]
-        assert links == ["https://example.org/sharp"]
-        texts = [s.text for s in driver.find_elements("css selector", "#model-cards .weights-source")]
-        assert any("javascript:alert(1)" in t for t in texts)  # shown as text, never a link
-        assert not driver.find_elements("css selector", '#model-cards a[href^="javascript"]')
+def test_weights_links_only_for_http_urls(site: Path, driver: Any) -> None:
+    _load(driver, site.as_uri())
+    links = [a.get_attribute("href") for a in driver.find_elements("css selector", "#model-cards a.weights-link")]
+    assert links == ["https://example.org/sharp"]
+    texts = [s.text for s in driver.find_elements("css selector", "#model-cards .weights-source")]
+    assert any("javascript:alert(1)" in t for t in texts)  # shown as text, never a link
+    assert not driver.find_elements("css selector", '#model-cards a[href^="javascript"]')
 
 
 @pytest.mark.slow
