@@ -58,3 +58,9 @@ def chromium(width: int = 1280, height: int = 1000) -> Iterator[Any]:
     finally:
         driver.quit()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+def open_page(driver: Any, url: str) -> None:
+    """Load `url` as a fresh page, even where it differs from the current one only in its `#` state."""
+    driver.get("about:blank")
+    driver.get(url)

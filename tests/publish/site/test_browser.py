@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from browser import NEEDS_CHROMIUM
+from browser import NEEDS_CHROMIUM, open_page
 from scipy.stats import beta
 from site_fixtures import (  # noqa: F401
     WIDTHS,
@@ -51,8 +51,7 @@ DAY1 = "2026-01-15"
 
 
 def _open(driver: Any, url: str) -> None:
-    driver.get("about:blank")
-    driver.get(url)
+    open_page(driver, url)
     assert driver.find_element("css selector", "body").get_attribute("data-ready") or "report" in url
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from browser import available, chromium
+from browser import available, chromium, open_page
 from typer.testing import CliRunner
 
 from evaluation.composed.composedkit import composed_snapshot
@@ -184,8 +184,7 @@ def test_browser_numbers_for_composed_scopes_equal_python(
     _, paths = runs
     index = build_site(paths, tmp_path / "site")
     results = [load_result(p) for p in paths]
-    driver.get("about:blank")
-    driver.get(index.as_uri())
+    open_page(driver, index.as_uri())
     for family, k in (("recall", 1), ("map", 5), ("fine_recall", 1)):
         Select(driver.find_element("id", "family")).select_by_value(family)
         Select(driver.find_element("id", "k")).select_by_value(str(k))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser import NEEDS_CHROMIUM, chromium
+from browser import NEEDS_CHROMIUM, chromium, open_page
 from site_fixtures import synth_data_fixture, synth_runs_fixture  # noqa: F401
 from synth_runs import copy_run, older_release
 
@@ -67,11 +67,6 @@ def driver_fixture() -> Iterator[Any]:
         yield driver
 
 
-def _load(driver: Any, url: str) -> None:
-    driver.get("about:blank")
-    driver.get(url)
-
-
 def _meta(board: list[Path], stem: str) -> ModelMeta:
     return load_result(next(p for p in board if p.stem == stem)).model.meta
 
@@ -107,7 +102,7 @@ def _fits(driver: Any) -> list[int]:
 
 def test_fact_columns_show_the_cards_facts_and_sort(board: list[Path], site: Path, driver: Any) -> None:
     data = json.loads((site.parent / "data.json").read_text())
-    _load(driver, site.as_uri())
+    open_page(driver, site.as_uri())
     box = _fits(driver)
     assert box[0] <= box[1] and box[2] <= box[3], box  # facts hidden by default: no sideways scroll
     cells = driver.find_elements("css selector", "table.headline td.fact-col")
@@ -159,7 +154,7 @@ def test_filters_hide_exactly_the_runs_the_cards_rule_out(
 ) -> None:
     from selenium.webdriver.support.ui import Select
 
-    _load(driver, site.as_uri())
+    open_page(driver, site.as_uri())
     ranks = {s: r.get_attribute("data-rank") for s, r in _rows(driver).items()}
     assert sorted(ranks) == sorted(BLOCK)
     if how.get("open"):
@@ -177,7 +172,7 @@ def test_filters_hide_exactly_the_runs_the_cards_rule_out(
 
 
 def test_weights_links_only_for_http_urls(site: Path, driver: Any) -> None:
-    _load(driver, site.as_uri())
+    open_page(driver, site.as_uri())
     links = [a.get_attribute("href") for a in driver.find_elements("css selector", "#model-cards a.weights-link")]
     assert links == ["https://example.org/sharp"]
     texts = [s.text for s in driver.find_elements("css selector", "#model-cards .weights-source")]
