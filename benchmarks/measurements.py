@@ -24,7 +24,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         ("default_eval.json",),
         "the README's first run: the default model's scores on the default snapshot",
         "python benchmarks/measure.py default_eval --figures "
-        "results/efficientnet-lite0__v20260601-synth-5-small-seed0__main.json lookbench eval",
+        "results/efficientnet-lite0__v20260601-synth-6-small-seed0__main.json lookbench eval",
         "minutes (first run generates and embeds)",
     ),
     Measurement(

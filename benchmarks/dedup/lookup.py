@@ -30,7 +30,7 @@ sample) for a release of the real one's size (69k against 69k) and a 1M crawl ag
 candidate views decoded everywhere, read from the history store (the batch's still decoded: what the dedup stage
 does), and as if the batch's were as cheap as the store's.
 
-    python benchmarks/dedup/lookup.py ~/.cache/lookbench/synth/synth-5-small-seed0-20260601/v20260601
+    python benchmarks/dedup/lookup.py ~/.cache/lookbench/synth/synth-6-small-seed0-20260601/v20260601
 """
 
 from __future__ import annotations

@@ -152,7 +152,7 @@ class Snapshot:
     @cached_property
     def name(self) -> str:
         """The name results are filed under: the `name` a manifest declares (a Synth release names its renderer, size
-        and seed, e.g. `v20260601-synth-5-small-seed0`), else the version folder's name."""
+        and seed, e.g. `v20260601-synth-6-small-seed0`), else the version folder's name."""
         for manifest in NAMED_BY:
             try:
                 declared = loads((self.root / manifest).read_text(encoding="utf-8")).get("name")

@@ -64,10 +64,10 @@ def test_layout_is_readable_by_the_core_reader(tiny: Path) -> None:
 
 
 def test_snapshot_name_tells_sizes_and_seeds_apart(tiny: Path, tmp_path: Path) -> None:
-    assert open_snapshot(tiny).name == "v20260601-synth-5-tiny-seed7"
+    assert open_snapshot(tiny).name == "v20260601-synth-6-tiny-seed7"
     assert open_snapshot(tiny).snapshot_id == "v20260601"
     other = generate_snapshot(tmp_path, RELEASE, "tiny", seed=8)
-    assert open_snapshot(other).name == "v20260601-synth-5-tiny-seed8"
+    assert open_snapshot(other).name == "v20260601-synth-6-tiny-seed8"
     (other / MANIFEST).write_text(json.dumps({"name": "../../etc/passwd"}))
     assert open_snapshot(other).name == "v20260601"
     (other / MANIFEST).write_text("{not json")
@@ -235,7 +235,7 @@ def test_a_crash_leaves_no_half_snapshot_and_a_rerun_resumes(tmp_path: Path, mon
 def test_a_resumed_run_redoes_a_damaged_file(tmp_path: Path) -> None:
     """A file in the partial folder that is not a parquet file of the planned row count is rendered again."""
     fresh = generate_snapshot(tmp_path / "fresh", RELEASE, "tiny", seed=4, workers=1)
-    partial = tmp_path / "out" / ".v20260601.synth-5-tiny-seed4.partial"
+    partial = tmp_path / "out" / ".v20260601.synth-6-tiny-seed4.partial"
     (partial / "real_studio_flat").mkdir(parents=True)
     (partial / "real_studio_flat" / "query.parquet").write_bytes(b"PAR1 not really")
     (partial / "aigen_studio").mkdir()
@@ -316,49 +316,49 @@ PINNED_VERSIONS = {"numpy": "2.4.6", "Pillow": "13.0.0", "pyarrow": "26.0.1"}
 JPEGs and pyarrow writes the parquet files, so another version may change bytes the renderer did not."""
 TINY_SEED7_DIGESTS = {
     "aigen_streetlook/gallery.parquet": (
-        "11d408d78c4f14c858b0d0ce7628eda4bcc5225f577dc19de39fdd2e0ed09959",
-        "a424513e5637c76f8c5be24d9081870d697e5954866dff18d9b160c5e0015044",
+        "c18a77fbfcbe59e76cbe12912c28d159b955565dd1397de3a46cb8c3171c2343",
+        "8b0f92e24eb042ae4b22f24c981365f95672ec74742425e70c0e035a1e8d3a34",
     ),
     "aigen_streetlook/query.parquet": (
-        "4d4915084bc3b8e7e548015fab8741403f70c5b44bae1f39c30efa953f94276e",
-        "d5ec9e600bb096cd939daa2b309bc36601d42c74e7e96d4ad6f719b044b7506e",
+        "41d9b82b213e81ecad1b25baf2c329e97f60f82e7ec28900d4d399b56c0ed2ec",
+        "bd1fc084419c19ff7e7b853b36255fafde0403bab92d54602ef06a0d0f0aaa12",
     ),
     "aigen_studio/gallery.parquet": (
-        "7771d2d9995c7ad4e4e9835fb21435af448eee4c9d697f6a96b5ebc0de268609",
-        "4f2b6d1e04e6b1da12d96403af62dc69a0397e9bd1f32577caadacefc1da3838",
+        "7f0839046bd41d8d737e51ee2526bc42e766b6608be8cdfe8f2a1331313a900d",
+        "40d212ddb5720e7f6e6c0c0b4572f2a5901ab77c511dd15638c2786eafa57b6a",
     ),
     "aigen_studio/query.parquet": (
-        "6fe1b4e708b0d04672a45d9495fccf65de403c13adaf538a0d70e46ae6077cef",
-        "a6dcc67421a99a3393497771916c3f740dcc164863964eda6d5b8d90f6b99d98",
+        "d86ad6e3afc08077666b142419e905277517dffbbf40d7de7154f2e3e5d078d9",
+        "7447f3fff3d5970cea8e8f7379c4d1c1cedf65c9ada333fd02a36cd0bb22852e",
     ),
     "noise/gallery-00000-of-00001.parquet": (
-        "3296b0084e44fd5ac22c410d3ab82b7c9ca37ee0ade3838fcb5a4d953edd5958",
-        "a8ecf7e41fa68b408c89d81b59f68e17ba315c839bd84b5abac0a57ba5c72971",
+        "f58249bacf2779ac120d556527646785f3af9acd69b95a8bc3498861c7980dce",
+        "01df0e4fd85ef31c5757b887cee66ce7a055c314418b7712f0cccc01e375b6a8",
     ),
     "real_streetlook/gallery.parquet": (
-        "93fb246f8dc92a2daba419e27495d41e3f513a622e038f644d809cd2566c8299",
-        "c3d90295d6661fb970f6a807e61288806ebbe19a16a531013c7d9c0a8cc24baf",
+        "72c70c0cd78d4813c85bd65c4d84a97942ff3c0f7c35986cfb7a22b1c9d0d97f",
+        "047a9c17712d8db5340be5ea698c00e6962588880c180497a021efa331ee00a9",
     ),
     "real_streetlook/query.parquet": (
-        "9e4205c58218defa36bdccea42735d81f373ad6ca5827ddd25b4d27404b9c4ab",
-        "e85edecc7bbabd002619d4450d1fababba762c3bc67085c87b9da91fcf01bb68",
+        "78f4056758ffe3622bca18d492fe60e5f49b357ad589d4fcc125acfd9ea620d5",
+        "c0663109bcaf90be5de31550cbff224558c2a3ddd00eb2ccd6d2508c4aa2508a",
     ),
     "real_studio_flat/gallery.parquet": (
-        "4a9b3b878dbc5e84de3e2684deff519257a172d3fa484717cd9acc0c1e077cf1",
-        "f7ec1114f53dae89039a3338f1e2df84b6ed56654e279fd93c13624a7ff67abe",
+        "faaf899d4d88ce3823e2b8b11b787aa05d9805a8c48e35914117117259738452",
+        "c237e03f401bac2dff33b5ded5c9edc3015fd99c743b2232fefc46dff310f5a8",
     ),
     "real_studio_flat/query.parquet": (
-        "32dd9be0ca061cbb5fd221c19f66c4bf2c165c8ebb17031106094a3dcc0a121e",
-        "7f2964fd8746708901dd7aa15960dff4a55974cfafc2493e9b4c8155fd72e1fc",
+        "5034f91124bb26db609aa2ab32f5a2b8417c3416853a05da667dbbfc7da7168a",
+        "7be5546cc907876573041314d8d20e8247e90e2ae9430210ef809115ba68966f",
     ),
     "synth_manifest.json": (
-        "df5f013fb74749ee6fcb995b4961f544712323467099faa54f4509604c6750c5",
-        "df5f013fb74749ee6fcb995b4961f544712323467099faa54f4509604c6750c5",
+        "061310d88bf7bbc4847782a072d3c9717a96325e704ae128c0ad7b1330408df7",
+        "061310d88bf7bbc4847782a072d3c9717a96325e704ae128c0ad7b1330408df7",
     ),
 }
 """Per file of `tiny` seed 7: sha256 of its rows (column names and each value's repr, images' JPEG bytes included)
-and of the file itself, taken from the `synth-5` renderer (arms, hair and straps across street garments, detector
-boxes, a garment layout per photo)."""
+and of the file itself, taken from the `synth-6` renderer (street photos tilted, real-look ones with sun and shade;
+arms, hair and straps across street garments, detector boxes, a garment layout per photo)."""
 
 
 def _content_digest(path: Path) -> str:

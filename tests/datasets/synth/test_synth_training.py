@@ -217,7 +217,8 @@ DEFAULT_TINY_PLAN_SHA256 = "6ca034e4f04643eb9516a7dc3ab7ddf39d497d13a014aaa80f14
 """`_plan_digest` of `plan_training(0, 2026-03-01, "tiny", default exclusion)` on main before `--exhausted-categories`
 existed (5fb9812), re-taken when `synth-4` drew shades from shade families (the digest holds each product's RGB) and
 when `synth-5` measured a street garment's visibility before the perspective warp and behind arms, hair and straps
-(it decides which garments get queries): the option must leave a plan that exhausts nothing as it was."""
+(it decides which garments get queries); `synth-6`'s padded, tilted scenes left it as it was. The option must leave
+a plan that exhausts nothing as it was."""
 VALIDATION = "synth:1:2026-05-01:small"
 
 

@@ -32,7 +32,8 @@ def sample_light(rng: np.random.Generator, folds: tuple[float, float], volume: t
     return Light(float(np.cos(angle)), float(np.sin(angle)), float(rng.uniform(*folds)), float(rng.uniform(*volume)))
 
 
-def _resize_field(field: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+def resize_field(field: np.ndarray, size: tuple[int, int]) -> np.ndarray:
+    """A small float field resized (bicubic) to `size` (width, height)."""
     return np.asarray(Image.fromarray(field.astype(np.float32), mode="F").resize(size, Image.Resampling.BICUBIC))
 
 
@@ -51,7 +52,7 @@ def _heights(rng: np.random.Generator, hanging: bool) -> np.ndarray:
     """A fold height field: vertical drape folds for hanging garments, crumples and creases otherwise."""
     yy, xx = _grid(FIELD, FIELD, True)
     blobs = rng.standard_normal((5, 5)).astype(np.float32)
-    field = _resize_field(blobs, (FIELD, FIELD)) * 0.5
+    field = resize_field(blobs, (FIELD, FIELD)) * 0.5
     count = int(rng.integers(3, 7))
     for _ in range(count):
         freq = float(rng.uniform(2.0, 6.0))
@@ -73,8 +74,8 @@ def warp(image: Image.Image, rng: np.random.Generator, amount: float) -> Image.I
     w, h = image.size
     cells = rng.normal(0.0, amount, size=(2, 5, 5)).astype(np.float32)
     cells[:, 0, :] = cells[:, -1, :] = cells[:, :, 0] = cells[:, :, -1] = 0.0
-    dx = _resize_field(cells[0], (w, h)).astype(np.int32)
-    dy = _resize_field(cells[1], (w, h)).astype(np.int32)
+    dx = resize_field(cells[0], (w, h)).astype(np.int32)
+    dy = resize_field(cells[1], (w, h)).astype(np.int32)
     dx += np.arange(w, dtype=np.int32)
     dy += np.arange(h, dtype=np.int32)[:, None]
     np.clip(dx, 0, w - 1, out=dx)
@@ -98,7 +99,7 @@ def drape(garment: Image.Image, rng: np.random.Generator, light: Light, gloss: f
     heights = _heights(rng, hanging) * light.folds
     gy, gx = np.gradient(heights)
     small = (LIGHT_FIELD, max(8, int(LIGHT_FIELD * h / max(w, 1))))
-    facing = _resize_field(np.asarray((gx * light.dx + gy * light.dy) * 9.0, dtype=np.float32), small)
+    facing = resize_field(np.asarray((gx * light.dx + gy * light.dy) * 9.0, dtype=np.float32), small)
     alpha = garment.getchannel("A")
     shrunk = alpha.resize(small, Image.Resampling.BILINEAR)
     body = np.asarray(shrunk.filter(ImageFilter.BoxBlur(max(1, LIGHT_FIELD // 10))), dtype=np.float32) / 255.0

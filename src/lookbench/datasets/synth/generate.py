@@ -83,7 +83,7 @@ def is_written(path: Path, rows: int) -> bool:
 
 
 def snapshot_name(release: date, size: str, seed: int) -> str:
-    """The snapshot's name, distinct per release, renderer, size and seed: `v20260601-synth-5-small-seed0`."""
+    """The snapshot's name, distinct per release, renderer, size and seed: `v20260601-synth-6-small-seed0`."""
     return f"{version_name(release)}-{GENERATOR_VERSION}-{size}-seed{seed}"
 
 

@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw, ImageFilter, ImageOps
 
 from lookbench.datasets.synth.camera import develop
 from lookbench.datasets.synth.catalogue import SPECS
-from lookbench.datasets.synth.drape import Light, drape, sample_light
+from lookbench.datasets.synth.drape import Light, drape, resize_field, sample_light
 from lookbench.datasets.synth.palette import HAIR, RGB, SKIN_TONES
 from lookbench.datasets.synth.products import Product
 from lookbench.datasets.synth.render import render_product
@@ -33,6 +33,17 @@ FRONTS = ("none", "arm", "hair", "strap")
 FRONT_WEIGHTS = (0.25, 0.3, 0.2, 0.25)
 DETECTOR_MARGIN = (-0.08, 0.25)
 """A street crop's box is a detector's: each side off the garment's extent by this share of it (inward < 0)."""
+ROLL = 12.0
+"""Largest tilt of the photo (degrees): a hand-held camera and a figure leaning or walking, so no garment stands
+upright in its box as it does in a shop photo."""
+PAD = 0.22
+"""The scene is drawn this share of its height wider on each side, so a photo tilted by the largest roll, its
+corners jittered the most, has no empty corners."""
+SHADE = 0.6
+"""Share of real-look scenes with sun and shade across the figure (a building's shadow edge or dappled light);
+the AI-generated look keeps its even, idealised light."""
+SHADE_DEPTH = (0.35, 0.6)
+"""Range of how much darker the shade is than the sun (its red channel; green loses 0.9 and blue 0.7 of that)."""
 ORDER = {"pants": 0, "skirt": 0, "sneakers": 1, "boots": 1, "heels": 1, "jumpsuit": 2, "dress": 2, "top": 3, "bag": 4}
 
 
@@ -70,6 +81,8 @@ class SceneParams:
     """Seed of what crosses the garments and of each crop's detector box (the same in the label plan and photo)."""
     front: str
     """What crosses in front of the garments: nothing, an arm, long hair or a bag strap (`FRONTS`)."""
+    roll: float
+    """Tilt of the photo in degrees (the camera's roll and the figure's lean)."""
 
 
 def scene_params(rng: np.random.Generator) -> SceneParams:
@@ -108,6 +121,7 @@ def scene_params(rng: np.random.Generator) -> SceneParams:
         light=sample_light(rng, (0.4, 1.0), (0.2, 0.4)),
         wear=int(rng.integers(2**31)),
         front=FRONTS[int(rng.choice(len(FRONTS), p=FRONT_WEIGHTS))],
+        roll=float(rng.uniform(-ROLL, ROLL)),
     )
 
 
@@ -222,12 +236,22 @@ def _front(
 
 
 def _occlude(
-    draw: ImageDraw.ImageDraw | None, labels: ImageDraw.ImageDraw, p: SceneParams, size: tuple[int, int]
+    draw: ImageDraw.ImageDraw | None, labels: ImageDraw.ImageDraw, p: SceneParams, size: tuple[int, int], pad: int
 ) -> None:
-    """Draw the occluders over the photo (when drawing one) and clear them from the label map."""
+    """Draw the occluders over the photo (when drawing one) and clear them from the label map; a pole's or street
+    furniture's side on or past the photo's edge runs on to the padded scene's edge."""
     w, h = size
     for occ in p.occluders:
-        x0, y0, x1, y1 = occ.box[0] * w, occ.box[1] * h, occ.box[2] * w, occ.box[3] * h
+        edge = occ.kind != "passer-by"
+
+        def at(unit: float, extent: int, edge: bool = edge) -> float:
+            if edge and unit <= 0:
+                return 0.0
+            if edge and unit >= 1:
+                return extent + 2.0 * pad
+            return pad + unit * extent
+
+        x0, y0, x1, y1 = at(occ.box[0], w), at(occ.box[1], h), at(occ.box[2], w), at(occ.box[3], h)
         if occ.kind == "passer-by":
             head = [x0 + (x1 - x0) * 0.3, y0, x0 + (x1 - x0) * 0.7, y0 + (y1 - y0) * 0.22]
             body = [x0, y0 + (y1 - y0) * 0.2, x1, y1 + h]
@@ -243,17 +267,42 @@ def _occlude(
         labels.rectangle([x0, y0, x1, y1], fill=0)
 
 
-def _perspective(p: SceneParams, size: tuple[int, int]) -> list[float]:
+def _perspective(p: SceneParams, size: tuple[int, int], pad: int) -> list[float]:
+    """Coefficients that map the photo's pixels to the padded scene: corner jitter, then the roll about the centre."""
     w, h = size
+    angle = np.radians(p.roll)
+    cos, sin = float(np.cos(angle)), float(np.sin(angle))
     src = [(0, 0), (w, 0), (w, h), (0, h)]
-    dst = [(x + cx * w, y + cy * h) for (x, y), (cx, cy) in zip(src, p.corners, strict=True)]
     rows = []
     rhs = []
-    for (x, y), (X, Y) in zip(dst, src, strict=True):
-        rows.append([x, y, 1, 0, 0, 0, -X * x, -X * y])
-        rows.append([0, 0, 0, x, y, 1, -Y * x, -Y * y])
-        rhs.extend([X, Y])
+    for (x, y), (jx, jy) in zip(src, p.corners, strict=True):
+        dx, dy = x + jx * w - w / 2, y + jy * h - h / 2
+        px, py = w / 2 + cos * dx - sin * dy, h / 2 + sin * dx + cos * dy
+        rows.append([px, py, 1, 0, 0, 0, -(x + pad) * px, -(x + pad) * py])
+        rows.append([0, 0, 0, px, py, 1, -(y + pad) * px, -(y + pad) * py])
+        rhs.extend([x + pad, y + pad])
     return [float(v) for v in np.linalg.solve(np.asarray(rows, dtype=float), np.asarray(rhs, dtype=float))]
+
+
+def _shade(image: Image.Image, rng: np.random.Generator) -> Image.Image:
+    """Sun and shade across the scene: a shadow edge or dappled light, the shade darker and bluer than the sun."""
+    if rng.random() >= SHADE:
+        return image
+    w, h = image.size
+    sw, sh = max(8, w // 16), max(8, h // 16)
+    if rng.random() < 0.5:
+        angle = float(rng.uniform(0, np.pi))
+        yy, xx = np.mgrid[0:sh, 0:sw].astype(np.float32)
+        across = (xx / sw - 0.5) * np.cos(angle) + (yy / sh - 0.5) * np.sin(angle) * h / w
+        lit = (across > float(rng.uniform(-0.2, 0.2))).astype(np.float32)
+    else:
+        blobs = resize_field(rng.standard_normal((9, 6)).astype(np.float32), (sw, sh))
+        lit = (blobs > float(rng.uniform(-0.4, 0.4))).astype(np.float32)
+    sun = np.clip(resize_field(lit, (w, h)), 0.0, 1.0)[..., None]
+    depth = float(rng.uniform(*SHADE_DEPTH))
+    shade = np.asarray([1.0 - depth, 1.0 - depth * 0.9, 1.0 - depth * 0.7], dtype=np.float32)
+    out = np.asarray(image, dtype=np.float32) * (sun + (1.0 - sun) * shade)
+    return Image.fromarray(np.clip(out, 0, 255).astype(np.uint8))
 
 
 def compose(
@@ -261,19 +310,21 @@ def compose(
 ) -> Scene:
     """Compose the scene at `scale` of the full size; with `rng` None only the label map (no pixels) is made."""
     size = (max(16, int(SCENE_SIZE[0] * scale)), max(24, int(SCENE_SIZE[1] * scale)))
+    pad = int(PAD * size[1])
+    canvas = (size[0] + 2 * pad, size[1] + 2 * pad)
     full = rng is not None
-    image = street_background(style, size, rng) if rng is not None else None
-    labels = Image.new("L", size, 0)
+    image = street_background(style, canvas, rng) if rng is not None else None
+    labels = Image.new("L", canvas, 0)
     draw = ImageDraw.Draw(image) if image is not None else None
     label_draw = ImageDraw.Draw(labels)
     u = size[1] * p.figure
-    cx = size[0] * (0.5 + p.cx)
-    y0 = size[1] * (0.97 - p.figure)
+    cx = pad + size[0] * (0.5 + p.cx)
+    y0 = pad + size[1] * (0.97 - p.figure)
     hx = p.build * (1.0 - 0.3 * abs(p.turn))
     if draw is not None:
         _body(draw, p, u, cx, y0, hx)
     area: dict[int, int] = {}
-    subject = Image.new("L", size, 0)
+    subject = Image.new("L", canvas, 0)
     for index in sorted(range(len(products)), key=lambda i: ORDER[SPECS[products[i].category].kind]):
         product = products[index]
         kind = SPECS[product.category].kind
@@ -289,28 +340,31 @@ def compose(
             if rng is not None:
                 item = smooth_garment(drape(item, rng, p.light, rendered.gloss, kind in HANGING_KINDS), style)
             ax = place.anchor[0] if not place.flip else 1 - place.anchor[0]
-            x = int(cx + place.target[0] * u * hx - ax * width)
-            y = int(y0 + place.target[1] * u - place.anchor[1] * side)
+            # rounded in the photo's own coordinates, then moved onto the padded canvas: the same pixels either way
+            x = pad + int(cx - pad + place.target[0] * u * hx - ax * width)
+            y = pad + int(y0 - pad + place.target[1] * u - place.anchor[1] * side)
             alpha = item.getchannel("A").point(lambda v: 255 if v > 127 else 0)
             if image is not None:
                 image.paste(item, (x, y), alpha)
                 subject.paste(255, (x, y, x + width, y + side), alpha)
             labels.paste(index + 1, (x, y, x + width, y + side), alpha)
-        area[index] = int(np.count_nonzero(np.asarray(labels) == index + 1))
+        area[index] = int(np.count_nonzero(_inside(labels, size, pad) == index + 1))
     if draw is not None:
         _head(draw, p, u, cx, y0, hx)
     _front(draw, label_draw, p, u, cx, y0, hx)
     label_draw.ellipse([cx - 0.07 * u * hx, y0, cx + 0.07 * u * hx, y0 + 0.13 * u], fill=0)
-    _occlude(draw, label_draw, p, size)
-    left = np.bincount(np.asarray(labels).ravel(), minlength=len(products) + 1)
+    _occlude(draw, label_draw, p, size, pad)
+    left = np.bincount(_inside(labels, size, pad).ravel(), minlength=len(products) + 1)
     # counted before the perspective warp, which changes areas: a share of the drawn garment, not of its warp
     visibility = {index: min(1.0, int(left[index + 1]) / max(1, drawn)) for index, drawn in area.items()}
-    coeffs = _perspective(p, size)
+    coeffs = _perspective(p, size, pad)
     labels = labels.transform(size, Image.Transform.PERSPECTIVE, coeffs, Image.Resampling.NEAREST, fillcolor=0)
     if image is not None and rng is not None:
         image = image.transform(
             size, Image.Transform.PERSPECTIVE, coeffs, Image.Resampling.BILINEAR, fillcolor=(128, 128, 128)
         )
+        if style == "real":
+            image = _shade(image, rng)
         if style == "aigen":
             subject = subject.transform(
                 size, Image.Transform.PERSPECTIVE, coeffs, Image.Resampling.NEAREST, fillcolor=0
@@ -318,6 +372,11 @@ def compose(
         image = image.filter(ImageFilter.BoxBlur(p.blur * scale * 1.5))
         image = finish(develop(image, rng, style), style, rng, subject if style == "aigen" else None)
     return Scene(image if full else None, _items(products, np.asarray(labels), visibility, size, p.wear))
+
+
+def _inside(labels: Image.Image, size: tuple[int, int], pad: int) -> np.ndarray:
+    """The label map's upright photo area: visibility counts what the frame holds, not the padding around it."""
+    return np.asarray(labels)[pad : pad + size[1], pad : pad + size[0]]
 
 
 def _items(

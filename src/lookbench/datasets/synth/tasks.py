@@ -29,7 +29,7 @@ from lookbench.datasets.synth.styles import Style
 from lookbench.snapshot.schema import BBOX_TYPE, IMAGE_TYPE
 from lookbench.snapshot.writer import image_value
 
-GENERATOR_VERSION = "synth-5"
+GENERATOR_VERSION = "synth-6"
 TASK = "image_to_image"
 
 _BASE = [
