@@ -195,8 +195,10 @@ if __name__ == "__main__":
     with results_file(name):
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         print(done.stdout, end="")
-        if done.returncode == 0 and figures_file is not None:
+        sys.stderr.write(done.stderr)
+        if done.returncode != 0:
+            # raised inside the block, so a failed run leaves the result file an earlier run wrote as it was
+            raise SystemExit(done.returncode)
+        if figures_file is not None:
             written = json.loads(figures_file.read_text())
             record(**(written.get("metrics", written) if isinstance(written, dict) else {"figures": written}))
-    sys.stderr.write(done.stderr)
-    sys.exit(done.returncode)
