@@ -1,8 +1,8 @@
 """Street-look scenes: a figure of varied build, pose, distance and turn wearing 2-4 products in a cluttered street,
-with occluders, an arm, hair or a bag strap across the garments, a perspective warp, blur and the style's finish; a
-query's crop is a detector's box, not the garment's own, so no crop registers the garment cell for cell. The same
-scene can be composed as a small label map alone (to plan which garments are visible enough for a query) or as the
-full photo."""
+with occluders, an arm, hair or a bag strap across the garments, a perspective warp and tilt, sun and shade (real
+look), blur and the style's finish; a query's crop is a detector's box, not the garment's own, so no crop registers
+the garment cell for cell. The same scene can be composed as a small label map alone (to plan which garments are
+visible enough for a query) or as the full photo."""
 
 from __future__ import annotations
 
