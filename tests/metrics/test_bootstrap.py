@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from lookbench.metrics.aggregate import SubsetValues, summarise
-from lookbench.metrics.bootstrap import ClusterSums, paired_bootstrap, resample_counts
+from lookbench.metrics.bootstrap import ClusterSums, paired_bootstrap, ratio_interval, resample_counts
 
 
 def test_resample_counts_draw_c_clusters() -> None:
@@ -59,3 +59,32 @@ def test_paired_clear_difference() -> None:
     assert t.diff == pytest.approx(0.5)
     assert t.p_value < 0.01
     assert t.ci_low > 0.3
+
+
+def test_ratio_interval_of_two_clusters_spans_the_three_possible_draws() -> None:
+    # two clusters drawn twice: AA -> 2/2, AB -> 1/2, BB -> 0/2 with chances 1/4, 1/2, 1/4
+    interval = ratio_interval(np.array([1.0, 0.0]), np.array([1.0, 1.0]), np.array([0, 1]), np.random.default_rng(0))
+    assert interval == (0.0, 1.0)
+
+
+def test_ratio_interval_drops_draws_without_a_denominator() -> None:
+    # AA -> 2/2, AB -> 2/1, BB has no denominator hit and no ratio
+    interval = ratio_interval(np.array([1.0, 1.0]), np.array([1.0, 0.0]), np.array([0, 1]), np.random.default_rng(0))
+    assert interval == (1.0, 2.0)
+
+
+def test_ratio_interval_is_paired() -> None:
+    # the same per-query hits on both sides: every paired draw has ratio 1, however the hits fall
+    hits = np.random.default_rng(2).integers(0, 2, 120).astype(float)
+    clusters = np.arange(120) // 3
+    assert ratio_interval(hits, hits, clusters, np.random.default_rng(0)) == (1.0, 1.0)
+    # unpaired sides of the same size spread around their ratio
+    other = np.random.default_rng(3).permutation(hits)
+    low, high = ratio_interval(hits, other, clusters, np.random.default_rng(0)) or (1.0, 1.0)
+    assert low < 1.0 < high
+
+
+def test_ratio_interval_without_resamples_or_hits_is_none() -> None:
+    ones = np.ones(4)
+    assert ratio_interval(ones, ones, np.arange(4), np.random.default_rng(0), resamples=0) is None
+    assert ratio_interval(ones, np.zeros(4), np.arange(4), np.random.default_rng(0)) is None

@@ -1,4 +1,4 @@
-"""Bootstrap confidence intervals over queries (whole outfits on street looks) and a paired test."""
+"""Bootstrap confidence intervals over queries (whole outfits on street looks), a paired test and a paired ratio."""
 
 from __future__ import annotations
 
@@ -96,3 +96,25 @@ def paired_bootstrap(
         p_value=p,
         n=len(a),
     )
+
+
+def ratio_interval(
+    numerator: np.ndarray,
+    denominator: np.ndarray,
+    clusters: np.ndarray,
+    rng: np.random.Generator,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+) -> tuple[float, float] | None:
+    """Percentile interval of sum(numerator) / sum(denominator) over paired cluster resamples (both sides drawn
+    together); None without resamples or when no resample has a positive denominator."""
+    if resamples <= 0 or not len(clusters):
+        return None
+    sums = ClusterSums.of(np.stack([numerator, denominator], axis=1).astype(np.float64), clusters)
+    totals, _ = replicate_totals(resample_counts(rng, len(sums.sizes), resamples), sums)
+    # a resample without a denominator hit has no ratio; it is dropped rather than counted as infinite
+    kept = totals[totals[:, 1] > 0]
+    if not len(kept):
+        return None
+    low, high = np.quantile(kept[:, 0] / kept[:, 1], [(1 - confidence) / 2, 1 - (1 - confidence) / 2])
+    return float(low), float(high)

@@ -10,7 +10,7 @@ from lookbench._util.atomic import write_text_atomic
 from lookbench._util.outfolder import refuse_blocked_parent
 from lookbench._util.safetext import markdown_cell
 from lookbench.errors import LookBenchError, first_problem
-from lookbench.results.audit_schema import AuditReport, QueryShortcuts, SeparationTest
+from lookbench.results.audit_schema import AuditReport, BaselineScore, QueryShortcuts, SeparationTest
 
 AUDIT_NAME = "AUDIT.json"
 """The audit's file name inside a built release's version folder."""
@@ -77,13 +77,21 @@ def _pct(share: float | None) -> str:
     return "-" if share is None else f"{100 * share:.1f}%"
 
 
+def _ratio(score: BaselineScore) -> str:
+    if score.ratio is None:
+        return ""
+    if score.ratio_ci_low is None or score.ratio_ci_high is None:
+        return f" ({score.ratio:.2f})"
+    return f" ({score.ratio:.2f}, {score.ratio_ci_low:.2f}-{score.ratio_ci_high:.2f})"
+
+
 def shortcuts_markdown(shortcuts: QueryShortcuts) -> list[str]:
     """The query-side table: the reference model's score, then each baseline's with its ratio (flagged in bold)."""
     scopes = list(shortcuts.baselines[0].scores) if shortcuts.baselines else []
     lines = [
         "",
-        f"Query side: trivial fashion-blind baselines, {shortcuts.metric} (ratio to the reference model; in bold where "
-        f"it reaches {shortcuts.share_flagged:g}).",
+        f"Query side: trivial fashion-blind baselines, {shortcuts.metric} (ratio to the reference model and its 95% "
+        f"paired bootstrap interval; in bold where it reaches {shortcuts.share_flagged:g}).",
         "",
         "| model | " + " | ".join(markdown_cell(s) for s in scopes) + " |",
         "|---|" + "---|" * len(scopes),
@@ -95,7 +103,7 @@ def shortcuts_markdown(shortcuts: QueryShortcuts) -> list[str]:
         cells = []
         for scope in scopes:
             score = baseline.scores[scope]
-            cell = _pct(score.value.value) + ("" if score.ratio is None else f" ({score.ratio:.2f})")
+            cell = _pct(score.value.value) + _ratio(score)
             cells.append(f"**{cell}**" if score.flagged else cell)
         lines.append(f"| {markdown_cell(baseline.model)} | {' | '.join(cells)} |")
     return lines

@@ -143,12 +143,16 @@ class NoiseEffect(BaseModel):
 
 class BaselineScore(BaseModel):
     """A trivial baseline's score on one scope, its ratio to the reference model's (None: no reference, or the
-    reference scores 0) and whether it reaches `share_flagged` of it."""
+    reference scores 0) with that ratio's paired bootstrap interval, and whether it reaches `share_flagged` of it."""
 
     model_config = _STRICT
 
     value: MetricValue
     ratio: float | None
+    ratio_ci_low: float | None = None
+    """95% interval of the ratio over paired resamples of the queries' clusters (None: no ratio, no resamples or a
+    reference without its per-query table)."""
+    ratio_ci_high: float | None = None
     flagged: bool
 
 

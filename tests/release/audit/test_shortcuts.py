@@ -89,6 +89,16 @@ def _audit(snapshot: Path, tmp_path: Path, *extra: str) -> AuditReport:
     return read_audit(out)
 
 
+def _evaluated(tmp_path: Path, name: str, colour_by_label: bool, oracle: bool) -> tuple[Path, Path, Path]:
+    """A snapshot, `embeddings:` vectors of it and their `lookbench eval` result file (with its per-query table)."""
+    snap, queries, gallery = _snapshot(tmp_path / name, colour_by_label=colour_by_label)
+    emb = _vectors(tmp_path / f"emb-{name}", queries, gallery, oracle=oracle)
+    result = tmp_path / f"res-{name}" / "run.json"
+    ran = runner.invoke(app, ["eval", "-s", str(snap), "-m", f"embeddings:{emb}", "-o", str(result)])
+    assert ran.exit_code == 0, ran.output
+    return snap, emb, result
+
+
 def test_a_colour_signature_shared_by_query_and_match_is_flagged(tmp_path: Path) -> None:
     snap, queries, gallery = _snapshot(tmp_path / "snap", colour_by_label=True)
     emb = _vectors(tmp_path / "emb", queries, gallery, oracle=False)
@@ -119,11 +129,7 @@ def test_colour_that_says_nothing_of_the_label_is_not_flagged_against_a_perfect_
 
 
 def test_reference_results_file_names_the_model_and_its_scores(tmp_path: Path) -> None:
-    snap, queries, gallery = _snapshot(tmp_path / "snap", colour_by_label=True)
-    emb = _vectors(tmp_path / "emb", queries, gallery, oracle=False)
-    result = tmp_path / "res" / "run.json"
-    ran = runner.invoke(app, ["eval", "-s", str(snap), "-m", f"embeddings:{emb}", "-o", str(result)])
-    assert ran.exit_code == 0, ran.output
+    snap, _, result = _evaluated(tmp_path, "snap", colour_by_label=True, oracle=False)
     report = _audit(snap, tmp_path, "--reference-results", str(result), "--baselines", "features:thumbnail")
     shortcuts = report.shortcuts
     assert shortcuts is not None and shortcuts.reference_scores is not None
@@ -132,6 +138,34 @@ def test_reference_results_file_names_the_model_and_its_scores(tmp_path: Path) -
         assert shortcuts.reference_scores[scope].value == written[scope]["fine_recall@1"]["value"]
     assert shortcuts.reference_source == "results file run.json"
     assert [b.model for b in shortcuts.baselines] == ["features:thumbnail"]
+
+
+def test_a_baseline_that_is_the_model_has_ratio_one_at_every_paired_resample(tmp_path: Path) -> None:
+    snap, _, _ = _snapshot(tmp_path / "snap", colour_by_label=False)
+    report = _audit(snap, tmp_path, "--model", "features:thumbnail", "--baselines", "features:thumbnail")
+    assert report.shortcuts is not None
+    for scope, score in report.shortcuts.baselines[0].scores.items():
+        assert score.value.value > 0, scope
+        assert (score.ratio, score.ratio_ci_low, score.ratio_ci_high) == (1.0, 1.0, 1.0), scope
+    assert "(1.00 of the model, 95% 1.00-1.00)" in report.shortcuts.flagged[0]
+
+
+def test_ratio_intervals_from_a_results_file_equal_the_evaluated_ones(tmp_path: Path) -> None:
+    snap, emb, result = _evaluated(tmp_path, "snap", colour_by_label=True, oracle=False)
+    baseline = ("--baselines", "features:thumbnail")
+    evaluated = _audit(snap, tmp_path / "a", "--model", f"embeddings:{emb}", *baseline).shortcuts
+    from_file = _audit(snap, tmp_path / "b", "--reference-results", str(result), *baseline).shortcuts
+    assert evaluated is not None and from_file is not None
+    a, b = evaluated.baselines[0].scores["overall"], from_file.baselines[0].scores["overall"]
+    assert a.ratio is not None and a.ratio_ci_low is not None and a.ratio_ci_high is not None
+    assert a.ratio_ci_low < a.ratio < a.ratio_ci_high
+    assert (b.ratio, b.ratio_ci_low, b.ratio_ci_high) == (a.ratio, a.ratio_ci_low, a.ratio_ci_high)
+    # the same file without its per-query table beside it: the ratio, no interval
+    (result.parent / json.loads(result.read_text())["per_query_file"]).unlink()
+    alone = _audit(snap, tmp_path / "c", "--reference-results", str(result), *baseline).shortcuts
+    assert alone is not None
+    score = alone.baselines[0].scores["overall"]
+    assert (score.ratio, score.ratio_ci_low, score.ratio_ci_high) == (a.ratio, None, None)
 
 
 def test_without_a_model_the_baselines_are_scored_without_ratios(tmp_path: Path) -> None:
@@ -145,15 +179,6 @@ def test_without_a_model_the_baselines_are_scored_without_ratios(tmp_path: Path)
     assert none.shortcuts is None
 
 
-def _result_of_another_snapshot(tmp_path: Path) -> Path:
-    other, queries, gallery = _snapshot(tmp_path / "other", colour_by_label=False)
-    emb = _vectors(tmp_path / "emb-other", queries, gallery, oracle=True)
-    result = tmp_path / "other.json"
-    ran = runner.invoke(app, ["eval", "-s", str(other), "-m", f"embeddings:{emb}", "-o", str(result)])
-    assert ran.exit_code == 0, ran.output
-    return result
-
-
 @pytest.mark.parametrize(
     ("case", "message"),
     [
@@ -161,6 +186,7 @@ def _result_of_another_snapshot(tmp_path: Path) -> Path:
         ("not json", "not valid JSON"),
         ("not a result", "field"),
         ("another snapshot", "evaluates snapshot"),
+        ("replaced per-query file", "the per-query file is not the one"),
         ("unknown feature", "unknown feature 'nope'"),
         ("empty spec", "an empty spec in the list"),
         ("bad bins", "bins='1' must be a whole number from 2 to 16"),
@@ -179,7 +205,16 @@ def test_hostile_query_side_inputs_are_one_line_and_write_nothing(tmp_path: Path
     }.get(case, [])
     bad.write_text("{not json" if case == "not json" else json.dumps({"schema_version": "2.0", "metrics": 3}))
     if case == "another snapshot":
-        options = ["--reference-results", str(_result_of_another_snapshot(tmp_path))]
+        options = ["--reference-results", str(_evaluated(tmp_path, "other", colour_by_label=False, oracle=True)[2])]
+    if case == "replaced per-query file":
+        # a result file of this snapshot whose per-query table another run overwrote
+        reference = _evaluated(tmp_path, "snap", colour_by_label=True, oracle=False)[2]
+        other = _evaluated(tmp_path, "other", colour_by_label=False, oracle=True)[2]
+        per_query = json.loads(reference.read_text())["per_query_file"]
+        (reference.parent / per_query).write_bytes(
+            (other.parent / json.loads(other.read_text())["per_query_file"]).read_bytes()
+        )
+        options = ["--reference-results", str(reference)]
     out = tmp_path / "audit.json"
     result = runner.invoke(app, ["audit", str(snap), "-o", str(out), "--cache-dir", str(tmp_path / "c"), *options])
     assert result.exit_code == 2, result.output

@@ -37,7 +37,6 @@ from lookbench.release.audit.shortcuts import (
     Reference,
     evaluated_reference,
     query_shortcuts,
-    reference_from_noise_effect,
 )
 from lookbench.release.audit.statistics import GROUPS, WIDTH, Decoded, pixel_statistics, statistics_of
 from lookbench.results.audit_schema import (
@@ -235,11 +234,7 @@ def audit_snapshot(
         say("query side: trivial baselines")
         if reference is None and provider is not None:
             name = provider.describe().name or provider.spec
-            reference = (
-                reference_from_noise_effect(name, effect)
-                if effect is not None
-                else evaluated_reference(snapshot, provider, name, subsets, settings.resamples, settings.seed)
-            )
+            reference = evaluated_reference(snapshot, provider, name, subsets, settings.resamples, settings.seed)
         shortcuts = query_shortcuts(snapshot, baselines, subsets, reference, settings.resamples, settings.seed)
         timings["query_side_s"] = time.perf_counter() - t0
 

@@ -1,5 +1,6 @@
 """Query-side shortcuts: trivial, fashion-blind baselines scored by the evaluator itself, per subset and overall, as
-a ratio to a named model's score; a baseline that reaches half of the model is flagged."""
+a ratio to a named model's score with its paired bootstrap interval; a baseline that reaches half of the model is
+flagged."""
 
 from __future__ import annotations
 
@@ -7,13 +8,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
+
 from lookbench.embeddings.provider import EmbeddingProvider
 from lookbench.errors import LookBenchError
 from lookbench.evaluation.noise import NoisePool
 from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import OVERALL
-from lookbench.results.audit_schema import BaselineScore, NoiseEffect, QueryShortcuts, TrivialBaseline
-from lookbench.results.io import load_result
+from lookbench.metrics.bootstrap import ratio_interval, subset_rng
+from lookbench.results.audit_schema import BaselineScore, QueryShortcuts, TrivialBaseline
+from lookbench.results.io import load_result, load_with_per_query, per_query_path
 from lookbench.results.schema import MetricValue
 from lookbench.snapshot.reader import Snapshot
 
@@ -31,6 +36,9 @@ class Reference:
     """`evaluated` (by the audit, with `--model`) or the result file it was read from."""
     scores: dict[str, MetricValue]
     """Scope (each subset, `overall`) -> METRIC with the noise pool."""
+    per_query: pa.Table | None
+    """The model's per-query table of that run (None: a results file without one beside it), for the ratios'
+    intervals."""
 
 
 def reference_from_results(path: Path, snapshot: Snapshot, subsets: Sequence[str]) -> Reference:
@@ -49,14 +57,10 @@ def reference_from_results(path: Path, snapshot: Snapshot, subsets: Sequence[str
         if value is None:
             raise LookBenchError(f"{path}: no {METRIC} for {scope} (evaluate every image subset)")
         scores[scope] = value
-    return Reference(name=result.model_name, source=f"results file {path.name}", scores=scores)
-
-
-def reference_from_noise_effect(name: str, effect: dict[str, NoiseEffect]) -> Reference:
-    """The model's own scores with the noise pool, as the audit's noise effect measured them."""
-    return Reference(
-        name=name, source="evaluated", scores={s: e.fine_recall_at_1.with_noise for s, e in effect.items()}
-    )
+    # a result copied without its per-query file still gives the ratios, only not their intervals
+    beside = bool(result.per_query_file) and per_query_path(path, result).is_file()
+    per_query = load_with_per_query(path)[1] if beside else None
+    return Reference(name=result.model_name, source=f"results file {path.name}", scores=scores, per_query=per_query)
 
 
 def _settings(subsets: list[str], resamples: int, seed: int) -> EvalSettings:
@@ -67,16 +71,62 @@ def evaluated_reference(
     snapshot: Snapshot, provider: EmbeddingProvider, name: str, subsets: list[str], resamples: int, seed: int
 ) -> Reference:
     """The model's scores, evaluated as the baselines are."""
-    metrics = evaluate(snapshot, provider, _settings(subsets, resamples, seed)).result.metrics
-    return Reference(name=name, source="evaluated", scores={scope: m[METRIC] for scope, m in metrics.items()})
+    output = evaluate(snapshot, provider, _settings(subsets, resamples, seed))
+    scores = {scope: m[METRIC] for scope, m in output.result.metrics.items()}
+    return Reference(name=name, source="evaluated", scores=scores, per_query=output.per_query)
 
 
-def _score(value: MetricValue, reference: Reference | None, scope: str) -> BaselineScore:
+def _hits(per_query: pa.Table) -> dict[tuple[str, int], tuple[float, int]]:
+    """(subset, query row) -> (METRIC, cluster) of one run's per-query table."""
+    keys = zip(per_query["subset"].to_pylist(), per_query["query_row"].to_pylist(), strict=True)
+    values = zip(per_query[METRIC].to_pylist(), per_query["cluster"].to_pylist(), strict=True)
+    return dict(zip(keys, values, strict=True))
+
+
+def _ratio_interval(
+    baseline: pa.Table, reference: pa.Table | None, scope: str, resamples: int, seed: int
+) -> tuple[float, float] | None:
+    """The paired bootstrap interval of the baseline's score over the reference's on `scope`, resampling the
+    evaluator's clusters (whole outfits) of the queries both runs scored; None when the reference has no table."""
+    if reference is None:
+        return None
+    ref = _hits(reference)
+    pairs = [
+        (subset, cluster, hit, ref[(subset, row)][0])
+        for (subset, row), (hit, cluster) in _hits(baseline).items()
+        if (scope == OVERALL or subset == scope) and (subset, row) in ref
+    ]
+    if not pairs:
+        return None
+    _, clusters = np.unique([f"{p[0]}\x00{p[1]}" for p in pairs], return_inverse=True)
+    return ratio_interval(
+        np.array([p[2] for p in pairs]), np.array([p[3] for p in pairs]), clusters, subset_rng(seed, scope), resamples
+    )
+
+
+def _score(
+    value: MetricValue, reference: Reference | None, scope: str, interval: tuple[float, float] | None
+) -> BaselineScore:
     ref = None if reference is None else reference.scores.get(scope)
     if ref is None:
         return BaselineScore(value=value, ratio=None, flagged=False)
     ratio = value.value / ref.value if ref.value > 0 else None
-    return BaselineScore(value=value, ratio=ratio, flagged=value.value > 0 and value.value >= SHARE_FLAGGED * ref.value)
+    return BaselineScore(
+        value=value,
+        ratio=ratio,
+        ratio_ci_low=None if ratio is None or interval is None else interval[0],
+        ratio_ci_high=None if ratio is None or interval is None else interval[1],
+        flagged=value.value > 0 and value.value >= SHARE_FLAGGED * ref.value,
+    )
+
+
+def _flag_line(model: str, scope: str, score: BaselineScore) -> str:
+    if score.ratio is None:
+        return f"{model} on {scope}"
+    if score.ratio_ci_low is None or score.ratio_ci_high is None:
+        return f"{model} on {scope} ({score.ratio:.2f} of the model)"
+    interval = f"95% {score.ratio_ci_low:.2f}-{score.ratio_ci_high:.2f}"
+    return f"{model} on {scope} ({score.ratio:.2f} of the model, {interval})"
 
 
 def query_shortcuts(
@@ -90,16 +140,15 @@ def query_shortcuts(
     """Each baseline evaluated as `lookbench eval` would (main fine rule, with the noise pool), against `reference`."""
     settings = _settings(subsets, resamples, seed)
     scored = []
+    ref_table = None if reference is None else reference.per_query
     for provider in baselines:
-        metrics = evaluate(snapshot, provider, settings).result.metrics
-        scores = {scope: _score(m[METRIC], reference, scope) for scope, m in metrics.items()}
+        output = evaluate(snapshot, provider, settings)
+        scores = {}
+        for scope, m in output.result.metrics.items():
+            interval = _ratio_interval(output.per_query, ref_table, scope, resamples, seed)
+            scores[scope] = _score(m[METRIC], reference, scope, interval)
         scored.append(TrivialBaseline(model=provider.spec, scores=scores))
-    flagged = [
-        f"{b.model} on {scope}" + (f" ({s.ratio:.2f} of the model)" if s.ratio is not None else "")
-        for b in scored
-        for scope, s in b.scores.items()
-        if s.flagged
-    ]
+    flagged = [_flag_line(b.model, scope, s) for b in scored for scope, s in b.scores.items() if s.flagged]
     return QueryShortcuts(
         metric=METRIC,
         share_flagged=SHARE_FLAGGED,
