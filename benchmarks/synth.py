@@ -437,7 +437,7 @@ def main_baselines() -> None:
 
 def audit_query_side(snapshot: Path, reference: Path, target: Path) -> None:
     """`lookbench audit --model efficientnet-lite0` with `reference` as the query side's reference; records the
-    calibrated test and each baseline's Fine R@1 and ratio per scope."""
+    calibrated test and each baseline's Fine R@1 and ratio per scope, with the ratio's 95% interval."""
     started = time.monotonic()
     target.unlink(missing_ok=True)
     options = ["--model", MODELS[-1], "--reference-results", str(reference), "-o", str(target)]
@@ -448,7 +448,8 @@ def audit_query_side(snapshot: Path, reference: Path, target: Path) -> None:
     test = report["separability"]["image_statistics"]["test"]
     shortcuts = report["shortcuts"]
     baselines = {
-        b["model"]: {scope: {"fine_recall@1": s["value"]["value"], "ratio": s["ratio"], "flagged": s["flagged"]}
+        b["model"]: {scope: {"fine_recall@1": s["value"]["value"], "ratio": s["ratio"],
+                             "ratio_interval_95": [s["ratio_ci_low"], s["ratio_ci_high"]], "flagged": s["flagged"]}
                      for scope, s in b["scores"].items()}
         for b in shortcuts["baselines"]
     }  # fmt: skip
