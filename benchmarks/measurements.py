@@ -148,10 +148,11 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         "agreement reads Debian's dataset-fashion-mnist (or --fashion-mnist DIR)",
     ),
     Measurement(
-        ("synth-baselines.json", "synth-baselines-seed3.json", "synth-baselines-seed4.json"),
+        ("synth-baselines.json", "synth-baselines-seed3.json", "synth-baselines-seed4.json", "synth-pooled.json"),
         "what layout or colour alone scores, with and without the noise pool; with `--audit`, the audit's "
         "calibrated test and fashion-blind baselines (colour, layout, size, box-registered shape) against the default "
-        "model",
+        "model, each ratio with its 95% interval; `synth.py pooled --seeds 0,3,4`: those ratios with the three draws' "
+        "hits pooled",
         "python benchmarks/synth.py baselines --size small --audit [--seed 3|4]",
         "5+ min",
     ),
