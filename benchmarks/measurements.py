@@ -139,10 +139,10 @@ MEASUREMENTS: tuple[Measurement, ...] = (
         "minutes",
     ),
     Measurement(
-        ("synth-validity.json", "synth-agreement.json"),
+        ("synth-validity.json", "synth-agreement.json", "synth-agreement-seeds0-3-4.json"),
         "pretrained vs random-initialised default model on a Synth release; `agreement`: Kendall's tau-b of the "
         "ranking Synth and Fashion-MNIST's real photos give 9 systems (networks and weight-free features), with its "
-        "95% interval over query resamples",
+        "95% interval over query resamples (`--seeds 0,3,4`: Synth's side pooled over three draws)",
         "python benchmarks/synth.py validity|agreement --size small",
         "10+ min",
         "agreement reads Debian's dataset-fashion-mnist (or --fashion-mnist DIR)",

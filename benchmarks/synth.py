@@ -44,6 +44,9 @@ other swap places from draw to draw, and the interval says how far tau moves wit
 
     python benchmarks/synth.py agreement [--size small] [--seed 0] [--fashion-mnist DIR] [--out DIR] [--resamples N]
 
+With `--seeds 0,3,4`, Synth's side pools those draws (each system's Fine R@1 over all their queries; outfits of every
+draw resampled apart) and the file is `synth-agreement-seeds0-3-4.json`.
+
 `baselines`:
 Trivial baselines on a Synth release: what layout or colour alone scores, with and without the noise pool.
 
@@ -86,6 +89,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -539,21 +543,34 @@ def main_agreement() -> None:
     parser.add_argument("--fashion-mnist", type=Path, default=FASHION_MNIST, help="the four Fashion-MNIST IDX files")
     parser.add_argument("--out", type=Path, default=Path("bench-out/synth_agreement"))
     parser.add_argument("--resamples", type=int, default=2000, help="query resamples for tau's interval")
+    parser.add_argument("--seeds", default=None, help="pool the Synth side over these draws (comma-separated)")
     args = parser.parse_args()
-    snapshot = snapshot_for(args.size, args.release, args.seed)
+    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else [args.seed]
+    snapshots = {seed: snapshot_for(args.size, args.release, seed) for seed in seeds}
     real = fashion_mnist_snapshot(args.fashion_mnist, args.out / "ood")
     specs = {**network_specs(args.out, dinov2=True), **{spec: spec for spec in AGREEMENT_FEATURES}}
-    scores: dict[str, dict[str, float]] = {}
+    scores: dict[str, dict[str, Any]] = {}
     hits: dict[str, tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]] = {}
-    print(f"snapshot: {snapshot} (size {args.size}); real photos: {real}")
+    print(f"snapshots: {', '.join(map(str, snapshots.values()))} (size {args.size}); real photos: {real}")
     print("| system | Synth Fine R@1 | Fashion-MNIST R@1 |")
     print("| --- | --- | --- |")
     for i, (label, spec) in enumerate(specs.items()):
-        places = (args.out / args.size / str(i), args.out / "fashion-mnist" / str(i))
-        synth = evaluate_validity(snapshot, spec, places[0])["metrics"]["overall"]
-        fmnist = evaluate_validity(real, spec, places[1])["metrics"]["overall"]
-        scores[label] = {"synth": synth["fine_recall@1"]["value"], "fashion_mnist": fmnist["fine_recall@1"]["value"]}
-        hits[label] = (query_hits(places[0] / "result.json"), query_hits(places[1] / "result.json"))
+        draws = []
+        for seed, snapshot in snapshots.items():
+            place = args.out / args.size / (str(i) if seeds == [args.seed] else f"seed{seed}-{i}")
+            evaluate_validity(snapshot, spec, place)
+            draws.append(query_hits(place / "result.json"))
+        synth = (np.concatenate([h for h, _ in draws]), np.concatenate([c for _, c in draws]))
+        fmnist = evaluate_validity(real, spec, args.out / "fashion-mnist" / str(i))["metrics"]["overall"]
+        scores[label] = {
+            "synth": float(synth[0].sum() / synth[1].sum()),
+            "fashion_mnist": fmnist["fine_recall@1"]["value"],
+        }
+        if len(seeds) > 1:
+            scores[label]["synth_per_seed"] = {
+                str(seed): float(h.sum() / c.sum()) for seed, (h, c) in zip(seeds, draws, strict=True)
+            }
+        hits[label] = (synth, query_hits(args.out / "fashion-mnist" / str(i) / "result.json"))
         print(f"| {label} | {100 * scores[label]['synth']:.2f} | {100 * scores[label]['fashion_mnist']:.2f} |")
     groups = {
         "all": list(scores),
@@ -574,6 +591,7 @@ def main_agreement() -> None:
             f"(p = {tau.pvalue:.4f}; 95% interval over query resamples [{low:.2f}, {high:.2f}])"
         )
     record(
+        seeds=seeds,
         metric="fine_recall@1 overall (Fashion-MNIST: class-level, protocol fashion-mnist)",
         systems=scores,
         kendall_tau_b=agreement["all"]["kendall_tau_b"],
@@ -697,10 +715,13 @@ def main() -> None:
     sized = argparse.ArgumentParser(add_help=False)
     sized.add_argument("--size", default=DEFAULT_SIZE)
     sized.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    sized.add_argument("--seeds", default=None)
     known = sized.parse_known_args(sys.argv[2:])[0]  # as the subcommand reads them, `--size=real` too
     suffix = ("" if known.size == DEFAULT_SIZE else f"-{known.size}") + (
         "" if known.seed == DEFAULT_SEED else f"-seed{known.seed}"
     )
+    if known.seeds and sys.argv[1] == "agreement":
+        suffix += "-seeds" + known.seeds.replace(",", "-")
     run_subcommand("synth", SUBCOMMANDS, suffix)
 
 
