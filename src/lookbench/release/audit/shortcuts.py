@@ -18,7 +18,8 @@ from lookbench.evaluation.runner import EvalSettings, evaluate
 from lookbench.metrics.aggregate import OVERALL
 from lookbench.metrics.bootstrap import ratio_interval, subset_rng
 from lookbench.results.audit_schema import BaselineScore, QueryShortcuts, TrivialBaseline
-from lookbench.results.io import load_result, load_with_per_query, per_query_path
+from lookbench.results.io import load_result, per_query_path
+from lookbench.results.per_query import read_per_query
 from lookbench.results.schema import MetricValue
 from lookbench.snapshot.reader import Snapshot
 
@@ -59,7 +60,7 @@ def reference_from_results(path: Path, snapshot: Snapshot, subsets: Sequence[str
         scores[scope] = value
     # a result copied without its per-query file still gives the ratios, only not their intervals
     beside = bool(result.per_query_file) and per_query_path(path, result).is_file()
-    per_query = load_with_per_query(path)[1] if beside else None
+    per_query = read_per_query(per_query_path(path, result), result.per_query_sha256, path) if beside else None
     return Reference(name=result.model_name, source=f"results file {path.name}", scores=scores, per_query=per_query)
 
 
@@ -76,7 +77,11 @@ def evaluated_reference(
     return Reference(name=name, source="evaluated", scores=scores, per_query=output.per_query)
 
 
-def _hits(per_query: pa.Table) -> dict[tuple[str, int], tuple[float, int]]:
+Hits = dict[tuple[str, int], tuple[float, int]]
+"""(subset, query row) -> (METRIC, cluster) of one run."""
+
+
+def _hits(per_query: pa.Table) -> Hits:
     """(subset, query row) -> (METRIC, cluster) of one run's per-query table."""
     keys = zip(per_query["subset"].to_pylist(), per_query["query_row"].to_pylist(), strict=True)
     values = zip(per_query[METRIC].to_pylist(), per_query["cluster"].to_pylist(), strict=True)
@@ -84,17 +89,16 @@ def _hits(per_query: pa.Table) -> dict[tuple[str, int], tuple[float, int]]:
 
 
 def _ratio_interval(
-    baseline: pa.Table, reference: pa.Table | None, scope: str, resamples: int, seed: int
+    baseline: Hits, reference: Hits | None, scope: str, resamples: int, seed: int
 ) -> tuple[float, float] | None:
     """The paired bootstrap interval of the baseline's score over the reference's on `scope`, resampling the
     evaluator's clusters (whole outfits) of the queries both runs scored; None when the reference has no table."""
     if reference is None:
         return None
-    ref = _hits(reference)
     pairs = [
-        (subset, cluster, hit, ref[(subset, row)][0])
-        for (subset, row), (hit, cluster) in _hits(baseline).items()
-        if (scope == OVERALL or subset == scope) and (subset, row) in ref
+        (subset, cluster, hit, reference[(subset, row)][0])
+        for (subset, row), (hit, cluster) in baseline.items()
+        if (scope == OVERALL or subset == scope) and (subset, row) in reference
     ]
     if not pairs:
         return None
@@ -140,12 +144,13 @@ def query_shortcuts(
     """Each baseline evaluated as `lookbench eval` would (main fine rule, with the noise pool), against `reference`."""
     settings = _settings(subsets, resamples, seed)
     scored = []
-    ref_table = None if reference is None else reference.per_query
+    ref_hits = None if reference is None or reference.per_query is None else _hits(reference.per_query)
     for provider in baselines:
         output = evaluate(snapshot, provider, settings)
+        hits = _hits(output.per_query)
         scores = {}
         for scope, m in output.result.metrics.items():
-            interval = _ratio_interval(output.per_query, ref_table, scope, resamples, seed)
+            interval = _ratio_interval(hits, ref_hits, scope, resamples, seed)
             scores[scope] = _score(m[METRIC], reference, scope, interval)
         scored.append(TrivialBaseline(model=provider.spec, scores=scores))
     flagged = [_flag_line(b.model, scope, s) for b in scored for scope, s in b.scores.items() if s.flagged]
